@@ -1,0 +1,389 @@
+/* bench_gsl: strata (VEGAS+) against GSL's VEGAS on the same integrands and
+ * the same evaluation budgets.
+ *
+ * Both codes integrate the very same C function, the built-in integrand
+ * taken from strata_builtin_find() (GSL through a one-line adapter), on the
+ * built-in default domain, and are scored against the built-in exact value.
+ *
+ * Budget B (total evaluations of one run) is spent the same way by both:
+ *   strata   maxiter = 10 iterations of neval = B/10, epsrel = epsabs = 0 (so
+ *            the whole budget is used), skip = 5 (the default): the first 5
+ *            iterations only adapt, the last 5 are averaged.  Everything else
+ *            is strata_params_default(): VEGAS+, ninc 1000, alpha 0.5,
+ *            beta 0.75.  nthreads = 1 ("strata-1t") and 0 = all ("strata-Nt").
+ *   gsl      the documented two-stage use of gsl_monte_vegas: a warm-up call
+ *            at stage 0 (5 iterations of B/10 calls: adapts the grid, result
+ *            thrown away), then one call at stage 1 (keep the grid, discard
+ *            the accumulated results) of 5 iterations of B/10 calls, whose
+ *            average is the answer.  GSL's `calls' is per iteration.  The
+ *            rest is GSL's default: mode importance (with stratification
+ *            where the calls allow), 50 bins, alpha 1.5, mt19937.
+ * So each code adapts for half of the budget and averages the other half.
+ * GSL rounds the calls of an iteration down to a multiple of its number of
+ * boxes; the evaluations are counted, not assumed.
+ *
+ * Each (integrand, budget, code) runs with seeds 1..S.  Reported: the median
+ * and the RMS over seeds of the relative true error |I - exact| / |exact|,
+ * the mean relative reported error sigma / |exact|, the largest pull
+ * |I - exact| / sigma, and evaluations per second (all evaluations of all
+ * seeds over their summed wall time, CLOCK_MONOTONIC around the whole call,
+ * allocation included).
+ *
+ *   bench_gsl [--quick] [--seeds N] [--budget B]... [--only NAME[/DIM]]
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include <gsl/gsl_monte.h>
+#include <gsl/gsl_monte_vegas.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_version.h>
+
+#include "strata/strata.h"
+
+#define NITER 10   /* iterations of both codes */
+#define NSKIP 5    /* of which the first NSKIP only adapt (strata's default skip) */
+#define MAX_SEEDS 64
+#define MAX_BUDGETS 16
+
+typedef struct {
+  const char *name;
+  int dim;
+} bench_case;
+
+static const bench_case cases[] = {
+    {"f4", 5}, {"f4", 8}, {"f2", 6}, {"f5", 6}, {"f1", 5}, {"f3", 5},
+};
+#define NCASES (sizeof cases / sizeof cases[0])
+
+static const double budgets_default[] = {1e6, 1e7, 1e8};
+static const double budgets_quick[] = {1e5, 1e6};
+
+enum { CODE_GSL, CODE_STRATA_1T, CODE_STRATA_NT, NCODES };
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* One run's outcome. */
+typedef struct {
+  double integral, sigma;
+  double evals;   /* evaluations actually made */
+  double time_s;
+  int ok;
+} run_out;
+
+/* ---- GSL ------------------------------------------------------------------------- */
+
+typedef struct {
+  strata_fn f;
+  const double *params;
+  unsigned long long n; /* evaluations */
+} gsl_adapter;
+
+static double gsl_call(double *x, size_t dim, void *p)
+{
+  gsl_adapter *a = p;
+  a->n++;
+  return a->f(x, (int)dim, a->params);
+}
+
+static run_out run_gsl(const strata_problem *pr, int64_t budget, unsigned long seed)
+{
+  run_out o = {0};
+  gsl_adapter ad = {pr->f, pr->params, 0};
+  gsl_monte_function G = {gsl_call, (size_t)pr->dim, &ad};
+  double xl[STRATA_MAX_DIM], xu[STRATA_MAX_DIM];
+  memcpy(xl, pr->lower, sizeof xl);
+  memcpy(xu, pr->upper, sizeof xu);
+  const size_t calls = (size_t)(budget / NITER); /* per iteration */
+
+  double t0 = now_s();
+  gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_monte_vegas_state *s = gsl_monte_vegas_alloc((size_t)pr->dim);
+  if (!r || !s) {
+    fprintf(stderr, "bench_gsl: GSL allocation failed\n");
+    gsl_rng_free(r);
+    if (s) gsl_monte_vegas_free(s);
+    return o;
+  }
+  gsl_rng_set(r, seed);
+  gsl_monte_vegas_init(s);
+  gsl_monte_vegas_params vp;
+  gsl_monte_vegas_params_get(s, &vp);
+  double res = 0.0, err = 0.0;
+
+  /* Warm-up: adapt the grid, throw the result away. */
+  vp.iterations = NSKIP;
+  vp.stage = 0;
+  gsl_monte_vegas_params_set(s, &vp);
+  int rc = gsl_monte_vegas_integrate(&G, xl, xu, (size_t)pr->dim, calls, r, s, &res, &err);
+  /* Measurement: keep the grid, start a fresh average. */
+  if (rc == 0) {
+    vp.iterations = NITER - NSKIP;
+    vp.stage = 1;
+    gsl_monte_vegas_params_set(s, &vp);
+    rc = gsl_monte_vegas_integrate(&G, xl, xu, (size_t)pr->dim, calls, r, s, &res, &err);
+  }
+  gsl_monte_vegas_free(s);
+  gsl_rng_free(r);
+  o.time_s = now_s() - t0;
+  o.integral = res;
+  o.sigma = err;
+  o.evals = (double)ad.n;
+  o.ok = rc == 0 && isfinite(res);
+  if (rc != 0) fprintf(stderr, "bench_gsl: gsl_monte_vegas_integrate failed (%d)\n", rc);
+  return o;
+}
+
+/* ---- strata ---------------------------------------------------------------------- */
+
+static run_out run_strata(const strata_problem *pr, int64_t budget, uint64_t seed,
+                          int nthreads)
+{
+  run_out o = {0};
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = budget / NITER;
+  p.maxiter = NITER;
+  p.maxeval = budget;
+  p.epsrel = 0.0;
+  p.epsabs = 0.0;
+  p.seed = seed;
+  p.nthreads = nthreads;
+  strata_result res;
+  double t0 = now_s();
+  int rc = strata_integrate(pr, &p, NULL, NULL, &res);
+  o.time_s = now_s() - t0;
+  if (rc != STRATA_OK) {
+    fprintf(stderr, "bench_gsl: strata_integrate(%s, d=%d, budget %lld): %s\n", pr->name,
+            pr->dim, (long long)budget, strata_last_error());
+    return o;
+  }
+  o.integral = res.integral;
+  o.sigma = res.sigma;
+  o.evals = (double)res.neval;
+  o.ok = isfinite(res.integral);
+  if (res.iterations != NITER)
+    fprintf(stderr, "bench_gsl: note: strata ran %d of %d iterations (%s d=%d budget %lld)\n",
+            res.iterations, NITER, pr->name, pr->dim, (long long)budget);
+  return o;
+}
+
+/* ---- statistics ------------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(const double *v, int n)
+{
+  double t[MAX_SEEDS];
+  memcpy(t, v, sizeof(double) * (size_t)n);
+  qsort(t, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* Bare cost of one integrand call (ns), on uniform points from a cheap LCG,
+ * for reading the per-evaluation overhead of the two codes. */
+static double bare_ns(const strata_problem *pr)
+{
+  const int n = 2000000;
+  uint64_t st = 0x9E3779B97F4A7C15ull;
+  double x[STRATA_MAX_DIM], sink = 0.0;
+  double t0 = now_s();
+  for (int i = 0; i < n; i++) {
+    for (int d = 0; d < pr->dim; d++) {
+      st = st * 6364136223846793005ull + 1442695040888963407ull;
+      double u = (double)(st >> 11) * 0x1p-53;
+      x[d] = pr->lower[d] + u * (pr->upper[d] - pr->lower[d]);
+    }
+    sink += pr->f(x, pr->dim, pr->params);
+  }
+  double dt = now_s() - t0;
+  volatile double keep = sink;
+  (void)keep;
+  return 1e9 * dt / n;
+}
+
+static void fmt_budget(char *buf, size_t len, double b)
+{
+  int e = (int)floor(log10(b) + 1e-9);
+  double m = b / pow(10.0, e);
+  if (fabs(m - 1.0) < 1e-9) snprintf(buf, len, "1e%d", e);
+  else snprintf(buf, len, "%.3ge%d", m, e);
+}
+
+static void usage(FILE *f)
+{
+  fprintf(f,
+          "Usage: bench_gsl [--quick] [--seeds N] [--budget B]... [--only NAME[/DIM]]\n"
+          "  --quick        budgets 1e5 and 1e6 (smoke run, well under a minute)\n"
+          "  --seeds N      seeds per point (default 5, at most %d)\n"
+          "  --budget B     total evaluations per run; repeatable; replaces the list\n"
+          "                 (default 1e6 1e7 1e8)\n"
+          "  --only NAME[/DIM]  only this integrand (e.g. f4 or f4/8)\n",
+          MAX_SEEDS);
+}
+
+int main(int argc, char **argv)
+{
+  int nseeds = 5, quick = 0, nb = 0;
+  double budgets[MAX_BUDGETS];
+  const char *only = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0) {
+      quick = 1;
+    } else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end != '\0' || v < 1 || v > MAX_SEEDS) {
+        fprintf(stderr, "bench_gsl: --seeds wants 1..%d\n", MAX_SEEDS);
+        return 2;
+      }
+      nseeds = (int)v;
+    } else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc) {
+      char *end;
+      double v = strtod(argv[++i], &end);
+      if (*end != '\0' || !(v >= 100.0 * NITER) || v > 1e12 || nb == MAX_BUDGETS) {
+        fprintf(stderr, "bench_gsl: --budget wants a number in %d..1e12 (at most %d)\n",
+                100 * NITER, MAX_BUDGETS);
+        return 2;
+      }
+      budgets[nb++] = v;
+    } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
+    } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      usage(stdout);
+      return 0;
+    } else {
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (nb == 0) {
+    const double *src = quick ? budgets_quick : budgets_default;
+    nb = quick ? (int)(sizeof budgets_quick / sizeof *budgets_quick)
+               : (int)(sizeof budgets_default / sizeof *budgets_default);
+    memcpy(budgets, src, sizeof(double) * (size_t)nb);
+  }
+
+  int nthr = 1;
+#ifdef _OPENMP
+  nthr = omp_get_max_threads();
+#endif
+  char ntname[32];
+  snprintf(ntname, sizeof ntname, "strata-%dt", nthr);
+  const char *code_name[NCODES] = {"gsl", "strata-1t", ntname};
+
+  printf("# bench_gsl: strata %s (VEGAS+) vs GSL %s VEGAS\n", strata_version(), GSL_VERSION);
+  printf("# %d iterations of budget/%d evaluations, first %d adapt only; %d seeds; "
+         "all threads = %d\n",
+         NITER, NITER, NSKIP, nseeds, nthr);
+  printf("# rel. errors are relative to |exact|; pull = |I - exact| / sigma\n");
+
+  /* The bare integrand costs first: they frame the evals/s columns. */
+  printf("#\n# bare integrand call (ns), one thread:");
+  for (size_t c = 0; c < NCASES; c++) {
+    const strata_builtin *b = strata_builtin_find(cases[c].name);
+    if (!b) continue;
+    strata_problem pr = {0};
+    pr.f = b->f;
+    pr.dim = cases[c].dim;
+    for (int d = 0; d < pr.dim; d++) {
+      pr.lower[d] = b->lower;
+      pr.upper[d] = b->upper;
+    }
+    memcpy(pr.params, b->params, sizeof b->params);
+    printf("  %s/%d %.1f", cases[c].name, cases[c].dim, bare_ns(&pr));
+  }
+  printf("\n#\n");
+
+  printf("%-9s %3s %6s %-10s %9s %9s %9s %9s %7s %10s %10s\n", "integrand", "dim", "budget",
+         "code", "evals", "err.med", "err.rms", "err.rep", "maxpull", "evals/s", "time/run");
+  fflush(stdout);
+
+  double tstart = now_s();
+  int failures = 0;
+  for (size_t c = 0; c < NCASES; c++) {
+    if (only) {
+      char want[64];
+      snprintf(want, sizeof want, "%s/%d", cases[c].name, cases[c].dim);
+      if (strcmp(only, cases[c].name) != 0 && strcmp(only, want) != 0) continue;
+    }
+    const strata_builtin *b = strata_builtin_find(cases[c].name);
+    if (!b) {
+      fprintf(stderr, "bench_gsl: no built-in integrand '%s'\n", cases[c].name);
+      return 1;
+    }
+    strata_problem pr = {0};
+    pr.f = b->f;
+    pr.dim = cases[c].dim;
+    pr.name = b->name;
+    pr.nparams = b->nparams;
+    for (int d = 0; d < pr.dim; d++) {
+      pr.lower[d] = b->lower;
+      pr.upper[d] = b->upper;
+    }
+    memcpy(pr.params, b->params, sizeof b->params);
+    const double exact = b->exact(pr.dim, b->params);
+    if (!isfinite(exact) || exact == 0.0) {
+      fprintf(stderr, "bench_gsl: %s d=%d has no usable exact value\n", b->name, pr.dim);
+      return 1;
+    }
+
+    for (int ib = 0; ib < nb; ib++) {
+      const int64_t budget = (int64_t)llround(budgets[ib]);
+      char bstr[16];
+      fmt_budget(bstr, sizeof bstr, budgets[ib]);
+      for (int code = 0; code < NCODES; code++) {
+        double etrue[MAX_SEEDS], erep_sum = 0.0, e2 = 0.0, maxpull = 0.0;
+        double evals = 0.0, time_s = 0.0;
+        int n = 0;
+        for (int s = 1; s <= nseeds; s++) {
+          run_out o = code == CODE_GSL ? run_gsl(&pr, budget, (unsigned long)s)
+                      : run_strata(&pr, budget, (uint64_t)s,
+                                   code == CODE_STRATA_1T ? 1 : 0);
+          if (!o.ok) {
+            failures++;
+            continue;
+          }
+          double e = fabs(o.integral - exact) / fabs(exact);
+          etrue[n++] = e;
+          e2 += e * e;
+          erep_sum += o.sigma / fabs(exact);
+          double pull = o.sigma > 0.0 ? fabs(o.integral - exact) / o.sigma : INFINITY;
+          if (pull > maxpull) maxpull = pull;
+          evals += o.evals;
+          time_s += o.time_s;
+        }
+        if (n == 0) {
+          printf("%-9s %3d %6s %-10s   (all runs failed)\n", b->name, pr.dim, bstr,
+                 code_name[code]);
+          fflush(stdout);
+          continue;
+        }
+        printf("%-9s %3d %6s %-10s %9.3g %9.2e %9.2e %9.2e %7.2f %10.3g %9.3fs\n", b->name,
+               pr.dim, bstr, code_name[code], evals / n, median(etrue, n), sqrt(e2 / n),
+               erep_sum / n, maxpull, evals / time_s, time_s / n);
+        fflush(stdout);
+      }
+    }
+  }
+  printf("# total wall time %.1f s%s\n", now_s() - tstart,
+         failures ? " (some runs failed: see stderr)" : "");
+  return failures ? 1 : 0;
+}

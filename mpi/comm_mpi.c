@@ -1,0 +1,69 @@
+/* The job communicator over MPI_COMM_WORLD.  The algorithm needs one thing
+ * from its peers: the element-wise sum of an iteration's sums, after which
+ * every rank applies the same update and holds the same state. */
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "comm.h"
+#include "error.h"
+
+static int mpi_allreduce(strata_comm *c, double *buf, size_t n)
+{
+  (void)c;
+  /* MPI counts are int: reduce very long buffers in pieces. */
+  while (n > 0) {
+    int m = n > (size_t)INT_MAX ? INT_MAX : (int)n;
+    if (MPI_Allreduce(MPI_IN_PLACE, buf, m, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) !=
+        MPI_SUCCESS)
+      return -1;
+    buf += m;
+    n -= (size_t)m;
+  }
+  return 0;
+}
+
+static void mpi_free(strata_comm *c) { free(c); }
+
+int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)
+{
+  *out = NULL;
+  int provided;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    return strata_error(STRATA_ECOMM, "MPI_Init failed");
+  strata_comm *c = calloc(1, sizeof *c);
+  if (!c) return strata_error(STRATA_ENOMEM, "out of memory");
+  MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+  /* A failing rank must end the job, not leave the others in a collective. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  c->allreduce_sum = mpi_allreduce;
+  c->free = mpi_free;
+  *out = c;
+  return STRATA_OK;
+}
+
+void strata_comm_world_close(strata_comm *c, int status)
+{
+  (void)status;
+  strata_comm_free(c);
+  MPI_Finalize();
+}
+
+void strata_comm_abort(strata_comm *c, int status)
+{
+  (void)c;
+  MPI_Abort(MPI_COMM_WORLD, status);
+  exit(status);
+}
+
+void strata_comm_where(strata_comm *c, char *buf, int len)
+{
+  (void)c;
+  char name[MPI_MAX_PROCESSOR_NAME];
+  int n = 0;
+  if (MPI_Get_processor_name(name, &n) != MPI_SUCCESS) n = 0;
+  name[n] = '\0';
+  snprintf(buf, (size_t)len, "%s", name);
+}

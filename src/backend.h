@@ -1,0 +1,43 @@
+/* The narrow interface between the algorithm and whatever evaluates samples
+ * (CPU threads here, CUDA in gpu/).  A backend fills the sums of one
+ * iteration for a range of hypercubes; everything else stays in src/. */
+#ifndef STRATA_BACKEND_H
+#define STRATA_BACKEND_H
+#include "grid.h"
+#include "strat.h"
+#include "strata/strata.h"
+
+typedef struct {
+  const strata_problem *problem;
+  const strata_grid *grid;
+  const strata_strat *strat;
+  uint64_t seed;
+  uint32_t iteration;   /* 0-based, keys the random streams */
+  int adapt;            /* also accumulate the map's training sums */
+  int64_t h0, h1;       /* hypercubes [h0, h1) are this caller's */
+  /* Outputs, zeroed by the caller: per hypercube sums of J f and (J f)^2 for
+   * h in [h0, h1); with adapt, per axis and increment the summed (J f)^2 and
+   * sample counts (dim * ninc each). */
+  double *s1, *s2;
+  double *wsum, *wcount;
+} strata_sample_job;
+
+typedef struct strata_backend strata_backend;
+struct strata_backend {
+  const char *name;
+  void *self;
+  /* Returns STRATA_OK, or an error code with strata_last_error() set (for a
+   * non-finite integrand value: the point, iteration and sample index). */
+  int (*sample)(strata_backend *b, const strata_sample_job *job);
+  void (*free)(strata_backend *b);
+};
+
+/* nthreads 0: all available. */
+strata_backend *strata_backend_cpu_new(int nthreads);
+void strata_backend_free(strata_backend *b);
+
+/* Names the first non-finite value: shared by the backends so the user sees
+ * one message whatever ran the sample. */
+int strata_backend_report_nonfinite(const strata_sample_job *job, double fx,
+                                    int64_t index, const double *x);
+#endif

@@ -1,0 +1,178 @@
+/* CPU backend: OpenMP over fixed chunks of hypercubes.
+ *
+ * Results must not depend on the number of threads.  Per-hypercube sums are
+ * each made by one thread in sample order, so they are already fixed; the
+ * map's per-increment sums mix many hypercubes, so each chunk has its own and
+ * the chunks are added in chunk order.  The chunking depends only on the
+ * hypercube range, never on the threads. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "backend.h"
+#include "error.h"
+#include "philox.h"
+
+#define CPU_MAX_CHUNKS 128
+/* Each chunk's map sums cost dim*ninc doubles to clear and add: below this
+ * many samples a chunk would spend more on that than on sampling. */
+#define CPU_MIN_CHUNK_SAMPLES 8192
+
+typedef struct {
+  int nthreads;
+  double *chunk_w;      /* [CPU_MAX_CHUNKS][2][dim*ninc] */
+  size_t chunk_w_len;
+} cpu_backend;
+
+typedef struct {
+  int64_t bad_index;    /* first sample with a non-finite value, or -1 */
+  double bad_fx;
+  double bad_x[STRATA_MAX_DIM];
+} chunk_status;
+
+static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
+                         double *cw, double *cc, chunk_status *st)
+{
+  const strata_problem *pr = job->problem;
+  const strata_grid *g = job->grid;
+  const strata_strat *s = job->strat;
+  const int dim = pr->dim, ninc = g->ninc;
+  const double invM = 1.0 / s->M;
+  double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
+  int k[STRATA_MAX_DIM], inc[STRATA_MAX_DIM];
+  st->bad_index = -1;
+  for (int64_t h = ha; h < hb; h++) {
+    strata_strat_coords(s, h, k);
+    double s1 = 0.0, s2 = 0.0;
+    const int64_t i0 = s->start[h], i1 = s->start[h + 1];
+    for (int64_t i = i0; i < i1; i++) {
+      strata_sample_uniforms(job->seed, job->iteration, (uint64_t)i, dim, u);
+      for (int d = 0; d < dim; d++) y[d] = (k[d] + u[d]) * invM;
+      double jac = strata_grid_map(g, y, x, inc);
+      double fx = pr->f(x, dim, pr->params);
+      if (!isfinite(fx)) {
+        st->bad_index = i;
+        st->bad_fx = fx;
+        memcpy(st->bad_x, x, sizeof(double) * (size_t)dim);
+        return;
+      }
+      double w = jac * fx, w2 = w * w;
+      s1 += w;
+      s2 += w2;
+      if (job->adapt)
+        for (int d = 0; d < dim; d++) {
+          cw[(size_t)d * ninc + inc[d]] += w2;
+          cc[(size_t)d * ninc + inc[d]] += 1.0;
+        }
+    }
+    job->s1[h] = s1;
+    job->s2[h] = s2;
+  }
+}
+
+static int cpu_sample(strata_backend *b, const strata_sample_job *job)
+{
+  cpu_backend *cb = b->self;
+  const strata_strat *s = job->strat;
+  const int64_t nh = job->h1 - job->h0;
+  if (nh <= 0) return STRATA_OK;
+  const int64_t first = s->start[job->h0], total = s->start[job->h1] - first;
+  int64_t want = total / CPU_MIN_CHUNK_SAMPLES;
+  if (want > CPU_MAX_CHUNKS) want = CPU_MAX_CHUNKS;
+  if (want > nh) want = nh;
+  const int nchunk = want < 1 ? 1 : (int)want;
+  const size_t cells = (size_t)job->problem->dim * (size_t)job->grid->ninc;
+
+  if (job->adapt) {
+    size_t need = (size_t)nchunk * 2 * cells;
+    if (need > cb->chunk_w_len) {
+      free(cb->chunk_w);
+      cb->chunk_w = malloc(sizeof(double) * need);
+      cb->chunk_w_len = cb->chunk_w ? need : 0;
+      if (!cb->chunk_w)
+        return strata_error(STRATA_ENOMEM, "cpu backend: cannot allocate %zu MB for map sums",
+                            need * sizeof(double) >> 20);
+    }
+    memset(cb->chunk_w, 0, sizeof(double) * need);
+  }
+
+  /* Chunk boundaries balance samples, not hypercubes: VEGAS+ piles samples
+   * into few hypercubes. */
+  int64_t bounds[CPU_MAX_CHUNKS + 1];
+  bounds[0] = job->h0;
+  for (int c = 1; c < nchunk; c++) {
+    int64_t h = strata_strat_find(s, first + total * c / nchunk);
+    if (h <= bounds[c - 1]) h = bounds[c - 1] + 1;
+    if (h > job->h1 - (nchunk - c)) h = job->h1 - (nchunk - c);
+    bounds[c] = h;
+  }
+  bounds[nchunk] = job->h1;
+
+  chunk_status st[CPU_MAX_CHUNKS];
+  int nt = cb->nthreads;
+#ifdef _OPENMP
+  if (nt <= 0) nt = omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+#endif
+  for (int c = 0; c < nchunk; c++) {
+    double *cw = job->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
+    sample_chunk(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
+  }
+  (void)nt;
+
+  int worst = -1;
+  for (int c = 0; c < nchunk; c++)
+    if (st[c].bad_index >= 0) {
+      worst = c;
+      break; /* chunks are in sample order: the first one has the first bad sample */
+    }
+  if (worst >= 0)
+    return strata_backend_report_nonfinite(job, st[worst].bad_fx, st[worst].bad_index,
+                                           st[worst].bad_x);
+
+  if (job->adapt) {
+    const double *cwb = cb->chunk_w;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#endif
+    for (size_t i = 0; i < cells; i++) {
+      double w = 0.0, n = 0.0;
+      for (int c = 0; c < nchunk; c++) {
+        w += cwb[(size_t)c * 2 * cells + i];
+        n += cwb[(size_t)c * 2 * cells + cells + i];
+      }
+      job->wsum[i] += w;
+      job->wcount[i] += n;
+    }
+  }
+  return STRATA_OK;
+}
+
+static void cpu_free(strata_backend *b)
+{
+  cpu_backend *cb = b->self;
+  free(cb->chunk_w);
+  free(cb);
+  free(b);
+}
+
+strata_backend *strata_backend_cpu_new(int nthreads)
+{
+  strata_backend *b = calloc(1, sizeof *b);
+  cpu_backend *cb = calloc(1, sizeof *cb);
+  if (!b || !cb) {
+    free(b);
+    free(cb);
+    strata_error(STRATA_ENOMEM, "cpu backend: out of memory");
+    return NULL;
+  }
+  cb->nthreads = nthreads;
+  b->name = "cpu";
+  b->self = cb;
+  b->sample = cpu_sample;
+  b->free = cpu_free;
+  return b;
+}

@@ -1,0 +1,31 @@
+/* How the algorithm talks to its peers: the ranks of an MPI job (mpi/), or
+ * nobody (the serial communicator here).  Every rank runs the same
+ * algorithm on the same reduced sums, so this is all it needs. */
+#ifndef STRATA_COMM_H
+#define STRATA_COMM_H
+#include <stddef.h>
+
+typedef struct strata_comm strata_comm;
+struct strata_comm {
+  int rank, size;
+  void *self;
+  /* In-place element-wise sum over all ranks. */
+  int (*allreduce_sum)(strata_comm *c, double *buf, size_t n);
+  void (*free)(strata_comm *c);
+};
+
+strata_comm *strata_comm_serial(void);
+void strata_comm_free(strata_comm *c);
+
+
+/* The communicator of the whole job: MPI_COMM_WORLD when strata is built
+ * with MPI (mpi/comm_mpi.c, which also initialises MPI), else the serial one
+ * (comm_world_serial.c). */
+int strata_comm_world_open(int *argc, char ***argv, strata_comm **out);
+/* Ends the job's communication; status is the process's exit status. */
+void strata_comm_world_close(strata_comm *c, int status);
+/* Ends every rank of the job now, after this rank printed why. */
+void strata_comm_abort(strata_comm *c, int status);
+/* Where this rank runs, for -v: "host" (MPI: the processor name). */
+void strata_comm_where(strata_comm *c, char *buf, int len);
+#endif

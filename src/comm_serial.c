@@ -1,0 +1,29 @@
+#include "comm.h"
+
+#include <stdlib.h>
+
+static int serial_allreduce(strata_comm *c, double *buf, size_t n)
+{
+  (void)c;
+  (void)buf;
+  (void)n;
+  return 0;
+}
+
+static void serial_free(strata_comm *c) { free(c); }
+
+strata_comm *strata_comm_serial(void)
+{
+  strata_comm *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->rank = 0;
+  c->size = 1;
+  c->allreduce_sum = serial_allreduce;
+  c->free = serial_free;
+  return c;
+}
+
+void strata_comm_free(strata_comm *c)
+{
+  if (c && c->free) c->free(c);
+}

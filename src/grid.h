@@ -1,0 +1,61 @@
+/* The adaptive importance map (VEGAS grid).
+ *
+ * Edges are kept in unit coordinates u in [0,1] per axis and scaled to the
+ * user's box on use, so one set of edges can serve every axis (vegas1d) and
+ * the map never depends on the box. */
+#ifndef STRATA_GRID_H
+#define STRATA_GRID_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  int dim;
+  int ninc;
+  int shared;           /* one map for all axes (vegas1d) */
+  double *edges;        /* naxes() * (ninc + 1) unit edges */
+  double lower[32], width[32]; /* STRATA_MAX_DIM */
+} strata_grid;
+
+strata_grid *strata_grid_alloc(int dim, int ninc, int shared);
+void strata_grid_free(strata_grid *g);
+/* Uniform map on the box [lower, upper]. */
+void strata_grid_init(strata_grid *g, const double *lower, const double *upper);
+int strata_grid_copy(strata_grid *dst, const strata_grid *src);
+
+static inline int strata_grid_naxes(const strata_grid *g)
+{
+  return g->shared ? 1 : g->dim;
+}
+
+static inline const double *strata_grid_axis(const strata_grid *g, int d)
+{
+  return g->edges + (size_t)(g->shared ? 0 : d) * (size_t)(g->ninc + 1);
+}
+
+/* y in (0,1)^dim to x in the box; returns the Jacobian (box volume included)
+ * and, per axis, the increment that y fell in. */
+static inline double strata_grid_map(const strata_grid *g, const double *y,
+                                     double *x, int *inc)
+{
+  double jac = 1.0;
+  const int n = g->ninc;
+  for (int d = 0; d < g->dim; d++) {
+    const double *e = strata_grid_axis(g, d);
+    double t = y[d] * n;
+    int i = (int)t;
+    if (i >= n) i = n - 1;
+    double du = e[i + 1] - e[i];
+    x[d] = g->lower[d] + g->width[d] * (e[i] + (t - i) * du);
+    jac *= n * du * g->width[d];
+    inc[d] = i;
+  }
+  return jac;
+}
+
+/* Move the edges after an adapting iteration.  wsum and count hold, per axis
+ * and increment, the summed (J f)^2 and the number of samples (dim * ninc
+ * each).  alpha damps the change; alpha = 0 leaves the map alone. */
+void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
+                        double alpha);
+
+#endif

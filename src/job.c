@@ -1,0 +1,361 @@
+#include "job.h"
+
+#include <errno.h>
+#include <ini.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "error.h"
+
+const char strata_default_job[] =
+    "; The default job: a sharp 6-D gaussian, f4 of the m-CUBES suite.\n"
+    "[integral]\n"
+    "integrand = f4\n"
+    "dim = 6\n"
+    "[vegas]\n"
+    "mode = vegas+\n"
+    "neval = 1e6\n"
+    "epsrel = 1e-3\n"
+    "seed = 1\n"
+    "[run]\n"
+    "backend = auto\n";
+
+void strata_job_init(strata_job *job)
+{
+  memset(job, 0, sizeof *job);
+  strata_params_default(&job->p);
+  job->nparams = -1;
+  strcpy(job->backend, "auto");
+}
+
+/* Where a value came from, for messages: "job.ini:12" or "--set ...". */
+typedef struct {
+  strata_job *job;
+  char where[STRATA_PATH_MAX + 32];
+  int line;             /* lines read so far: the handler's line */
+  int err_line;         /* line of the first error the handler found */
+  int rc;
+  FILE *file;           /* the reader's source: a file ... */
+  const char *text;     /* ... or a string */
+} parse_ctx;
+
+/* Records the handler's first error, prefixed with where it happened. */
+static int fail(parse_ctx *c, const char *fmt, ...) STRATA_PRINTF(2, 3);
+static int fail(parse_ctx *c, const char *fmt, ...)
+{
+  if (c->rc != STRATA_OK) return 0;
+  char msg[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  c->err_line = c->line;
+  if (c->file || c->text)
+    c->rc = strata_error(STRATA_EINVAL, "%s:%d: %s", c->where, c->line, msg);
+  else
+    c->rc = strata_error(STRATA_EINVAL, "%s: %s", c->where, msg);
+  return 0;
+}
+
+static int bad(parse_ctx *c, const char *section, const char *key, const char *value,
+               const char *why)
+{
+  return fail(c, "%s.%s = '%s': %s", section, key, value, why);
+}
+
+static int parse_double(const char *v, double *out)
+{
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  while (*end == ' ' || *end == '\t') end++;
+  if (end == v || *end != '\0' || errno == ERANGE || !isfinite(x)) return -1;
+  *out = x;
+  return 0;
+}
+
+/* Counts are often written 1e6; accept that, but only for whole numbers. */
+static int parse_count(const char *v, int64_t lo, int64_t hi, int64_t *out)
+{
+  double x;
+  if (parse_double(v, &x) != 0 || x != floor(x) || x < (double)lo || x > (double)hi)
+    return -1;
+  *out = (int64_t)x;
+  return 0;
+}
+
+static int parse_list(const char *v, double *out, int max)
+{
+  char buf[4096];
+  if (strlen(v) >= sizeof buf) return -1;
+  strcpy(buf, v);
+  int n = 0;
+  for (char *save = NULL, *tok = strtok_r(buf, ", \t", &save); tok;
+       tok = strtok_r(NULL, ", \t", &save)) {
+    if (n == max || parse_double(tok, &out[n]) != 0) return -1;
+    n++;
+  }
+  return n;
+}
+
+static int set_int(parse_ctx *c, const char *s, const char *k, const char *v,
+                   int64_t lo, int64_t hi, int64_t *out)
+{
+  if (parse_count(v, lo, hi, out) == 0) return 1;
+  char why[96];
+  snprintf(why, sizeof why, "expected a whole number in %lld..%lld", (long long)lo,
+           (long long)hi);
+  return bad(c, s, k, v, why);
+}
+
+static int set_real(parse_ctx *c, const char *s, const char *k, const char *v,
+                    double lo, double hi, double *out)
+{
+  double x;
+  if (parse_double(v, &x) == 0 && x >= lo && x <= hi) {
+    *out = x;
+    return 1;
+  }
+  char why[96];
+  snprintf(why, sizeof why, "expected a number in [%g, %g]", lo, hi);
+  return bad(c, s, k, v, why);
+}
+
+static int handle_integral(parse_ctx *c, const char *k, const char *v)
+{
+  strata_job *j = c->job;
+  int64_t n;
+  if (!strcmp(k, "integrand")) {
+    if (strlen(v) == 0 || strlen(v) >= sizeof j->integrand)
+      return bad(c, "integral", k, v, "expected an integrand name (see strata list)");
+    strcpy(j->integrand, v);
+    return 1;
+  }
+  if (!strcmp(k, "dim")) {
+    if (!set_int(c, "integral", k, v, 1, STRATA_MAX_DIM, &n)) return 0;
+    j->dim = (int)n;
+    return 1;
+  }
+  if (!strcmp(k, "lower") || !strcmp(k, "upper")) {
+    int lower = !strcmp(k, "lower");
+    int m = parse_list(v, lower ? j->lower : j->upper, STRATA_MAX_DIM);
+    if (m < 1) return bad(c, "integral", k, v, "expected one number, or one per axis");
+    *(lower ? &j->nlower : &j->nupper) = m;
+    return 1;
+  }
+  if (!strcmp(k, "params")) {
+    int m = strlen(v) ? parse_list(v, j->params, STRATA_MAX_PARAMS) : 0;
+    if (m < 0) return bad(c, "integral", k, v, "expected a list of numbers");
+    j->nparams = m;
+    return 1;
+  }
+  return -1;
+}
+
+static int handle_vegas(parse_ctx *c, const char *k, const char *v)
+{
+  strata_params *p = &c->job->p;
+  int64_t n;
+  int ok;
+  if (!strcmp(k, "mode")) {
+    if (strata_mode_parse(v, &p->mode) == 0) return 1;
+    return bad(c, "vegas", k, v, "expected vegas+, vegas or vegas1d");
+  }
+#define COUNT(name, lo, hi, field)                                  \
+  if (!strcmp(k, name)) {                                           \
+    ok = set_int(c, "vegas", k, v, lo, hi, &n);                     \
+    if (ok) p->field = n;                                           \
+    return ok;                                                      \
+  }
+  COUNT("neval", 2, INT64_C(1) << 50, neval)
+  COUNT("maxeval", 2, INT64_C(1) << 60, maxeval)
+  COUNT("maxiter", 1, 1000000, maxiter)
+  COUNT("adapt_iters", 0, 1000000, adapt_iters)
+  COUNT("skip", 0, 1000000, skip)
+  COUNT("ninc", 1, 1000000, ninc)
+  COUNT("max_nhcube", 1, INT64_C(1) << 40, max_nhcube)
+#undef COUNT
+  if (!strcmp(k, "seed")) {
+    char *end;
+    errno = 0;
+    unsigned long long s = strtoull(v, &end, 0);
+    if (end == v || *end || errno || v[0] == '-')
+      return bad(c, "vegas", k, v, "expected a whole number in 0..2^64-1");
+    p->seed = s;
+    return 1;
+  }
+  if (!strcmp(k, "epsrel")) return set_real(c, "vegas", k, v, 0, 1, &p->epsrel);
+  if (!strcmp(k, "epsabs")) return set_real(c, "vegas", k, v, 0, INFINITY, &p->epsabs);
+  if (!strcmp(k, "alpha")) return set_real(c, "vegas", k, v, 0, 10, &p->alpha);
+  if (!strcmp(k, "beta")) return set_real(c, "vegas", k, v, 0, 1, &p->beta);
+  if (!strcmp(k, "min_q")) return set_real(c, "vegas", k, v, 0, 0.999, &p->min_q);
+  return -1;
+}
+
+static int handle_run(parse_ctx *c, const char *k, const char *v)
+{
+  strata_job *j = c->job;
+  int64_t n;
+  if (!strcmp(k, "backend")) {
+    if (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "cuda"))
+      return bad(c, "run", k, v, "expected auto, cpu or cuda");
+    strcpy(j->backend, v);
+    return 1;
+  }
+  if (!strcmp(k, "threads")) {
+    if (!set_int(c, "run", k, v, 0, 4096, &n)) return 0;
+    j->p.nthreads = (int)n;
+    return 1;
+  }
+  if (!strcmp(k, "log") || !strcmp(k, "checkpoint")) {
+    char *dst = !strcmp(k, "log") ? j->log : j->checkpoint;
+    if (strlen(v) >= STRATA_PATH_MAX) return bad(c, "run", k, v, "path too long");
+    strcpy(dst, v);
+    return 1;
+  }
+  return -1;
+}
+
+static int handler(void *user, const char *section, const char *key, const char *value)
+{
+  parse_ctx *c = user;
+  int r;
+  if (!strcmp(section, "integral")) r = handle_integral(c, key, value);
+  else if (!strcmp(section, "vegas")) r = handle_vegas(c, key, value);
+  else if (!strcmp(section, "run")) r = handle_run(c, key, value);
+  else {
+    return fail(c, "unknown section [%s] (expected [integral], [vegas] or [run])", section);
+  }
+  if (r < 0) return fail(c, "unknown key '%s' in [%s]", key, section);
+  return r;
+}
+
+/* inih's own reader does not tell the handler the line it is on; this one
+ * counts lines so that every message names its line. */
+static char *read_line(char *str, int num, void *stream)
+{
+  parse_ctx *c = stream;
+  char *r = NULL;
+  if (c->file) {
+    r = fgets(str, num, c->file);
+  } else if (*c->text) {
+    size_t n = strcspn(c->text, "\n");
+    if (c->text[n] == '\n') n++;
+    if (n > (size_t)num - 1) n = (size_t)num - 1;
+    memcpy(str, c->text, n);
+    str[n] = '\0';
+    c->text += n;
+    r = str;
+  }
+  if (r) c->line++;
+  return r;
+}
+
+static int load_with(strata_job *job, const char *path, const char *text)
+{
+  parse_ctx c = {.job = job, .rc = STRATA_OK, .text = text};
+  snprintf(c.where, sizeof c.where, "%s", path ? path : "(default job)");
+  if (path && !(c.file = fopen(path, "r")))
+    return strata_error(STRATA_EIO, "%s: cannot open job file: %s", path, strerror(errno));
+  int line = ini_parse_stream(read_line, &c, handler, &c);
+  if (c.file) fclose(c.file);
+  if (line == -2) return strata_error(STRATA_ENOMEM, "%s: out of memory", c.where);
+  /* inih goes on after a bad line: report whichever came first. */
+  if (line > 0 && (c.rc == STRATA_OK || line < c.err_line))
+    return strata_error(STRATA_EINVAL, "%s:%d: syntax error (expected [section] or "
+                        "key = value)", c.where, line);
+  if (c.rc != STRATA_OK) return c.rc;
+  snprintf(job->source, sizeof job->source, "%s", c.where);
+  return STRATA_OK;
+}
+
+int strata_job_load(strata_job *job, const char *path)
+{
+  return load_with(job, path, strata_default_job);
+}
+
+static void trim(char *s)
+{
+  size_t n = strlen(s), i = 0;
+  while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = '\0';
+  while (s[i] == ' ' || s[i] == '\t') i++;
+  memmove(s, s + i, n - i + 1);
+}
+
+int strata_job_set(strata_job *job, const char *a)
+{
+  const char *dot = strchr(a, '.'), *eq = strchr(a, '=');
+  if (!dot || !eq || dot > eq || dot == a || eq == dot + 1)
+    return strata_error(STRATA_EINVAL, "--set '%s': expected section.key=value", a);
+  char section[64], key[64];
+  size_t sl = (size_t)(dot - a), kl = (size_t)(eq - dot - 1);
+  if (sl >= sizeof section || kl >= sizeof key)
+    return strata_error(STRATA_EINVAL, "--set '%s': name too long", a);
+  memcpy(section, a, sl);
+  section[sl] = '\0';
+  memcpy(key, dot + 1, kl);
+  key[kl] = '\0';
+  trim(section);
+  trim(key);
+  /* Trim the way inih trims, so --set and the file agree. */
+  char value[4096];
+  snprintf(value, sizeof value, "%s", eq + 1);
+  trim(value);
+  parse_ctx c = {.job = job, .rc = STRATA_OK};
+  snprintf(c.where, sizeof c.where, "--set %s", a);
+  if (!handler(&c, section, key, value)) return c.rc;
+  return STRATA_OK;
+}
+
+int strata_job_resolve(const strata_job *job, strata_problem *pr,
+                       const strata_builtin **builtin)
+{
+  const char *src = job->source;
+  memset(pr, 0, sizeof *pr);
+  if (!job->integrand[0])
+    return strata_error(STRATA_EINVAL, "%s: [integral] integrand is not set", src);
+  const strata_builtin *b = strata_builtin_find(job->integrand);
+  if (!b)
+    return strata_error(STRATA_EINVAL, "%s: integral.integrand = '%s': unknown integrand "
+                        "(strata list shows them)", src, job->integrand);
+  int dim = job->dim ? job->dim : b->list_dims[0];
+  if (dim < b->dim_min || dim > b->dim_max)
+    return strata_error(STRATA_EINVAL, "%s: integral.dim = %d: integrand %s is defined for "
+                        "dim %d..%d", src, dim, b->name, b->dim_min, b->dim_max);
+  if (job->nlower > 1 && job->nlower != dim)
+    return strata_error(STRATA_EINVAL, "%s: integral.lower has %d values for dim %d "
+                        "(give one, or one per axis)", src, job->nlower, dim);
+  if (job->nupper > 1 && job->nupper != dim)
+    return strata_error(STRATA_EINVAL, "%s: integral.upper has %d values for dim %d "
+                        "(give one, or one per axis)", src, job->nupper, dim);
+  for (int d = 0; d < dim; d++) {
+    pr->lower[d] = job->nlower ? job->lower[job->nlower == 1 ? 0 : d] : b->lower;
+    pr->upper[d] = job->nupper ? job->upper[job->nupper == 1 ? 0 : d] : b->upper;
+    if (!(pr->lower[d] < pr->upper[d]))
+      return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: axis %d has lower %g >= "
+                          "upper %g", src, d + 1, pr->lower[d], pr->upper[d]);
+  }
+  if (job->nparams >= 0 && job->nparams != b->nparams)
+    return strata_error(STRATA_EINVAL, "%s: integral.params: integrand %s takes %d "
+                        "parameter%s (%s), got %d", src, b->name, b->nparams,
+                        b->nparams == 1 ? "" : "s", b->param_names ? b->param_names : "none",
+                        job->nparams);
+  pr->nparams = b->nparams;
+  for (int i = 0; i < b->nparams; i++)
+    pr->params[i] = job->nparams >= 0 ? job->params[i] : b->params[i];
+  pr->f = b->f;
+  pr->dim = dim;
+  pr->name = b->name;
+  if (builtin) *builtin = b;
+  int rc = strata_params_check(&job->p);
+  if (rc != STRATA_OK) {
+    char msg[1100];
+    snprintf(msg, sizeof msg, "%s: [vegas] %s", src, strata_last_error());
+    return strata_error(rc, "%s", msg);
+  }
+  return STRATA_OK;
+}

@@ -1,0 +1,167 @@
+/* The strata command line: strata run | list | --help | --version. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "cli.h"
+#include "comm.h"
+#include "job.h"
+#include "report.h"
+#include "run.h"
+
+static const char usage_text[] =
+    "Usage: strata run [JOB.ini] [--set SECTION.KEY=VALUE]... [--json] [-q] [-v]\n"
+    "       strata list\n"
+    "       strata --help | --version\n"
+    "\n"
+    "Adaptive Monte Carlo integration (VEGAS+, VEGAS, VEGAS-1D).\n"
+    "\n"
+    "  run        integrate the job in JOB.ini (without a file: a built-in\n"
+    "             default job, a 6-D gaussian), print the iteration table\n"
+    "  list       the built-in integrands with their exact values\n"
+    "\n"
+    "Options of run:\n"
+    "  -s, --set SECTION.KEY=VALUE   override a job-file key (repeatable)\n"
+    "  -j, --json       end stdout with one line of JSON holding the result\n"
+    "  -q, --quiet      no iteration table (with --json: only the JSON line)\n"
+    "  -v, --verbose    say which backend and how many hypercubes were chosen\n"
+    "  -t, --threads N  CPU threads (default: all; same as --set run.threads=N)\n"
+    "  -p, --print-job  print the default job file and exit\n"
+    "\n"
+    "Exit status: 0 when the run finished (converged or not: see the output),\n"
+    "1 on an error, 2 on a usage error.  See strata(1) for the job file.\n";
+
+static int usage_error(const char *msg, const char *arg)
+{
+  fprintf(stderr, "strata: %s%s%s (try 'strata --help')\n", msg, arg ? " " : "",
+          arg ? arg : "");
+  return 2;
+}
+
+static void print_table_row(const strata_iteration *it, void *ctx)
+{
+  strata_report_iteration(ctx, it);
+}
+
+static int cmd_list(void)
+{
+  printf("%-18s %-4s %-15s %-10s %s\n", "integrand", "dims", "domain", "params", "definition");
+  for (size_t i = 0; strata_builtin_at(i); i++) {
+    const strata_builtin *b = strata_builtin_at(i);
+    char dom[48], par[48] = "-";
+    snprintf(dom, sizeof dom, "(%g,%g)^d", b->lower, b->upper);
+    if (b->nparams > 0) snprintf(par, sizeof par, "%s=%g", b->param_names, b->params[0]);
+    printf("%-18s %d-%-2d %-15s %-10s %s  [%s]\n", b->name, b->dim_min, b->dim_max, dom,
+           par, b->formula, b->title);
+    for (int k = 0; k < 8 && b->list_dims[k]; k++)
+      printf("%18s d=%-2d exact = %.17g\n", "", b->list_dims[k],
+             b->exact(b->list_dims[k], b->params));
+  }
+  return 0;
+}
+
+static int cmd_run(int argc, char **argv, strata_comm *comm)
+{
+  static const struct option opts[] = {
+      {"set", required_argument, 0, 's'},   {"json", no_argument, 0, 'j'},
+      {"quiet", no_argument, 0, 'q'},       {"verbose", no_argument, 0, 'v'},
+      {"threads", required_argument, 0, 't'}, {"print-job", no_argument, 0, 'p'},
+      {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+  int json = 0, quiet = 0, verbose = 0, nset = 0;
+  const char *sets[256], *threads = NULL;
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "s:jqvt:ph", opts, NULL)) != -1) {
+    switch (c) {
+    case 's':
+      if (nset == 256) return usage_error("too many --set options", NULL);
+      sets[nset++] = optarg;
+      break;
+    case 'j': json = 1; break;
+    case 'q': quiet = 1; break;
+    case 'v': verbose = 1; break;
+    case 't': threads = optarg; break;
+    case 'p': fputs(strata_default_job, stdout); return 0;
+    case 'h': fputs(usage_text, stdout); return 0;
+    default: return usage_error("bad option for run", NULL);
+    }
+  }
+  if (argc - optind > 1) return usage_error("run takes at most one job file, got", argv[optind + 1]);
+  const char *path = optind < argc ? argv[optind] : NULL;
+
+  strata_job job;
+  strata_job_init(&job);
+  int rc = strata_job_load(&job, path);
+  for (int i = 0; rc == STRATA_OK && i < nset; i++) rc = strata_job_set(&job, sets[i]);
+  if (rc == STRATA_OK && threads) {
+    char a[64];
+    snprintf(a, sizeof a, "run.threads=%s", threads);
+    rc = strata_job_set(&job, a);
+  }
+  strata_problem pr;
+  const strata_builtin *b = NULL;
+  if (rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, &b);
+  if (rc == STRATA_OK) rc = strata_cli_check_unsupported(&job);
+  strata_backend *be = NULL;
+  if (rc == STRATA_OK) rc = strata_cli_backend(&job, comm, verbose, &be);
+  if (rc != STRATA_OK) {
+    /* Every rank read the same job and failed the same way: one says so. */
+    if (comm->rank == 0) fprintf(stderr, "strata: %s\n", strata_last_error());
+    return 1;
+  }
+
+  strata_run *r = NULL;
+  rc = strata_run_alloc(&pr, &job.p, be, comm, &r);
+  if (rc == STRATA_OK) {
+    int talk = comm->rank == 0;
+    FILE *table = talk && !quiet ? stdout : NULL;
+    if (talk && verbose)
+      fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), "
+              "ninc %d, %d rank%s\n", pr.name, pr.dim, strata_mode_name(job.p.mode),
+              (long long)r->strat->nhcube, r->strat->M, job.p.ninc, comm->size,
+              comm->size == 1 ? "" : "s");
+    if (table) strata_report_header(table);
+    strata_result res;
+    rc = strata_run_integrate(r, table ? print_table_row : NULL, table, &res);
+    if (rc == STRATA_OK && talk) {
+      double exact = NAN;
+      if (job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
+      if (!quiet) strata_report_summary(stdout, &res, exact);
+      if (json) {
+        strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), be->name,
+                                   comm->size, exact};
+        strata_report_json(stdout, &res, &info);
+      }
+    }
+  }
+  strata_run_free(r);
+  strata_backend_free(be);
+  if (rc != STRATA_OK) return strata_cli_fail(comm, "%s", strata_last_error());
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  if (argc < 2) return usage_error("missing command (run or list)", NULL);
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    fputs(usage_text, stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+    printf("strata %s\n", strata_version());
+    return 0;
+  }
+  if (!strcmp(argv[1], "list")) return cmd_list();
+  if (strcmp(argv[1], "run")) return usage_error("unknown command", argv[1]);
+  strata_comm *comm = NULL;
+  if (strata_comm_world_open(&argc, &argv, &comm) != STRATA_OK) {
+    fprintf(stderr, "strata: %s\n", strata_last_error());
+    return 1;
+  }
+  int rc = cmd_run(argc - 1, argv + 1, comm);
+  strata_comm_world_close(comm, rc);
+  return rc;
+}

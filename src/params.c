@@ -1,0 +1,124 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend.h"
+#include "comm.h"
+#include "error.h"
+#include "run.h"
+#include "strata/strata.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "0.0.0"
+#endif
+
+const char *strata_version(void) { return PACKAGE_VERSION; }
+
+void strata_params_default(strata_params *p)
+{
+  memset(p, 0, sizeof *p);
+  p->mode = STRATA_MODE_VEGASPLUS;
+  p->neval = 1000000;
+  p->maxeval = INT64_C(10000000000);
+  p->maxiter = 30;
+  p->adapt_iters = 10;
+  p->skip = 5;
+  p->epsrel = 1e-3;
+  p->epsabs = 0.0;
+  p->ninc = 1000;
+  p->alpha = 0.5;
+  p->beta = 0.75;
+  p->seed = 1;
+  p->max_nhcube = 1000000;
+  p->min_q = 0.01;
+  p->nthreads = 0;
+}
+
+static const char *mode_names[] = {"vegas+", "vegas", "vegas1d"};
+
+const char *strata_mode_name(strata_mode m)
+{
+  return (unsigned)m < 3 ? mode_names[m] : "?";
+}
+
+int strata_mode_parse(const char *s, strata_mode *m)
+{
+  for (int i = 0; i < 3; i++)
+    if (strcasecmp(s, mode_names[i]) == 0) {
+      *m = (strata_mode)i;
+      return 0;
+    }
+  return -1;
+}
+
+int strata_params_check(const strata_params *p)
+{
+  if ((unsigned)p->mode > 2)
+    return strata_error(STRATA_EINVAL, "mode must be vegas+, vegas or vegas1d");
+  if (p->neval < 2)
+    return strata_error(STRATA_EINVAL, "neval = %lld: must be at least 2", (long long)p->neval);
+  if (p->maxeval < p->neval)
+    return strata_error(STRATA_EINVAL, "maxeval = %lld is smaller than neval = %lld",
+                        (long long)p->maxeval, (long long)p->neval);
+  if (p->maxiter < 1 || p->maxiter > 1000000)
+    return strata_error(STRATA_EINVAL, "maxiter = %d: must be in 1..1000000", p->maxiter);
+  if (p->adapt_iters < 0)
+    return strata_error(STRATA_EINVAL, "adapt_iters = %d: must be >= 0", p->adapt_iters);
+  if (p->skip < 0 || p->skip >= p->maxiter)
+    return strata_error(STRATA_EINVAL, "skip = %d: must be in 0..maxiter-1 (maxiter = %d)",
+                        p->skip, p->maxiter);
+  if (!(p->epsrel >= 0.0) || !(p->epsabs >= 0.0))
+    return strata_error(STRATA_EINVAL, "epsrel and epsabs must be >= 0");
+  if (p->ninc < 1 || p->ninc > 1000000)
+    return strata_error(STRATA_EINVAL, "ninc = %d: must be in 1..1000000", p->ninc);
+  if (!(p->alpha >= 0.0) || !isfinite(p->alpha))
+    return strata_error(STRATA_EINVAL, "alpha = %g: must be a finite number >= 0", p->alpha);
+  if (!(p->beta >= 0.0) || !(p->beta <= 1.0))
+    return strata_error(STRATA_EINVAL, "beta = %g: must be in [0, 1]", p->beta);
+  if (p->max_nhcube < 1)
+    return strata_error(STRATA_EINVAL, "max_nhcube = %lld: must be >= 1",
+                        (long long)p->max_nhcube);
+  if (!(p->min_q >= 0.0) || !(p->min_q < 1.0))
+    return strata_error(STRATA_EINVAL, "min_q = %g: must be in [0, 1)", p->min_q);
+  if (p->nthreads < 0)
+    return strata_error(STRATA_EINVAL, "threads = %d: must be >= 0", p->nthreads);
+  return STRATA_OK;
+}
+
+int strata_problem_check(const strata_problem *pr)
+{
+  if (!pr->f) return strata_error(STRATA_EINVAL, "no integrand given");
+  if (pr->dim < 1 || pr->dim > STRATA_MAX_DIM)
+    return strata_error(STRATA_EINVAL, "dim = %d: must be in 1..%d", pr->dim, STRATA_MAX_DIM);
+  if (pr->nparams < 0 || pr->nparams > STRATA_MAX_PARAMS)
+    return strata_error(STRATA_EINVAL, "%d params: at most %d", pr->nparams, STRATA_MAX_PARAMS);
+  for (int d = 0; d < pr->dim; d++) {
+    if (!isfinite(pr->lower[d]) || !isfinite(pr->upper[d]))
+      return strata_error(STRATA_EINVAL, "axis %d: bounds must be finite", d + 1);
+    if (!(pr->lower[d] < pr->upper[d]))
+      return strata_error(STRATA_EINVAL, "axis %d: lower %g must be below upper %g", d + 1,
+                          pr->lower[d], pr->upper[d]);
+  }
+  return STRATA_OK;
+}
+
+int strata_integrate(const strata_problem *pr, const strata_params *p,
+                     strata_iteration_cb cb, void *ctx, strata_result *res)
+{
+  strata_backend *be = strata_backend_cpu_new(p->nthreads);
+  strata_comm *comm = strata_comm_serial();
+  strata_run *r = NULL;
+  int rc;
+  if (!be || !comm) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+    goto out;
+  }
+  rc = strata_run_alloc(pr, p, be, comm, &r);
+  if (rc == STRATA_OK) rc = strata_run_integrate(r, cb, ctx, res);
+out:
+  strata_run_free(r);
+  strata_comm_free(comm);
+  strata_backend_free(be);
+  return rc;
+}

@@ -1,0 +1,23 @@
+/* What a run prints: Lepage-style iteration table, final summary, JSON. */
+#ifndef STRATA_REPORT_H
+#define STRATA_REPORT_H
+#include <stdio.h>
+
+#include "strata/strata.h"
+
+void strata_report_header(FILE *out);
+void strata_report_iteration(FILE *out, const strata_iteration *it);
+/* exact may be NaN (unknown). */
+void strata_report_summary(FILE *out, const strata_result *res, double exact);
+
+typedef struct {
+  const char *integrand;
+  int dim;
+  const char *mode;
+  const char *backend;
+  int ranks;
+  double exact;
+} strata_report_info;
+
+void strata_report_json(FILE *out, const strata_result *res, const strata_report_info *info);
+#endif

@@ -1,0 +1,230 @@
+#include "run.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "error.h"
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int strata_run_alloc(const strata_problem *pr, const strata_params *p,
+                     strata_backend *be, strata_comm *comm, strata_run **out)
+{
+  *out = NULL;
+  int rc = strata_problem_check(pr);
+  if (rc == STRATA_OK) rc = strata_params_check(p);
+  if (rc != STRATA_OK) return rc;
+  strata_run *r = calloc(1, sizeof *r);
+  if (!r) goto nomem;
+  r->problem = *pr;
+  r->params = *p;
+  r->backend = be;
+  r->comm = comm;
+  r->grid = strata_grid_alloc(pr->dim, p->ninc, p->mode == STRATA_MODE_VEGAS1D);
+  r->strat = strata_strat_alloc(pr->dim, p->neval, p->max_nhcube, p->beta,
+                                p->mode != STRATA_MODE_VEGAS);
+  r->hist = calloc((size_t)p->maxiter, sizeof *r->hist);
+  if (!r->grid || !r->strat || !r->hist) goto nomem;
+  strata_grid_init(r->grid, pr->lower, pr->upper);
+  size_t cells = (size_t)pr->dim * (size_t)p->ninc;
+  r->buf = malloc(sizeof(double) * (2 * (size_t)r->strat->nhcube + 2 * cells));
+  if (!r->buf) goto nomem;
+  *out = r;
+  return STRATA_OK;
+nomem:
+  strata_run_free(r);
+  return strata_error(STRATA_ENOMEM,
+                      "out of memory setting up the integration (neval %lld, ninc %d)",
+                      (long long)p->neval, p->ninc);
+}
+
+void strata_run_free(strata_run *r)
+{
+  if (!r) return;
+  strata_grid_free(r->grid);
+  strata_strat_free(r->strat);
+  free(r->buf);
+  free(r->hist);
+  free(r);
+}
+
+/* Smallest h with start[h] >= i. */
+static int64_t lower_bound(const strata_strat *s, int64_t i)
+{
+  int64_t lo = 0, hi = s->nhcube;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (s->start[mid] < i) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+void strata_run_slice(const strata_strat *s, int rank, int size, int64_t *h0,
+                      int64_t *h1)
+{
+  int64_t total = strata_strat_total(s);
+  *h0 = rank == 0 ? 0 : lower_bound(s, (int64_t)((double)total * rank / size));
+  *h1 = rank == size - 1 ? s->nhcube
+                         : lower_bound(s, (int64_t)((double)total * (rank + 1) / size));
+}
+
+static int kept_count(const strata_run *r)
+{
+  int k = r->itn - r->params.skip;
+  return k > 0 ? k : 0;
+}
+
+static void update_average(strata_run *r)
+{
+  int n = kept_count(r), first = r->itn - n;
+  double I[n > 0 ? n : 1], sig[n > 0 ? n : 1];
+  for (int k = 0; k < n; k++) {
+    I[k] = r->hist[first + k].integral;
+    sig[k] = r->hist[first + k].sigma;
+  }
+  strata_stats_average(I, sig, n, &r->avg);
+}
+
+static int check_converged(const strata_run *r)
+{
+  const strata_params *p = &r->params;
+  if (kept_count(r) < 2) return 0;
+  if (!(r->avg.q >= p->min_q)) return 0;
+  double s = r->avg.sigma;
+  return (p->epsrel > 0.0 && s <= p->epsrel * fabs(r->avg.mean)) ||
+         (p->epsabs > 0.0 && s <= p->epsabs);
+}
+
+int strata_run_step(strata_run *r, strata_iteration *out)
+{
+  const strata_params *p = &r->params;
+  const int dim = r->problem.dim;
+  const int64_t nhc = r->strat->nhcube;
+  const size_t cells = (size_t)dim * (size_t)p->ninc;
+  const int adapt = r->itn < p->adapt_iters;
+  double t0 = now_s();
+
+  double *s1 = r->buf, *s2 = r->buf + nhc, *wsum = r->buf + 2 * nhc, *wcount = wsum + cells;
+  size_t nred = 2 * (size_t)nhc + (adapt ? 2 * cells : 0);
+  memset(r->buf, 0, sizeof(double) * nred);
+
+  strata_sample_job job = {
+      .problem = &r->problem, .grid = r->grid, .strat = r->strat,
+      .seed = p->seed, .iteration = (uint32_t)r->itn, .adapt = adapt,
+      .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount};
+  strata_run_slice(r->strat, r->comm->rank, r->comm->size, &job.h0, &job.h1);
+  double ts = now_s();
+  int rc = r->backend->sample(r->backend, &job);
+  r->sample_time_s = now_s() - ts;
+  if (rc != STRATA_OK) return rc;
+  /* Each hypercube's sums come from one rank and are zero elsewhere, so
+   * summing them is exact: every rank sees the same bits. */
+  if (r->comm->allreduce_sum(r->comm, r->buf, nred) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: combining the iteration's sums failed",
+                        r->comm->rank);
+
+  /* Sum in hypercube order so the result does not depend on who sampled. */
+  const double V = 1.0 / (double)nhc;
+  double I = 0.0, var = 0.0;
+  for (int64_t h = 0; h < nhc; h++) {
+    double n = (double)r->strat->nh[h];
+    double m1 = s1[h] / n;
+    double v = (s2[h] / n - m1 * m1) / (n - 1.0);
+    if (!isfinite(v) || !isfinite(m1)) { /* (J f)^2 beyond the largest double */
+      int k[STRATA_MAX_DIM];
+      strata_strat_coords(r->strat, h, k);
+      return strata_error(STRATA_ENOTFINITE,
+                          "integrand '%s': iteration %d: the sums of hypercube %lld "
+                          "overflowed (values near %g); rescale the integrand",
+                          r->problem.name ? r->problem.name : "(unnamed)", r->itn + 1,
+                          (long long)h, s1[h] / n);
+    }
+    I += V * m1;
+    if (v > 0.0) var += V * V * v;
+  }
+  if (!isfinite(I) || !isfinite(var))
+    return strata_error(STRATA_ENOTFINITE,
+                        "integrand '%s': iteration %d overflowed (estimate %g, variance %g); "
+                        "rescale the integrand",
+                        r->problem.name ? r->problem.name : "(unnamed)", r->itn + 1, I, var);
+
+  strata_itn_record *rec = &r->hist[r->itn];
+  rec->integral = I;
+  rec->sigma = sqrt(var);
+  rec->neval = strata_strat_total(r->strat);
+  r->neval_total += rec->neval;
+  r->itn++;
+
+  if (adapt) {
+    strata_grid_refine(r->grid, wsum, wcount, p->alpha);
+    strata_strat_reallocate(r->strat, s1, s2);
+  }
+  update_average(r);
+  r->converged = check_converged(r);
+  double dt = now_s() - t0;
+  r->time_s += dt;
+
+  if (out) {
+    memset(out, 0, sizeof *out);
+    out->itn = r->itn;
+    out->integral = rec->integral;
+    out->sigma = rec->sigma;
+    out->neval = rec->neval;
+    out->kept = r->itn > p->skip;
+    out->avg = r->avg.mean;
+    out->avg_sigma = r->avg.sigma;
+    out->chi2_dof = r->avg.chi2_dof;
+    out->q = r->avg.q;
+    out->adapting = adapt;
+    out->time_s = dt;
+  }
+  return STRATA_OK;
+}
+
+int strata_run_finished(const strata_run *r)
+{
+  if (r->converged || r->itn >= r->params.maxiter) return 1;
+  /* The next iteration draws about neval samples (the stratification's
+   * current total); do not start one that would break maxeval. */
+  return r->neval_total + strata_strat_total(r->strat) > r->params.maxeval;
+}
+
+void strata_run_result(const strata_run *r, strata_result *res)
+{
+  memset(res, 0, sizeof *res);
+  if (kept_count(r) > 0) {
+    res->integral = r->avg.mean;
+    res->sigma = r->avg.sigma;
+    res->chi2_dof = r->avg.chi2_dof;
+    res->q = r->avg.q;
+  } else {
+    res->integral = res->sigma = NAN;
+    res->q = NAN;
+  }
+  res->neval = r->neval_total;
+  res->iterations = r->itn;
+  res->converged = r->converged;
+  res->nhcube = (int)r->strat->nhcube;
+  res->time_s = r->time_s;
+}
+
+int strata_run_integrate(strata_run *r, strata_iteration_cb cb, void *ctx,
+                         strata_result *res)
+{
+  while (!strata_run_finished(r)) {
+    strata_iteration it;
+    int rc = strata_run_step(r, &it);
+    if (rc != STRATA_OK) return rc;
+    if (cb) cb(&it, ctx);
+  }
+  if (res) strata_run_result(r, res);
+  return STRATA_OK;
+}

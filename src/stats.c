@@ -1,0 +1,121 @@
+#include "stats.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void strata_stats_average(const double *I, const double *sig, int n,
+                          strata_average *out)
+{
+  memset(out, 0, sizeof *out);
+  out->q = 1.0;
+  if (n <= 0) {
+    out->mean = NAN;
+    out->sigma = NAN;
+    return;
+  }
+  int nexact = 0;
+  double exact_sum = 0.0;
+  for (int k = 0; k < n; k++)
+    if (sig[k] == 0.0) {
+      nexact++;
+      exact_sum += I[k];
+    }
+  if (nexact > 0) {
+    out->mean = exact_sum / nexact;
+    out->sigma = 0.0;
+  } else {
+    double sw = 0.0, swi = 0.0;
+    for (int k = 0; k < n; k++) {
+      double w = 1.0 / (sig[k] * sig[k]);
+      sw += w;
+      swi += w * I[k];
+    }
+    out->mean = swi / sw;
+    out->sigma = sqrt(1.0 / sw);
+  }
+  /* Two-pass chi^2 about the mean: the one-pass form loses all digits when
+   * the estimates agree to many places. */
+  double chi2 = 0.0;
+  for (int k = 0; k < n; k++) {
+    double r = I[k] - out->mean;
+    if (sig[k] > 0.0) chi2 += r * r / (sig[k] * sig[k]);
+  }
+  out->chi2 = chi2;
+  out->dof = n - 1;
+  if (out->dof > 0) {
+    out->chi2_dof = chi2 / out->dof;
+    out->q = strata_gamma_q(0.5 * out->dof, 0.5 * chi2);
+  }
+}
+
+/* Series for P(a,x), good for x < a + 1. */
+static double gamma_p_series(double a, double x)
+{
+  double term = 1.0 / a, sum = term;
+  for (int n = 1; n < 10000; n++) {
+    term *= x / (a + n);
+    sum += term;
+    if (fabs(term) < fabs(sum) * DBL_EPSILON) break;
+  }
+  return sum * exp(-x + a * log(x) - lgamma(a));
+}
+
+/* Continued fraction for Q(a,x) (modified Lentz), good for x >= a + 1. */
+static double gamma_q_cf(double a, double x)
+{
+  const double tiny = 1e-300;
+  double b = x + 1.0 - a, c = 1.0 / tiny, d = 1.0 / b, h = d;
+  for (int i = 1; i < 10000; i++) {
+    double an = -i * (i - a);
+    b += 2.0;
+    d = an * d + b;
+    if (fabs(d) < tiny) d = tiny;
+    c = b + an / c;
+    if (fabs(c) < tiny) c = tiny;
+    d = 1.0 / d;
+    double del = d * c;
+    h *= del;
+    if (fabs(del - 1.0) < DBL_EPSILON) break;
+  }
+  return exp(-x + a * log(x) - lgamma(a)) * h;
+}
+
+double strata_gamma_q(double a, double x)
+{
+  if (isnan(a) || isnan(x) || a <= 0.0) return NAN;
+  if (x <= 0.0) return 1.0;
+  if (isinf(x)) return 0.0;
+  if (x < a + 1.0) return 1.0 - gamma_p_series(a, x);
+  return gamma_q_cf(a, x);
+}
+
+void strata_format_value_error(char *buf, int len, double value, double err)
+{
+  if (!isfinite(value) || !isfinite(err) || err < 0.0) {
+    snprintf(buf, (size_t)len, "%.6g +- %.2g", value, err);
+    return;
+  }
+  if (err == 0.0) {
+    snprintf(buf, (size_t)len, "%.15g(0)", value);
+    return;
+  }
+  /* Decimals so that the error shows two significant digits. */
+  int e = (int)floor(log10(err));
+  int decimals = 1 - e;
+  double mag = fabs(value) > err ? fabs(value) : err;
+  if (decimals < 0 || decimals > 15 || mag >= 1e9 || mag < 1e-5) {
+    /* Scientific: scale both to the value's exponent. */
+    int ev = value != 0.0 ? (int)floor(log10(fabs(value))) : e;
+    if (ev < e) ev = e;
+    double scale = pow(10.0, ev);
+    int dec = ev - e + 1;
+    if (dec > 15) dec = 15;
+    long long digits = llround(err / scale * pow(10.0, dec));
+    snprintf(buf, (size_t)len, "%.*f(%lld)e%+03d", dec, value / scale, digits, ev);
+    return;
+  }
+  long long digits = llround(err * pow(10.0, decimals));
+  snprintf(buf, (size_t)len, "%.*f(%lld)", decimals, value, digits);
+}

@@ -1,0 +1,25 @@
+/* Combining iterations: inverse-variance weighted average, chi^2 and Q. */
+#ifndef STRATA_STATS_H
+#define STRATA_STATS_H
+
+typedef struct {
+  double mean, sigma;
+  double chi2;
+  int dof;              /* n - 1 */
+  double chi2_dof;      /* 0 when dof = 0 */
+  double q;             /* P(chi2_dof' >= chi2_dof); 1 when dof = 0 */
+} strata_average;
+
+/* Weighted average of n estimates I[k] +- sig[k].  Estimates with sigma 0
+ * (an integrand constant under the map) are exact: if any, their plain mean
+ * is the answer with sigma 0, and chi^2 measures the others against it. */
+void strata_stats_average(const double *I, const double *sig, int n,
+                          strata_average *out);
+
+/* Regularised upper incomplete gamma function Q(a, x) = Gamma(a, x)/Gamma(a). */
+double strata_gamma_q(double a, double x);
+
+/* "1.23456(78)" style: value with the error in the last two digits.  Falls
+ * back to "1.23e+05 +- 4.5e+02" where that form would be unreadable. */
+void strata_format_value_error(char *buf, int len, double value, double err);
+#endif

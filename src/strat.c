@@ -1,0 +1,156 @@
+#include "strat.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static int64_t ipow_capped(int64_t m, int dim, int64_t cap)
+{
+  int64_t r = 1;
+  for (int d = 0; d < dim; d++) {
+    if (r > cap / m) return cap + 1;
+    r *= m;
+  }
+  return r;
+}
+
+int strata_strat_hcubes_per_axis(int dim, int64_t neval, int64_t max_nhcube)
+{
+  int64_t budget = neval / 4;
+  if (budget < 1) budget = 1;
+  if (max_nhcube < budget) budget = max_nhcube;
+  int64_t m = (int64_t)floor(pow((double)budget, 1.0 / dim));
+  if (m < 1) m = 1;
+  /* pow() may land one off either way; settle it in integers. */
+  while (m > 1 && ipow_capped(m, dim, budget) > budget) m--;
+  while (ipow_capped(m + 1, dim, budget) <= budget) m++;
+  return (int)m;
+}
+
+strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
+                                 double beta, int adaptive)
+{
+  strata_strat *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->dim = dim;
+  s->neval = neval;
+  s->beta = beta;
+  s->adaptive = adaptive;
+  s->M = strata_strat_hcubes_per_axis(dim, neval, max_nhcube);
+  s->nhcube = ipow_capped(s->M, dim, INT64_MAX / 2);
+  s->nh = malloc(sizeof(int64_t) * (size_t)s->nhcube);
+  s->start = malloc(sizeof(int64_t) * (size_t)(s->nhcube + 1));
+  if (!s->nh || !s->start) {
+    strata_strat_free(s);
+    return NULL;
+  }
+  strata_strat_init(s);
+  return s;
+}
+
+void strata_strat_free(strata_strat *s)
+{
+  if (!s) return;
+  free(s->nh);
+  free(s->start);
+  free(s);
+}
+
+static void prefix(strata_strat *s)
+{
+  s->start[0] = 0;
+  for (int64_t h = 0; h < s->nhcube; h++) s->start[h + 1] = s->start[h] + s->nh[h];
+}
+
+void strata_strat_init(strata_strat *s)
+{
+  if (!s->adaptive) {
+    int64_t n = s->neval / s->nhcube;
+    if (n < 2) n = 2;
+    for (int64_t h = 0; h < s->nhcube; h++) s->nh[h] = n;
+  } else {
+    /* Spread the remainder one by one so the total is exactly neval. */
+    int64_t q = s->neval / s->nhcube, rem = s->neval % s->nhcube;
+    for (int64_t h = 0; h < s->nhcube; h++) s->nh[h] = q + (h < rem ? 1 : 0);
+    for (int64_t h = 0; h < s->nhcube; h++)
+      if (s->nh[h] < 2) s->nh[h] = 2;
+  }
+  prefix(s);
+}
+
+void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)
+{
+  if (!s->adaptive) return;
+  const int64_t nh = s->nhcube;
+  double *d = malloc(sizeof(double) * (size_t)nh);
+  unsigned char *fixed = calloc((size_t)nh, 1);
+  if (!d || !fixed) { /* keep the old allocation: valid, only less tuned */
+    free(d);
+    free(fixed);
+    return;
+  }
+  double dsum = 0.0;
+  for (int64_t h = 0; h < nh; h++) {
+    double n = (double)s->nh[h];
+    double m1 = s1[h] / n;
+    double var = s2[h] / n - m1 * m1;
+    if (!(var > 0.0)) var = 0.0;
+    d[h] = s->beta == 0.0 ? 1.0 : pow(var, 0.5 * s->beta);
+    dsum += d[h];
+  }
+  if (!(dsum > 0.0) || !isfinite(dsum)) { /* no information: stay as we are */
+    free(d);
+    free(fixed);
+    return;
+  }
+  /* Water-filling: hypercubes whose share falls below the floor of 2 are
+   * pinned there and the rest share what is left, until no share moves. */
+  int64_t left = s->neval;
+  double dfree = dsum;
+  for (int pass = 0; pass < 64; pass++) {
+    int changed = 0;
+    for (int64_t h = 0; h < nh; h++) {
+      if (fixed[h]) continue;
+      if ((double)left * d[h] / dfree < 2.0) {
+        fixed[h] = 1;
+        left -= 2;
+        dfree -= d[h];
+        changed = 1;
+      }
+    }
+    if (!changed || !(dfree > 0.0)) break;
+  }
+  /* Cumulative rounding: each n_h is within one of its share and the total
+   * is exactly what was shared. */
+  int64_t last_free = -1;
+  for (int64_t h = 0; h < nh; h++)
+    if (!fixed[h]) last_free = h;
+  double cum = 0.0;
+  int64_t given = 0;
+  for (int64_t h = 0; h < nh; h++) {
+    if (fixed[h] || !(dfree > 0.0)) {
+      s->nh[h] = 2;
+      continue;
+    }
+    cum += (double)left * d[h] / dfree;
+    int64_t upto = h == last_free ? left : (int64_t)llround(cum);
+    int64_t n = upto - given;
+    given = upto;
+    s->nh[h] = n < 2 ? 2 : n;
+  }
+  free(d);
+  free(fixed);
+  prefix(s);
+}
+
+int64_t strata_strat_total(const strata_strat *s) { return s->start[s->nhcube]; }
+
+int64_t strata_strat_find(const strata_strat *s, int64_t i)
+{
+  int64_t lo = 0, hi = s->nhcube - 1;
+  while (lo < hi) {
+    int64_t mid = lo + (hi - lo + 1) / 2;
+    if (s->start[mid] <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}

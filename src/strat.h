@@ -1,0 +1,49 @@
+/* Stratified sampling of y-space: M^dim hypercubes, n_h samples in each.
+ *
+ * Hypercube h has integer coordinates k_d = (h / M^d) % M; its samples are
+ * numbered globally from start[h] to start[h+1]-1, which is what the random
+ * streams are keyed on. */
+#ifndef STRATA_STRAT_H
+#define STRATA_STRAT_H
+#include <stdint.h>
+
+typedef struct {
+  int dim;
+  int M;                /* hypercubes per axis */
+  int64_t nhcube;       /* M^dim */
+  int64_t neval;        /* target per iteration */
+  double beta;          /* 0: classic equal allocation */
+  int adaptive;         /* vegas+: reallocate after each adapting iteration */
+  int64_t *nh;          /* [nhcube] samples per hypercube */
+  int64_t *start;       /* [nhcube + 1] prefix sums of nh */
+} strata_strat;
+
+/* Hypercubes per axis for a budget: floor((neval/4)^(1/dim)), at least 1,
+ * reduced until M^dim <= max_nhcube. */
+int strata_strat_hcubes_per_axis(int dim, int64_t neval, int64_t max_nhcube);
+
+strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
+                                 double beta, int adaptive);
+void strata_strat_free(strata_strat *s);
+
+/* First-iteration allocation: classic gives max(2, floor(neval/M^dim)) to
+ * every hypercube; vegas+ spreads exactly neval as evenly as integers allow. */
+void strata_strat_init(strata_strat *s);
+
+/* VEGAS+ reallocation from one iteration's per-hypercube sums of J f and
+ * (J f)^2: n_h proportional to sigma_h^beta, at least 2, summing to neval. */
+void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2);
+
+int64_t strata_strat_total(const strata_strat *s);
+
+/* The hypercube holding global sample index i (binary search on start). */
+int64_t strata_strat_find(const strata_strat *s, int64_t i);
+
+static inline void strata_strat_coords(const strata_strat *s, int64_t h, int *k)
+{
+  for (int d = 0; d < s->dim; d++) {
+    k[d] = (int)(h % s->M);
+    h /= s->M;
+  }
+}
+#endif

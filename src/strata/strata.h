@@ -1,0 +1,122 @@
+/* strata — adaptive Monte Carlo integration (VEGAS+, VEGAS, VEGAS-1D).
+ *
+ * One call integrates (strata_integrate); everything it needs is in a
+ * strata_problem (what to integrate) and a strata_params (how). */
+#ifndef STRATA_STRATA_H
+#define STRATA_STRATA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STRATA_MAX_DIM 32
+#define STRATA_MAX_PARAMS 16
+
+/* Error codes; 0 is success.  The message of the last error of the calling
+ * thread is strata_last_error(). */
+enum {
+  STRATA_OK = 0,
+  STRATA_EINVAL = 1,   /* bad parameter or input */
+  STRATA_ENOMEM = 2,
+  STRATA_ENOTFINITE = 3, /* the integrand returned NaN or Inf */
+  STRATA_EBACKEND = 4, /* backend unavailable or failed */
+  STRATA_EIO = 5,
+  STRATA_ECOMM = 6
+};
+
+typedef double (*strata_fn)(const double *x, int dim, const double *params);
+
+typedef enum {
+  STRATA_MODE_VEGASPLUS = 0, /* adaptive map + adaptive stratification */
+  STRATA_MODE_VEGAS = 1,     /* adaptive map, equal samples per hypercube */
+  STRATA_MODE_VEGAS1D = 2    /* one map shared by all axes */
+} strata_mode;
+
+typedef struct {
+  strata_mode mode;
+  int64_t neval;        /* evaluations per iteration (target) */
+  int64_t maxeval;      /* stop after this many evaluations in total */
+  int maxiter;          /* stop after this many iterations */
+  int adapt_iters;      /* iterations that adapt map and stratification */
+  int skip;             /* leading iterations left out of the average */
+  double epsrel, epsabs;
+  int ninc;             /* map increments per axis */
+  double alpha;         /* map damping; 0 freezes the map */
+  double beta;          /* stratification exponent; 0 = classic */
+  uint64_t seed;
+  int64_t max_nhcube;   /* cap on the number of hypercubes */
+  double min_q;         /* convergence needs Q >= min_q */
+  int nthreads;         /* CPU threads, 0 = all available */
+} strata_params;
+
+typedef struct {
+  strata_fn f;
+  int dim;
+  double lower[STRATA_MAX_DIM], upper[STRATA_MAX_DIM];
+  double params[STRATA_MAX_PARAMS];
+  int nparams;
+  const char *name;     /* for messages */
+} strata_problem;
+
+/* One iteration, as reported to the caller after it is combined. */
+typedef struct {
+  int itn;              /* 1-based */
+  double integral, sigma;  /* this iteration */
+  int64_t neval;
+  int kept;             /* counted in the average (after skip) */
+  double avg, avg_sigma, chi2_dof, q; /* cumulative over kept iterations */
+  int adapting;
+  double time_s;        /* wall time of this iteration */
+} strata_iteration;
+
+typedef struct {
+  double integral, sigma, chi2_dof, q;
+  int64_t neval;        /* total evaluations, all iterations */
+  int iterations;
+  int converged;
+  int nhcube;
+  double time_s;
+} strata_result;
+
+typedef void (*strata_iteration_cb)(const strata_iteration *it, void *ctx);
+
+void strata_params_default(strata_params *p);
+int strata_params_check(const strata_params *p);
+int strata_problem_check(const strata_problem *pr);
+
+/* Integrate on the CPU backend, in this process.  cb (may be NULL) is called
+ * after every iteration. */
+int strata_integrate(const strata_problem *pr, const strata_params *p,
+                     strata_iteration_cb cb, void *ctx, strata_result *res);
+
+const char *strata_last_error(void);
+const char *strata_version(void);
+const char *strata_mode_name(strata_mode m);
+int strata_mode_parse(const char *s, strata_mode *m);
+
+/* The built-in integrand suite. */
+typedef struct {
+  const char *name;      /* "f4" */
+  const char *title;     /* "gaussian" */
+  const char *formula;   /* one line, for `strata list` */
+  strata_fn f;
+  int dim_min, dim_max;  /* dimensions where it is defined */
+  int list_dims[8];      /* dimensions tested and listed, 0-terminated */
+  double lower, upper;   /* default domain, every axis */
+  int nparams;
+  double params[4];      /* default parameter values */
+  const char *param_names; /* e.g. "a" or NULL */
+  /* Exact value on the default domain; NaN where no closed form applies. */
+  double (*exact)(int dim, const double *params);
+} strata_builtin;
+
+const strata_builtin *strata_builtin_find(const char *name);
+const strata_builtin *strata_builtin_at(size_t i); /* NULL past the end */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

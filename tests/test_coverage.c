@@ -1,0 +1,66 @@
+/* Are the error bars honest?  Over many seeds at small neval, |I - exact|
+ * <= sigma must hold in about 68% of runs (accepted: 0.60 .. 0.76) and
+ * <= 2 sigma in at least 90%.  Small neval is where the variance estimates
+ * are noisiest and the weighted average most prone to bias. */
+#include <math.h>
+#include <stdio.h>
+
+#include "testutil.h"
+
+#define NSEED 300
+
+typedef struct {
+  const char *name;
+  int dim;
+  strata_mode mode;
+  long neval;
+} coverage_case;
+
+static const coverage_case cases[] = {
+    {"f1", 5, STRATA_MODE_VEGASPLUS, 20000},
+    {"f4", 5, STRATA_MODE_VEGASPLUS, 20000},
+    {"f5", 5, STRATA_MODE_VEGASPLUS, 20000},
+    {"f3", 3, STRATA_MODE_VEGAS, 20000},
+    {"roos_arnold", 4, STRATA_MODE_VEGAS1D, 20000},
+    {"morokoff_caflisch", 5, STRATA_MODE_VEGASPLUS, 20000},
+};
+
+START_TEST(test_coverage)
+{
+  const coverage_case *c = &cases[_i];
+  strata_problem pr;
+  const strata_builtin *b = test_problem(c->name, c->dim, &pr);
+  const double exact = b->exact(c->dim, b->params);
+  strata_params p;
+  strata_params_default(&p);
+  p.mode = c->mode;
+  p.neval = c->neval;
+  p.maxiter = 10;
+  p.epsrel = 0;
+  int in1 = 0, in2 = 0;
+  for (int s = 0; s < NSEED; s++) {
+    p.seed = 1000 + (uint64_t)s;
+    strata_result r;
+    ck_assert_msg(strata_integrate(&pr, &p, NULL, NULL, &r) == STRATA_OK, "%s",
+                  strata_last_error());
+    double dev = fabs(r.integral - exact);
+    in1 += dev <= r.sigma;
+    in2 += dev <= 2 * r.sigma;
+  }
+  double f1 = (double)in1 / NSEED, f2 = (double)in2 / NSEED;
+  printf("%-18s d=%d %-7s neval %ld: %d seeds, within 1 sigma %.3f, within 2 sigma %.3f\n",
+         c->name, c->dim, strata_mode_name(c->mode), c->neval, NSEED, f1, f2);
+  ck_assert_msg(f1 >= 0.60 && f1 <= 0.76, "%s: 1-sigma coverage %.3f", c->name, f1);
+  ck_assert_msg(f2 >= 0.90, "%s: 2-sigma coverage %.3f", c->name, f2);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("coverage");
+  TCase *tc = tcase_create("seeds");
+  tcase_set_timeout(tc, 600);
+  tcase_add_loop_test(tc, test_coverage, 0, (int)(sizeof cases / sizeof *cases));
+  suite_add_tcase(s, tc);
+  return test_run_suite(s);
+}

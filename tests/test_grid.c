@@ -1,0 +1,680 @@
+/* Tests of the adaptive map (src/grid.c, src/grid.h).
+ *
+ * The expected values come from the algorithm of shared/design/algorithm.md,
+ * either worked out by hand (the arithmetic is in the comments) or computed
+ * by an independent reference implementation in this file (ref_refine_axis),
+ * which is written from the design text rather than from grid.c: it places
+ * the new edges by inverting the piecewise-linear cumulative sum of r_i
+ * instead of walking an accumulator. */
+#include <check.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grid.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+/* xorshift64*: a small deterministic generator, independent of the library. */
+static uint64_t rng_state;
+static void rng_seed(uint64_t s) { rng_state = s * 2685821657736338717ULL + 1; }
+static double rng_u(void) /* uniform in (0,1) */
+{
+  rng_state ^= rng_state >> 12;
+  rng_state ^= rng_state << 25;
+  rng_state ^= rng_state >> 27;
+  uint64_t r = rng_state * 2685821657736338717ULL;
+  return ((double)(r >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+static strata_grid *make_grid(int dim, int ninc, int shared, const double *lo,
+                              const double *hi)
+{
+  strata_grid *g = strata_grid_alloc(dim, ninc, shared);
+  ck_assert_ptr_nonnull(g);
+  strata_grid_init(g, lo, hi);
+  return g;
+}
+
+static double *axis_edges(strata_grid *g, int ax)
+{
+  return g->edges + (size_t)ax * (size_t)(g->ninc + 1);
+}
+
+/* Edges start at 0, end at 1 and increase strictly. */
+static void check_valid_axis(const strata_grid *g, int ax, const char *what)
+{
+  const double *e = strata_grid_axis(g, ax);
+  ck_assert_msg(e[0] == 0.0, "%s axis %d: e[0] = %.17g", what, ax, e[0]);
+  ck_assert_msg(e[g->ninc] == 1.0, "%s axis %d: e[n] = %.17g", what, ax,
+                e[g->ninc]);
+  for (int i = 0; i < g->ninc; i++)
+    ck_assert_msg(e[i + 1] > e[i], "%s axis %d: e[%d] = %.17g >= e[%d] = %.17g",
+                  what, ax, i, e[i], i + 1, e[i + 1]);
+}
+
+/* Reference refinement of one axis, straight from the design:
+ * a_i averages, smoothing, normalisation, damping, equal shares of R. */
+static void ref_refine_axis(const double *eold, int n, const double *a,
+                            double alpha, double *enew)
+{
+  double s[1024], r[1024], cum[1025];
+  ck_assert_int_le(n, 1024);
+  ck_assert_int_ge(n, 2);
+  for (int i = 0; i < n; i++) {
+    double left = i > 0 ? a[i - 1] : a[i];      /* s_0 = (7a_0 + a_1)/8 ... */
+    double right = i < n - 1 ? a[i + 1] : a[i]; /* ... s_{n-1} = (a_{n-2}+7a_{n-1})/8 */
+    s[i] = (left + 6.0 * a[i] + right) / 8.0;
+  }
+  double ssum = 0.0;
+  for (int i = 0; i < n; i++) ssum += s[i];
+  cum[0] = 0.0;
+  for (int i = 0; i < n; i++) {
+    double si = s[i] / ssum;
+    r[i] = si > 0.0 ? pow((1.0 - si) / log(1.0 / si), alpha) : 0.0;
+    cum[i + 1] = cum[i] + r[i];
+  }
+  double R = cum[n];
+  enew[0] = 0.0;
+  enew[n] = 1.0;
+  for (int k = 1; k < n; k++) {
+    double t = R * k / n;
+    int i = 0; /* the increment with cum[i] <= t < cum[i+1] */
+    while (i < n - 1 && !(t < cum[i + 1])) i++;
+    enew[k] = eold[i] + (t - cum[i]) / r[i] * (eold[i + 1] - eold[i]);
+  }
+}
+
+/* ---- a fresh map -------------------------------------------------------- */
+
+START_TEST(test_fresh_map_uniform)
+{
+  const double lo[3] = {-1.0, 0.0, 10.0}, hi[3] = {2.0, 0.5, 14.0};
+  /* box volume 3 * 0.5 * 4 = 6 */
+  for (int shared = 0; shared <= 1; shared++) {
+    strata_grid *g = make_grid(3, 5, shared, lo, hi);
+    ck_assert_int_eq(strata_grid_naxes(g), shared ? 1 : 3);
+    for (int ax = 0; ax < strata_grid_naxes(g); ax++) {
+      const double *e = strata_grid_axis(g, ax);
+      for (int i = 0; i <= 5; i++)
+        ck_assert_double_eq_tol(e[i], i / 5.0, 1e-15);
+    }
+    rng_seed(1);
+    for (int t = 0; t < 1000; t++) {
+      double y[3], x[3];
+      int inc[3];
+      for (int d = 0; d < 3; d++) y[d] = rng_u();
+      double jac = strata_grid_map(g, y, x, inc);
+      ck_assert_double_eq_tol(jac, 6.0, 1e-13);
+      for (int d = 0; d < 3; d++) {
+        double want = lo[d] + (hi[d] - lo[d]) * y[d];
+        ck_assert_msg(fabs(x[d] - want) <= 1e-14 * (1.0 + fabs(want)),
+                      "x[%d] = %.17g want %.17g", d, x[d], want);
+        ck_assert_int_eq(inc[d], (int)floor(y[d] * 5.0));
+      }
+    }
+    /* Fixed points: y = 0.5 is the box centre; y = 0.1 is in increment 0. */
+    double y[3] = {0.5, 0.5, 0.5}, x[3];
+    int inc[3];
+    strata_grid_map(g, y, x, inc);
+    ck_assert_double_eq_tol(x[0], 0.5, 1e-15);
+    ck_assert_double_eq_tol(x[1], 0.25, 1e-15);
+    ck_assert_double_eq_tol(x[2], 12.0, 1e-14);
+    ck_assert_int_eq(inc[0], 2); /* 0.5 * 5 = 2.5 */
+    strata_grid_free(g);
+  }
+}
+END_TEST
+
+START_TEST(test_map_endpoints)
+{
+  /* y just inside (0,1) maps just inside the box; y -> 1 stays in the last
+   * increment (i = n-1) rather than reading past the edges. */
+  const double lo[2] = {0.0, -3.0}, hi[2] = {1.0, 5.0};
+  strata_grid *g = make_grid(2, 10, 0, lo, hi);
+  double y[2] = {nextafter(1.0, 0.0), 1e-300}, x[2];
+  int inc[2];
+  double jac = strata_grid_map(g, y, x, inc);
+  ck_assert_int_eq(inc[0], 9);
+  ck_assert_int_eq(inc[1], 0);
+  ck_assert(x[0] <= 1.0 && x[0] > 0.999999);
+  ck_assert(x[1] >= -3.0 && x[1] < -2.999999);
+  ck_assert_double_eq_tol(jac, 8.0, 1e-13); /* 1 * 8 */
+  strata_grid_free(g);
+}
+END_TEST
+
+START_TEST(test_copy)
+{
+  const double lo[2] = {0.0, 0.0}, hi[2] = {1.0, 2.0};
+  strata_grid *g = make_grid(2, 6, 0, lo, hi);
+  strata_grid *h = make_grid(2, 6, 0, lo, lo); /* zero-width box, to be overwritten */
+  strata_grid *bad = make_grid(2, 7, 0, lo, hi);
+  axis_edges(g, 1)[3] = 0.4; /* 0.333 -> 0.4, still increasing */
+  ck_assert_int_eq(strata_grid_copy(h, g), 0);
+  ck_assert_double_eq(axis_edges(h, 1)[3], 0.4);
+  ck_assert_double_eq(h->width[1], 2.0);
+  ck_assert_int_ne(strata_grid_copy(bad, g), 0);
+  strata_grid_free(g);
+  strata_grid_free(h);
+  strata_grid_free(bad);
+}
+END_TEST
+
+/* ---- refinement keeps a valid map -------------------------------------- */
+
+START_TEST(test_refine_random_weights_valid)
+{
+  const int nincs[] = {2, 3, 10, 64, 500};
+  const double alphas[] = {0.5, 1.0, 1.5};
+  const double lo[3] = {-2.0, 1.0, 0.0}, hi[3] = {3.0, 1.5, 100.0};
+  for (size_t in = 0; in < sizeof nincs / sizeof *nincs; in++) {
+    for (size_t ia = 0; ia < sizeof alphas / sizeof *alphas; ia++) {
+      int n = nincs[in];
+      strata_grid *g = make_grid(3, n, 0, lo, hi);
+      double *w = malloc(sizeof(double) * 3 * (size_t)n);
+      double *c = malloc(sizeof(double) * 3 * (size_t)n);
+      rng_seed(100 + in * 10 + ia);
+      for (int it = 0; it < 15; it++) {
+        for (int k = 0; k < 3 * n; k++) {
+          /* positive weights over 40 decades; some increments unsampled */
+          c[k] = rng_u() < 0.1 ? 0.0 : floor(1.0 + 20.0 * rng_u());
+          w[k] = c[k] * exp(92.0 * (rng_u() - 0.5));
+        }
+        strata_grid_refine(g, w, c, alphas[ia]);
+        for (int ax = 0; ax < 3; ax++) check_valid_axis(g, ax, "random");
+        for (int t = 0; t < 200; t++) {
+          double y[3], x[3];
+          int inc[3];
+          for (int d = 0; d < 3; d++) y[d] = rng_u();
+          double jac = strata_grid_map(g, y, x, inc);
+          ck_assert(jac > 0.0 && isfinite(jac));
+          for (int d = 0; d < 3; d++)
+            ck_assert_msg(x[d] >= lo[d] && x[d] <= hi[d],
+                          "n=%d x[%d]=%.17g outside [%g,%g]", n, d, x[d], lo[d], hi[d]);
+        }
+      }
+      free(w);
+      free(c);
+      strata_grid_free(g);
+    }
+  }
+}
+END_TEST
+
+START_TEST(test_refine_spike_repeated_valid)
+{
+  /* All weight in one increment, refined many times with alpha = 1: the
+   * edges crowd together but must stay strictly increasing. */
+  const int n = 100;
+  const double lo[1] = {0.0}, hi[1] = {1.0};
+  strata_grid *g = make_grid(1, n, 0, lo, hi);
+  double w[100], c[100];
+  for (int it = 0; it < 60; it++) {
+    const double *e = strata_grid_axis(g, 0);
+    for (int i = 0; i < n; i++) {
+      c[i] = 1.0;
+      /* weight 1e200 in the increment holding x = 0.3, 1e-200 elsewhere */
+      w[i] = (e[i] <= 0.3 && 0.3 < e[i + 1]) ? 1e200 : 1e-200;
+    }
+    strata_grid_refine(g, w, c, 1.0);
+    check_valid_axis(g, 0, "spike");
+  }
+  strata_grid_free(g);
+}
+END_TEST
+
+/* ---- invariances -------------------------------------------------------- */
+
+START_TEST(test_constant_integrand_keeps_uniform)
+{
+  /* Equal averages a_i = wsum/count in every increment: s_i = 1/n, all r_i
+   * equal, so each new edge lands on the old one.  The counts differ, so a
+   * map that used wsum instead of wsum/count would move. */
+  const int n = 7, dim = 2;
+  const double lo[2] = {0.0, -1.0}, hi[2] = {1.0, 1.0};
+  const double alphas[] = {0.5, 1.0, 2.0};
+  for (size_t ia = 0; ia < 3; ia++) {
+    strata_grid *g = make_grid(dim, n, 0, lo, hi);
+    double w[14], c[14];
+    for (int k = 0; k < dim * n; k++) {
+      c[k] = 1.0 + (k * 7) % 5; /* 1,3,5,2,4,1,... */
+      w[k] = 2.5 * c[k];
+    }
+    for (int it = 0; it < 5; it++) strata_grid_refine(g, w, c, alphas[ia]);
+    for (int ax = 0; ax < dim; ax++)
+      for (int i = 0; i <= n; i++)
+        ck_assert_double_eq_tol(strata_grid_axis(g, ax)[i], (double)i / n, 1e-12);
+    strata_grid_free(g);
+  }
+}
+END_TEST
+
+START_TEST(test_alpha_zero_no_change)
+{
+  const int n = 8;
+  const double lo[2] = {0.0, 0.0}, hi[2] = {1.0, 1.0};
+  strata_grid *g = make_grid(2, n, 0, lo, hi);
+  double w[16], c[16];
+  for (int k = 0; k < 16; k++) {
+    c[k] = 10.0;
+    w[k] = 1.0 + k * k; /* strongly non-uniform */
+  }
+  strata_grid_refine(g, w, c, 0.5); /* make the map non-uniform first */
+  double before[18];
+  memcpy(before, g->edges, sizeof before);
+  ck_assert(fabs(before[1] - 1.0 / n) > 1e-3);
+  for (int k = 0; k < 16; k++) w[k] = 1.0 / (1.0 + k);
+  strata_grid_refine(g, w, c, 0.0);
+  ck_assert_int_eq(memcmp(before, g->edges, sizeof before), 0);
+  strata_grid_free(g);
+}
+END_TEST
+
+START_TEST(test_zero_axis_unchanged)
+{
+  const int n = 6, dim = 3;
+  const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+  strata_grid *g = make_grid(dim, n, 0, lo, hi);
+  /* a non-uniform starting map on axis 1, so "unchanged" is not "uniform" */
+  double *e1 = axis_edges(g, 1);
+  const double start1[7] = {0.0, 0.05, 0.1, 0.3, 0.7, 0.9, 1.0};
+  memcpy(e1, start1, sizeof start1);
+  double w[18], c[18];
+  for (int i = 0; i < n; i++) {
+    w[0 * n + i] = 1.0 + i;       c[0 * n + i] = 1.0;
+    w[1 * n + i] = 0.0;           c[1 * n + i] = 5.0;  /* sampled, all zero */
+    w[2 * n + i] = (i == 2) * 9.; c[2 * n + i] = 3.0;
+  }
+  strata_grid_refine(g, w, c, 0.5);
+  ck_assert_int_eq(memcmp(axis_edges(g, 1), start1, sizeof start1), 0);
+  ck_assert(fabs(axis_edges(g, 0)[3] - 0.5) > 1e-3); /* the others did move */
+  ck_assert(fabs(axis_edges(g, 2)[3] - 0.5) > 1e-3);
+  check_valid_axis(g, 0, "zero-axis");
+  check_valid_axis(g, 2, "zero-axis");
+  /* Never sampled at all (counts zero too): also unchanged. */
+  for (int i = 0; i < n; i++) c[1 * n + i] = 0.0;
+  strata_grid_refine(g, w, c, 0.5);
+  ck_assert_int_eq(memcmp(axis_edges(g, 1), start1, sizeof start1), 0);
+  strata_grid_free(g);
+}
+END_TEST
+
+/* ---- hand-computed refinements ------------------------------------------ */
+
+START_TEST(test_refine_hand_case)
+{
+  /* Axis 0: uniform old edges {0, .25, .5, .75, 1}, alpha = 0.5,
+   *   counts {2,4,1,8}, wsum {2,8,3,32}  =>  a = {1, 2, 3, 4}.
+   *   s = {(7*1+2)/8, (1+12+3)/8, (2+18+4)/8, (3+28)/8} = {9,16,24,31}/8,
+   *   sum 80/8 = 10  =>  s = {0.1125, 0.2, 0.3, 0.3875}.
+   *   r_i = sqrt((1-s)/ln(1/s)):
+   *     r0 = sqrt(0.8875/2.18480) = 0.637350209381440,
+   *     r1 = sqrt(0.8/1.60944)    = 0.705030458666638,
+   *     r2 = sqrt(0.7/1.20397)    = 0.762501463315170,
+   *     r3 = sqrt(0.6125/0.94803) = 0.803784905556133;
+   *   R = 2.908667036919381, R/4 = 0.727166759229845;
+   *   cumulative: 0, 0.637350, 1.342381, 2.104882, 2.908667.
+   *   e1: target 0.727167 in increment 1:
+   *       0.25 + (0.727167-0.637350)/0.705030 * 0.25 = 0.281848464397647
+   *   e2: target 1.454334 in increment 2:
+   *       0.50 + (1.454334-1.342381)/0.762501 * 0.25 = 0.536705782151836
+   *   e3: target 2.181500 in increment 3:
+   *       0.75 + (2.181500-2.104882)/0.803785 * 0.25 = 0.773830425838016
+   * Axis 1: old edges {0, 0.1, 0.4, 0.8, 1}, alpha = 1,
+   *   counts {0,0,0,3}, wsum {0,0,0,24}  =>  a = {0, 0, 0, 8}.
+   *   s = {0, 0, 8/8, 56/8}/8 = {0, 0, 0.125, 0.875}.
+   *   r = {0, 0, 0.875/ln 8, 0.125/ln(8/7)}
+   *     = {0, 0, 0.420786053592614, 0.936109461177327},
+   *   R/4 = 0.339223878692485; cumulative 0, 0, 0, 0.420786, 1.356896.
+   *   e1: 0.4 + 0.339224/0.420786 * 0.4 = 0.722466845843618
+   *   e2: 0.8 + (0.678448-0.420786)/0.936109 * 0.2 = 0.855049481813441
+   *   e3: 0.8 + (1.017672-0.420786)/0.936109 * 0.2 = 0.927524740906720 */
+  const double lo[2] = {0, 0}, hi[2] = {1, 1};
+  strata_grid *g = make_grid(2, 4, 0, lo, hi);
+  const double old1[5] = {0.0, 0.1, 0.4, 0.8, 1.0};
+  memcpy(axis_edges(g, 1), old1, sizeof old1);
+  const double w[8] = {2, 8, 3, 32, 0, 0, 0, 24};
+  const double c[8] = {2, 4, 1, 8, 0, 0, 0, 3};
+  /* alpha differs per axis: refine a copy for each and keep its axis */
+  strata_grid *g1 = make_grid(2, 4, 0, lo, hi);
+  ck_assert_int_eq(strata_grid_copy(g1, g), 0);
+  strata_grid_refine(g, w, c, 0.5);
+  strata_grid_refine(g1, w, c, 1.0);
+  const double want0[5] = {0.0, 0.28184846439764716, 0.53670578215183643,
+                           0.77383042583801566, 1.0};
+  const double want1[5] = {0.0, 0.72246684584361850, 0.85504948181344096,
+                           0.92752474090672048, 1.0};
+  for (int i = 0; i <= 4; i++) {
+    ck_assert_msg(fabs(strata_grid_axis(g, 0)[i] - want0[i]) <= 1e-12,
+                  "axis 0 e[%d] = %.17g want %.17g", i, strata_grid_axis(g, 0)[i], want0[i]);
+    ck_assert_msg(fabs(strata_grid_axis(g1, 1)[i] - want1[i]) <= 1e-12,
+                  "axis 1 e[%d] = %.17g want %.17g", i, strata_grid_axis(g1, 1)[i], want1[i]);
+  }
+  strata_grid_free(g);
+  strata_grid_free(g1);
+}
+END_TEST
+
+START_TEST(test_refine_matches_reference)
+{
+  /* Random cases, non-uniform old maps, against ref_refine_axis. */
+  const int nincs[] = {2, 3, 5, 17, 100};
+  const double alphas[] = {0.25, 0.5, 1.0, 1.7};
+  rng_seed(7);
+  for (size_t in = 0; in < 5; in++) {
+    for (size_t ia = 0; ia < 4; ia++) {
+      int n = nincs[in];
+      const double lo[2] = {0, 0}, hi[2] = {1, 1};
+      strata_grid *g = make_grid(2, n, 0, lo, hi);
+      double *w = malloc(sizeof(double) * 2 * (size_t)n);
+      double *c = malloc(sizeof(double) * 2 * (size_t)n);
+      double *a = malloc(sizeof(double) * (size_t)n);
+      double *old = malloc(sizeof(double) * (size_t)(n + 1));
+      double *want = malloc(sizeof(double) * 2 * (size_t)(n + 1));
+      for (int rep = 0; rep < 4; rep++) {
+        /* a random strictly increasing old map on both axes */
+        for (int ax = 0; ax < 2; ax++) {
+          double *e = axis_edges(g, ax), acc = 0.0;
+          e[0] = 0.0;
+          for (int i = 1; i <= n; i++) e[i] = (acc += 0.2 + rng_u());
+          for (int i = 1; i < n; i++) e[i] /= acc;
+          e[n] = 1.0;
+        }
+        for (int k = 0; k < 2 * n; k++) {
+          c[k] = floor(1.0 + 10.0 * rng_u());
+          w[k] = c[k] * (rep == 3 && k % 3 == 0 ? 0.0 : exp(6.0 * rng_u()));
+        }
+        /* reference edges for both axes from the old maps, then one refine */
+        for (int ax = 0; ax < 2; ax++) {
+          memcpy(old, strata_grid_axis(g, ax), sizeof(double) * (size_t)(n + 1));
+          for (int i = 0; i < n; i++) a[i] = w[ax * n + i] / c[ax * n + i];
+          ref_refine_axis(old, n, a, alphas[ia], want + ax * (n + 1));
+        }
+        strata_grid_refine(g, w, c, alphas[ia]);
+        for (int ax = 0; ax < 2; ax++)
+          for (int i = 0; i <= n; i++)
+            ck_assert_msg(fabs(strata_grid_axis(g, ax)[i] - want[ax * (n + 1) + i]) <= 1e-12,
+                          "n=%d alpha=%g rep=%d ax=%d e[%d]=%.17g want %.17g", n,
+                          alphas[ia], rep, ax, i, strata_grid_axis(g, ax)[i],
+                          want[ax * (n + 1) + i]);
+      }
+      free(w);
+      free(c);
+      free(a);
+      free(old);
+      free(want);
+      strata_grid_free(g);
+    }
+  }
+}
+END_TEST
+
+/* ---- direction of adaptation ------------------------------------------- */
+
+static double peak(double x) { return exp(-200.0 * (x - 0.3) * (x - 0.3)); }
+
+START_TEST(test_refine_moves_toward_peak)
+{
+  /* Weights f^2 of a narrow peak at x = 0.3, estimated at each increment's
+   * centre: the increment holding 0.3 must shrink, far ones must grow. */
+  const int n = 50;
+  const double lo[1] = {0.0}, hi[1] = {1.0};
+  strata_grid *g = make_grid(1, n, 0, lo, hi);
+  double w[50], c[50];
+  double prev_width = 1.0 / n;
+  for (int it = 0; it < 6; it++) {
+    const double *e = strata_grid_axis(g, 0);
+    for (int i = 0; i < n; i++) {
+      /* J f at the centre: J = n*du */
+      double xm = 0.5 * (e[i] + e[i + 1]);
+      double jf = n * (e[i + 1] - e[i]) * peak(xm);
+      c[i] = 1.0;
+      w[i] = jf * jf;
+    }
+    strata_grid_refine(g, w, c, 0.5);
+    check_valid_axis(g, 0, "peak");
+    int ip = 0;
+    while (!(e[ip] <= 0.3 && 0.3 < e[ip + 1])) ip++;
+    double wp = e[ip + 1] - e[ip];
+    ck_assert_msg(wp < prev_width, "iteration %d: width at the peak %.6g did not shrink from %.6g",
+                  it, wp, prev_width);
+    prev_width = wp;
+    /* far from the peak the increments widen */
+    ck_assert_msg(e[n] - e[n - 1] > 1.0 / n, "last width %.6g", e[n] - e[n - 1]);
+    ck_assert_msg(e[1] - e[0] > 1.0 / n, "first width %.6g", e[1] - e[0]);
+  }
+  /* After 6 iterations many edges sit within 0.1 of the peak: more than the
+   * 10 of a uniform map (0.2 * 50). */
+  const double *e = strata_grid_axis(g, 0);
+  int near = 0;
+  for (int i = 0; i <= n; i++) near += fabs(e[i] - 0.3) < 0.1;
+  ck_assert_int_gt(near, 20);
+  strata_grid_free(g);
+}
+END_TEST
+
+START_TEST(test_refine_first_step_direction)
+{
+  /* One step from a uniform map, weight only in increment 3 of 10 (y in
+   * [0.3,0.4)): every interior edge moves toward that increment (or stays),
+   * and at least one edge lands inside it. */
+  const int n = 10;
+  const double lo[1] = {0.0}, hi[1] = {1.0};
+  strata_grid *g = make_grid(1, n, 0, lo, hi);
+  double w[10] = {0}, c[10];
+  for (int i = 0; i < n; i++) c[i] = 4.0;
+  w[3] = 40.0;
+  strata_grid_refine(g, w, c, 0.5);
+  const double *e = strata_grid_axis(g, 0);
+  int inside = 0;
+  for (int k = 1; k < n; k++) {
+    double old = (double)k / n;
+    if (old <= 0.3) ck_assert_msg(e[k] >= old - 1e-15, "e[%d] = %.6g moved away", k, e[k]);
+    if (old >= 0.4) ck_assert_msg(e[k] <= old + 1e-15, "e[%d] = %.6g moved away", k, e[k]);
+    inside += e[k] > 0.3 && e[k] < 0.4;
+  }
+  ck_assert_int_ge(inside, 1);
+  strata_grid_free(g);
+}
+END_TEST
+
+/* ---- shared (vegas1d) map ----------------------------------------------- */
+
+START_TEST(test_shared_sums_over_axes)
+{
+  const int n = 12, dim = 3;
+  const double lo[3] = {0.0, -1.0, 2.0}, hi[3] = {1.0, 1.0, 7.0};
+  strata_grid *gs = make_grid(dim, n, 1, lo, hi);
+  const double lo1[1] = {0.0}, hi1[1] = {1.0};
+  strata_grid *g1 = make_grid(1, n, 0, lo1, hi1);
+  double w[36], c[36], wsum[12], csum[12];
+  rng_seed(42);
+  for (int it = 0; it < 3; it++) {
+    for (int k = 0; k < dim * n; k++) {
+      /* counts differ by axis, so summing accumulators differs from
+       * averaging per-axis averages */
+      c[k] = floor(1.0 + 30.0 * rng_u());
+      w[k] = c[k] * exp(4.0 * rng_u()) * (k / n + 1);
+    }
+    for (int i = 0; i < n; i++) {
+      wsum[i] = 0.0;
+      csum[i] = 0.0;
+      for (int d = 0; d < dim; d++) {
+        wsum[i] += w[d * n + i];
+        csum[i] += c[d * n + i];
+      }
+    }
+    strata_grid_refine(gs, w, c, 0.5);
+    strata_grid_refine(g1, wsum, csum, 0.5);
+    check_valid_axis(gs, 0, "shared");
+    for (int i = 0; i <= n; i++)
+      ck_assert_msg(fabs(strata_grid_axis(gs, 0)[i] - strata_grid_axis(g1, 0)[i]) <= 1e-14,
+                    "it %d e[%d]: shared %.17g, summed %.17g", it, i,
+                    strata_grid_axis(gs, 0)[i], strata_grid_axis(g1, 0)[i]);
+    ck_assert(fabs(strata_grid_axis(gs, 0)[6] - 0.5) > 1e-6); /* it did move */
+  }
+  /* Every axis reads the one map: the same y on each axis gives the same unit
+   * position, scaled to each axis's range. */
+  const double *e = strata_grid_axis(g1, 0);
+  for (int t = 1; t < 100; t++) {
+    double yv = t / 100.0 + 0.001;
+    double y[3] = {yv, yv, yv}, x[3];
+    int inc[3];
+    double jac = strata_grid_map(gs, y, x, inc);
+    int i = (int)floor(yv * n);
+    double du = e[i + 1] - e[i];
+    double u = e[i] + (yv * n - i) * du;
+    double jwant = 1.0;
+    for (int d = 0; d < dim; d++) {
+      ck_assert_double_eq_tol(x[d], lo[d] + (hi[d] - lo[d]) * u, 1e-12);
+      ck_assert_int_eq(inc[d], i);
+      jwant *= n * du * (hi[d] - lo[d]);
+    }
+    ck_assert_double_eq_tol(jac, jwant, 1e-12 * jwant);
+  }
+  strata_grid_free(gs);
+  strata_grid_free(g1);
+}
+END_TEST
+
+/* ---- Jacobian and monotonicity of a refined map ------------------------- */
+
+static strata_grid *refined_grid(int dim, int n, const double *lo, const double *hi)
+{
+  strata_grid *g = make_grid(dim, n, 0, lo, hi);
+  double *w = malloc(sizeof(double) * (size_t)(dim * n));
+  double *c = malloc(sizeof(double) * (size_t)(dim * n));
+  rng_seed(9);
+  for (int it = 0; it < 4; it++) {
+    for (int k = 0; k < dim * n; k++) {
+      c[k] = 5.0;
+      w[k] = 5.0 * exp(10.0 * rng_u());
+    }
+    strata_grid_refine(g, w, c, 0.7);
+  }
+  free(w);
+  free(c);
+  return g;
+}
+
+START_TEST(test_jacobian_refined)
+{
+  const int dim = 3, n = 20;
+  const double lo[3] = {-1.0, 0.0, 5.0}, hi[3] = {1.0, 0.25, 8.0};
+  strata_grid *g = refined_grid(dim, n, lo, hi);
+  rng_seed(11);
+  for (int t = 0; t < 2000; t++) {
+    double y[3], x[3];
+    int inc[3];
+    for (int d = 0; d < dim; d++) y[d] = rng_u();
+    double jac = strata_grid_map(g, y, x, inc);
+    double jwant = 1.0;
+    for (int d = 0; d < dim; d++) {
+      const double *e = strata_grid_axis(g, d);
+      int i = (int)floor(y[d] * n);
+      double du = e[i + 1] - e[i];
+      jwant *= n * du * (hi[d] - lo[d]);
+      double xw = lo[d] + (hi[d] - lo[d]) * (e[i] + (y[d] * n - i) * du);
+      ck_assert_int_eq(inc[d], i);
+      ck_assert_msg(fabs(x[d] - xw) <= 1e-13 * (1.0 + fabs(xw)), "x[%d]", d);
+    }
+    ck_assert_msg(fabs(jac - jwant) <= 1e-12 * jwant, "J %.17g want %.17g", jac, jwant);
+  }
+  /* The map is onto the box: the mean of J over y is the box volume.
+   * One point per increment (midpoints) integrates the piecewise-constant J
+   * exactly: (1/n) sum_i n du_i width = width. */
+  for (int d = 0; d < dim; d++) {
+    double sum = 0.0;
+    for (int i = 0; i < n; i++) {
+      double y[3] = {0.5, 0.5, 0.5}, x[3];
+      int inc[3];
+      y[d] = (i + 0.5) / n;
+      double jac = strata_grid_map(g, y, x, inc);
+      /* divide out the other axes' factors, computed independently */
+      double other = 1.0;
+      for (int d2 = 0; d2 < dim; d2++) {
+        if (d2 == d) continue;
+        const double *e = strata_grid_axis(g, d2);
+        other *= n * (e[n / 2 + 1] - e[n / 2]) * (hi[d2] - lo[d2]);
+      }
+      sum += jac / other / n;
+    }
+    ck_assert_double_eq_tol(sum, hi[d] - lo[d], 1e-12);
+  }
+  strata_grid_free(g);
+}
+END_TEST
+
+START_TEST(test_map_monotone)
+{
+  const int dim = 2, n = 30;
+  const double lo[2] = {-5.0, 0.0}, hi[2] = {5.0, 1e-3};
+  strata_grid *g = refined_grid(dim, n, lo, hi);
+  for (int d = 0; d < dim; d++) {
+    double prev = -INFINITY;
+    const int steps = 30000;
+    for (int t = 1; t < steps; t++) {
+      double y[2] = {0.5, 0.5}, x[2];
+      int inc[2];
+      y[d] = (double)t / steps;
+      strata_grid_map(g, y, x, inc);
+      ck_assert_msg(x[d] > prev, "axis %d: x(%.9g) = %.17g <= %.17g", d, y[d], x[d], prev);
+      prev = x[d];
+    }
+    /* continuity across increment boundaries */
+    const double *e = strata_grid_axis(g, d);
+    for (int i = 1; i < n; i++) {
+      double y[2] = {0.5, 0.5}, x[2];
+      int inc[2];
+      y[d] = (double)i / n;
+      strata_grid_map(g, y, x, inc);
+      double xa = x[d];
+      y[d] = nextafter((double)i / n, 0.0);
+      strata_grid_map(g, y, x, inc);
+      double want = lo[d] + (hi[d] - lo[d]) * e[i];
+      double tol = 1e-12 * (hi[d] - lo[d]) + 1e-15 * fabs(want);
+      ck_assert_double_eq_tol(xa, want, tol);
+      ck_assert_double_eq_tol(x[d], want, tol);
+    }
+  }
+  strata_grid_free(g);
+}
+END_TEST
+
+static Suite *grid_suite(void)
+{
+  Suite *s = suite_create("grid");
+  TCase *tc = tcase_create("map");
+  tcase_add_test(tc, test_fresh_map_uniform);
+  tcase_add_test(tc, test_map_endpoints);
+  tcase_add_test(tc, test_copy);
+  tcase_add_test(tc, test_jacobian_refined);
+  tcase_add_test(tc, test_map_monotone);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("refine");
+  tcase_add_test(tc, test_refine_random_weights_valid);
+  tcase_add_test(tc, test_refine_spike_repeated_valid);
+  tcase_add_test(tc, test_constant_integrand_keeps_uniform);
+  tcase_add_test(tc, test_alpha_zero_no_change);
+  tcase_add_test(tc, test_zero_axis_unchanged);
+  tcase_add_test(tc, test_refine_hand_case);
+  tcase_add_test(tc, test_refine_matches_reference);
+  tcase_add_test(tc, test_refine_moves_toward_peak);
+  tcase_add_test(tc, test_refine_first_step_direction);
+  tcase_add_test(tc, test_shared_sums_over_axes);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(void)
+{
+  SRunner *sr = srunner_create(grid_suite());
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

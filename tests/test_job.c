@@ -1,0 +1,206 @@
+/* Bad input, through the library: every case fails with STRATA_EINVAL (or
+ * the error named) and a message naming the file, line, key or point. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "testutil.h"
+
+static char path[256];
+
+static int load_text(strata_job *job, const char *text)
+{
+  snprintf(path, sizeof path, "/tmp/strata-test-job-%d.ini", (int)getpid());
+  FILE *f = fopen(path, "w");
+  ck_assert(f != NULL);
+  fputs(text, f);
+  fclose(f);
+  strata_job_init(job);
+  int rc = strata_job_load(job, path);
+  unlink(path);
+  return rc;
+}
+
+/* The job must fail to load or to resolve, with a message holding want. */
+static void rejects(const char *text, const char *want)
+{
+  strata_job job;
+  strata_problem pr;
+  int rc = load_text(&job, text);
+  if (rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, NULL);
+  ck_assert_msg(rc != STRATA_OK, "accepted: %s", text);
+  ck_assert_msg(strstr(strata_last_error(), want) != NULL, "message '%s' lacks '%s'",
+                strata_last_error(), want);
+  ck_assert_msg(strchr(strata_last_error(), '\n') == NULL, "message is not one line");
+}
+
+START_TEST(test_good_job)
+{
+  strata_job job;
+  strata_problem pr;
+  const strata_builtin *b;
+  ck_assert_int_eq(load_text(&job, "[integral]\nintegrand = f2\ndim = 3\nparams = 20\n"
+                                   "lower = 0, 0.1, 0.2\nupper = 1\n[vegas]\nmode = vegas\n"
+                                   "neval = 2.5e5\nseed = 0x10\nalpha = 0.25\n[run]\n"
+                                   "threads = 3\n"),
+                   STRATA_OK);
+  ck_assert_int_eq(strata_job_resolve(&job, &pr, &b), STRATA_OK);
+  ck_assert_int_eq(pr.dim, 3);
+  ck_assert(pr.lower[1] == 0.1 && pr.lower[2] == 0.2 && pr.upper[2] == 1.0);
+  ck_assert(pr.params[0] == 20.0 && pr.nparams == 1);
+  ck_assert_int_eq(job.p.mode, STRATA_MODE_VEGAS);
+  ck_assert_int_eq(job.p.neval, 250000);
+  ck_assert(job.p.seed == 16 && job.p.alpha == 0.25 && job.p.nthreads == 3);
+  ck_assert_int_eq(strata_job_set(&job, "vegas.neval = 1000"), STRATA_OK);
+  ck_assert_int_eq(job.p.neval, 1000);
+}
+END_TEST
+
+START_TEST(test_default_job)
+{
+  strata_job job;
+  strata_problem pr;
+  strata_job_init(&job);
+  ck_assert_int_eq(strata_job_load(&job, NULL), STRATA_OK);
+  ck_assert_int_eq(strata_job_resolve(&job, &pr, NULL), STRATA_OK);
+  ck_assert_str_eq(pr.name, "f4");
+}
+END_TEST
+
+START_TEST(test_bad_jobs)
+{
+  rejects("[integral]\nintegrand = f4\n[vegas]\nnevl = 10\n", ":4: unknown key 'nevl' in [vegas]");
+  rejects("[integral]\nintegrand = f4\n[vegas]\nneval = 1e6x\n", ":4: vegas.neval = '1e6x'");
+  rejects("[vegas]\nneval = 1.5\n", ":2: vegas.neval = '1.5'");
+  rejects("[vegas]\nepsrel = nan\n", ":2: vegas.epsrel = 'nan'");
+  rejects("[vegas]\nseed = -3\n", ":2: vegas.seed = '-3'");
+  rejects("[vegas]\nmode = miser\n", ":2: vegas.mode = 'miser'");
+  rejects("[integral]\ndim = 0\n", ":2: integral.dim = '0'");
+  rejects("[integral]\ndim = 33\n", ":2: integral.dim = '33'");
+  rejects("[integral]\nintegrand = f4\nlower = 0, x\n", ":3: integral.lower = '0, x'");
+  rejects("[integral]\nintegrand = f4\ndim = 2\nlower = 1\nupper = 0.5\n",
+          "axis 1 has lower 1 >= upper 0.5");
+  rejects("[integral]\nintegrand = f4\ndim = 2\nupper = 1, 1, 1\n",
+          "integral.upper has 3 values for dim 2");
+  rejects("[integral]\nintegrand = nosuch\n", "integral.integrand = 'nosuch': unknown integrand");
+  rejects("[integral]\ndim = 3\n", "integrand is not set");
+  rejects("[integral]\nintegrand = f4\nparams = 1, 2\n", "integrand f4 takes 1 parameter");
+  rejects("[integral]\nintegrand = f1\nparams = 1\n", "integrand f1 takes 0 parameters");
+  rejects("[output]\nformat = json\n", ":2: unknown section [output]");
+  rejects("integrand = f4\n", ":1: unknown section []");
+  rejects("[integral\nintegrand = f4\n", ":1: syntax error");
+  rejects("[run]\nbackend = opencl\n", ":2: run.backend = 'opencl'");
+  rejects("[integral]\nintegrand = f4\n[vegas]\nmaxiter = 3\n", "skip = 5: must be in");
+  rejects("[integral]\nintegrand = f4\n[vegas]\nmaxeval = 10\n", "maxeval = 10 is smaller");
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+  strata_job job;
+  strata_job_init(&job);
+  ck_assert_int_eq(strata_job_load(&job, "/nonexistent/strata.ini"), STRATA_EIO);
+  ck_assert(strstr(strata_last_error(), "/nonexistent/strata.ini: cannot open") != NULL);
+}
+END_TEST
+
+START_TEST(test_bad_set)
+{
+  strata_job job;
+  strata_job_init(&job);
+  ck_assert_int_ne(strata_job_set(&job, "neval=5"), STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "expected section.key=value") != NULL);
+  ck_assert_int_ne(strata_job_set(&job, "vegas.neval"), STRATA_OK);
+  ck_assert_int_ne(strata_job_set(&job, "vegas.ninc=0"), STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "--set vegas.ninc=0: vegas.ninc = '0'") != NULL);
+}
+END_TEST
+
+/* An integrand that misbehaves in one corner of the box. */
+static double corner(const double *x, int dim, const double *params)
+{
+  (void)dim;
+  if (x[0] > 0.999 && x[1] > 0.999) return params[0] / 0.0 * 0.0 + params[1] / 0.0;
+  return 1.0;
+}
+
+static void nonfinite(double a, double b, const char *want)
+{
+  strata_problem pr = {.f = corner, .dim = 2, .nparams = 2, .name = "corner"};
+  pr.params[0] = a;
+  pr.params[1] = b;
+  pr.upper[0] = pr.upper[1] = 1.0;
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 2000000;
+  strata_result r;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_ENOTFINITE);
+  ck_assert_msg(strstr(strata_last_error(), want) != NULL, "'%s' lacks '%s'",
+                strata_last_error(), want);
+  ck_assert(strstr(strata_last_error(), "at x = (0.999") != NULL);
+}
+
+START_TEST(test_nonfinite_integrand)
+{
+  nonfinite(1.0, 0.0, "integrand 'corner' returned NaN"); /* inf*0 + 0/0 */
+  nonfinite(0.0, 1.0, "returned NaN");
+}
+END_TEST
+
+static double overflow(const double *x, int dim, const double *params)
+{
+  (void)dim;
+  (void)params;
+  return x[0] > 0.9999 ? 1e300 : 1.0;
+}
+
+START_TEST(test_overflowing_sums)
+{
+  strata_problem pr = {.f = overflow, .dim = 1, .name = "overflow"};
+  pr.upper[0] = 1.0;
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 100000;
+  strata_result r;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_ENOTFINITE);
+  ck_assert(strstr(strata_last_error(), "overflowed") != NULL);
+}
+END_TEST
+
+START_TEST(test_bad_params_api)
+{
+  strata_problem pr;
+  test_problem("f4", 3, &pr);
+  strata_params p;
+  strata_result r;
+  strata_params_default(&p);
+  p.beta = 2;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_EINVAL);
+  strata_params_default(&p);
+  pr.dim = 0;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_EINVAL);
+  ck_assert(strstr(strata_last_error(), "dim = 0") != NULL);
+  pr.dim = 3;
+  pr.lower[2] = 2.0;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_EINVAL);
+  ck_assert(strstr(strata_last_error(), "axis 3") != NULL);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("job");
+  TCase *tc = tcase_create("input");
+  tcase_add_test(tc, test_good_job);
+  tcase_add_test(tc, test_default_job);
+  tcase_add_test(tc, test_bad_jobs);
+  tcase_add_test(tc, test_missing_file);
+  tcase_add_test(tc, test_bad_set);
+  tcase_add_test(tc, test_nonfinite_integrand);
+  tcase_add_test(tc, test_overflowing_sums);
+  tcase_add_test(tc, test_bad_params_api);
+  suite_add_tcase(s, tc);
+  return test_run_suite(s);
+}

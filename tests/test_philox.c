@@ -1,0 +1,140 @@
+/* The host Philox must be cuRAND's Philox4_32_10 bit for bit: the GPU
+ * backend draws with cuRAND on the device and must see the same points. */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "philox.h"
+#ifdef HAVE_CURAND
+#include <curand.h>
+#endif
+
+/* Known-answer vectors of Philox4x32-10 published with Random123 (Salmon
+ * et al., SC11), the algorithm cuRAND implements: counter, key, output. */
+START_TEST(test_known_answers)
+{
+  static const uint32_t kat[3][10] = {
+      {0, 0, 0, 0, 0, 0, 0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+      {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff, 0x408f276d,
+       0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
+      {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0xd16cfe09,
+       0x94fdcceb, 0x5001e420, 0x24126ea1}};
+  for (int t = 0; t < 3; t++) {
+    uint32_t c[4] = {kat[t][0], kat[t][1], kat[t][2], kat[t][3]};
+    uint64_t key = (uint64_t)kat[t][4] | ((uint64_t)kat[t][5] << 32);
+    strata_philox4x32_10(c, key);
+    for (int i = 0; i < 4; i++)
+      ck_assert_msg(c[i] == kat[t][6 + i], "vector %d word %d: %08x != %08x", t, i, c[i],
+                    kat[t][6 + i]);
+  }
+}
+END_TEST
+
+START_TEST(test_uniforms_layout)
+{
+  /* dim 6 takes block 0 whole and half of block 1; the uniforms are the
+   * blocks' words in order, mapped to (0,1). */
+  const uint64_t seed = 0x0123456789abcdefULL, index = 0x1234567890ULL;
+  const uint32_t itn = 7;
+  double u[6];
+  strata_sample_uniforms(seed, itn, index, 6, u);
+  for (uint32_t b = 0; b < 2; b++) {
+    uint32_t c[4] = {b, itn, (uint32_t)index, (uint32_t)(index >> 32)};
+    strata_philox4x32_10(c, seed);
+    for (int j = 0; j < 4 && 4 * (int)b + j < 6; j++) {
+      double expect = ((double)c[j] + 0.5) / 4294967296.0;
+      ck_assert(u[4 * b + j] == expect);
+    }
+  }
+  /* Extremes of the 32-bit word stay strictly inside (0,1). */
+  ck_assert(STRATA_U32_TO_UNIT(0u) > 0.0);
+  ck_assert(STRATA_U32_TO_UNIT(0xffffffffu) < 1.0);
+}
+END_TEST
+
+START_TEST(test_streams_differ)
+{
+  /* Neighbouring samples, iterations and seeds must not share uniforms. */
+  double a[4], b[4], c[4], d[4];
+  strata_sample_uniforms(1, 0, 0, 4, a);
+  strata_sample_uniforms(1, 0, 1, 4, b);
+  strata_sample_uniforms(1, 1, 0, 4, c);
+  strata_sample_uniforms(2, 0, 0, 4, d);
+  for (int i = 0; i < 4; i++) {
+    ck_assert(a[i] != b[i]);
+    ck_assert(a[i] != c[i]);
+    ck_assert(a[i] != d[i]);
+  }
+}
+END_TEST
+
+START_TEST(test_mean_and_variance)
+{
+  /* A gross check of uniformity: mean 1/2 and variance 1/12 over 1e6 draws,
+   * within 5 standard errors. */
+  const int n = 250000;
+  double s = 0, s2 = 0, u[4];
+  for (int i = 0; i < n; i++) {
+    strata_sample_uniforms(42, 3, (uint64_t)i, 4, u);
+    for (int j = 0; j < 4; j++) {
+      s += u[j];
+      s2 += u[j] * u[j];
+    }
+  }
+  double m = s / (4.0 * n), v = s2 / (4.0 * n) - m * m;
+  ck_assert_msg(m > 0.5 - 5 * 0.2887 / 1000 && m < 0.5 + 5 * 0.2887 / 1000, "mean %g", m);
+  ck_assert_msg(v > 1.0 / 12 - 0.0005 && v < 1.0 / 12 + 0.0005, "variance %g", v);
+}
+END_TEST
+
+#ifdef HAVE_CURAND
+/* cuRAND's host generator (it runs without a GPU) lays out its output as
+ * four words per subsequence j at position 0 first: word 4j+r is
+ * Philox(counter = (0, 0, j, 0), key = seed)[r]. */
+START_TEST(test_against_curand)
+{
+  const unsigned long long seeds[] = {0, 1, 0x123456789abcULL, 0xfedcba9876543210ULL};
+  const size_t n = 4096;
+  unsigned int *out = malloc(n * sizeof *out);
+  ck_assert(out != NULL);
+  for (size_t s = 0; s < sizeof seeds / sizeof *seeds; s++) {
+    curandGenerator_t g;
+    ck_assert_int_eq(curandCreateGeneratorHost(&g, CURAND_RNG_PSEUDO_PHILOX4_32_10),
+                     CURAND_STATUS_SUCCESS);
+    ck_assert_int_eq(curandSetPseudoRandomGeneratorSeed(g, seeds[s]), CURAND_STATUS_SUCCESS);
+    ck_assert_int_eq(curandGenerate(g, out, n), CURAND_STATUS_SUCCESS);
+    curandDestroyGenerator(g);
+    for (size_t j = 0; j < n / 4; j++) {
+      uint32_t c[4] = {0, 0, (uint32_t)j, 0};
+      strata_philox4x32_10(c, seeds[s]);
+      for (int r = 0; r < 4; r++)
+        ck_assert_msg(c[r] == out[4 * j + (size_t)r], "seed %llx block %zu word %d", seeds[s],
+                      j, r);
+    }
+  }
+  free(out);
+}
+END_TEST
+#endif
+
+int main(void)
+{
+  Suite *s = suite_create("philox");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_known_answers);
+  tcase_add_test(tc, test_uniforms_layout);
+  tcase_add_test(tc, test_streams_differ);
+  tcase_add_test(tc, test_mean_and_variance);
+#ifdef HAVE_CURAND
+  tcase_add_test(tc, test_against_curand);
+#else
+  printf("test_philox: cuRAND not found at configure time; the comparison with "
+         "cuRAND's generator is skipped (the known-answer vectors still run)\n");
+#endif
+  suite_add_tcase(s, tc);
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int nf = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,32 @@
+/* Shared by the tests: a problem for a built-in integrand on its default
+ * domain, and the Check runner boilerplate. */
+#ifndef STRATA_TESTUTIL_H
+#define STRATA_TESTUTIL_H
+#include <check.h>
+#include <stdlib.h>
+
+#include "strata/strata.h"
+
+static inline const strata_builtin *test_problem(const char *name, int dim,
+                                                 strata_problem *pr)
+{
+  const strata_builtin *b = strata_builtin_find(name);
+  ck_assert_msg(b != NULL, "no built-in %s", name);
+  *pr = (strata_problem){.f = b->f, .dim = dim, .nparams = b->nparams, .name = b->name};
+  for (int d = 0; d < dim; d++) {
+    pr->lower[d] = b->lower;
+    pr->upper[d] = b->upper;
+  }
+  for (int i = 0; i < b->nparams; i++) pr->params[i] = b->params[i];
+  return b;
+}
+
+static inline int test_run_suite(Suite *s)
+{
+  SRunner *sr = srunner_create(s);
+  srunner_run_all(sr, CK_NORMAL);
+  int nf = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+#endif
