@@ -29,7 +29,13 @@
  * seeds over their summed wall time, CLOCK_MONOTONIC around the whole call,
  * allocation included).
  *
- *   bench_gsl [--quick] [--seeds N] [--budget B]... [--only NAME[/DIM]]
+ * Budgets >= 1e8 run, unless --full, on the peaked integrands only and with
+ * at most 3 seeds (time).  Also printed: the bare cost of one integrand
+ * call, and cpu/wall of each row (process CPU time over wall time: 1.0 for
+ * a one-thread code that had its core, N for N threads), since other work
+ * on a small shared machine shows up in evals/s.
+ *
+ *   bench_gsl [--quick] [--full] [--seeds N] [--budget B]... [--only NAME[/DIM]]
  */
 #include <errno.h>
 #include <math.h>
@@ -57,11 +63,20 @@
 typedef struct {
   const char *name;
   int dim;
+  int big;   /* also run at budgets >= BIG_BUDGET in the default run */
 } bench_case;
 
+/* The peaked ones (f4 gaussian, f2 product peak, f5 C0 peak) are what the
+ * comparison is about; f1 (oscillatory) and f3 (corner peak) are controls. */
 static const bench_case cases[] = {
-    {"f4", 5}, {"f4", 8}, {"f2", 6}, {"f5", 6}, {"f1", 5}, {"f3", 5},
+    {"f4", 5, 1}, {"f4", 8, 1}, {"f2", 6, 1}, {"f5", 6, 1}, {"f1", 5, 0}, {"f3", 5, 0},
 };
+
+/* Budgets this large take ~25 s per seed and case on two cores: without
+ * --full they run on the `big' cases only, with at most BIG_SEEDS seeds, to
+ * keep the default run under ten minutes. */
+#define BIG_BUDGET 1e8
+#define BIG_SEEDS 3
 #define NCASES (sizeof cases / sizeof cases[0])
 
 static const double budgets_default[] = {1e6, 1e7, 1e8};
@@ -76,11 +91,32 @@ static double now_s(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* CPU time of the whole process, all threads: cpu/wall of a run says whether
+ * it had its cores to itself (1.0 for one thread, N for N threads). */
+static double cpu_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void print_loadavg(const char *when)
+{
+  char buf[128] = "?";
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (f) {
+    if (!fgets(buf, sizeof buf, f)) strcpy(buf, "?");
+    fclose(f);
+  }
+  buf[strcspn(buf, "\n")] = '\0';
+  printf("# load average %s: %s\n", when, buf);
+}
+
 /* One run's outcome. */
 typedef struct {
   double integral, sigma;
   double evals;   /* evaluations actually made */
-  double time_s;
+  double time_s, cpu_s;
   int ok;
 } run_out;
 
@@ -99,6 +135,40 @@ static double gsl_call(double *x, size_t dim, void *p)
   return a->f(x, (int)dim, a->params);
 }
 
+/* GSL's own rounding of `calls' (monte/vegas.c, GSL 2.x): boxes per axis
+ * floor((calls/2)^(1/dim)), remapped onto the bins when there are 25 or more,
+ * then floor(calls / boxes^dim) (at least 2) calls in every box. */
+static double gsl_calls_made(double calls, int dim)
+{
+  const unsigned bins_max = 50;
+  unsigned boxes = (unsigned)floor(pow(calls / 2.0, 1.0 / dim));
+  if (2 * boxes >= bins_max) {
+    unsigned bpb = boxes / bins_max > 1 ? boxes / bins_max : 1;
+    unsigned bins = boxes / bpb < bins_max ? boxes / bpb : bins_max;
+    boxes = bpb * bins;
+  }
+  double tot = pow((double)boxes, dim);
+  double cpb = floor(calls / tot);
+  if (cpb < 2.0) cpb = 2.0;
+  return cpb * tot;
+}
+
+/* The `calls' argument, between target/2 and 2 target, whose evaluations per
+ * iteration come closest to target. */
+static size_t gsl_calls_for(double target, int dim)
+{
+  double best = target, bestdiff = INFINITY;
+  for (int i = 0; i <= 6000; i++) {
+    double c = floor(target * (0.5 + 1.5 * i / 6000.0));
+    double diff = fabs(gsl_calls_made(c, dim) - target);
+    if (diff < bestdiff) {
+      bestdiff = diff;
+      best = c;
+    }
+  }
+  return (size_t)best;
+}
+
 static run_out run_gsl(const strata_problem *pr, int64_t budget, unsigned long seed)
 {
   run_out o = {0};
@@ -107,9 +177,12 @@ static run_out run_gsl(const strata_problem *pr, int64_t budget, unsigned long s
   double xl[STRATA_MAX_DIM], xu[STRATA_MAX_DIM];
   memcpy(xl, pr->lower, sizeof xl);
   memcpy(xu, pr->upper, sizeof xu);
-  const size_t calls = (size_t)(budget / NITER); /* per iteration */
+  /* Per iteration; GSL makes whole numbers of calls per box, so ask for
+   * the count that lands nearest budget/NITER (plain budget/NITER can lose
+   * a quarter of the budget to that rounding). */
+  const size_t calls = gsl_calls_for((double)(budget / NITER), pr->dim);
 
-  double t0 = now_s();
+  double t0 = now_s(), c0 = cpu_s();
   gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
   gsl_monte_vegas_state *s = gsl_monte_vegas_alloc((size_t)pr->dim);
   if (!r || !s) {
@@ -139,6 +212,7 @@ static run_out run_gsl(const strata_problem *pr, int64_t budget, unsigned long s
   gsl_monte_vegas_free(s);
   gsl_rng_free(r);
   o.time_s = now_s() - t0;
+  o.cpu_s = cpu_s() - c0;
   o.integral = res;
   o.sigma = err;
   o.evals = (double)ad.n;
@@ -163,9 +237,10 @@ static run_out run_strata(const strata_problem *pr, int64_t budget, uint64_t see
   p.seed = seed;
   p.nthreads = nthreads;
   strata_result res;
-  double t0 = now_s();
+  double t0 = now_s(), c0 = cpu_s();
   int rc = strata_integrate(pr, &p, NULL, NULL, &res);
   o.time_s = now_s() - t0;
+  o.cpu_s = cpu_s() - c0;
   if (rc != STRATA_OK) {
     fprintf(stderr, "bench_gsl: strata_integrate(%s, d=%d, budget %lld): %s\n", pr->name,
             pr->dim, (long long)budget, strata_last_error());
@@ -230,23 +305,27 @@ static void fmt_budget(char *buf, size_t len, double b)
 static void usage(FILE *f)
 {
   fprintf(f,
-          "Usage: bench_gsl [--quick] [--seeds N] [--budget B]... [--only NAME[/DIM]]\n"
+          "Usage: bench_gsl [--quick] [--full] [--seeds N] [--budget B]... [--only NAME[/DIM]]\n"
           "  --quick        budgets 1e5 and 1e6 (smoke run, well under a minute)\n"
           "  --seeds N      seeds per point (default 5, at most %d)\n"
           "  --budget B     total evaluations per run; repeatable; replaces the list\n"
           "                 (default 1e6 1e7 1e8)\n"
+          "  --full         budgets >= %.0e on every integrand with every seed (without\n"
+          "                 it: only f4, f2, f5 and at most %d seeds; ~25 min on 2 cores)\n"
           "  --only NAME[/DIM]  only this integrand (e.g. f4 or f4/8)\n",
-          MAX_SEEDS);
+          MAX_SEEDS, BIG_BUDGET, BIG_SEEDS);
 }
 
 int main(int argc, char **argv)
 {
-  int nseeds = 5, quick = 0, nb = 0;
+  int nseeds = 5, quick = 0, full = 0, nb = 0;
   double budgets[MAX_BUDGETS];
   const char *only = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--quick") == 0) {
       quick = 1;
+    } else if (strcmp(argv[i], "--full") == 0) {
+      full = 1;
     } else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
       char *end;
       long v = strtol(argv[++i], &end, 10);
@@ -294,6 +373,10 @@ int main(int argc, char **argv)
          "all threads = %d\n",
          NITER, NITER, NSKIP, nseeds, nthr);
   printf("# rel. errors are relative to |exact|; pull = |I - exact| / sigma\n");
+  if (!full)
+    printf("# budgets >= %.0e: only f4, f2, f5, at most %d seeds (--full for all)\n",
+           BIG_BUDGET, BIG_SEEDS);
+  print_loadavg("at start");
 
   /* The bare integrand costs first: they frame the evals/s columns. */
   printf("#\n# bare integrand call (ns), one thread:");
@@ -312,8 +395,9 @@ int main(int argc, char **argv)
   }
   printf("\n#\n");
 
-  printf("%-9s %3s %6s %-10s %9s %9s %9s %9s %7s %10s %10s\n", "integrand", "dim", "budget",
-         "code", "evals", "err.med", "err.rms", "err.rep", "maxpull", "evals/s", "time/run");
+  printf("%-9s %3s %6s %-10s %5s %9s %9s %9s %9s %7s %9s %9s %8s\n", "integrand", "dim",
+         "budget", "code", "seeds", "evals", "err.med", "err.rms", "err.rep", "maxpull",
+         "evals/s", "time/run", "cpu/wall");
   fflush(stdout);
 
   double tstart = now_s();
@@ -347,13 +431,16 @@ int main(int argc, char **argv)
 
     for (int ib = 0; ib < nb; ib++) {
       const int64_t budget = (int64_t)llround(budgets[ib]);
+      const int big = budgets[ib] >= BIG_BUDGET && !full;
+      if (big && !cases[c].big) continue;
+      const int ns = big && nseeds > BIG_SEEDS ? BIG_SEEDS : nseeds;
       char bstr[16];
       fmt_budget(bstr, sizeof bstr, budgets[ib]);
       for (int code = 0; code < NCODES; code++) {
         double etrue[MAX_SEEDS], erep_sum = 0.0, e2 = 0.0, maxpull = 0.0;
-        double evals = 0.0, time_s = 0.0;
+        double evals = 0.0, time_s = 0.0, cpu = 0.0;
         int n = 0;
-        for (int s = 1; s <= nseeds; s++) {
+        for (int s = 1; s <= ns; s++) {
           run_out o = code == CODE_GSL ? run_gsl(&pr, budget, (unsigned long)s)
                       : run_strata(&pr, budget, (uint64_t)s,
                                    code == CODE_STRATA_1T ? 1 : 0);
@@ -369,6 +456,7 @@ int main(int argc, char **argv)
           if (pull > maxpull) maxpull = pull;
           evals += o.evals;
           time_s += o.time_s;
+          cpu += o.cpu_s;
         }
         if (n == 0) {
           printf("%-9s %3d %6s %-10s   (all runs failed)\n", b->name, pr.dim, bstr,
@@ -376,13 +464,15 @@ int main(int argc, char **argv)
           fflush(stdout);
           continue;
         }
-        printf("%-9s %3d %6s %-10s %9.3g %9.2e %9.2e %9.2e %7.2f %10.3g %9.3fs\n", b->name,
-               pr.dim, bstr, code_name[code], evals / n, median(etrue, n), sqrt(e2 / n),
-               erep_sum / n, maxpull, evals / time_s, time_s / n);
+        printf("%-9s %3d %6s %-10s %5d %9.4g %9.2e %9.2e %9.2e %7.2f %9.3g %8.3fs %8.2f\n",
+               b->name, pr.dim, bstr, code_name[code], n, evals / n, median(etrue, n),
+               sqrt(e2 / n), erep_sum / n, maxpull, evals / time_s, time_s / n,
+               cpu / time_s);
         fflush(stdout);
       }
     }
   }
+  print_loadavg("at end");
   printf("# total wall time %.1f s%s\n", now_s() - tstart,
          failures ? " (some runs failed: see stderr)" : "");
   return failures ? 1 : 0;

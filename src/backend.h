@@ -15,9 +15,13 @@ typedef struct {
   uint32_t iteration;   /* 0-based, keys the random streams */
   int adapt;            /* also accumulate the map's training sums */
   int64_t h0, h1;       /* hypercubes [h0, h1) are this caller's */
-  /* Outputs, zeroed by the caller: per hypercube sums of J f and (J f)^2 for
-   * h in [h0, h1); with adapt, per axis and increment the summed (J f)^2 and
-   * sample counts (dim * ninc each). */
+  /* J f is summed as J f - shift (the previous iteration's estimate, which J f
+   * approaches as the map improves): the variance then comes from sums that
+   * do not cancel, and so agrees between backends that add in other orders. */
+  double shift;
+  /* Outputs, zeroed by the caller: per hypercube sums of J f - shift and its
+   * square for h in [h0, h1); with adapt, per axis and increment the summed
+   * (J f)^2 and sample counts (dim * ninc each). */
   double *s1, *s2;
   double *wsum, *wcount;
 } strata_sample_job;

@@ -59,9 +59,9 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
         memcpy(st->bad_x, x, sizeof(double) * (size_t)dim);
         return;
       }
-      double w = jac * fx, w2 = w * w;
-      s1 += w;
-      s2 += w2;
+      double w = jac * fx, w2 = w * w, dw = w - job->shift;
+      s1 += dw;
+      s2 += dw * dw;
       if (job->adapt)
         for (int d = 0; d < dim; d++) {
           cw[(size_t)d * ninc + inc[d]] += w2;

@@ -119,6 +119,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   strata_sample_job job = {
       .problem = &r->problem, .grid = r->grid, .strat = r->strat,
       .seed = p->seed, .iteration = (uint32_t)r->itn, .adapt = adapt,
+      .shift = r->itn > 0 ? r->hist[r->itn - 1].integral : 0.0,
       .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount};
   strata_run_slice(r->strat, r->comm->rank, r->comm->size, &job.h0, &job.h1);
   double ts = now_s();
@@ -136,7 +137,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   double I = 0.0, var = 0.0;
   for (int64_t h = 0; h < nhc; h++) {
     double n = (double)r->strat->nh[h];
-    double m1 = s1[h] / n;
+    double m1 = s1[h] / n;  /* mean of J f - shift */
     double v = (s2[h] / n - m1 * m1) / (n - 1.0);
     if (!isfinite(v) || !isfinite(m1)) { /* (J f)^2 beyond the largest double */
       int k[STRATA_MAX_DIM];
@@ -145,9 +146,9 @@ int strata_run_step(strata_run *r, strata_iteration *out)
                           "integrand '%s': iteration %d: the sums of hypercube %lld "
                           "overflowed (values near %g); rescale the integrand",
                           r->problem.name ? r->problem.name : "(unnamed)", r->itn + 1,
-                          (long long)h, s1[h] / n);
+                          (long long)h, s1[h] / n + job.shift);
     }
-    I += V * m1;
+    I += V * (job.shift + m1);
     if (v > 0.0) var += V * V * v;
   }
   if (!isfinite(I) || !isfinite(var))

@@ -113,9 +113,23 @@ void strata_format_value_error(char *buf, int len, double value, double err)
     int dec = ev - e + 1;
     if (dec > 15) dec = 15;
     long long digits = llround(err / scale * pow(10.0, dec));
+    if (digits >= 100 && dec > 0) { /* the error rounded up a decade */
+      dec--;
+      digits = llround(err / scale * pow(10.0, dec));
+    }
+    if (fabs(value / scale) + 0.5 * pow(10.0, -dec) >= 10.0) { /* 9.99.. rounds to 10 */
+      ev++;
+      scale *= 10.0;
+      dec = ev - e + 1 > 15 ? 15 : ev - e + 1;
+      digits = llround(err / scale * pow(10.0, dec));
+    }
     snprintf(buf, (size_t)len, "%.*f(%lld)e%+03d", dec, value / scale, digits, ev);
     return;
   }
   long long digits = llround(err * pow(10.0, decimals));
+  if (digits >= 100 && decimals > 0) { /* the error rounded up a decade */
+    decimals--;
+    digits = llround(err * pow(10.0, decimals));
+  }
   snprintf(buf, (size_t)len, "%.*f(%lld)", decimals, value, digits);
 }

@@ -77,6 +77,19 @@ void strata_strat_init(strata_strat *s)
   prefix(s);
 }
 
+/* Rounds to 24 significant bits.  Backends and ranks add the same samples in
+ * different orders, so sigma_h differs between them in the last bits; were
+ * those bits to reach the rounding of n_h, the next iteration would draw other
+ * samples altogether.  Coarsened, sigma_h^beta is the same everywhere except
+ * with a chance of about 1e-9 per hypercube. */
+static double quantize(double x)
+{
+  if (!isfinite(x) || x == 0.0) return x;
+  int e;
+  double m = frexp(x, &e);
+  return ldexp(nearbyint(m * 16777216.0) / 16777216.0, e);
+}
+
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)
 {
   if (!s->adaptive) return;
@@ -94,7 +107,7 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
     double m1 = s1[h] / n;
     double var = s2[h] / n - m1 * m1;
     if (!(var > 0.0)) var = 0.0;
-    d[h] = s->beta == 0.0 ? 1.0 : pow(var, 0.5 * s->beta);
+    d[h] = s->beta == 0.0 ? 1.0 : quantize(pow(var, 0.5 * s->beta));
     dsum += d[h];
   }
   if (!(dsum > 0.0) || !isfinite(dsum)) { /* no information: stay as we are */

@@ -1,7 +1,8 @@
 /* Tests of the adaptive map (src/grid.c, src/grid.h).
  *
- * The expected values come from the algorithm of shared/design/algorithm.md,
- * either worked out by hand (the arithmetic is in the comments) or computed
+ * The expected values come from the algorithm of shared/design/algorithm.md
+ * and doc/algorithm.md (which adds the 1e-300 share floor), either worked out
+ * by hand (the arithmetic is in the comments) or computed
  * by an independent reference implementation in this file (ref_refine_axis),
  * which is written from the design text rather than from grid.c: it places
  * the new edges by inverting the piecewise-linear cumulative sum of r_i
@@ -14,6 +15,14 @@
 #include <string.h>
 
 #include "grid.h"
+
+/* ck_assert_* records a mark point (a write to the runner) on every success;
+ * in loops of thousands of checks that dominates the run time, so loops use
+ * REQUIRE, which calls into check only on failure. */
+#define REQUIRE(expr, ...)                                                      \
+  do {                                                                          \
+    if (!(expr)) ck_assert_msg(expr, __VA_ARGS__);                              \
+  } while (0)
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -47,16 +56,17 @@ static double *axis_edges(strata_grid *g, int ax)
 static void check_valid_axis(const strata_grid *g, int ax, const char *what)
 {
   const double *e = strata_grid_axis(g, ax);
-  ck_assert_msg(e[0] == 0.0, "%s axis %d: e[0] = %.17g", what, ax, e[0]);
-  ck_assert_msg(e[g->ninc] == 1.0, "%s axis %d: e[n] = %.17g", what, ax,
+  REQUIRE(e[0] == 0.0, "%s axis %d: e[0] = %.17g", what, ax, e[0]);
+  REQUIRE(e[g->ninc] == 1.0, "%s axis %d: e[n] = %.17g", what, ax,
                 e[g->ninc]);
   for (int i = 0; i < g->ninc; i++)
-    ck_assert_msg(e[i + 1] > e[i], "%s axis %d: e[%d] = %.17g >= e[%d] = %.17g",
+    REQUIRE(e[i + 1] > e[i], "%s axis %d: e[%d] = %.17g >= e[%d] = %.17g",
                   what, ax, i, e[i], i + 1, e[i + 1]);
 }
 
 /* Reference refinement of one axis, straight from the design:
- * a_i averages, smoothing, normalisation, damping, equal shares of R. */
+ * a_i averages, smoothing, normalisation, damping (with doc/algorithm.md's
+ * share floor), equal shares of R. */
 static void ref_refine_axis(const double *eold, int n, const double *a,
                             double alpha, double *enew)
 {
@@ -73,7 +83,8 @@ static void ref_refine_axis(const double *eold, int n, const double *a,
   cum[0] = 0.0;
   for (int i = 0; i < n; i++) {
     double si = s[i] / ssum;
-    r[i] = si > 0.0 ? pow((1.0 - si) / log(1.0 / si), alpha) : 0.0;
+    if (si < 1e-300) si = 1e-300; /* doc/algorithm.md: the share floor */
+    r[i] = pow((1.0 - si) / log(1.0 / si), alpha);
     cum[i + 1] = cum[i] + r[i];
   }
   double R = cum[n];
@@ -103,20 +114,20 @@ START_TEST(test_fresh_map_uniform)
     }
     rng_seed(1);
     for (int t = 0; t < 1000; t++) {
-      double y[3], x[3];
+      double y[3], x[3] = {0};
       int inc[3];
       for (int d = 0; d < 3; d++) y[d] = rng_u();
       double jac = strata_grid_map(g, y, x, inc);
-      ck_assert_double_eq_tol(jac, 6.0, 1e-13);
+      REQUIRE(fabs(jac - 6.0) <= 1e-13, "J = %.17g, want 6", jac);
       for (int d = 0; d < 3; d++) {
         double want = lo[d] + (hi[d] - lo[d]) * y[d];
-        ck_assert_msg(fabs(x[d] - want) <= 1e-14 * (1.0 + fabs(want)),
+        REQUIRE(fabs(x[d] - want) <= 1e-14 * (1.0 + fabs(want)),
                       "x[%d] = %.17g want %.17g", d, x[d], want);
-        ck_assert_int_eq(inc[d], (int)floor(y[d] * 5.0));
+        REQUIRE(inc[d] == (int)floor(y[d] * 5.0), "inc[%d] = %d for y %.17g", d, inc[d], y[d]);
       }
     }
     /* Fixed points: y = 0.5 is the box centre; y = 0.1 is in increment 0. */
-    double y[3] = {0.5, 0.5, 0.5}, x[3];
+    double y[3] = {0.5, 0.5, 0.5}, x[3] = {0};
     int inc[3];
     strata_grid_map(g, y, x, inc);
     ck_assert_double_eq_tol(x[0], 0.5, 1e-15);
@@ -134,7 +145,7 @@ START_TEST(test_map_endpoints)
    * increment (i = n-1) rather than reading past the edges. */
   const double lo[2] = {0.0, -3.0}, hi[2] = {1.0, 5.0};
   strata_grid *g = make_grid(2, 10, 0, lo, hi);
-  double y[2] = {nextafter(1.0, 0.0), 1e-300}, x[2];
+  double y[2] = {nextafter(1.0, 0.0), 1e-300}, x[2] = {0};
   int inc[2];
   double jac = strata_grid_map(g, y, x, inc);
   ck_assert_int_eq(inc[0], 9);
@@ -186,13 +197,13 @@ START_TEST(test_refine_random_weights_valid)
         strata_grid_refine(g, w, c, alphas[ia]);
         for (int ax = 0; ax < 3; ax++) check_valid_axis(g, ax, "random");
         for (int t = 0; t < 200; t++) {
-          double y[3], x[3];
+          double y[3], x[3] = {0};
           int inc[3];
           for (int d = 0; d < 3; d++) y[d] = rng_u();
           double jac = strata_grid_map(g, y, x, inc);
-          ck_assert(jac > 0.0 && isfinite(jac));
+          REQUIRE(jac > 0.0 && isfinite(jac), "n=%d J = %g", n, jac);
           for (int d = 0; d < 3; d++)
-            ck_assert_msg(x[d] >= lo[d] && x[d] <= hi[d],
+            REQUIRE(x[d] >= lo[d] && x[d] <= hi[d],
                           "n=%d x[%d]=%.17g outside [%g,%g]", n, d, x[d], lo[d], hi[d]);
         }
       }
@@ -266,7 +277,9 @@ START_TEST(test_alpha_zero_no_change)
   double before[18];
   memcpy(before, g->edges, sizeof before);
   ck_assert(fabs(before[1] - 1.0 / n) > 1e-3);
-  for (int k = 0; k < 16; k++) w[k] = 1.0 / (1.0 + k);
+  /* strongly non-uniform again, with empty increments (r_i = 0 there) */
+  for (int k = 0; k < 16; k++) w[k] = k % 4 == 0 ? 0.0 : 1.0 / (1.0 + k);
+  for (int k = 0; k < 4; k++) c[k] = 0.0;
   strata_grid_refine(g, w, c, 0.0);
   ck_assert_int_eq(memcmp(before, g->edges, sizeof before), 0);
   strata_grid_free(g);
@@ -306,7 +319,7 @@ END_TEST
 
 START_TEST(test_refine_hand_case)
 {
-  /* Axis 0: uniform old edges {0, .25, .5, .75, 1}, alpha = 0.5,
+  /* Uniform old edges {0, .25, .5, .75, 1}, alpha = 0.5,
    *   counts {2,4,1,8}, wsum {2,8,3,32}  =>  a = {1, 2, 3, 4}.
    *   s = {(7*1+2)/8, (1+12+3)/8, (2+18+4)/8, (3+28)/8} = {9,16,24,31}/8,
    *   sum 80/8 = 10  =>  s = {0.1125, 0.2, 0.3, 0.3875}.
@@ -323,38 +336,64 @@ START_TEST(test_refine_hand_case)
    *       0.50 + (1.454334-1.342381)/0.762501 * 0.25 = 0.536705782151836
    *   e3: target 2.181500 in increment 3:
    *       0.75 + (2.181500-2.104882)/0.803785 * 0.25 = 0.773830425838016
-   * Axis 1: old edges {0, 0.1, 0.4, 0.8, 1}, alpha = 1,
-   *   counts {0,0,0,3}, wsum {0,0,0,24}  =>  a = {0, 0, 0, 8}.
-   *   s = {0, 0, 8/8, 56/8}/8 = {0, 0, 0.125, 0.875}.
-   *   r = {0, 0, 0.875/ln 8, 0.125/ln(8/7)}
-   *     = {0, 0, 0.420786053592614, 0.936109461177327},
-   *   R/4 = 0.339223878692485; cumulative 0, 0, 0, 0.420786, 1.356896.
-   *   e1: 0.4 + 0.339224/0.420786 * 0.4 = 0.722466845843618
-   *   e2: 0.8 + (0.678448-0.420786)/0.936109 * 0.2 = 0.855049481813441
-   *   e3: 0.8 + (1.017672-0.420786)/0.936109 * 0.2 = 0.927524740906720 */
+   * The same weights on axis 1 with non-uniform old edges
+   * {0, 0.1, 0.4, 0.8, 1} (same r, so same targets; only the interpolation
+   * inside the old increments changes):
+   *   e1 = 0.1 + (0.727167-0.637350)/0.705030 * 0.3 = 0.138218157277177
+   *   e2 = 0.4 + (1.454334-1.342381)/0.762501 * 0.4 = 0.458729251442938
+   *   e3 = 0.8 + (2.181500-2.104882)/0.803785 * 0.2 = 0.819064340670413 */
   const double lo[2] = {0, 0}, hi[2] = {1, 1};
   strata_grid *g = make_grid(2, 4, 0, lo, hi);
   const double old1[5] = {0.0, 0.1, 0.4, 0.8, 1.0};
   memcpy(axis_edges(g, 1), old1, sizeof old1);
-  const double w[8] = {2, 8, 3, 32, 0, 0, 0, 24};
-  const double c[8] = {2, 4, 1, 8, 0, 0, 0, 3};
-  /* alpha differs per axis: refine a copy for each and keep its axis */
-  strata_grid *g1 = make_grid(2, 4, 0, lo, hi);
-  ck_assert_int_eq(strata_grid_copy(g1, g), 0);
+  const double w[8] = {2, 8, 3, 32, 2, 8, 3, 32};
+  const double c[8] = {2, 4, 1, 8, 2, 4, 1, 8};
   strata_grid_refine(g, w, c, 0.5);
-  strata_grid_refine(g1, w, c, 1.0);
-  const double want0[5] = {0.0, 0.28184846439764716, 0.53670578215183643,
-                           0.77383042583801566, 1.0};
-  const double want1[5] = {0.0, 0.72246684584361850, 0.85504948181344096,
-                           0.92752474090672048, 1.0};
-  for (int i = 0; i <= 4; i++) {
-    ck_assert_msg(fabs(strata_grid_axis(g, 0)[i] - want0[i]) <= 1e-12,
-                  "axis 0 e[%d] = %.17g want %.17g", i, strata_grid_axis(g, 0)[i], want0[i]);
-    ck_assert_msg(fabs(strata_grid_axis(g1, 1)[i] - want1[i]) <= 1e-12,
-                  "axis 1 e[%d] = %.17g want %.17g", i, strata_grid_axis(g1, 1)[i], want1[i]);
-  }
+  const double want[2][5] = {
+      {0.0, 0.28184846439764716, 0.53670578215183643, 0.77383042583801566, 1.0},
+      {0.0, 0.13821815727717659, 0.45872925144293829, 0.81906434067041253, 1.0}};
+  for (int ax = 0; ax < 2; ax++)
+    for (int i = 0; i <= 4; i++)
+      REQUIRE(fabs(strata_grid_axis(g, ax)[i] - want[ax][i]) <= 1e-12,
+                    "axis %d e[%d] = %.17g want %.17g", ax, i,
+                    strata_grid_axis(g, ax)[i], want[ax][i]);
   strata_grid_free(g);
-  strata_grid_free(g1);
+}
+END_TEST
+
+START_TEST(test_refine_hand_case_zero_shares)
+{
+  /* Increments with zero weight.  shared/design/algorithm.md has r_i = 0
+   * where s_i = 0; doc/algorithm.md documents a deliberate change: a share
+   * below 1e-300 is raised to 1e-300 before damping, so that a region with no
+   * observed weight keeps a little density.  This follows doc/algorithm.md.
+   * Old edges {0, 0.1, 0.4, 0.8, 1}, alpha = 1,
+   *   counts {0,0,0,3}, wsum {0,0,0,24}  =>  a = {0, 0, 0, 8}.
+   *   s = {0, 0, 8/8, 56/8}/8 = {0, 0, 0.125, 0.875} -> {1e-300, 1e-300, ...}
+   *   r = {(1-1e-300)/ln(1e300) = 1/690.7755 = 0.00144764827301084 (twice),
+   *        0.875/ln 8 = 0.420786053592614, 0.125/ln(8/7) = 0.936109461177327}
+   *   R = 1.359790811315963, R/4 = 0.339947702828991;
+   *   cumulative 0, 0.001448, 0.002895, 0.423681, 1.359791.
+   *   e1: target 0.339948 in increment 2:
+   *       0.4 + (0.339948-0.002895)/0.420786 * 0.4 = 0.720402640159065
+   *   e2: target 0.679895 in increment 3:
+   *       0.8 + (0.679895-0.423681)/0.936109 * 0.2 = 0.854740191429560
+   *   e3: target 1.019843 in increment 3:
+   *       0.8 + (1.019843-0.423681)/0.936109 * 0.2 = 0.927370095714780
+   * (With r_i = 0 instead, the design-page rule, the edges would be
+   *  {0, 0.722466845843618, 0.855049481813441, 0.927524740906720, 1}.) */
+  const double lo[1] = {0}, hi[1] = {1};
+  strata_grid *g = make_grid(1, 4, 0, lo, hi);
+  const double old[5] = {0.0, 0.1, 0.4, 0.8, 1.0};
+  memcpy(axis_edges(g, 0), old, sizeof old);
+  const double w[4] = {0, 0, 0, 24}, c[4] = {0, 0, 0, 3};
+  strata_grid_refine(g, w, c, 1.0);
+  const double want[5] = {0.0, 0.72040264015906548, 0.85474019142955996,
+                          0.92737009571477998, 1.0};
+  for (int i = 0; i <= 4; i++)
+    REQUIRE(fabs(strata_grid_axis(g, 0)[i] - want[i]) <= 1e-12,
+            "e[%d] = %.17g want %.17g", i, strata_grid_axis(g, 0)[i], want[i]);
+  strata_grid_free(g);
 }
 END_TEST
 
@@ -396,7 +435,7 @@ START_TEST(test_refine_matches_reference)
         strata_grid_refine(g, w, c, alphas[ia]);
         for (int ax = 0; ax < 2; ax++)
           for (int i = 0; i <= n; i++)
-            ck_assert_msg(fabs(strata_grid_axis(g, ax)[i] - want[ax * (n + 1) + i]) <= 1e-12,
+            REQUIRE(fabs(strata_grid_axis(g, ax)[i] - want[ax * (n + 1) + i]) <= 1e-12,
                           "n=%d alpha=%g rep=%d ax=%d e[%d]=%.17g want %.17g", n,
                           alphas[ia], rep, ax, i, strata_grid_axis(g, ax)[i],
                           want[ax * (n + 1) + i]);
@@ -439,12 +478,12 @@ START_TEST(test_refine_moves_toward_peak)
     int ip = 0;
     while (!(e[ip] <= 0.3 && 0.3 < e[ip + 1])) ip++;
     double wp = e[ip + 1] - e[ip];
-    ck_assert_msg(wp < prev_width, "iteration %d: width at the peak %.6g did not shrink from %.6g",
+    REQUIRE(wp < prev_width, "iteration %d: width at the peak %.6g did not shrink from %.6g",
                   it, wp, prev_width);
     prev_width = wp;
     /* far from the peak the increments widen */
-    ck_assert_msg(e[n] - e[n - 1] > 1.0 / n, "last width %.6g", e[n] - e[n - 1]);
-    ck_assert_msg(e[1] - e[0] > 1.0 / n, "first width %.6g", e[1] - e[0]);
+    REQUIRE(e[n] - e[n - 1] > 1.0 / n, "last width %.6g", e[n] - e[n - 1]);
+    REQUIRE(e[1] - e[0] > 1.0 / n, "first width %.6g", e[1] - e[0]);
   }
   /* After 6 iterations many edges sit within 0.1 of the peak: more than the
    * 10 of a uniform map (0.2 * 50). */
@@ -472,8 +511,8 @@ START_TEST(test_refine_first_step_direction)
   int inside = 0;
   for (int k = 1; k < n; k++) {
     double old = (double)k / n;
-    if (old <= 0.3) ck_assert_msg(e[k] >= old - 1e-15, "e[%d] = %.6g moved away", k, e[k]);
-    if (old >= 0.4) ck_assert_msg(e[k] <= old + 1e-15, "e[%d] = %.6g moved away", k, e[k]);
+    if (old <= 0.3) REQUIRE(e[k] >= old - 1e-15, "e[%d] = %.6g moved away", k, e[k]);
+    if (old >= 0.4) REQUIRE(e[k] <= old + 1e-15, "e[%d] = %.6g moved away", k, e[k]);
     inside += e[k] > 0.3 && e[k] < 0.4;
   }
   ck_assert_int_ge(inside, 1);
@@ -511,7 +550,7 @@ START_TEST(test_shared_sums_over_axes)
     strata_grid_refine(g1, wsum, csum, 0.5);
     check_valid_axis(gs, 0, "shared");
     for (int i = 0; i <= n; i++)
-      ck_assert_msg(fabs(strata_grid_axis(gs, 0)[i] - strata_grid_axis(g1, 0)[i]) <= 1e-14,
+      REQUIRE(fabs(strata_grid_axis(gs, 0)[i] - strata_grid_axis(g1, 0)[i]) <= 1e-14,
                     "it %d e[%d]: shared %.17g, summed %.17g", it, i,
                     strata_grid_axis(gs, 0)[i], strata_grid_axis(g1, 0)[i]);
     ck_assert(fabs(strata_grid_axis(gs, 0)[6] - 0.5) > 1e-6); /* it did move */
@@ -521,7 +560,7 @@ START_TEST(test_shared_sums_over_axes)
   const double *e = strata_grid_axis(g1, 0);
   for (int t = 1; t < 100; t++) {
     double yv = t / 100.0 + 0.001;
-    double y[3] = {yv, yv, yv}, x[3];
+    double y[3] = {yv, yv, yv}, x[3] = {0};
     int inc[3];
     double jac = strata_grid_map(gs, y, x, inc);
     int i = (int)floor(yv * n);
@@ -529,11 +568,12 @@ START_TEST(test_shared_sums_over_axes)
     double u = e[i] + (yv * n - i) * du;
     double jwant = 1.0;
     for (int d = 0; d < dim; d++) {
-      ck_assert_double_eq_tol(x[d], lo[d] + (hi[d] - lo[d]) * u, 1e-12);
-      ck_assert_int_eq(inc[d], i);
+      REQUIRE(fabs(x[d] - (lo[d] + (hi[d] - lo[d]) * u)) <= 1e-12, "y %g x[%d] = %.17g", yv, d,
+              x[d]);
+      REQUIRE(inc[d] == i, "y %g inc[%d] = %d want %d", yv, d, inc[d], i);
       jwant *= n * du * (hi[d] - lo[d]);
     }
-    ck_assert_double_eq_tol(jac, jwant, 1e-12 * jwant);
+    REQUIRE(fabs(jac - jwant) <= 1e-12 * jwant, "J %.17g want %.17g", jac, jwant);
   }
   strata_grid_free(gs);
   strata_grid_free(g1);
@@ -567,7 +607,7 @@ START_TEST(test_jacobian_refined)
   strata_grid *g = refined_grid(dim, n, lo, hi);
   rng_seed(11);
   for (int t = 0; t < 2000; t++) {
-    double y[3], x[3];
+    double y[3], x[3] = {0};
     int inc[3];
     for (int d = 0; d < dim; d++) y[d] = rng_u();
     double jac = strata_grid_map(g, y, x, inc);
@@ -578,10 +618,10 @@ START_TEST(test_jacobian_refined)
       double du = e[i + 1] - e[i];
       jwant *= n * du * (hi[d] - lo[d]);
       double xw = lo[d] + (hi[d] - lo[d]) * (e[i] + (y[d] * n - i) * du);
-      ck_assert_int_eq(inc[d], i);
-      ck_assert_msg(fabs(x[d] - xw) <= 1e-13 * (1.0 + fabs(xw)), "x[%d]", d);
+      REQUIRE(inc[d] == i, "inc[%d] = %d want %d", d, inc[d], i);
+      REQUIRE(fabs(x[d] - xw) <= 1e-13 * (1.0 + fabs(xw)), "x[%d]", d);
     }
-    ck_assert_msg(fabs(jac - jwant) <= 1e-12 * jwant, "J %.17g want %.17g", jac, jwant);
+    REQUIRE(fabs(jac - jwant) <= 1e-12 * jwant, "J %.17g want %.17g", jac, jwant);
   }
   /* The map is onto the box: the mean of J over y is the box volume.
    * One point per increment (midpoints) integrates the piecewise-constant J
@@ -589,7 +629,7 @@ START_TEST(test_jacobian_refined)
   for (int d = 0; d < dim; d++) {
     double sum = 0.0;
     for (int i = 0; i < n; i++) {
-      double y[3] = {0.5, 0.5, 0.5}, x[3];
+      double y[3] = {0.5, 0.5, 0.5}, x[3] = {0};
       int inc[3];
       y[d] = (i + 0.5) / n;
       double jac = strata_grid_map(g, y, x, inc);
@@ -617,17 +657,17 @@ START_TEST(test_map_monotone)
     double prev = -INFINITY;
     const int steps = 30000;
     for (int t = 1; t < steps; t++) {
-      double y[2] = {0.5, 0.5}, x[2];
+      double y[2] = {0.5, 0.5}, x[2] = {0};
       int inc[2];
       y[d] = (double)t / steps;
       strata_grid_map(g, y, x, inc);
-      ck_assert_msg(x[d] > prev, "axis %d: x(%.9g) = %.17g <= %.17g", d, y[d], x[d], prev);
+      REQUIRE(x[d] > prev, "axis %d: x(%.9g) = %.17g <= %.17g", d, y[d], x[d], prev);
       prev = x[d];
     }
     /* continuity across increment boundaries */
     const double *e = strata_grid_axis(g, d);
     for (int i = 1; i < n; i++) {
-      double y[2] = {0.5, 0.5}, x[2];
+      double y[2] = {0.5, 0.5}, x[2] = {0};
       int inc[2];
       y[d] = (double)i / n;
       strata_grid_map(g, y, x, inc);
@@ -662,6 +702,7 @@ static Suite *grid_suite(void)
   tcase_add_test(tc, test_alpha_zero_no_change);
   tcase_add_test(tc, test_zero_axis_unchanged);
   tcase_add_test(tc, test_refine_hand_case);
+  tcase_add_test(tc, test_refine_hand_case_zero_shares);
   tcase_add_test(tc, test_refine_matches_reference);
   tcase_add_test(tc, test_refine_moves_toward_peak);
   tcase_add_test(tc, test_refine_first_step_direction);
