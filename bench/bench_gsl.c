@@ -36,6 +36,7 @@
  * on a small shared machine shows up in evals/s.
  *
  *   bench_gsl [--quick] [--full] [--seeds N] [--budget B]... [--only NAME[/DIM]]
+ *             [--alpha A]
  */
 #include <errno.h>
 #include <math.h>
@@ -223,6 +224,9 @@ static run_out run_gsl(const strata_problem *pr, int64_t budget, unsigned long s
 
 /* ---- strata ---------------------------------------------------------------------- */
 
+/* --alpha: strata's map damping, for exploring; NaN = strata's default. */
+static double strata_alpha = NAN;
+
 static run_out run_strata(const strata_problem *pr, int64_t budget, uint64_t seed,
                           int nthreads)
 {
@@ -236,6 +240,7 @@ static run_out run_strata(const strata_problem *pr, int64_t budget, uint64_t see
   p.epsabs = 0.0;
   p.seed = seed;
   p.nthreads = nthreads;
+  if (!isnan(strata_alpha)) p.alpha = strata_alpha;
   strata_result res;
   double t0 = now_s(), c0 = cpu_s();
   int rc = strata_integrate(pr, &p, NULL, NULL, &res);
@@ -306,13 +311,15 @@ static void usage(FILE *f)
 {
   fprintf(f,
           "Usage: bench_gsl [--quick] [--full] [--seeds N] [--budget B]... [--only NAME[/DIM]]\n"
+          "                 [--alpha A]\n"
           "  --quick        budgets 1e5 and 1e6 (smoke run, well under a minute)\n"
           "  --seeds N      seeds per point (default 5, at most %d)\n"
           "  --budget B     total evaluations per run; repeatable; replaces the list\n"
           "                 (default 1e6 1e7 1e8)\n"
           "  --full         budgets >= %.0e on every integrand with every seed (without\n"
           "                 it: only f4, f2, f5 and at most %d seeds; ~25 min on 2 cores)\n"
-          "  --only NAME[/DIM]  only this integrand (e.g. f4 or f4/8)\n",
+          "  --only NAME[/DIM]  only this integrand (e.g. f4 or f4/8)\n"
+          "  --alpha A      strata's map damping alpha (default: strata's, 0.5)\n",
           MAX_SEEDS, BIG_BUDGET, BIG_SEEDS);
 }
 
@@ -343,6 +350,14 @@ int main(int argc, char **argv)
         return 2;
       }
       budgets[nb++] = v;
+    } else if (strcmp(argv[i], "--alpha") == 0 && i + 1 < argc) {
+      char *end;
+      double v = strtod(argv[++i], &end);
+      if (*end != '\0' || !(v >= 0.0) || !isfinite(v)) {
+        fprintf(stderr, "bench_gsl: --alpha wants a number >= 0\n");
+        return 2;
+      }
+      strata_alpha = v;
     } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
     } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -373,6 +388,7 @@ int main(int argc, char **argv)
          "all threads = %d\n",
          NITER, NITER, NSKIP, nseeds, nthr);
   printf("# rel. errors are relative to |exact|; pull = |I - exact| / sigma\n");
+  if (!isnan(strata_alpha)) printf("# strata alpha = %g (not its default)\n", strata_alpha);
   if (!full)
     printf("# budgets >= %.0e: only f4, f2, f5, at most %d seeds (--full for all)\n",
            BIG_BUDGET, BIG_SEEDS);

@@ -36,6 +36,17 @@ int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)
   if (!c) return strata_error(STRATA_ENOMEM, "out of memory");
   MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
   MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+  /* Ranks sharing a node share its GPUs: the node-local rank picks one. */
+  MPI_Comm node;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL,
+                          &node) == MPI_SUCCESS) {
+    MPI_Comm_rank(node, &c->local_rank);
+    MPI_Comm_size(node, &c->local_size);
+    MPI_Comm_free(&node);
+  } else {
+    c->local_rank = 0;
+    c->local_size = 1;
+  }
   /* A failing rank must end the job, not leave the others in a collective. */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   c->allreduce_sum = mpi_allreduce;

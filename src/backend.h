@@ -6,6 +6,9 @@
 #include "grid.h"
 #include "strat.h"
 #include "strata/strata.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct {
   const strata_problem *problem;
@@ -44,4 +47,7 @@ void strata_backend_free(strata_backend *b);
  * one message whatever ran the sample. */
 int strata_backend_report_nonfinite(const strata_sample_job *job, double fx,
                                     int64_t index, const double *x);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -4,10 +4,14 @@
 #ifndef STRATA_COMM_H
 #define STRATA_COMM_H
 #include <stddef.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct strata_comm strata_comm;
 struct strata_comm {
   int rank, size;
+  int local_rank, local_size; /* among the ranks on this node: picks the GPU */
   void *self;
   /* In-place element-wise sum over all ranks. */
   int (*allreduce_sum)(strata_comm *c, double *buf, size_t n);
@@ -28,4 +32,7 @@ void strata_comm_world_close(strata_comm *c, int status);
 void strata_comm_abort(strata_comm *c, int status);
 /* Where this rank runs, for -v: "host" (MPI: the processor name). */
 void strata_comm_where(strata_comm *c, char *buf, int len);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -18,6 +18,8 @@ strata_comm *strata_comm_serial(void)
   if (!c) return NULL;
   c->rank = 0;
   c->size = 1;
+  c->local_rank = 0;
+  c->local_size = 1;
   c->allreduce_sum = serial_allreduce;
   c->free = serial_free;
   return c;

@@ -4,6 +4,9 @@
 #ifndef STRATA_ERROR_H
 #define STRATA_ERROR_H
 #include "strata/strata.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #if defined(__GNUC__)
 #define STRATA_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -14,4 +17,7 @@
 int strata_error(int code, const char *fmt, ...) STRATA_PRINTF(2, 3);
 void strata_error_clear(void);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

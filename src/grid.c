@@ -36,6 +36,7 @@ void strata_grid_init(strata_grid *g, const double *lower, const double *upper)
     double *e = g->edges + (size_t)a * (size_t)(g->ninc + 1);
     for (int i = 0; i <= g->ninc; i++) e[i] = (double)i / g->ninc;
   }
+  g->generation++;
 }
 
 int strata_grid_copy(strata_grid *dst, const strata_grid *src)
@@ -46,6 +47,7 @@ int strata_grid_copy(strata_grid *dst, const strata_grid *src)
   memcpy(dst->width, src->width, sizeof dst->width);
   memcpy(dst->edges, src->edges,
          sizeof(double) * (size_t)strata_grid_naxes(src) * (size_t)(src->ninc + 1));
+  dst->generation++;
   return 0;
 }
 
@@ -133,5 +135,6 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
     if (any)
       refine_axis(g->edges + (size_t)ax * (size_t)(n + 1), n, a, alpha, s, r, enew);
   }
+  g->generation++;
   free(buf);
 }

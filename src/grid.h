@@ -7,6 +7,9 @@
 #define STRATA_GRID_H
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct {
   int dim;
@@ -14,6 +17,7 @@ typedef struct {
   int shared;           /* one map for all axes (vegas1d) */
   double *edges;        /* naxes() * (ninc + 1) unit edges */
   double lower[32], width[32]; /* STRATA_MAX_DIM */
+  uint64_t generation;  /* changes whenever the edges do: devices re-upload */
 } strata_grid;
 
 strata_grid *strata_grid_alloc(int dim, int ninc, int shared);
@@ -58,4 +62,7 @@ static inline double strata_grid_map(const strata_grid *g, const double *y,
 void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
                         double alpha);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -7,21 +7,10 @@
  * called once per run, and the extra bits keep the 1e-12 agreement with the
  * reference table even where a product of 32 factors is involved. */
 #include "strata/strata.h"
+#include "integrands_fn.h"
 
 #include <math.h>
 #include <stddef.h>
-
-/* Integer powers by squaring: cheaper than pow() for the small exponents
- * (at most STRATA_MAX_DIM + 1) used here, and exact for x == 0 or 1. */
-static inline double ipow(double x, int n) {
-  double r = 1.0;
-  while (n > 0) {
-    if (n & 1) r *= x;
-    x *= x;
-    n >>= 1;
-  }
-  return r;
-}
 
 static long double ipowl(long double x, int n) {
   long double r = 1.0L;
@@ -36,10 +25,7 @@ static long double ipowl(long double x, int n) {
 /* ---- f1: oscillatory ---------------------------------------------------- */
 
 static double f1_fn(const double *x, int dim, const double *p) {
-  (void)p;
-  double s = 0.0;
-  for (int i = 0; i < dim; i++) s += (double)(i + 1) * x[i];
-  return cos(s);
+  return strata_f1_fn(x, dim, p);
 }
 
 static double f1_exact(int dim, const double *p) {
@@ -61,15 +47,7 @@ static double f1_exact(int dim, const double *p) {
 /* ---- f2: product peak --------------------------------------------------- */
 
 static double f2_fn(const double *x, int dim, const double *p) {
-  double c2 = 1.0 / (p[0] * p[0]);
-  /* One division per call instead of one per axis; the denominator stays in
-   * range for any c below ~1e4 at STRATA_MAX_DIM. */
-  double den = 1.0;
-  for (int i = 0; i < dim; i++) {
-    double t = x[i] - 0.5;
-    den *= c2 + t * t;
-  }
-  return 1.0 / den;
+  return strata_f2_fn(x, dim, p);
 }
 
 static double f2_exact(int dim, const double *p) {
@@ -81,10 +59,7 @@ static double f2_exact(int dim, const double *p) {
 /* ---- f3: corner peak ---------------------------------------------------- */
 
 static double f3_fn(const double *x, int dim, const double *p) {
-  (void)p;
-  double s = 1.0;
-  for (int i = 0; i < dim; i++) s += (double)(i + 1) * x[i];
-  return ipow(1.0 / s, dim + 1);
+  return strata_f3_fn(x, dim, p);
 }
 
 /* Inclusion-exclusion, (1/(d!^2)) sum_S (-1)^|S| / (1 + sum_{i in S} i),
@@ -117,12 +92,7 @@ static double f3_exact(int dim, const double *p) {
 /* ---- f4: gaussian ------------------------------------------------------- */
 
 static double f4_fn(const double *x, int dim, const double *p) {
-  double s = 0.0;
-  for (int i = 0; i < dim; i++) {
-    double t = x[i] - 0.5;
-    s += t * t;
-  }
-  return exp(-p[0] * s);
+  return strata_f4_fn(x, dim, p);
 }
 
 static double f4_exact(int dim, const double *p) {
@@ -139,9 +109,7 @@ static double f4_exact(int dim, const double *p) {
 /* ---- f5: C0 ------------------------------------------------------------- */
 
 static double f5_fn(const double *x, int dim, const double *p) {
-  double s = 0.0;
-  for (int i = 0; i < dim; i++) s += fabs(x[i] - 0.5);
-  return exp(-p[0] * s);
+  return strata_f5_fn(x, dim, p);
 }
 
 static double f5_exact(int dim, const double *p) {
@@ -154,22 +122,8 @@ static double f5_exact(int dim, const double *p) {
 
 /* ---- f6: discontinuous -------------------------------------------------- */
 
-/* Axis i (1-based) is cut at (3+i)/10.  From axis 7 on the cut is >= 1, i.e.
- * outside the default domain, but the function still applies it so that it
- * means the same thing on any domain a caller chooses. */
-static const double f6_cut[STRATA_MAX_DIM] = {
-    0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4,
-    1.5, 1.6, 1.7, 1.8, 1.9, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5,
-    2.6, 2.7, 2.8, 2.9, 3.0, 3.1, 3.2, 3.3, 3.4, 3.5};
-
 static double f6_fn(const double *x, int dim, const double *p) {
-  (void)p;
-  double s = 0.0;
-  for (int i = 0; i < dim; i++) {
-    if (!(x[i] < f6_cut[i])) return 0.0;
-    s += (double)(i + 5) * x[i];
-  }
-  return exp(s);
+  return strata_f6_fn(x, dim, p);
 }
 
 /* Per axis the integral over [0,1] is (e^{(i+4) m_i} - 1)/(i+4) with
@@ -192,10 +146,7 @@ static double f6_exact(int dim, const double *p) {
 /* ---- fA: sin of sum ----------------------------------------------------- */
 
 static double fA_fn(const double *x, int dim, const double *p) {
-  (void)p;
-  double s = 0.0;
-  for (int i = 0; i < dim; i++) s += x[i];
-  return sin(s);
+  return strata_fA_fn(x, dim, p);
 }
 
 /* Im(((e^{10i} - 1)/i)^d): since (e^{10i} - 1)/i = 2 sin 5 e^{5i}, this is
@@ -209,12 +160,7 @@ static double fA_exact(int dim, const double *p) {
 /* ---- fB: normalised gaussian -------------------------------------------- */
 
 static double fB_fn(const double *x, int dim, const double *p) {
-  double inv = 1.0 / p[0];
-  double k = 0.39894228040143267794 * inv; /* 1/(sqrt(2 pi) sigma) */
-  double h = 0.5 * inv * inv;
-  double s = 0.0;
-  for (int i = 0; i < dim; i++) s += x[i] * x[i];
-  return ipow(k, dim) * exp(-h * s);
+  return strata_fB_fn(x, dim, p);
 }
 
 static double fB_exact(int dim, const double *p) {
@@ -228,10 +174,7 @@ static double fB_exact(int dim, const double *p) {
 /* ---- Roos-Arnold -------------------------------------------------------- */
 
 static double ra_fn(const double *x, int dim, const double *p) {
-  (void)p;
-  double r = 1.0;
-  for (int i = 0; i < dim; i++) r *= fabs(4.0 * x[i] - 2.0);
-  return r;
+  return strata_ra_fn(x, dim, p);
 }
 
 static double one_exact(int dim, const double *p) {
@@ -243,14 +186,7 @@ static double one_exact(int dim, const double *p) {
 /* ---- Morokoff-Caflisch -------------------------------------------------- */
 
 static double mc_fn(const double *x, int dim, const double *p) {
-  (void)p;
-  /* One pow for the whole product rather than one per axis.  The product
-   * can only underflow where the integrand is below ~1e-9, which does not
-   * matter to the integral. */
-  double prod = 1.0;
-  for (int i = 0; i < dim; i++) prod *= x[i];
-  double e = 1.0 / dim;
-  return ipow(1.0 + e, dim) * pow(prod, e);
+  return strata_mc_fn(x, dim, p);
 }
 
 /* ---- the table ---------------------------------------------------------- */

@@ -10,6 +10,9 @@
 #ifndef STRATA_PHILOX_H
 #define STRATA_PHILOX_H
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 #define STRATA_PHILOX_M0 0xD2511F53u
 #define STRATA_PHILOX_M1 0xCD9E8D57u
@@ -48,4 +51,7 @@ static inline void strata_sample_uniforms(uint64_t seed, uint32_t iteration,
       u[4 * b + j] = STRATA_U32_TO_UNIT(c[j]);
   }
 }
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,6 +1,9 @@
 /* Combining iterations: inverse-variance weighted average, chi^2 and Q. */
 #ifndef STRATA_STATS_H
 #define STRATA_STATS_H
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct {
   double mean, sigma;
@@ -22,4 +25,7 @@ double strata_gamma_q(double a, double x);
 /* "1.23456(78)" style: value with the error in the last two digits.  Falls
  * back to "1.23e+05 +- 4.5e+02" where that form would be unreadable. */
 void strata_format_value_error(char *buf, int len, double value, double err);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -59,6 +59,7 @@ static void prefix(strata_strat *s)
 {
   s->start[0] = 0;
   for (int64_t h = 0; h < s->nhcube; h++) s->start[h + 1] = s->start[h] + s->nh[h];
+  s->generation++;
 }
 
 void strata_strat_init(strata_strat *s)

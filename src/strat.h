@@ -6,6 +6,9 @@
 #ifndef STRATA_STRAT_H
 #define STRATA_STRAT_H
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 typedef struct {
   int dim;
@@ -16,6 +19,7 @@ typedef struct {
   int adaptive;         /* vegas+: reallocate after each adapting iteration */
   int64_t *nh;          /* [nhcube] samples per hypercube */
   int64_t *start;       /* [nhcube + 1] prefix sums of nh */
+  uint64_t generation;  /* changes whenever the allocation does */
 } strata_strat;
 
 /* Hypercubes per axis for a budget: floor((neval/4)^(1/dim)), at least 1,
@@ -46,4 +50,7 @@ static inline void strata_strat_coords(const strata_strat *s, int64_t h, int *k)
     h /= s->M;
   }
 }
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,275 @@
+/* GPU benchmark: sampling throughput, the m-CUBES comparison cases, and
+ * time to tolerance with the honesty of the reported errors side by side.
+ *
+ *   bench/bench_gpu [--part throughput|mcubes|tolerance|all] [--seeds N]
+ *                   [--tol-min EPS] [--quick]
+ *
+ * Times are wall clock from setting up the run (strata_run_alloc) to the
+ * final result, with the GPU context created beforehand and excluded; the
+ * throughput figures are evaluations per second of kernel time (CUDA events)
+ * and, beside them, of the whole iteration (kernel, transfers, host update). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend_cuda.h"
+#include "run.h"
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const strata_builtin *problem(const char *name, int dim, strata_problem *pr)
+{
+  const strata_builtin *b = strata_builtin_find(name);
+  if (!b) {
+    fprintf(stderr, "bench_gpu: no integrand %s\n", name);
+    exit(1);
+  }
+  memset(pr, 0, sizeof *pr);
+  pr->f = b->f;
+  pr->dim = dim;
+  pr->name = b->name;
+  pr->nparams = b->nparams;
+  for (int i = 0; i < b->nparams; i++) pr->params[i] = b->params[i];
+  for (int d = 0; d < dim; d++) {
+    pr->lower[d] = b->lower;
+    pr->upper[d] = b->upper;
+  }
+  return b;
+}
+
+static strata_comm *comm;
+static strata_backend *gpu;
+
+static strata_run *start_run(const strata_problem *pr, const strata_params *p)
+{
+  strata_run *r = NULL;
+  if (strata_run_alloc(pr, p, gpu, comm, &r) != STRATA_OK) {
+    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+    exit(1);
+  }
+  return r;
+}
+
+static void throughput(int quick)
+{
+  static const struct { const char *name; int dim; } cases[] = {
+      {"f4", 6}, {"f4", 9}, {"f2", 6}, {"f3", 8}, {"f5", 8}, {"f6", 8}, {"fA", 6}, {"fB", 9}};
+  const int64_t neval = quick ? 100000000 : 1000000000;
+  printf("\n## Throughput (evaluations per second), neval %.0e per iteration, vegas+\n\n", (double)neval);
+  printf("| integrand | d | adapting, kernel | adapting, iteration | frozen, kernel | frozen, iteration |\n");
+  printf("|---|---|---|---|---|---|\n");
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    strata_problem pr;
+    problem(cases[c].name, cases[c].dim, &pr);
+    strata_params p;
+    strata_params_default(&p);
+    p.neval = neval;
+    p.maxiter = 8;
+    p.adapt_iters = 4;
+    p.skip = 0;
+    p.epsrel = 0;
+    strata_run *r = start_run(&pr, &p);
+    double ka = 0, wa = 0, kf = 0, wf = 0;
+    int64_t na = 0, nf = 0;
+    for (int it = 0; it < p.maxiter; it++) {
+      double t0 = now_s();
+      if (strata_run_step(r, NULL) != STRATA_OK) {
+        fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+        exit(1);
+      }
+      double wall = now_s() - t0, kern = strata_cuda_last_kernel_s(gpu);
+      int64_t n = r->hist[it].neval;
+      /* The first of each kind pays for uploads and warm-up: not counted. */
+      if (it >= 1 && it < p.adapt_iters) { ka += kern; wa += wall; na += n; }
+      if (it >= p.adapt_iters + 1) { kf += kern; wf += wall; nf += n; }
+    }
+    printf("| %s | %d | %.3g | %.3g | %.3g | %.3g |\n", pr.name, pr.dim, na / ka, na / wa,
+           nf / kf, nf / wf);
+    fflush(stdout);
+    strata_run_free(r);
+  }
+  /* The generic kernel (any dimension, arrays in local memory) for scale. */
+  setenv("STRATA_CUDA_GENERIC", "1", 1);
+  strata_backend *saved = gpu;
+  gpu = strata_backend_cuda_new(0);
+  strata_problem pr;
+  problem("f4", 6, &pr);
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = neval;
+  p.maxiter = 6;
+  p.adapt_iters = 3;
+  p.skip = 0;
+  p.epsrel = 0;
+  strata_run *r = start_run(&pr, &p);
+  double ka = 0, kf = 0;
+  int64_t na = 0, nf = 0;
+  for (int it = 0; it < p.maxiter; it++) {
+    strata_run_step(r, NULL);
+    if (it == 1 || it == 2) { ka += strata_cuda_last_kernel_s(gpu); na += r->hist[it].neval; }
+    if (it >= 4) { kf += strata_cuda_last_kernel_s(gpu); nf += r->hist[it].neval; }
+  }
+  printf("| f4 (generic kernel) | 6 | %.3g | | %.3g | |\n", na / ka, nf / kf);
+  strata_run_free(r);
+  strata_backend_free(gpu);
+  gpu = saved;
+  unsetenv("STRATA_CUDA_GENERIC");
+}
+
+typedef struct {
+  double time_s, err, sigma, integral;
+  int iterations, converged;
+  int64_t neval;
+} outcome;
+
+static outcome run_case(const char *name, int dim, const strata_params *p)
+{
+  strata_problem pr;
+  const strata_builtin *b = problem(name, dim, &pr);
+  double t0 = now_s();
+  strata_run *r = start_run(&pr, p);
+  strata_result res;
+  if (strata_run_integrate(r, NULL, NULL, &res) != STRATA_OK) {
+    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+    exit(1);
+  }
+  outcome o = {now_s() - t0, fabs(res.integral - b->exact(dim, pr.params)), res.sigma,
+               res.integral, res.iterations, res.converged, res.neval};
+  strata_run_free(r);
+  return o;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void mcubes(int seeds)
+{
+  printf("\n## The m-CUBES comparison cases\n\n");
+  printf("| case | settings | integral | reported sigma | true error | time |\n|---|---|---|---|---|---|\n");
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 2000000000;
+  p.maxiter = 10;
+  p.adapt_iters = 0;
+  p.skip = 0;
+  p.epsrel = 0;
+  outcome o = run_case("fA", 6, &p);
+  printf("| fA d=6 | neval 2e9, 10 iterations, no adaptation | %.8g | %.3g | %.3g | %.1f ms |\n",
+         o.integral, o.sigma, o.err, 1e3 * o.time_s);
+  strata_params_default(&p);
+  p.neval = 100000000;
+  p.maxiter = 15;
+  p.adapt_iters = 10;
+  p.epsrel = 0;
+  o = run_case("fB", 9, &p);
+  printf("| fB d=9 | neval 1e8, 15 iterations, 10 adapting, skip 5 | %.8g | %.3g | %.3g | %.1f ms |\n",
+         o.integral, o.sigma, o.err, 1e3 * o.time_s);
+  static const struct { const char *name; int dim; } tt[] = {{"f4", 8}, {"f2", 6}};
+  for (int c = 0; c < 2; c++) {
+    double t[1000];
+    int honest = 0, conv = 0, n = seeds < 1000 ? seeds : 1000;
+    for (int s = 0; s < n; s++) {
+      strata_params_default(&p);
+      p.neval = 1000000;
+      p.epsrel = 1e-3;
+      p.seed = 1 + (uint64_t)s;
+      o = run_case(tt[c].name, tt[c].dim, &p);
+      t[s] = o.time_s;
+      honest += o.err <= 3 * o.sigma;
+      conv += o.converged;
+    }
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    printf("| %s d=%d | epsrel 1e-3, neval 1e6, defaults, %d seeds | | | within 3 sigma: %d/%d, "
+           "converged %d/%d | median %.2f ms (min %.2f, max %.2f) |\n",
+           tt[c].name, tt[c].dim, n, honest, n, conv, n, 1e3 * t[n / 2], 1e3 * t[0],
+           1e3 * t[n - 1]);
+    fflush(stdout);
+  }
+}
+
+static void tolerance(int seeds, double tol_min)
+{
+  static const struct { const char *name; int dim; } cases[] = {
+      {"f2", 5}, {"f2", 6}, {"f2", 8}, {"f3", 5}, {"f3", 6}, {"f3", 8}, {"f4", 5}, {"f4", 6},
+      {"f4", 8}, {"f5", 5}, {"f5", 6}, {"f5", 8}, {"f6", 5}, {"f6", 6}, {"f6", 8}, {"fA", 6},
+      {"fB", 9}};
+  printf("\n## Time to tolerance and honesty, %d seeds each\n\n", seeds);
+  printf("neval per iteration grows with the tolerance (1e6 at 1e-3, x10 per decade) so that\n"
+         "about ten iterations reach it; maxiter 100.\n\n");
+  printf("| integrand | d | epsrel | neval/itn | converged | median time | median iterations | "
+         "|err| <= 3 sigma | median |err|/sigma |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (double eps = 1e-3; eps >= tol_min * 0.999; eps /= 10) {
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+      double t[1000], pulls[1000], its[1000];
+      int honest = 0, conv = 0, n = seeds < 1000 ? seeds : 1000;
+      strata_params p;
+      strata_params_default(&p);
+      p.neval = (int64_t)llround(1e6 * (1e-3 / eps));
+      p.maxiter = 100;
+      p.epsrel = eps;
+      for (int s = 0; s < n; s++) {
+        p.seed = 1000 + (uint64_t)s;
+        outcome o = run_case(cases[c].name, cases[c].dim, &p);
+        t[s] = o.time_s;
+        pulls[s] = o.sigma > 0 ? o.err / o.sigma : INFINITY;
+        its[s] = o.iterations;
+        honest += o.err <= 3 * o.sigma;
+        conv += o.converged;
+      }
+      qsort(t, (size_t)n, sizeof *t, cmp_double);
+      qsort(pulls, (size_t)n, sizeof *pulls, cmp_double);
+      qsort(its, (size_t)n, sizeof *its, cmp_double);
+      printf("| %s | %d | %.0e | %.0e | %d/%d | %.2f ms | %.0f | %d/%d | %.2f |\n",
+             cases[c].name, cases[c].dim, eps, (double)p.neval, conv, n, 1e3 * t[n / 2],
+             its[n / 2], honest, n, pulls[n / 2]);
+      fflush(stdout);
+    }
+  }
+}
+
+int main(int argc, char **argv)
+{
+  const char *part = "all";
+  int seeds = 20, quick = 0;
+  double tol_min = 1e-5;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--part") && i + 1 < argc) part = argv[++i];
+    else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--tol-min") && i + 1 < argc) tol_min = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else {
+      fprintf(stderr, "usage: bench_gpu [--part throughput|mcubes|tolerance|all] [--seeds N] "
+                      "[--tol-min EPS] [--quick]\n");
+      return 2;
+    }
+  }
+  if (strata_cuda_device_count() == 0) {
+    fprintf(stderr, "bench_gpu: no CUDA device visible\n");
+    return 77;
+  }
+  comm = strata_comm_serial();
+  gpu = strata_backend_cuda_new(0);
+  if (!gpu) {
+    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+    return 1;
+  }
+  char desc[512];
+  strata_cuda_describe(gpu, desc, sizeof desc);
+  printf("# bench_gpu on %s\n", desc);
+  if (!strcmp(part, "all") || !strcmp(part, "throughput")) throughput(quick);
+  if (!strcmp(part, "all") || !strcmp(part, "mcubes")) mcubes(seeds);
+  if (!strcmp(part, "all") || !strcmp(part, "tolerance")) tolerance(seeds, tol_min);
+  strata_backend_free(gpu);
+  strata_comm_free(comm);
+  return 0;
+}

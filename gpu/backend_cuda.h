@@ -1,0 +1,27 @@
+/* The CUDA backend, as seen from C: sampling kernels for the built-in
+ * integrands on one GPU, behind the strata_backend interface. */
+#ifndef STRATA_BACKEND_CUDA_H
+#define STRATA_BACKEND_CUDA_H
+#include "backend.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* GPUs this process can use (after CUDA_VISIBLE_DEVICES); 0 when there is
+ * no device or no driver.  Never fails loudly: auto falls back to the CPU. */
+int strata_cuda_device_count(void);
+
+/* A backend on visible device `device`; NULL with strata_last_error() set
+ * when the device cannot be used. */
+strata_backend *strata_backend_cuda_new(int device);
+
+/* "NVIDIA H100 80GB HBM3 (device 0, bus 0000:1a:00.0)" for -v. */
+void strata_cuda_describe(const strata_backend *b, char *buf, int len);
+
+/* Seconds the device spent in sampling kernels during the last sample call
+ * (CUDA events), for benchmarks. */
+double strata_cuda_last_kernel_s(const strata_backend *b);
+#ifdef __cplusplus
+}
+#endif
+#endif
