@@ -108,12 +108,18 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
   const uint2 key = make_uint2((unsigned int)a.seed, (unsigned int)(a.seed >> 32));
   const long long nchunk = (a.total + kSamplesPerChunk - 1) / kSamplesPerChunk;
   const long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < nchunk; c += stride) {
+  const int lane = threadIdx.x & 31;
+  /* The loop runs warp by warp, so every lane of a warp makes the same
+   * number of trips and the warp can combine its sums below. */
+  for (long long base = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < nchunk;
+       base += stride) {
+    const long long c = base + lane;
+    const bool valid = c < nchunk;
     long long i = a.first + c * kSamplesPerChunk;
-    const long long iend = min(i + kSamplesPerChunk, a.first + a.total);
-    long long h = find_hcube(a, i), hend = hcube_end(a, h);
+    const long long iend = valid ? min(i + kSamplesPerChunk, a.first + a.total) : i;
+    long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
     int k[MAXD];
-    {
+    if (valid) {
       long long hh = h;
 #pragma unroll
       for (int d = 0; d < MAXD; d++)
@@ -189,8 +195,26 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
           }
       }
     }
-    atomicAdd(a.s1 + h, s1);
-    atomicAdd(a.s2 + h, s2);
+    /* Neighbouring lanes took neighbouring chunks and mostly end in the same
+     * hypercube: add their sums within the warp (segments of equal h are
+     * runs of lanes) and let one lane per hypercube touch global memory.
+     * Under VEGAS+ most samples crowd into few hypercubes, and one atomic per
+     * lane there would serialise. */
+    __syncwarp();
+    const unsigned peers = __match_any_sync(0xffffffffu, (unsigned long long)h);
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const double o1 = __shfl_down_sync(0xffffffffu, s1, off);
+      const double o2 = __shfl_down_sync(0xffffffffu, s2, off);
+      if (lane + off < 32 && ((peers >> (lane + off)) & 1u)) {
+        s1 += o1;
+        s2 += o2;
+      }
+    }
+    if (valid && lane == __ffs(peers) - 1) {
+      atomicAdd(a.s1 + h, s1);
+      atomicAdd(a.s2 + h, s2);
+    }
   }
   if (ADAPT && a.shared_acc) {
     __syncthreads();

@@ -113,10 +113,16 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
 {
   if (alpha == 0.0) return;
   const int n = g->ninc;
-  double *buf = malloc(sizeof(double) * (size_t)(4 * n + 1));
+  double *buf = malloc(sizeof(double) * (size_t)strata_grid_naxes(g) * (size_t)(4 * n + 1));
   if (!buf) return; /* the map stays as it is: still correct, only less tuned */
-  double *a = buf, *s = buf + n, *r = buf + 2 * n, *enew = buf + 3 * n;
-  for (int ax = 0; ax < strata_grid_naxes(g); ax++) {
+  /* Axes are independent; each gets its own slice of the scratch space. */
+  const int naxes = strata_grid_naxes(g);
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (naxes > 1 && (int64_t)naxes * n > 4096)
+#endif
+  for (int ax = 0; ax < naxes; ax++) {
+    double *a = buf + (size_t)ax * (4 * (size_t)n + 1), *s = a + n, *r = a + 2 * n,
+           *enew = a + 3 * n;
     int any = 0;
     for (int i = 0; i < n; i++) {
       double w = 0.0, c = 0.0;

@@ -152,6 +152,13 @@ int main(int argc, char **argv)
   }
   if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
     printf("strata %s\n", strata_version());
+    printf("backends: cpu%s\n",
+#ifdef HAVE_CUDA
+           ", cuda"
+#else
+           ""
+#endif
+    );
     return 0;
   }
   if (!strcmp(argv[1], "list")) return cmd_list();

@@ -1,3 +1,6 @@
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +25,7 @@ void strata_params_default(strata_params *p)
   p->neval = 1000000;
   p->maxeval = INT64_C(10000000000);
   p->maxiter = 30;
-  p->adapt_iters = 10;
+  p->adapt_iters = 20;
   p->skip = 5;
   p->epsrel = 1e-3;
   p->epsabs = 0.0;

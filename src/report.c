@@ -16,9 +16,11 @@ void strata_report_iteration(FILE *out, const strata_iteration *it)
   strata_format_value_error(a, sizeof a, it->integral, it->sigma);
   if (it->kept) {
     strata_format_value_error(b, sizeof b, it->avg, it->avg_sigma);
-    fprintf(out, "%3d   %-20s  %-20s  %8.2f  %6.2f\n", it->itn, a, b, it->chi2_dof, it->q);
+    fprintf(out, "%3d   %-20s  %-20s  %8.2f  %6.2f%s\n", it->itn, a, b, it->chi2_dof, it->q,
+            it->restarted ? "  restart" : "");
   } else {
-    fprintf(out, "%3d   %-20s  %-20s  %8s  %6s\n", it->itn, a, "(warm-up)", "-", "-");
+    fprintf(out, "%3d   %-20s  %-20s  %8s  %6s\n", it->itn, a,
+            it->itn > 0 && it->sigma == 0.0 ? "(no information)" : "(warm-up)", "-", "-");
   }
   fflush(out);
 }

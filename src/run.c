@@ -1,5 +1,6 @@
 #include "run.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   size_t cells = (size_t)pr->dim * (size_t)p->ninc;
   r->buf = malloc(sizeof(double) * (2 * (size_t)r->strat->nhcube + 2 * cells));
   if (!r->buf) goto nomem;
+  r->first_kept = p->skip;
   *out = r;
   return STRATA_OK;
 nomem:
@@ -76,21 +78,52 @@ void strata_run_slice(const strata_strat *s, int rank, int size, int64_t *h0,
                          : lower_bound(s, (int64_t)((double)total * (rank + 1) / size));
 }
 
-static int kept_count(const strata_run *r)
+/* sigma = 0 is an exact answer only for an integrand constant under the map.
+ * It also comes out when every sample was exactly zero (a peak not found
+ * yet) or so small that its square underflowed: such an iteration saw
+ * nothing it can vouch for and carries no weight at all. */
+static int informative(const strata_itn_record *h)
 {
-  int k = r->itn - r->params.skip;
-  return k > 0 ? k : 0;
+  return !(h->sigma == 0.0 && !(fabs(h->integral) >= sqrt(DBL_MIN)));
 }
 
-static void update_average(strata_run *r)
+static int kept_count(const strata_run *r)
 {
-  int n = kept_count(r), first = r->itn - n;
-  double I[n > 0 ? n : 1], sig[n > 0 ? n : 1];
-  for (int k = 0; k < n; k++) {
-    I[k] = r->hist[first + k].integral;
-    sig[k] = r->hist[first + k].sigma;
-  }
+  int n = 0;
+  for (int k = r->first_kept; k < r->itn; k++) n += informative(&r->hist[k]);
+  return n;
+}
+
+static void average(strata_run *r)
+{
+  int n = 0, span = r->itn - r->first_kept;
+  double I[span > 0 ? span : 1], sig[span > 0 ? span : 1];
+  for (int k = r->first_kept; k < r->itn; k++)
+    if (informative(&r->hist[k])) {
+      I[n] = r->hist[k].integral;
+      sig[n] = r->hist[k].sigma;
+      n++;
+    }
   strata_stats_average(I, sig, n, &r->avg);
+}
+
+/* While the map still adapts, an iteration that disagrees with the average
+ * beyond reasonable chance (Q < 1e-3) shows that the earlier ones were made with a
+ * map that had not found the integrand yet: their small errors are not to be
+ * trusted, so the average restarts from the newest iteration.  Once the map
+ * is frozen no restart happens: a disagreement then is reported, not hidden. */
+#define STRATA_RESTART_Q 1e-3
+
+static int update_average(strata_run *r, int adapting)
+{
+  average(r);
+  if (adapting && r->itn - 1 > r->first_kept && kept_count(r) >= 2 &&
+      r->avg.q < STRATA_RESTART_Q) {
+    r->first_kept = r->itn - 1;
+    average(r);
+    return 1;
+  }
+  return 0;
 }
 
 static int check_converged(const strata_run *r)
@@ -101,6 +134,26 @@ static int check_converged(const strata_run *r)
   double s = r->avg.sigma;
   return (p->epsrel > 0.0 && s <= p->epsrel * fabs(r->avg.mean)) ||
          (p->epsabs > 0.0 && s <= p->epsabs);
+}
+
+void strata_run_replay(strata_run *r)
+{
+  int done = r->itn;
+  r->first_kept = r->params.skip;
+  for (r->itn = 1; r->itn <= done; r->itn++)
+    update_average(r, r->itn - 1 < r->params.adapt_iters);
+  r->itn = done;
+  average(r);
+  r->converged = check_converged(r);
+}
+
+/* The previous estimate, where it is good enough to sit near J f; a wild
+ * one (early iterations of a peaked integrand) would only add rounding. */
+static double sum_shift(const strata_run *r)
+{
+  if (r->itn == 0) return 0.0;
+  const strata_itn_record *h = &r->hist[r->itn - 1];
+  return informative(h) && h->sigma < 0.1 * fabs(h->integral) ? h->integral : 0.0;
 }
 
 int strata_run_step(strata_run *r, strata_iteration *out)
@@ -119,7 +172,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   strata_sample_job job = {
       .problem = &r->problem, .grid = r->grid, .strat = r->strat,
       .seed = p->seed, .iteration = (uint32_t)r->itn, .adapt = adapt,
-      .shift = r->itn > 0 ? r->hist[r->itn - 1].integral : 0.0,
+      .shift = sum_shift(r),
       .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount};
   strata_run_slice(r->strat, r->comm->rank, r->comm->size, &job.h0, &job.h1);
   double ts = now_s();
@@ -168,7 +221,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
     strata_grid_refine(r->grid, wsum, wcount, p->alpha);
     strata_strat_reallocate(r->strat, s1, s2);
   }
-  update_average(r);
+  int restarted = update_average(r, adapt);
   r->converged = check_converged(r);
   double dt = now_s() - t0;
   r->time_s += dt;
@@ -179,7 +232,8 @@ int strata_run_step(strata_run *r, strata_iteration *out)
     out->integral = rec->integral;
     out->sigma = rec->sigma;
     out->neval = rec->neval;
-    out->kept = r->itn > p->skip;
+    out->kept = r->itn > r->first_kept && informative(rec);
+    out->restarted = restarted;
     out->avg = r->avg.mean;
     out->avg_sigma = r->avg.sigma;
     out->chi2_dof = r->avg.chi2_dof;

@@ -24,6 +24,7 @@ typedef struct strata_run {
   double *buf;              /* s1, s2 (nhcube each), wsum, wcount (dim*ninc each) */
   strata_itn_record *hist;  /* [maxiter] */
   int itn;                  /* iterations done */
+  int first_kept;           /* first iteration in the average (skip, or a restart) */
   int64_t neval_total;
   int converged;
   strata_average avg;
@@ -35,6 +36,9 @@ typedef struct strata_run {
 int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                      strata_backend *be, strata_comm *comm, strata_run **out);
 void strata_run_free(strata_run *r);
+/* Recomputes the average, the restarts and convergence from hist[0..itn):
+ * for a run whose history was restored (checkpoints). */
+void strata_run_replay(strata_run *r);
 /* One iteration; fills *out (may be NULL). */
 int strata_run_step(strata_run *r, strata_iteration *out);
 /* Nonzero once converged or out of iterations or evaluations. */

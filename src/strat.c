@@ -102,15 +102,21 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
     free(fixed);
     return;
   }
-  double dsum = 0.0;
+  /* One pow per hypercube is most of the host's work per iteration when the
+   * GPU samples: spread it over the cores (element-wise, so the result does
+   * not depend on how), then sum in order. */
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (nh > 16384)
+#endif
   for (int64_t h = 0; h < nh; h++) {
     double n = (double)s->nh[h];
     double m1 = s1[h] / n;
     double var = s2[h] / n - m1 * m1;
     if (!(var > 0.0)) var = 0.0;
     d[h] = s->beta == 0.0 ? 1.0 : quantize(pow(var, 0.5 * s->beta));
-    dsum += d[h];
   }
+  double dsum = 0.0;
+  for (int64_t h = 0; h < nh; h++) dsum += d[h];
   if (!(dsum > 0.0) || !isfinite(dsum)) { /* no information: stay as we are */
     free(d);
     free(fixed);

@@ -81,7 +81,7 @@ START_TEST(test_suite_on_gpu)
 {
   /* Every built-in at its listed dimensions, defaults, on the GPU: 4 sigma. */
   strata_backend *gpu = strata_backend_cuda_new(0);
-  ck_assert(gpu != NULL);
+  ck_assert_msg(gpu != NULL, "%s", strata_last_error());
   for (size_t i = 0; strata_builtin_at(i); i++) {
     const strata_builtin *b = strata_builtin_at(i);
     for (int k = 0; k < 8 && b->list_dims[k]; k++) {
@@ -110,6 +110,7 @@ START_TEST(test_nonfinite_on_gpu)
   strata_params_default(&p);
   p.neval = 100000;
   strata_backend *gpu = strata_backend_cuda_new(0);
+  ck_assert_msg(gpu != NULL, "%s", strata_last_error());
   strata_result r;
   ck_assert_int_eq(run_with(gpu, &pr, &p, &r), STRATA_ENOTFINITE);
   ck_assert_msg(strstr(strata_last_error(), "returned NaN at x = (") != NULL, "%s",
@@ -143,5 +144,7 @@ int main(void)
   tcase_add_test(tc, test_nonfinite_on_gpu);
   tcase_add_test(tc, test_bad_device);
   suite_add_tcase(s, tc);
-  return test_run_suite(s);
+  /* No fork: a CUDA context does not survive fork(), and main() has already
+   * asked the driver for its devices. */
+  return test_run_suite_fork(s, 0);
 }

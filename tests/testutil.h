@@ -21,12 +21,15 @@ static inline const strata_builtin *test_problem(const char *name, int dim,
   return b;
 }
 
-static inline int test_run_suite(Suite *s)
+static inline int test_run_suite_fork(Suite *s, int fork)
 {
   SRunner *sr = srunner_create(s);
+  if (!fork) srunner_set_fork_status(sr, CK_NOFORK);
   srunner_run_all(sr, CK_NORMAL);
   int nf = srunner_ntests_failed(sr);
   srunner_free(sr);
   return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+static inline int test_run_suite(Suite *s) { return test_run_suite_fork(s, 1); }
 #endif

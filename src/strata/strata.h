@@ -67,6 +67,7 @@ typedef struct {
   double integral, sigma;  /* this iteration */
   int64_t neval;
   int kept;             /* counted in the average (after skip) */
+  int restarted;        /* the average restarted here: see doc/algorithm.md */
   double avg, avg_sigma, chi2_dof, q; /* cumulative over kept iterations */
   int adapting;
   double time_s;        /* wall time of this iteration */
