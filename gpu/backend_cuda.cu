@@ -31,7 +31,10 @@ extern "C" {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kSamplesPerChunk = 16;
+/* Consecutive samples a thread takes: more amortise the hypercube search
+ * per chunk, fewer keep small iterations spread over the whole GPU. */
+constexpr int kSmallChunk = 16, kLargeChunk = 64;
+constexpr long long kLargeChunkFrom = 100000000;
 constexpr unsigned long long kNoBad = ~0ULL;
 
 struct KernelArgs {
@@ -52,6 +55,7 @@ struct KernelArgs {
   unsigned int iteration;
   double shift;
   int shared_acc;            /* map sums in shared memory */
+  int spc;                   /* samples per chunk */
 };
 
 template <int ID>
@@ -106,7 +110,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     __syncthreads();
   }
   const uint2 key = make_uint2((unsigned int)a.seed, (unsigned int)(a.seed >> 32));
-  const long long nchunk = (a.total + kSamplesPerChunk - 1) / kSamplesPerChunk;
+  const long long nchunk = (a.total + a.spc - 1) / a.spc;
   const long long stride = (long long)gridDim.x * blockDim.x;
   const int lane = threadIdx.x & 31;
   /* The loop runs warp by warp, so every lane of a warp makes the same
@@ -115,8 +119,8 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
        base += stride) {
     const long long c = base + lane;
     const bool valid = c < nchunk;
-    long long i = a.first + c * kSamplesPerChunk;
-    const long long iend = valid ? min(i + kSamplesPerChunk, a.first + a.total) : i;
+    long long i = a.first + c * a.spc;
+    const long long iend = valid ? min(i + a.spc, a.first + a.total) : i;
     long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
     int k[MAXD];
     if (valid) {
@@ -413,10 +417,15 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   a.iteration = job->iteration;
   a.shift = job->shift;
 
+  /* Map sums in shared memory pay off only when every block sees many
+   * samples per cell (each block clears and flushes all cells); a small
+   * iteration instead runs the full grid with global atomics, which on
+   * Hopper cost little next to a kernel's launch. */
   size_t smem = 0;
   if (job->adapt) {
     size_t need = cells * (sizeof(double) + sizeof(unsigned int));
-    if (need <= st->smem_optin) {
+    if (need <= st->smem_optin &&
+        s->start[job->h1] - s->start[job->h0] >= (int64_t)32 * (int64_t)cells * st->nsm) {
       a.shared_acc = 1;
       smem = need;
     }
@@ -428,7 +437,8 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   int per_sm = 0;
   e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)k, kThreads, smem);
   if (e != cudaSuccess || per_sm < 1) per_sm = 1;
-  const long long nchunk = (a.total + kSamplesPerChunk - 1) / kSamplesPerChunk;
+  a.spc = a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
+  const long long nchunk = (a.total + a.spc - 1) / a.spc;
   long long blocks = (nchunk + kThreads - 1) / kThreads;
   const long long resident = (long long)per_sm * st->nsm;
   if (blocks > resident) blocks = resident;

@@ -136,15 +136,121 @@ static int check_converged(const strata_run *r)
          (p->epsabs > 0.0 && s <= p->epsabs);
 }
 
-void strata_run_replay(strata_run *r)
+/* The report of the iteration just combined (hist[itn - 1]). */
+static void describe(const strata_run *r, int restarted, int adapt, strata_iteration *out)
+{
+  const strata_itn_record *rec = &r->hist[r->itn - 1];
+  memset(out, 0, sizeof *out);
+  out->itn = r->itn;
+  out->integral = rec->integral;
+  out->sigma = rec->sigma;
+  out->neval = rec->neval;
+  out->kept = r->itn > r->first_kept && informative(rec);
+  out->restarted = restarted;
+  out->avg = r->avg.mean;
+  out->avg_sigma = r->avg.sigma;
+  out->chi2_dof = r->avg.chi2_dof;
+  out->q = r->avg.q;
+  out->adapting = adapt;
+  out->time_s = rec->time_s;
+}
+
+/* Replays the averaging exactly as the iterations first ran it, so that
+ * restarts, the kept flags and every reported row come out the same. */
+static void replay(strata_run *r, strata_iteration_cb cb, void *ctx)
 {
   int done = r->itn;
   r->first_kept = r->params.skip;
-  for (r->itn = 1; r->itn <= done; r->itn++)
-    update_average(r, r->itn - 1 < r->params.adapt_iters);
+  for (r->itn = 1; r->itn <= done; r->itn++) {
+    int adapt = r->itn - 1 < r->params.adapt_iters;
+    int restarted = update_average(r, adapt);
+    if (cb) {
+      r->converged = check_converged(r);
+      strata_iteration it;
+      describe(r, restarted, adapt, &it);
+      cb(&it, ctx);
+    }
+  }
   r->itn = done;
   average(r);
   r->converged = check_converged(r);
+}
+
+void strata_run_replay(strata_run *r) { replay(r, NULL, NULL); }
+
+int strata_run_kept(const strata_run *r, int k)
+{
+  return k >= r->first_kept && k < r->itn && informative(&r->hist[k]);
+}
+
+void strata_run_state_get(const strata_run *r, strata_run_state *st)
+{
+  st->itn = r->itn;
+  st->neval_total = r->neval_total;
+  st->time_s = r->time_s;
+  st->naxes = strata_grid_naxes(r->grid);
+  st->ninc = r->grid->ninc;
+  st->edges = r->grid->edges;
+  st->nhcube = r->strat->nhcube;
+  st->nh = r->strat->nh;
+  st->hist = r->hist;
+}
+
+/* A saved state is checked as a whole before any of it is used: a file
+ * that passed its checksums may still come from a build with other rules,
+ * and a half-applied state would sample garbage without saying so. */
+static int check_state(const strata_run *r, const strata_run_state *st)
+{
+  const int naxes = strata_grid_naxes(r->grid), ninc = r->grid->ninc;
+  if (st->naxes != naxes || st->ninc != ninc || st->nhcube != r->strat->nhcube)
+    return strata_error(STRATA_EINVAL, "saved state does not fit this job: map %d x %d and "
+                        "%lld hypercubes saved, %d x %d and %lld here", st->naxes, st->ninc,
+                        (long long)st->nhcube, naxes, ninc, (long long)r->strat->nhcube);
+  if (st->itn < 0 || st->itn > r->params.maxiter)
+    return strata_error(STRATA_EINVAL, "saved state holds %d iterations, more than "
+                        "vegas.maxiter = %d", st->itn, r->params.maxiter);
+  for (int a = 0; a < naxes; a++) {
+    const double *e = st->edges + (size_t)a * (size_t)(ninc + 1);
+    int ok = e[0] == 0.0 && e[ninc] == 1.0;
+    for (int i = 0; ok && i < ninc; i++) ok = e[i + 1] > e[i];
+    if (!ok)
+      return strata_error(STRATA_EINVAL, "saved map of axis %d does not increase from 0 "
+                          "to 1", a + 1);
+  }
+  for (int64_t h = 0; h < st->nhcube; h++)
+    if (st->nh[h] < 2)
+      return strata_error(STRATA_EINVAL, "saved allocation gives hypercube %lld %lld "
+                          "samples (at least 2)", (long long)h, (long long)st->nh[h]);
+  int64_t total = 0;
+  for (int k = 0; k < st->itn; k++) {
+    const strata_itn_record *h = &st->hist[k];
+    if (!isfinite(h->integral) || !(h->sigma >= 0.0) || !isfinite(h->sigma) || h->neval < 2)
+      return strata_error(STRATA_EINVAL, "saved iteration %d is not a valid result "
+                          "(%g +- %g, %lld evaluations)", k + 1, h->integral, h->sigma,
+                          (long long)h->neval);
+    total += h->neval;
+  }
+  if (total != st->neval_total)
+    return strata_error(STRATA_EINVAL, "saved iterations add up to %lld evaluations, the "
+                        "saved total is %lld", (long long)total, (long long)st->neval_total);
+  return STRATA_OK;
+}
+
+int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iteration_cb cb,
+                       void *ctx)
+{
+  int rc = check_state(r, st);
+  if (rc != STRATA_OK) return rc;
+  memcpy(r->grid->edges, st->edges,
+         sizeof(double) * (size_t)st->naxes * (size_t)(st->ninc + 1));
+  r->grid->generation++; /* devices holding a copy of the map re-upload it */
+  strata_strat_restore(r->strat, st->nh);
+  if (st->itn > 0) memcpy(r->hist, st->hist, sizeof *r->hist * (size_t)st->itn);
+  r->itn = st->itn;
+  r->neval_total = st->neval_total;
+  r->time_s = st->time_s;
+  replay(r, cb, ctx);
+  return STRATA_OK;
 }
 
 /* The previous estimate, where it is good enough to sit near J f; a wild
@@ -225,22 +331,8 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   r->converged = check_converged(r);
   double dt = now_s() - t0;
   r->time_s += dt;
-
-  if (out) {
-    memset(out, 0, sizeof *out);
-    out->itn = r->itn;
-    out->integral = rec->integral;
-    out->sigma = rec->sigma;
-    out->neval = rec->neval;
-    out->kept = r->itn > r->first_kept && informative(rec);
-    out->restarted = restarted;
-    out->avg = r->avg.mean;
-    out->avg_sigma = r->avg.sigma;
-    out->chi2_dof = r->avg.chi2_dof;
-    out->q = r->avg.q;
-    out->adapting = adapt;
-    out->time_s = dt;
-  }
+  rec->time_s = dt;
+  if (out) describe(r, restarted, adapt, out);
   return STRATA_OK;
 }
 

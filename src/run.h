@@ -12,6 +12,7 @@
 typedef struct {
   double integral, sigma;
   int64_t neval;
+  double time_s;            /* wall time: logs rebuilt from a checkpoint keep it */
 } strata_itn_record;
 
 typedef struct strata_run {
@@ -39,6 +40,32 @@ void strata_run_free(strata_run *r);
 /* Recomputes the average, the restarts and convergence from hist[0..itn):
  * for a run whose history was restored (checkpoints). */
 void strata_run_replay(strata_run *r);
+/* Everything needed to continue a run exactly where it stopped.  A sample's
+ * random numbers depend only on (seed, iteration, sample index), and the
+ * next iteration's shift is the last iteration's estimate, so the map, the
+ * allocation and the history are the whole state (doc/algorithm.md). */
+typedef struct {
+  int itn;                        /* iterations done; the next draws as iteration itn */
+  int64_t neval_total;
+  double time_s;
+  int naxes, ninc;                /* the map: naxes * (ninc + 1) unit edges */
+  const double *edges;
+  int64_t nhcube;
+  const int64_t *nh;              /* the allocation for the next iteration */
+  const strata_itn_record *hist;  /* [itn] */
+} strata_run_state;
+
+/* The run's state; the pointers are the run's own, valid until its next step. */
+void strata_run_state_get(const strata_run *r, strata_run_state *st);
+/* Continues from a saved state.  Refuses a state that does not fit this run
+ * (sizes, a map that is not increasing from 0 to 1, an allocation below 2
+ * per hypercube, more iterations than maxiter, totals that do not add up),
+ * then copies it and replays the history; cb (may be NULL) receives every
+ * replayed iteration as it was reported when first run. */
+int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iteration_cb cb,
+                       void *ctx);
+/* Whether iteration k (0-based, k < itn) is in the current average. */
+int strata_run_kept(const strata_run *r, int k);
 /* One iteration; fills *out (may be NULL). */
 int strata_run_step(strata_run *r, strata_iteration *out);
 /* Nonzero once converged or out of iterations or evaluations. */

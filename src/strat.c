@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int64_t ipow_capped(int64_t m, int dim, int64_t cap)
 {
@@ -163,6 +164,12 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
 }
 
 int64_t strata_strat_total(const strata_strat *s) { return s->start[s->nhcube]; }
+
+void strata_strat_restore(strata_strat *s, const int64_t *nh)
+{
+  memcpy(s->nh, nh, sizeof(int64_t) * (size_t)s->nhcube);
+  prefix(s);
+}
 
 int64_t strata_strat_find(const strata_strat *s, int64_t i)
 {

@@ -40,6 +40,9 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
 
 int64_t strata_strat_total(const strata_strat *s);
 
+/* Takes a saved allocation (nhcube counts) as the current one: resuming. */
+void strata_strat_restore(strata_strat *s, const int64_t *nh);
+
 /* The hypercube holding global sample index i (binary search on start). */
 int64_t strata_strat_find(const strata_strat *s, int64_t i);
 

@@ -1,0 +1,298 @@
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "atomic.h"
+#include "error.h"
+#include "h5util.h"
+#include "jobdef.h"
+
+#define FORMAT "strata checkpoint"
+#define FORMAT_VERSION 1
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void utc_now(char *buf, size_t len)
+{
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The history as columns, the way users read it (h5py, h5dump). */
+static int write_history(hid_t f, const strata_run *r)
+{
+  const int n = r->itn;
+  hid_t g = H5Gcreate2(f, "history", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) return -1;
+  double *col = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  int64_t *nev = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  int rc = col && nev ? 0 : -1;
+  hsize_t dims[1] = {(hsize_t)n};
+  const strata_itn_record *h = r->hist;
+#define COLUMN(name, expr)                                                             \
+  if (rc == 0) {                                                                       \
+    for (int k = 0; k < n; k++) col[k] = (expr);                                       \
+    rc = strata_h5_write_array(g, name, H5T_NATIVE_DOUBLE, 1, dims, col);              \
+  }
+  COLUMN("integral", h[k].integral)
+  COLUMN("sigma", h[k].sigma)
+  COLUMN("variance", h[k].sigma * h[k].sigma)
+  COLUMN("time_s", h[k].time_s)
+  /* Each kept iteration's share of chi^2 against the current average. */
+  COLUMN("chi2", strata_run_kept(r, k) && h[k].sigma > 0
+                     ? pow((h[k].integral - r->avg.mean) / h[k].sigma, 2)
+                     : 0.0)
+#undef COLUMN
+  if (rc == 0) {
+    for (int k = 0; k < n; k++) nev[k] = h[k].neval;
+    rc = strata_h5_write_array(g, "neval", H5T_NATIVE_INT64, 1, dims, nev);
+  }
+  free(col);
+  free(nev);
+  H5Gclose(g);
+  return rc;
+}
+
+/* The file is built in memory (HDF5's core driver) and written with plain
+ * system calls: so the bytes reach the disk only through the atomic
+ * replacement, and a full disk is reported with the system's own reason. */
+static int build_image(const char *path, const strata_run *r, const strata_ckpt_info *info,
+                       void **image, size_t *len)
+{
+  *image = NULL;
+  strata_h5_quiet();
+  strata_run_state st;
+  strata_run_state_get(r, &st);
+  char hash[17], created[32];
+  strata_jobdef_hash(info->definition, hash);
+  utc_now(created, sizeof created);
+
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  /* The 1.8 file format: checksummed metadata, which the original format
+   * lacks, and none of the "file is open" flags of the 1.10 format. */
+  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0 &&
+           H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0;
+  hid_t f = ok ? H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
+  ok = f >= 0;
+  ok = ok && strata_h5_put_str(f, "format", FORMAT) == 0 &&
+       strata_h5_put_i64(f, "format_version", FORMAT_VERSION) == 0 &&
+       strata_h5_put_str(f, "strata_version", strata_version()) == 0 &&
+       strata_h5_put_str(f, "created", created) == 0 &&
+       strata_h5_put_str(f, "host", info->host ? info->host : "") == 0 &&
+       strata_h5_put_str(f, "job", info->job ? info->job : "") == 0 &&
+       strata_h5_put_str(f, "backend", info->backend ? info->backend : "") == 0 &&
+       strata_h5_put_i64(f, "ranks", info->ranks) == 0 &&
+       strata_h5_put_i64(f, "threads", info->threads) == 0 &&
+       strata_h5_put_str(f, "definition", info->definition) == 0 &&
+       strata_h5_put_str(f, "definition_hash", hash) == 0 &&
+       strata_h5_put_i64(f, "iterations", st.itn) == 0 &&
+       strata_h5_put_u64(f, "seed", r->params.seed) == 0 &&
+       strata_h5_put_i64(f, "neval_total", st.neval_total) == 0 &&
+       strata_h5_put_f64(f, "time_s", st.time_s) == 0 &&
+       strata_h5_put_f64(f, "average", r->avg.mean) == 0 &&
+       strata_h5_put_f64(f, "average_sigma", r->avg.sigma) == 0 &&
+       strata_h5_put_f64(f, "chi2_dof", r->avg.chi2_dof) == 0 &&
+       strata_h5_put_f64(f, "Q", r->avg.q) == 0 &&
+       strata_h5_put_i64(f, "converged", r->converged) == 0;
+  hsize_t mdims[2] = {(hsize_t)st.naxes, (hsize_t)st.ninc + 1}, adims[1] = {(hsize_t)st.nhcube};
+  ok = ok && strata_h5_write_array(f, "map", H5T_NATIVE_DOUBLE, 2, mdims, st.edges) == 0 &&
+       strata_h5_write_array(f, "allocation", H5T_NATIVE_INT64, 1, adims, st.nh) == 0 &&
+       write_history(f, r) == 0 && H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0;
+  ssize_t n = ok ? H5Fget_file_image(f, NULL, 0) : -1;
+  if (n > 0) *image = malloc((size_t)n);
+  ok = *image && H5Fget_file_image(f, *image, (size_t)n) == n;
+  const char *why = ok ? "" : strata_h5_detail();
+  if (f >= 0) H5Fclose(f);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (!ok) {
+    free(*image);
+    *image = NULL;
+    return strata_error(n > 0 ? STRATA_ENOMEM : STRATA_EIO, "%s: cannot build the checkpoint "
+                        "in memory: %s", path, n > 0 && !*why ? "out of memory" : why);
+  }
+  *len = (size_t)n;
+  return STRATA_OK;
+}
+
+int strata_checkpoint_write(const char *path, const strata_run *r,
+                            const strata_ckpt_info *info, double *seconds, size_t *bytes)
+{
+  double t0 = now_s();
+  void *image;
+  size_t len = 0;
+  int rc = build_image(path, r, info, &image, &len);
+  if (rc == STRATA_OK) rc = strata_atomic_write(path, image, len, "checkpoint");
+  free(image);
+  if (seconds) *seconds = now_s() - t0;
+  if (bytes) *bytes = len;
+  return rc;
+}
+
+void strata_checkpoint_free(strata_checkpoint *c)
+{
+  if (!c) return;
+  free(c->definition);
+  free(c->hash);
+  free(c->strata_version);
+  free(c->backend);
+  free(c->host);
+  free(c->created);
+  free(c->edges);
+  free(c->nh);
+  free(c->hist);
+  free(c);
+}
+
+static int corrupt(const char *path, const char *what)
+{
+  const char *why = strata_h5_detail();
+  return strata_error(STRATA_EIO, "%s: damaged or incomplete checkpoint: %s%s%s; the file is "
+                      "left as it is", path, what, *why ? ": " : "", why);
+}
+
+static int read_history(hid_t f, const char *path, strata_checkpoint *c, int n)
+{
+  hid_t g = H5Gopen2(f, "history", H5P_DEFAULT);
+  if (g < 0) return corrupt(path, "no /history");
+  double *col = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+  int64_t *nev = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  c->hist = calloc((size_t)(n > 0 ? n : 1), sizeof *c->hist);
+  int rc = STRATA_OK;
+  if (!col || !nev || !c->hist) rc = strata_error(STRATA_ENOMEM, "%s: out of memory", path);
+#define COLUMN(name, field)                                                            \
+  if (rc == STRATA_OK) {                                                               \
+    if (strata_h5_read_array(g, name, H5T_NATIVE_DOUBLE, (size_t)n, col) != 0)         \
+      rc = corrupt(path, "cannot read /history/" name);                                \
+    else                                                                               \
+      for (int k = 0; k < n; k++) c->hist[k].field = col[k];                           \
+  }
+  COLUMN("integral", integral)
+  COLUMN("sigma", sigma)
+  COLUMN("time_s", time_s)
+#undef COLUMN
+  if (rc == STRATA_OK) {
+    if (strata_h5_read_array(g, "neval", H5T_NATIVE_INT64, (size_t)n, nev) != 0)
+      rc = corrupt(path, "cannot read /history/neval");
+    else
+      for (int k = 0; k < n; k++) c->hist[k].neval = nev[k];
+  }
+  free(col);
+  free(nev);
+  H5Gclose(g);
+  return rc;
+}
+
+static int read_file(hid_t f, const char *path, strata_checkpoint *c)
+{
+  char *format = NULL;
+  int64_t version = 0, itn = 0, ranks = 0, ntot = 0;
+  if (strata_h5_get_str(f, "format", &format) != 0 || strcmp(format, FORMAT)) {
+    free(format);
+    return strata_error(STRATA_EINVAL, "%s: not a strata checkpoint (no format = \"%s\" "
+                        "attribute)", path, FORMAT);
+  }
+  free(format);
+  if (strata_h5_get_i64(f, "format_version", &version) != 0 || version != FORMAT_VERSION)
+    return strata_error(STRATA_EINVAL, "%s: checkpoint format version %lld, this strata "
+                        "reads version %d", path, (long long)version, FORMAT_VERSION);
+  if (strata_h5_get_str(f, "definition", &c->definition) != 0 ||
+      strata_h5_get_str(f, "definition_hash", &c->hash) != 0 ||
+      strata_h5_get_str(f, "strata_version", &c->strata_version) != 0 ||
+      strata_h5_get_str(f, "backend", &c->backend) != 0 ||
+      strata_h5_get_str(f, "host", &c->host) != 0 ||
+      strata_h5_get_str(f, "created", &c->created) != 0 ||
+      strata_h5_get_i64(f, "ranks", &ranks) != 0 ||
+      strata_h5_get_i64(f, "iterations", &itn) != 0 ||
+      strata_h5_get_i64(f, "neval_total", &ntot) != 0 ||
+      strata_h5_get_f64(f, "time_s", &c->state.time_s) != 0)
+    return corrupt(path, "missing attributes");
+  /* The hash guards the definition text itself: it is what the resuming
+   * job is compared with. */
+  char hash[17];
+  strata_jobdef_hash(c->definition, hash);
+  if (strcmp(hash, c->hash))
+    return strata_error(STRATA_EIO, "%s: damaged checkpoint: the definition does not match "
+                        "its hash (%s, expected %s); the file is left as it is", path, hash,
+                        c->hash);
+  if (itn < 0 || itn > 100000000)
+    return corrupt(path, "impossible iteration count");
+  c->ranks = (int)ranks;
+  c->state.itn = (int)itn;
+  c->state.neval_total = ntot;
+
+  hid_t d = H5Dopen2(f, "map", H5P_DEFAULT);
+  hid_t s = d >= 0 ? H5Dget_space(d) : -1;
+  hsize_t mdims[2] = {0, 0};
+  int ok = s >= 0 && H5Sget_simple_extent_ndims(s) == 2 &&
+           H5Sget_simple_extent_dims(s, mdims, NULL) == 2 && mdims[0] >= 1 &&
+           mdims[0] <= 32 && mdims[1] >= 2 && mdims[1] <= 1000001;
+  if (s >= 0) H5Sclose(s);
+  if (d >= 0) H5Dclose(d);
+  if (!ok) return corrupt(path, "no valid /map");
+  c->state.naxes = (int)mdims[0];
+  c->state.ninc = (int)mdims[1] - 1;
+  size_t nedges = (size_t)(mdims[0] * mdims[1]);
+  d = H5Dopen2(f, "allocation", H5P_DEFAULT);
+  s = d >= 0 ? H5Dget_space(d) : -1;
+  hssize_t nh = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
+  if (s >= 0) H5Sclose(s);
+  if (d >= 0) H5Dclose(d);
+  if (nh < 1) return corrupt(path, "no valid /allocation");
+  c->state.nhcube = nh;
+  c->edges = malloc(sizeof(double) * nedges);
+  c->nh = malloc(sizeof(int64_t) * (size_t)nh);
+  if (!c->edges || !c->nh) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
+  if (strata_h5_read_array(f, "map", H5T_NATIVE_DOUBLE, nedges, c->edges) != 0)
+    return corrupt(path, "cannot read /map");
+  if (strata_h5_read_array(f, "allocation", H5T_NATIVE_INT64, (size_t)nh, c->nh) != 0)
+    return corrupt(path, "cannot read /allocation");
+  int rc = read_history(f, path, c, c->state.itn);
+  if (rc != STRATA_OK) return rc;
+  c->state.edges = c->edges;
+  c->state.nh = c->nh;
+  c->state.hist = c->hist;
+  return STRATA_OK;
+}
+
+int strata_checkpoint_read(const char *path, strata_checkpoint **out)
+{
+  *out = NULL;
+  strata_h5_quiet();
+  struct stat sb;
+  if (stat(path, &sb) != 0)
+    return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: %s", path, strerror(errno));
+  if (!S_ISREG(sb.st_mode))
+    return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: not a regular file", path);
+  /* HDF5 refuses a file shorter than its superblock says (a truncated
+   * copy) when it opens it, and every array is checksummed. */
+  if (H5Fis_hdf5(path) <= 0) {
+    const char *why = strata_h5_detail();
+    return strata_error(STRATA_EIO, "%s: not a strata checkpoint (not an HDF5 file%s%s); the "
+                        "file is left as it is", path, *why ? ": " : "", why);
+  }
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return corrupt(path, "cannot open it");
+  strata_checkpoint *c = calloc(1, sizeof *c);
+  int rc = c ? read_file(f, path, c) : strata_error(STRATA_ENOMEM, "%s: out of memory", path);
+  H5Fclose(f);
+  H5Eclear2(H5E_DEFAULT);
+  if (rc != STRATA_OK) {
+    strata_checkpoint_free(c);
+    return rc;
+  }
+  *out = c;
+  return STRATA_OK;
+}

@@ -1,0 +1,40 @@
+/* Checkpoints: the whole state of a run in one HDF5 file (layout in
+ * doc/file-formats.md), written atomically by rank 0 and verified on
+ * reading, so that a run can continue on any number of ranks and draw
+ * exactly the points the uninterrupted run would have drawn. */
+#ifndef STRATA_CHECKPOINT_H
+#define STRATA_CHECKPOINT_H
+#include <stddef.h>
+
+#include "run.h"
+
+/* What the file records besides the state, for the resuming run's checks
+ * and for the user. */
+typedef struct {
+  const char *definition;  /* strata_jobdef_text of the job */
+  const char *job;         /* the job file, or "(default job)" */
+  const char *backend;
+  const char *host;
+  int ranks, threads;
+} strata_ckpt_info;
+
+/* Writes r's state over path atomically (io/atomic.h).  *seconds and *bytes
+ * (either may be NULL) receive the time taken and the file's size. */
+int strata_checkpoint_write(const char *path, const strata_run *r,
+                            const strata_ckpt_info *info, double *seconds, size_t *bytes);
+
+/* A checkpoint as read back: every array checked against HDF5's checksums. */
+typedef struct {
+  char *definition, *hash, *strata_version, *backend, *host, *created;
+  int ranks;
+  strata_run_state state; /* points into the arrays below */
+  double *edges;
+  int64_t *nh;
+  strata_itn_record *hist;
+} strata_checkpoint;
+
+/* Reads and verifies path.  A missing, truncated or damaged file, or one
+ * that is not a strata checkpoint, is an error naming path and the reason. */
+int strata_checkpoint_read(const char *path, strata_checkpoint **out);
+void strata_checkpoint_free(strata_checkpoint *c);
+#endif

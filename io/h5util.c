@@ -1,0 +1,196 @@
+#include "h5util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+void strata_h5_quiet(void)
+{
+  static int done;
+  if (done) return;
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  done = 1;
+}
+
+static _Thread_local char detail[512];
+
+static herr_t innermost(unsigned n, const H5E_error2_t *e, void *data)
+{
+  (void)data;
+  if (n != 0 || !e->desc) return 0;
+  /* The file drivers report a system error as "..., errno = 28, error
+   * message = 'No space left on device', ...": the reason is what a user
+   * needs. */
+  const char *m = strstr(e->desc, "error message = '");
+  if (m) {
+    m += strlen("error message = '");
+    size_t len = strcspn(m, "'");
+    if (len >= sizeof detail) len = sizeof detail - 1;
+    memcpy(detail, m, len);
+    detail[len] = '\0';
+  } else {
+    snprintf(detail, sizeof detail, "%s", e->desc);
+  }
+  return 0;
+}
+
+/* Set when a check of ours, not HDF5, found the problem. */
+static _Thread_local int own_detail;
+
+const char *strata_h5_detail(void)
+{
+  if (!own_detail) {
+    detail[0] = '\0';
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, NULL);
+  }
+  own_detail = 0;
+  H5Eclear2(H5E_DEFAULT);
+  return detail;
+}
+
+static int put(hid_t obj, const char *name, hid_t type, const void *value)
+{
+  if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0) return -1;
+  hid_t space = H5Screate(H5S_SCALAR);
+  hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  int rc = a >= 0 && H5Awrite(a, type, value) >= 0 ? 0 : -1;
+  if (a >= 0) H5Aclose(a);
+  H5Sclose(space);
+  return rc;
+}
+
+static hid_t vlen_string(void)
+{
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  return t;
+}
+
+int strata_h5_put_str(hid_t obj, const char *name, const char *value)
+{
+  hid_t t = vlen_string();
+  int rc = put(obj, name, t, &value);
+  H5Tclose(t);
+  return rc;
+}
+
+int strata_h5_put_i64(hid_t obj, const char *name, int64_t v)
+{
+  return put(obj, name, H5T_NATIVE_INT64, &v);
+}
+
+int strata_h5_put_u64(hid_t obj, const char *name, uint64_t v)
+{
+  return put(obj, name, H5T_NATIVE_UINT64, &v);
+}
+
+int strata_h5_put_f64(hid_t obj, const char *name, double v)
+{
+  return put(obj, name, H5T_NATIVE_DOUBLE, &v);
+}
+
+static int get(hid_t obj, const char *name, hid_t type, void *out)
+{
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return -1;
+  int rc = H5Aread(a, type, out) >= 0 ? 0 : -1;
+  H5Aclose(a);
+  return rc;
+}
+
+int strata_h5_get_str(hid_t obj, const char *name, char **out)
+{
+  *out = NULL;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return -1;
+  hid_t ft = H5Aget_type(a);
+  int rc = -1;
+  /* Only the variable-length strings strata writes are accepted. */
+  if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && H5Tis_variable_str(ft) > 0) {
+    hid_t t = vlen_string();
+    char *s = NULL;
+    if (H5Aread(a, t, &s) >= 0 && s) {
+      *out = strdup(s);
+      H5free_memory(s);
+      rc = *out ? 0 : -1;
+    }
+    H5Tclose(t);
+  }
+  if (ft >= 0) H5Tclose(ft);
+  H5Aclose(a);
+  return rc;
+}
+
+int strata_h5_get_i64(hid_t obj, const char *name, int64_t *out)
+{
+  return get(obj, name, H5T_NATIVE_INT64, out);
+}
+
+int strata_h5_get_u64(hid_t obj, const char *name, uint64_t *out)
+{
+  return get(obj, name, H5T_NATIVE_UINT64, out);
+}
+
+int strata_h5_get_f64(hid_t obj, const char *name, double *out)
+{
+  return get(obj, name, H5T_NATIVE_DOUBLE, out);
+}
+
+/* Chunks of at most 1 Mi elements along the first axis: large enough that
+ * the per-chunk overhead vanishes, small enough for HDF5's 4 GiB limit. */
+static void chunk_dims(int rank, const hsize_t *dims, hsize_t *chunk)
+{
+  hsize_t inner = 1;
+  for (int i = 1; i < rank; i++) {
+    chunk[i] = dims[i] > 0 ? dims[i] : 1;
+    inner *= chunk[i];
+  }
+  hsize_t rows = (hsize_t)1 << 20;
+  rows = inner >= rows ? 1 : rows / inner;
+  chunk[0] = dims[0] == 0 ? 1 : dims[0] < rows ? dims[0] : rows;
+}
+
+int strata_h5_write_array(hid_t loc, const char *name, hid_t type, int rank,
+                          const hsize_t *dims, const void *data)
+{
+  hsize_t chunk[3], maxdims[3];
+  chunk_dims(rank, dims, chunk);
+  for (int i = 0; i < rank; i++) maxdims[i] = dims[i];
+  /* An empty dataset cannot hold a chunk; give it room to be one. */
+  if (dims[0] == 0) maxdims[0] = H5S_UNLIMITED;
+  hid_t space = H5Screate_simple(rank, dims, maxdims);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  int rc = -1;
+  if (space >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, rank, chunk) >= 0 &&
+      H5Pset_fletcher32(dcpl) >= 0) {
+    hid_t d = H5Dcreate2(loc, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (d >= 0) {
+      rc = dims[0] == 0 || H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0 ? 0 : -1;
+      H5Dclose(d);
+    }
+  }
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (space >= 0) H5Sclose(space);
+  return rc;
+}
+
+int strata_h5_read_array(hid_t loc, const char *name, hid_t type, size_t n, void *data)
+{
+  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+  if (d < 0) return -1;
+  hid_t space = H5Dget_space(d);
+  hssize_t have = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  int rc = -1;
+  if (have < 0 || (size_t)have != n) {
+    snprintf(detail, sizeof detail, "%lld elements where %zu were expected", (long long)have, n);
+    own_detail = 1;
+  } else {
+    rc = n == 0 || H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0 ? 0 : -1;
+  }
+  if (space >= 0) H5Sclose(space);
+  H5Dclose(d);
+  return rc;
+}

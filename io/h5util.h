@@ -1,0 +1,40 @@
+/* What io/ needs from HDF5 beyond its own API: one-line error messages
+ * instead of HDF5's printed error stacks, and attributes and datasets of
+ * the few shapes strata writes. */
+#ifndef STRATA_H5UTIL_H
+#define STRATA_H5UTIL_H
+#include <hdf5.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Turns off HDF5's automatic printing of error stacks (once per process):
+ * every failure becomes one message through strata_error instead. */
+void strata_h5_quiet(void);
+
+/* The innermost HDF5 error of this thread's stack, shortened to the system's
+ * reason where there is one ("File too large"), or "" when the stack is
+ * empty; clears the stack. */
+const char *strata_h5_detail(void);
+
+/* Attributes on any object: strings are variable-length UTF-8, which h5py
+ * reads as str.  Writers replace an attribute of the same name.  All return
+ * 0 or -1. */
+int strata_h5_put_str(hid_t obj, const char *name, const char *value);
+int strata_h5_put_i64(hid_t obj, const char *name, int64_t value);
+int strata_h5_put_u64(hid_t obj, const char *name, uint64_t value);
+int strata_h5_put_f64(hid_t obj, const char *name, double value);
+/* *out is malloc'ed (free it). */
+int strata_h5_get_str(hid_t obj, const char *name, char **out);
+int strata_h5_get_i64(hid_t obj, const char *name, int64_t *out);
+int strata_h5_get_u64(hid_t obj, const char *name, uint64_t *out);
+int strata_h5_get_f64(hid_t obj, const char *name, double *out);
+
+/* A fixed-size dataset of rank dims (at most 3), chunked and protected by
+ * the Fletcher-32 checksum so that reading detects damaged data.  type is a
+ * native type (H5T_NATIVE_DOUBLE, H5T_NATIVE_INT64). */
+int strata_h5_write_array(hid_t loc, const char *name, hid_t type, int rank,
+                          const hsize_t *dims, const void *data);
+/* Reads a whole dataset whose element count must be n; -1 otherwise (the
+ * message says what was found). */
+int strata_h5_read_array(hid_t loc, const char *name, hid_t type, size_t n, void *data);
+#endif
