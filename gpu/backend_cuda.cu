@@ -90,6 +90,18 @@ __device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
   return a.nh_uniform > 0 ? a.first + (h - a.h0 + 1) * a.nh_uniform : __ldg(a.start + h + 1);
 }
 
+/* The integer coordinates of hypercube h, as strata_strat_coords. */
+template <int MAXD>
+__device__ __forceinline__ void hcube_coords(long long h, int dim, int M, int *k)
+{
+#pragma unroll
+  for (int d = 0; d < MAXD; d++)
+    if (d < dim) {
+      k[d] = (int)(h % M);
+      h /= M;
+    }
+}
+
 /* D > 0: the dimension is known at compile time, so the per-axis arrays live
  * in registers; D = 0: any dimension up to STRATA_MAX_DIM, arrays in local
  * memory. */
@@ -123,15 +135,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     const long long iend = valid ? min(i + a.spc, a.first + a.total) : i;
     long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
     int k[MAXD];
-    if (valid) {
-      long long hh = h;
-#pragma unroll
-      for (int d = 0; d < MAXD; d++)
-        if (d < dim) {
-          k[d] = (int)(hh % a.M);
-          hh /= a.M;
-        }
-    }
+    if (valid) hcube_coords<MAXD>(h, dim, a.M, k);
     double s1 = 0.0, s2 = 0.0;
     for (; i < iend; i++) {
       if (i >= hend) {
@@ -140,13 +144,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         s1 = s2 = 0.0;
         h++;
         hend = hcube_end(a, h);
-        long long hh = h;
-#pragma unroll
-        for (int d = 0; d < MAXD; d++)
-          if (d < dim) {
-            k[d] = (int)(hh % a.M);
-            hh /= a.M;
-          }
+        hcube_coords<MAXD>(h, dim, a.M, k);
       }
       double x[MAXD];
       int inc[MAXD];
@@ -287,6 +285,29 @@ template <typename T> struct dbuf {
   }
 };
 
+/* Page-locked host memory: copies from it run at full PCIe speed and need no
+ * staging through the driver's own bounce buffers. */
+template <typename T> struct hbuf {
+  T *p = nullptr;
+  size_t n = 0;
+  bool reserve(size_t want)
+  {
+    if (want <= n) return true;
+    cudaFreeHost(p);
+    p = nullptr;
+    n = 0;
+    if (cudaHostAlloc(&p, want * sizeof(T), cudaHostAllocDefault) != cudaSuccess) return false;
+    n = want;
+    return true;
+  }
+  void release()
+  {
+    cudaFreeHost(p);
+    p = nullptr;
+    n = 0;
+  }
+};
+
 struct cuda_state {
   int device;
   int nsm;
@@ -303,9 +324,9 @@ struct cuda_state {
   uint64_t grid_gen;
   const strata_strat *strat_seen;
   uint64_t strat_gen;
-  double *host_w;            /* staging for the map sums */
-  unsigned long long *host_c;
-  size_t host_cells;
+  hbuf<double> h_s1, h_s2, h_w;  /* staging for what comes back */
+  hbuf<unsigned long long> h_c;
+  hbuf<long long> h_start;       /* staging for the allocation */
 };
 
 int cuda_fail(cudaError_t e, const char *what, int device)
@@ -366,6 +387,12 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
     return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory for "
                         "%lld hypercubes and %zu map cells", st->device, st->name,
                         (long long)s->nhcube, cells);
+  if (!st->h_s1.reserve((size_t)nh) || !st->h_s2.reserve((size_t)nh) ||
+      !st->h_w.reserve(cells) || !st->h_c.reserve(cells + 1) ||
+      !st->h_start.reserve((size_t)s->nhcube + 1))
+    return strata_error(STRATA_ENOMEM, "cuda device %d: cannot lock %zu MB of host memory "
+                        "for transfers", st->device,
+                        (size_t)(2 * nh + 2 * (long long)cells + s->nhcube) * 8 >> 20);
   cudaStream_t q = st->stream;
   if (st->grid_seen != g || st->grid_gen != g->generation) {
     e = cudaMemcpyAsync(st->edges.p, g->edges, nedges * sizeof(double), cudaMemcpyHostToDevice, q);
@@ -375,7 +402,8 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   }
   const bool uniform = !s->adaptive;
   if (!uniform && (st->strat_seen != s || st->strat_gen != s->generation)) {
-    e = cudaMemcpyAsync(st->start.p, s->start, ((size_t)s->nhcube + 1) * sizeof(long long),
+    memcpy(st->h_start.p, s->start, ((size_t)s->nhcube + 1) * sizeof(long long));
+    e = cudaMemcpyAsync(st->start.p, st->h_start.p, ((size_t)s->nhcube + 1) * sizeof(long long),
                         cudaMemcpyHostToDevice, q);
     if (e != cudaSuccess) return cuda_fail(e, "uploading the allocation", st->device);
     st->strat_seen = s;
@@ -457,34 +485,28 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   if (e != cudaSuccess) return cuda_fail(e, "launching the sampling kernel", st->device);
   cudaEventRecord(st->ev1, q);
 
-  unsigned long long bad = kNoBad;
-  cudaMemcpyAsync(job->s1 + job->h0, st->s1.p + job->h0, (size_t)nh * sizeof(double),
+  unsigned long long *bad = st->h_c.p + cells; /* one spare slot: see reserve below */
+  cudaMemcpyAsync(st->h_s1.p, st->s1.p + job->h0, (size_t)nh * sizeof(double),
                   cudaMemcpyDeviceToHost, q);
-  cudaMemcpyAsync(job->s2 + job->h0, st->s2.p + job->h0, (size_t)nh * sizeof(double),
+  cudaMemcpyAsync(st->h_s2.p, st->s2.p + job->h0, (size_t)nh * sizeof(double),
                   cudaMemcpyDeviceToHost, q);
-  cudaMemcpyAsync(&bad, st->bad.p, sizeof bad, cudaMemcpyDeviceToHost, q);
+  cudaMemcpyAsync(bad, st->bad.p, sizeof *bad, cudaMemcpyDeviceToHost, q);
   if (job->adapt) {
-    if (st->host_cells < cells) {
-      free(st->host_w);
-      free(st->host_c);
-      st->host_w = (double *)malloc(cells * sizeof(double));
-      st->host_c = (unsigned long long *)malloc(cells * sizeof(unsigned long long));
-      st->host_cells = st->host_w && st->host_c ? cells : 0;
-      if (!st->host_cells) return strata_error(STRATA_ENOMEM, "cuda backend: out of host memory");
-    }
-    cudaMemcpyAsync(st->host_w, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
-    cudaMemcpyAsync(st->host_c, st->wcnt.p, cells * sizeof(unsigned long long),
+    cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
+    cudaMemcpyAsync(st->h_c.p, st->wcnt.p, cells * sizeof(unsigned long long),
                     cudaMemcpyDeviceToHost, q);
   }
   e = cudaStreamSynchronize(q);
   if (e != cudaSuccess) return cuda_fail(e, "running the sampling kernel", st->device);
   float ms = 0.0f;
   if (cudaEventElapsedTime(&ms, st->ev0, st->ev1) == cudaSuccess) st->last_kernel_s = 1e-3 * ms;
-  if (bad != kNoBad) return report_bad(job, (long long)bad);
+  if (*bad != kNoBad) return report_bad(job, (long long)*bad);
+  memcpy(job->s1 + job->h0, st->h_s1.p, (size_t)nh * sizeof(double));
+  memcpy(job->s2 + job->h0, st->h_s2.p, (size_t)nh * sizeof(double));
   if (job->adapt)
     for (size_t c = 0; c < cells; c++) {
-      job->wsum[c] += st->host_w[c];
-      job->wcount[c] += (double)st->host_c[c];
+      job->wsum[c] += st->h_w.p[c];
+      job->wcount[c] += (double)st->h_c.p[c];
     }
   return STRATA_OK;
 }
@@ -500,11 +522,14 @@ void cuda_free(strata_backend *b)
   st->start.release();
   st->wcnt.release();
   st->bad.release();
+  st->h_s1.release();
+  st->h_s2.release();
+  st->h_w.release();
+  st->h_c.release();
+  st->h_start.release();
   cudaEventDestroy(st->ev0);
   cudaEventDestroy(st->ev1);
   cudaStreamDestroy(st->stream);
-  free(st->host_w);
-  free(st->host_c);
   delete st;
   free(b);
 }

@@ -3,38 +3,24 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
 #include "job.h"
 
-static int tmp_name(const char *path, char *buf, size_t len, const char *what)
+int strata_atomic_tmpname(const char *path, char *buf, size_t len)
 {
   if ((size_t)snprintf(buf, len, "%s.tmp", path) >= len)
-    return strata_error(STRATA_EINVAL, "%s: %s path too long", path, what);
+    return strata_error(STRATA_EINVAL, "%s: path too long", path);
   return STRATA_OK;
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return -1;
-    if (w == 0) { /* no progress and no error: treat as a full device */
-      errno = ENOSPC;
-      return -1;
-    }
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-/* The rename is only durable once the directory entry is on disk too.
+/* The rename is durable only once the directory entry is on disk too.
  * Some file systems cannot fsync a directory (EINVAL): nothing more to do
  * there. */
 static int sync_dir(const char *path)
@@ -51,25 +37,17 @@ static int sync_dir(const char *path)
   return rc;
 }
 
-int strata_atomic_write(const char *path, const void *data, size_t len, const char *what)
+int strata_atomic_commit(const char *path, const char *what)
 {
   char tmp[STRATA_PATH_MAX + 8];
-  int rc = tmp_name(path, tmp, sizeof tmp, what);
+  int rc = strata_atomic_tmpname(path, tmp, sizeof tmp);
   if (rc != STRATA_OK) return rc;
-  /* A temporary file left by a run killed while writing is ours to reuse. */
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0)
-    return strata_error(STRATA_EIO, "%s: cannot write the %s: cannot create %s: %s", path, what,
-                        tmp, strerror(errno));
-  const char *step = "writing";
-  if (write_all(fd, data, len) != 0) goto fail;
+  const char *step = "opening";
+  int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) goto fail;
   step = "syncing";
   if (fsync(fd) != 0) goto fail;
-  step = "closing";
-  if (close(fd) != 0) {
-    fd = -1;
-    goto fail;
-  }
+  close(fd);
   fd = -1;
   step = "renaming";
   if (rename(tmp, path) != 0) goto fail;
@@ -81,15 +59,73 @@ fail:;
   int e = errno;
   if (fd >= 0) close(fd);
   unlink(tmp);
-  return strata_error(STRATA_EIO, "%s: cannot write the %s (%s %s): %s; the previous file "
-                      "is unchanged", path, what, step, tmp, strerror(e));
+  return strata_error(STRATA_EIO, "%s: cannot write the %s (%s %s): %s; the previous %s, if "
+                      "any, is unchanged", path, what, step, tmp, strerror(e), what);
+}
+
+struct strata_commit {
+  char path[STRATA_PATH_MAX];
+  char what[32];
+  pthread_t thread;
+  int threaded;
+  int rc;
+  double seconds;
+  char msg[1024]; /* the error's message: strata_error's is per thread */
+};
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *commit_main(void *arg)
+{
+  strata_commit *c = arg;
+  double t0 = now_s();
+  c->rc = strata_atomic_commit(c->path, c->what);
+  c->seconds = now_s() - t0;
+  if (c->rc != STRATA_OK) snprintf(c->msg, sizeof c->msg, "%s", strata_last_error());
+  return NULL;
+}
+
+int strata_atomic_commit_start(const char *path, const char *what, strata_commit **out)
+{
+  *out = NULL;
+  strata_commit *c = calloc(1, sizeof *c);
+  if (!c) return strata_atomic_commit(path, what);
+  snprintf(c->path, sizeof c->path, "%s", path);
+  snprintf(c->what, sizeof c->what, "%s", what);
+  c->threaded = pthread_create(&c->thread, NULL, commit_main, c) == 0;
+  if (!c->threaded) commit_main(c);
+  *out = c;
+  return STRATA_OK;
+}
+
+int strata_atomic_wait(strata_commit *c, double *seconds)
+{
+  if (!c) return STRATA_OK;
+  if (c->threaded) pthread_join(c->thread, NULL);
+  int rc = c->rc;
+  if (rc != STRATA_OK) strata_error(rc, "%s", c->msg);
+  if (seconds) *seconds = c->seconds;
+  free(c);
+  return rc;
+}
+
+void strata_atomic_abandon(const char *path)
+{
+  char tmp[STRATA_PATH_MAX + 8];
+  if (strata_atomic_tmpname(path, tmp, sizeof tmp) == STRATA_OK) unlink(tmp);
 }
 
 int strata_atomic_probe(const char *path, const char *what)
 {
   char tmp[STRATA_PATH_MAX + 8];
-  int rc = tmp_name(path, tmp, sizeof tmp, what);
+  int rc = strata_atomic_tmpname(path, tmp, sizeof tmp);
   if (rc != STRATA_OK) return rc;
+  /* A temporary file left by a run killed while writing is ours to reuse. */
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0)
     return strata_error(STRATA_EIO, "%s: cannot write the %s here: cannot create %s: %s", path,

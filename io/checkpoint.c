@@ -11,6 +11,7 @@
 #include "atomic.h"
 #include "error.h"
 #include "h5util.h"
+#include "job.h"
 #include "jobdef.h"
 
 #define FORMAT "strata checkpoint"
@@ -66,14 +67,15 @@ static int write_history(hid_t f, const strata_run *r)
   return rc;
 }
 
-/* The file is built in memory (HDF5's core driver) and written with plain
- * system calls: so the bytes reach the disk only through the atomic
- * replacement, and a full disk is reported with the system's own reason. */
-static int build_image(const char *path, const strata_run *r, const strata_ckpt_info *info,
-                       void **image, size_t *len)
+/* The file is built in memory (HDF5's core driver) and written to the
+ * temporary file in one piece when it is closed; only then does the atomic
+ * replacement make it the checkpoint.  (H5Fget_file_image would spare the
+ * temporary file, but in HDF5 1.10 its image of a 1.8-format file carries a
+ * stale superblock checksum.) */
+static int write_tmp(const char *path, const char *tmp, const strata_run *r,
+                     const strata_ckpt_info *info)
 {
-  *image = NULL;
-  strata_h5_quiet();
+  strata_h5_begin();
   strata_run_state st;
   strata_run_state_get(r, &st);
   char hash[17], created[32];
@@ -81,11 +83,19 @@ static int build_image(const char *path, const strata_run *r, const strata_ckpt_
   utc_now(created, sizeof created);
 
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  /* The whole file in one allocation: growing it by steps would copy it
+   * again at each step. */
+  size_t bytes = sizeof(double) * ((size_t)st.naxes * (size_t)(st.ninc + 1) +
+                                   (size_t)st.nhcube + 6 * (size_t)st.itn) +
+                 (1 << 18);
   /* The 1.8 file format: checksummed metadata, which the original format
    * lacks, and none of the "file is open" flags of the 1.10 format. */
-  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 20, 0) >= 0 &&
+  /* Closing flushes the file several times; with write tracking only the
+   * first flush writes it all, the others the few pages they changed. */
+  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, bytes, 1) >= 0 &&
+           H5Pset_core_write_tracking(fapl, 1, 4096) >= 0 &&
            H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0;
-  hid_t f = ok ? H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
+  hid_t f = ok ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
   ok = f >= 0;
   ok = ok && strata_h5_put_str(f, "format", FORMAT) == 0 &&
        strata_h5_put_i64(f, "format_version", FORMAT_VERSION) == 0 &&
@@ -110,34 +120,47 @@ static int build_image(const char *path, const strata_run *r, const strata_ckpt_
   hsize_t mdims[2] = {(hsize_t)st.naxes, (hsize_t)st.ninc + 1}, adims[1] = {(hsize_t)st.nhcube};
   ok = ok && strata_h5_write_array(f, "map", H5T_NATIVE_DOUBLE, 2, mdims, st.edges) == 0 &&
        strata_h5_write_array(f, "allocation", H5T_NATIVE_INT64, 1, adims, st.nh) == 0 &&
-       write_history(f, r) == 0 && H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0;
-  ssize_t n = ok ? H5Fget_file_image(f, NULL, 0) : -1;
-  if (n > 0) *image = malloc((size_t)n);
-  ok = *image && H5Fget_file_image(f, *image, (size_t)n) == n;
-  const char *why = ok ? "" : strata_h5_detail();
-  if (f >= 0) H5Fclose(f);
+       write_history(f, r) == 0;
+  /* Closing writes the file: a full disk shows here. */
+  if (f >= 0 && H5Fclose(f) < 0) ok = 0;
   if (fapl >= 0) H5Pclose(fapl);
   if (!ok) {
-    free(*image);
-    *image = NULL;
-    return strata_error(n > 0 ? STRATA_ENOMEM : STRATA_EIO, "%s: cannot build the checkpoint "
-                        "in memory: %s", path, n > 0 && !*why ? "out of memory" : why);
+    const char *why = strata_h5_detail();
+    return strata_error(STRATA_EIO, "%s: cannot write the checkpoint (writing %s): %s; the "
+                        "previous checkpoint, if any, is unchanged", path, tmp,
+                        *why ? why : "HDF5 error");
   }
-  *len = (size_t)n;
   return STRATA_OK;
+}
+
+int strata_checkpoint_start(const char *path, const strata_run *r,
+                            const strata_ckpt_info *info, strata_commit **commit,
+                            double *seconds, size_t *bytes)
+{
+  double t0 = now_s();
+  char tmp[STRATA_PATH_MAX + 8];
+  *commit = NULL;
+  if (bytes) *bytes = 0;
+  int rc = strata_atomic_tmpname(path, tmp, sizeof tmp);
+  if (rc == STRATA_OK) {
+    rc = write_tmp(path, tmp, r, info);
+    struct stat sb;
+    if (bytes && rc == STRATA_OK && stat(tmp, &sb) == 0) *bytes = (size_t)sb.st_size;
+    if (rc == STRATA_OK) rc = strata_atomic_commit_start(path, "checkpoint", commit);
+    else strata_atomic_abandon(path);
+  }
+  if (seconds) *seconds = now_s() - t0;
+  return rc;
 }
 
 int strata_checkpoint_write(const char *path, const strata_run *r,
                             const strata_ckpt_info *info, double *seconds, size_t *bytes)
 {
   double t0 = now_s();
-  void *image;
-  size_t len = 0;
-  int rc = build_image(path, r, info, &image, &len);
-  if (rc == STRATA_OK) rc = strata_atomic_write(path, image, len, "checkpoint");
-  free(image);
+  strata_commit *c;
+  int rc = strata_checkpoint_start(path, r, info, &c, NULL, bytes);
+  if (rc == STRATA_OK) rc = strata_atomic_wait(c, NULL);
   if (seconds) *seconds = now_s() - t0;
-  if (bytes) *bytes = len;
   return rc;
 }
 
@@ -199,10 +222,13 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
 {
   char *format = NULL;
   int64_t version = 0, itn = 0, ranks = 0, ntot = 0;
-  if (strata_h5_get_str(f, "format", &format) != 0 || strcmp(format, FORMAT)) {
+  htri_t has = H5Aexists(f, "format");
+  if (has > 0 && strata_h5_get_str(f, "format", &format) != 0) has = -1;
+  if (has < 0) return corrupt(path, "cannot read its attributes");
+  if (has == 0 || strcmp(format, FORMAT)) {
     free(format);
     return strata_error(STRATA_EINVAL, "%s: not a strata checkpoint (no format = \"%s\" "
-                        "attribute)", path, FORMAT);
+                        "attribute); the file is left as it is", path, FORMAT);
   }
   free(format);
   if (strata_h5_get_i64(f, "format_version", &version) != 0 || version != FORMAT_VERSION)
@@ -270,7 +296,7 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
 int strata_checkpoint_read(const char *path, strata_checkpoint **out)
 {
   *out = NULL;
-  strata_h5_quiet();
+  strata_h5_begin();
   struct stat sb;
   if (stat(path, &sb) != 0)
     return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: %s", path, strerror(errno));

@@ -23,7 +23,17 @@ typedef struct {
 int strata_checkpoint_write(const char *path, const strata_run *r,
                             const strata_ckpt_info *info, double *seconds, size_t *bytes);
 
-/* A checkpoint as read back: every array checked against HDF5's checksums. */
+/* The same in two parts: writes the temporary file (the state is copied
+ * out of r, which may change afterwards), then makes it the checkpoint in
+ * the background.  *commit must go to strata_atomic_wait before the next
+ * write to path; that wait reports whether the checkpoint was written.
+ * *seconds covers the first part only. */
+struct strata_commit;
+int strata_checkpoint_start(const char *path, const strata_run *r,
+                            const strata_ckpt_info *info, struct strata_commit **commit,
+                            double *seconds, size_t *bytes);
+
+/* A checkpoint as read back: every array checked against its checksum. */
 typedef struct {
   char *definition, *hash, *strata_version, *backend, *host, *created;
   int ranks;

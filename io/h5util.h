@@ -7,13 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Turns off HDF5's automatic printing of error stacks (once per process):
- * every failure becomes one message through strata_error instead. */
-void strata_h5_quiet(void);
+/* Called before each operation on a file: replaces HDF5's printing of
+ * error stacks (once per process) by keeping the innermost message of the
+ * latest failure, so that every failure becomes one message through
+ * strata_error; and forgets the reason of any earlier failure. */
+void strata_h5_begin(void);
 
-/* The innermost HDF5 error of this thread's stack, shortened to the system's
- * reason where there is one ("File too large"), or "" when the stack is
- * empty; clears the stack. */
+/* The latest HDF5 failure's innermost message, shortened to the system's
+ * reason where there is one ("File too large"). */
 const char *strata_h5_detail(void);
 
 /* Attributes on any object: strings are variable-length UTF-8, which h5py
@@ -29,12 +30,16 @@ int strata_h5_get_i64(hid_t obj, const char *name, int64_t *out);
 int strata_h5_get_u64(hid_t obj, const char *name, uint64_t *out);
 int strata_h5_get_f64(hid_t obj, const char *name, double *out);
 
-/* A fixed-size dataset of rank dims (at most 3), chunked and protected by
- * the Fletcher-32 checksum so that reading detects damaged data.  type is a
- * native type (H5T_NATIVE_DOUBLE, H5T_NATIVE_INT64). */
+/* The checksum of n 8-byte elements: FNV-1a (64 bit) applied to whole
+ * little-endian words (doc/file-formats.md). */
+uint64_t strata_h5_checksum(const void *data, size_t n);
+
+/* A fixed-size contiguous dataset of rank dims, of an 8-byte native type
+ * (H5T_NATIVE_DOUBLE, H5T_NATIVE_INT64), with the data's checksum in its
+ * "checksum" attribute so that reading detects damaged data. */
 int strata_h5_write_array(hid_t loc, const char *name, hid_t type, int rank,
                           const hsize_t *dims, const void *data);
-/* Reads a whole dataset whose element count must be n; -1 otherwise (the
- * message says what was found). */
+/* Reads a whole dataset whose element count must be n and whose data must
+ * match its checksum; -1 otherwise (strata_h5_detail says which). */
 int strata_h5_read_array(hid_t loc, const char *name, hid_t type, size_t n, void *data);
 #endif

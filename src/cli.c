@@ -6,17 +6,6 @@
 
 #include "error.h"
 
-int strata_cli_check_unsupported(const strata_job *job)
-{
-  if (job->log[0])
-    return strata_error(STRATA_EINVAL, "%s: run.log = '%s': HDF5 convergence logs are not "
-                        "available in this version of strata", job->source, job->log);
-  if (job->checkpoint[0])
-    return strata_error(STRATA_EINVAL, "%s: run.checkpoint = '%s': checkpoints are not "
-                        "available in this version of strata", job->source, job->checkpoint);
-  return STRATA_OK;
-}
-
 #ifdef HAVE_CUDA
 #include "backend_cuda.h"
 #endif

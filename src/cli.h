@@ -5,9 +5,6 @@
 #include "comm.h"
 #include "job.h"
 
-/* Keys that this build parses but cannot honour yet: refuse them rather than
- * silently ignore a request to keep results. */
-int strata_cli_check_unsupported(const strata_job *job);
 /* The backend the job asks for; auto says what it picked when verbose. */
 int strata_cli_backend(const strata_job *job, strata_comm *comm, int verbose,
                        strata_backend **out);

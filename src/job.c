@@ -30,6 +30,10 @@ void strata_job_init(strata_job *job)
   strata_params_default(&job->p);
   job->nparams = -1;
   strcpy(job->backend, "auto");
+  /* By time, not by count: a GPU can run an iteration in milliseconds, and
+   * a checkpoint after each would cost more than the iteration.  A crash
+   * then loses at most a minute; a signal loses nothing. */
+  job->checkpoint_every_s = 60;
 }
 
 /* Where a value came from, for messages: "job.ini:12" or "--set ...". */
@@ -209,6 +213,20 @@ static int handle_run(parse_ctx *c, const char *k, const char *v)
   if (!strcmp(k, "threads")) {
     if (!set_int(c, "run", k, v, 0, 4096, &n)) return 0;
     j->p.nthreads = (int)n;
+    return 1;
+  }
+  if (!strcmp(k, "checkpoint_every") || !strcmp(k, "log_map")) {
+    if (!set_int(c, "run", k, v, 0, 1000000, &n)) return 0;
+    *(!strcmp(k, "log_map") ? &j->log_map : &j->checkpoint_every) = (int)n;
+    return 1;
+  }
+  if (!strcmp(k, "checkpoint_every_s"))
+    return set_real(c, "run", k, v, 0, 1e9, &j->checkpoint_every_s);
+  if (!strcmp(k, "resume")) {
+    if (!strcmp(v, "no")) j->resume = STRATA_RESUME_NO;
+    else if (!strcmp(v, "yes")) j->resume = STRATA_RESUME_YES;
+    else if (!strcmp(v, "auto")) j->resume = STRATA_RESUME_AUTO;
+    else return bad(c, "run", k, v, "expected no, yes or auto");
     return 1;
   }
   if (!strcmp(k, "log") || !strcmp(k, "checkpoint")) {

@@ -19,7 +19,13 @@ typedef struct {
   char backend[16];              /* auto | cpu | cuda */
   char log[STRATA_PATH_MAX];
   char checkpoint[STRATA_PATH_MAX];
+  int checkpoint_every;          /* iterations between checkpoints; 0: not by count */
+  double checkpoint_every_s;     /* seconds between checkpoints; 0: not by time */
+  int resume;                    /* STRATA_RESUME_* */
+  int log_map;                   /* a map snapshot every this many iterations; 0: at the end */
 } strata_job;
+
+enum { STRATA_RESUME_NO = 0, STRATA_RESUME_YES = 1, STRATA_RESUME_AUTO = 2 };
 
 /* The job that runs when no file is given. */
 extern const char strata_default_job[];

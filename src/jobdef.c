@@ -117,21 +117,20 @@ static int lookup(const char *s, const char *want, char *val, size_t vlen)
 }
 
 static int differs(const char *key, const char *a, const char *b, int force,
-                   const char *saved_name, const char *job_name)
+                   const char *saved_name, const char *kind, const char *job_name)
 {
   if (strata_jobdef_safe_key(key)) {
     if (force) return STRATA_OK;
-    return strata_error(STRATA_EINVAL, "%s: %s = %s in the checkpoint, %s in %s: add "
-                        "--force to continue with the new value", saved_name, key, a, b,
-                        job_name);
+    return strata_error(STRATA_EINVAL, "%s: %s = %s in the %s, %s in %s: add --force to "
+                        "continue with the new value", saved_name, key, a, kind, b, job_name);
   }
-  return strata_error(STRATA_EINVAL, "%s: made for a different job: %s = %s in the "
-                      "checkpoint, %s in %s (this key decides the samples: --force cannot "
-                      "change it)", saved_name, key, a, b, job_name);
+  return strata_error(STRATA_EINVAL, "%s: made for a different job: %s = %s in the %s, %s in "
+                      "%s (this key decides the samples: --force cannot change it)",
+                      saved_name, key, a, kind, b, job_name);
 }
 
 int strata_jobdef_compare(const char *saved, const char *now, int force,
-                          const char *saved_name, const char *job_name)
+                          const char *saved_name, const char *kind, const char *job_name)
 {
   static char a[STRATA_JOBDEF_MAX], b[STRATA_JOBDEF_MAX];
   /* The job's keys in the job's order, then any the checkpoint has beyond
@@ -145,7 +144,7 @@ int strata_jobdef_compare(const char *saved, const char *now, int force,
         char *mine = pass == 0 ? b : a, *theirs = pass == 0 ? a : b;
         if (lookup(other, key, theirs, STRATA_JOBDEF_MAX) != 0) strcpy(theirs, "(missing)");
         if (strcmp(mine, theirs)) {
-          int rc = differs(key, a, b, force, saved_name, job_name);
+          int rc = differs(key, a, b, force, saved_name, kind, job_name);
           if (rc != STRATA_OK) return rc;
         }
       }

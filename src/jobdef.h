@@ -26,10 +26,11 @@ int strata_jobdef_safe_key(const char *key);
  * equal hashes mean the same integral sampled the same way. */
 void strata_jobdef_hash(const char *text, char out[17]);
 
-/* Compares a saved definition (from the file `saved_name`) with the job's
- * own (from `job_name`).  STRATA_OK if they are equal, or differ only in
- * safe keys and force is set; otherwise an error naming the first key that
- * differs, both values, and whether --force would help. */
+/* Compares a saved definition (from the file `saved_name`, a `kind` such
+ * as "checkpoint") with the job's own (from `job_name`).  STRATA_OK if they
+ * are equal, or differ only in safe keys and force is set; otherwise an
+ * error naming the first key that differs, both values, and whether --force
+ * would help. */
 int strata_jobdef_compare(const char *saved, const char *now, int force,
-                          const char *saved_name, const char *job_name);
+                          const char *saved_name, const char *kind, const char *job_name);
 #endif

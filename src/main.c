@@ -1,6 +1,7 @@
-/* The strata command line: strata run | list | --help | --version. */
+/* The strata command line: strata run | list | log | --help | --version. */
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,13 +9,18 @@
 #include "backend.h"
 #include "cli.h"
 #include "comm.h"
+#include "io.h"
 #include "job.h"
+#include "logcmd.h"
 #include "report.h"
 #include "run.h"
+#include "session.h"
 
 static const char usage_text[] =
     "Usage: strata run [JOB.ini] [--set SECTION.KEY=VALUE]... [--json] [-q] [-v]\n"
+    "                  [--resume [--force]]\n"
     "       strata list\n"
+    "       strata log FILE.h5 [--csv]\n"
     "       strata --help | --version\n"
     "\n"
     "Adaptive Monte Carlo integration (VEGAS+, VEGAS, VEGAS-1D).\n"
@@ -22,17 +28,23 @@ static const char usage_text[] =
     "  run        integrate the job in JOB.ini (without a file: a built-in\n"
     "             default job, a 6-D gaussian), print the iteration table\n"
     "  list       the built-in integrands with their exact values\n"
+    "  log        print a run's convergence log (run.log) as its table, or CSV\n"
     "\n"
     "Options of run:\n"
     "  -s, --set SECTION.KEY=VALUE   override a job-file key (repeatable)\n"
     "  -j, --json       end stdout with one line of JSON holding the result\n"
     "  -q, --quiet      no iteration table (with --json: only the JSON line)\n"
-    "  -v, --verbose    say which backend and how many hypercubes were chosen\n"
+    "  -v, --verbose    say which backend and how many hypercubes were chosen,\n"
+    "                   and when a checkpoint is resumed or written\n"
     "  -t, --threads N  CPU threads (default: all; same as --set run.threads=N)\n"
     "  -p, --print-job  print the default job file and exit\n"
+    "  -r, --resume     continue from run.checkpoint (same as run.resume = yes)\n"
+    "  -f, --force      resume although maxiter, maxeval, skip, epsrel, epsabs or\n"
+    "                   min_q differ from the checkpoint's\n"
     "\n"
     "Exit status: 0 when the run finished (converged or not: see the output),\n"
-    "1 on an error, 2 on a usage error.  See strata(1) for the job file.\n";
+    "1 on an error, 2 on a usage error, 3 when SIGTERM or SIGUSR1 stopped it\n"
+    "after writing its checkpoint (requeue it with --resume).  See strata(1).\n";
 
 static int usage_error(const char *msg, const char *arg)
 {
@@ -69,12 +81,13 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
       {"set", required_argument, 0, 's'},   {"json", no_argument, 0, 'j'},
       {"quiet", no_argument, 0, 'q'},       {"verbose", no_argument, 0, 'v'},
       {"threads", required_argument, 0, 't'}, {"print-job", no_argument, 0, 'p'},
+      {"resume", no_argument, 0, 'r'},      {"force", no_argument, 0, 'f'},
       {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-  int json = 0, quiet = 0, verbose = 0, nset = 0;
+  int json = 0, quiet = 0, verbose = 0, nset = 0, resume = 0, force = 0;
   const char *sets[256], *threads = NULL;
   int c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "s:jqvt:ph", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "s:jqvt:phrf", opts, NULL)) != -1) {
     switch (c) {
     case 's':
       if (nset == 256) return usage_error("too many --set options", NULL);
@@ -84,6 +97,8 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
     case 'q': quiet = 1; break;
     case 'v': verbose = 1; break;
     case 't': threads = optarg; break;
+    case 'r': resume = 1; break;
+    case 'f': force = 1; break;
     case 'p': fputs(strata_default_job, stdout); return 0;
     case 'h': fputs(usage_text, stdout); return 0;
     default: return usage_error("bad option for run", NULL);
@@ -104,7 +119,6 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   strata_problem pr;
   const strata_builtin *b = NULL;
   if (rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, &b);
-  if (rc == STRATA_OK) rc = strata_cli_check_unsupported(&job);
   strata_backend *be = NULL;
   if (rc == STRATA_OK) rc = strata_cli_backend(&job, comm, verbose, &be);
   if (rc != STRATA_OK) {
@@ -114,21 +128,27 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   }
 
   strata_run *r = NULL;
+  strata_session ss = {.job = &job, .comm = comm, .resume = resume, .force = force,
+                       .verbose = verbose};
   rc = strata_run_alloc(&pr, &job.p, be, comm, &r);
   if (rc == STRATA_OK) {
     int talk = comm->rank == 0;
     FILE *table = talk && !quiet ? stdout : NULL;
+    double exact = NAN;
+    if (job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
     if (talk && verbose)
       fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), "
               "ninc %d, %d rank%s\n", pr.name, pr.dim, strata_mode_name(job.p.mode),
               (long long)r->strat->nhcube, r->strat->M, job.p.ninc, comm->size,
               comm->size == 1 ? "" : "s");
-    if (table) strata_report_header(table);
+    ss.backend = be->name;
+    ss.exact = exact;
     strata_result res;
-    rc = strata_run_integrate(r, table ? print_table_row : NULL, table, &res);
-    if (rc == STRATA_OK && talk) {
-      double exact = NAN;
-      if (job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
+    rc = strata_session_open(&ss, r);
+    if (rc == STRATA_OK && table) strata_report_header(table);
+    if (rc == STRATA_OK)
+      rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, table, &res);
+    if (rc == STRATA_OK && talk && !ss.stopped) {
       if (!quiet) strata_report_summary(stdout, &res, exact);
       if (json) {
         strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), be->name,
@@ -136,16 +156,23 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
         strata_report_json(stdout, &res, &info);
       }
     }
+    strata_session_close(&ss);
   }
   strata_run_free(r);
   strata_backend_free(be);
+  /* An error every rank knows about (a file rank 0 could not use): rank 0
+   * says it once and all end normally. */
+  if (rc != STRATA_OK && ss.agreed) {
+    if (comm->rank == 0) fprintf(stderr, "strata: %s\n", strata_last_error());
+    return 1;
+  }
   if (rc != STRATA_OK) return strata_cli_fail(comm, "%s", strata_last_error());
-  return 0;
+  return ss.stopped ? STRATA_EXIT_REQUEUE : 0;
 }
 
 int main(int argc, char **argv)
 {
-  if (argc < 2) return usage_error("missing command (run or list)", NULL);
+  if (argc < 2) return usage_error("missing command (run, list or log)", NULL);
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     fputs(usage_text, stdout);
     return 0;
@@ -161,7 +188,12 @@ int main(int argc, char **argv)
     );
     return 0;
   }
+  /* A file size limit (ulimit -f) must end in a write error naming the
+   * file, not in a kill by SIGXFSZ with a half-written temporary file. */
+  signal(SIGXFSZ, SIG_IGN);
+  strata_io_init();
   if (!strcmp(argv[1], "list")) return cmd_list();
+  if (!strcmp(argv[1], "log")) return strata_log_command(argc - 1, argv + 1);
   if (strcmp(argv[1], "run")) return usage_error("unknown command", argv[1]);
   strata_comm *comm = NULL;
   if (strata_comm_world_open(&argc, &argv, &comm) != STRATA_OK) {

@@ -287,7 +287,10 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   if (rc != STRATA_OK) return rc;
   /* Each hypercube's sums come from one rank and are zero elsewhere, so
    * summing them is exact: every rank sees the same bits. */
-  if (r->comm->allreduce_sum(r->comm, r->buf, nred) != 0)
+  double tc = now_s();
+  int crc = r->comm->allreduce_sum(r->comm, r->buf, nred);
+  r->comm_time_s += now_s() - tc;
+  if (crc != 0)
     return strata_error(STRATA_ECOMM, "rank %d: combining the iteration's sums failed",
                         r->comm->rank);
 
@@ -361,6 +364,7 @@ void strata_run_result(const strata_run *r, strata_result *res)
   res->converged = r->converged;
   res->nhcube = (int)r->strat->nhcube;
   res->time_s = r->time_s;
+  res->comm_time_s = r->comm_time_s;
 }
 
 int strata_run_integrate(strata_run *r, strata_iteration_cb cb, void *ctx,

@@ -31,6 +31,7 @@ typedef struct strata_run {
   strata_average avg;
   double time_s;
   double sample_time_s;     /* this rank's time inside the backend, last iteration */
+  double comm_time_s;       /* this rank's time combining sums with its peers, all iterations */
 } strata_run;
 
 /* Checks the problem and parameters; STRATA_OK and *out set, or an error. */

@@ -79,17 +79,20 @@ void strata_strat_init(strata_strat *s)
   prefix(s);
 }
 
-/* Rounds to 24 significant bits.  Backends and ranks add the same samples in
- * different orders, so sigma_h differs between them in the last bits; were
- * those bits to reach the rounding of n_h, the next iteration would draw other
- * samples altogether.  Coarsened, sigma_h^beta is the same everywhere except
- * with a chance of about 1e-9 per hypercube. */
+/* Rounds to 10 significant bits.  Backends and rank counts add the map's
+ * sums in different orders, so the points, and with them sigma_h, differ in
+ * their last bits; were those bits to move one sigma_h^beta across a rounding
+ * step, the total it enters would shift every later share and the next
+ * iteration would draw other samples altogether (seen with 24 bits: 1 and 4
+ * ranks parted at iteration 10 of an f4 run).  At 10 bits that takes a
+ * coincidence of about 1e-12 per hypercube, and the allocation, a count of
+ * whole samples, loses nothing it needs. */
 static double quantize(double x)
 {
   if (!isfinite(x) || x == 0.0) return x;
   int e;
   double m = frexp(x, &e);
-  return ldexp(nearbyint(m * 16777216.0) / 16777216.0, e);
+  return ldexp(nearbyint(m * 1024.0) / 1024.0, e);
 }
 
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)

@@ -80,6 +80,7 @@ typedef struct {
   int converged;
   int nhcube;
   double time_s;
+  double comm_time_s;   /* of that, combining sums across ranks (rank 0's view) */
 } strata_result;
 
 typedef void (*strata_iteration_cb)(const strata_iteration *it, void *ctx);

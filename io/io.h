@@ -1,0 +1,10 @@
+/* Process-wide set-up of io/, without exposing HDF5 to its callers. */
+#ifndef STRATA_IO_H
+#define STRATA_IO_H
+
+/* Call before MPI starts.  HDF5 1.10 crashes when it shuts down with a file
+ * whose flush failed (a full disk), whether from its atexit handler or from
+ * the MPI_Finalize hook it installs when it starts after MPI: strata closes
+ * its files itself, so neither shutdown is wanted. */
+void strata_io_init(void);
+#endif

@@ -1,0 +1,159 @@
+#include "logcmd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "h5util.h"
+#include "report.h"
+#include "runlog_format.h"
+
+static const char usage[] =
+    "Usage: strata log FILE.h5 [--csv]\n"
+    "\n"
+    "Prints a convergence log written by strata run (run.log = FILE.h5): the\n"
+    "iteration table and, for a finished run, the summary, exactly as the run\n"
+    "printed them; with --csv one line per iteration with every column of the\n"
+    "log at full precision.  The log may be read while the run writes it.\n";
+
+static void print_csv(const strata_log_row *r, hsize_t n)
+{
+  printf("itn,integral,sigma,average,average_sigma,chi2_dof,Q,neval,wall_s,elapsed_s,"
+         "kept,restarted,adapting\n");
+  for (hsize_t i = 0; i < n; i++)
+    printf("%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%lld,%.17g,%.17g,%d,%d,%d\n", r[i].itn,
+           r[i].integral, r[i].sigma, r[i].average, r[i].average_sigma, r[i].chi2_dof, r[i].Q,
+           (long long)r[i].neval, r[i].wall_s, r[i].elapsed_s, r[i].kept, r[i].restarted,
+           r[i].adapting);
+}
+
+static void print_table(const strata_log_row *r, hsize_t n)
+{
+  strata_report_header(stdout);
+  for (hsize_t i = 0; i < n; i++) {
+    strata_iteration it = {.itn = r[i].itn,
+                           .integral = r[i].integral,
+                           .sigma = r[i].sigma,
+                           .neval = r[i].neval,
+                           .kept = r[i].kept,
+                           .restarted = r[i].restarted,
+                           .avg = r[i].average,
+                           .avg_sigma = r[i].average_sigma,
+                           .chi2_dof = r[i].chi2_dof,
+                           .q = r[i].Q,
+                           .adapting = r[i].adapting,
+                           .time_s = r[i].wall_s};
+    strata_report_iteration(stdout, &it);
+  }
+}
+
+/* The summary the run printed at its end, from the attributes it left. */
+static int print_summary(hid_t f)
+{
+  strata_result res;
+  memset(&res, 0, sizeof res);
+  int64_t conv = 0, itn = 0, neval = 0;
+  double exact = NAN;
+  if (strata_h5_get_i64(f, "converged", &conv) != 0 ||
+      strata_h5_get_i64(f, "iterations", &itn) != 0 ||
+      strata_h5_get_i64(f, "neval", &neval) != 0 ||
+      strata_h5_get_f64(f, "integral", &res.integral) != 0 ||
+      strata_h5_get_f64(f, "sigma", &res.sigma) != 0 ||
+      strata_h5_get_f64(f, "chi2_dof", &res.chi2_dof) != 0 ||
+      strata_h5_get_f64(f, "Q", &res.q) != 0 || strata_h5_get_f64(f, "time_s", &res.time_s) != 0 ||
+      strata_h5_get_f64(f, "exact", &exact) != 0)
+    return -1;
+  res.converged = (int)conv;
+  res.iterations = (int)itn;
+  res.neval = neval;
+  strata_report_summary(stdout, &res, exact);
+  return 0;
+}
+
+static int show(const char *path, int csv)
+{
+  strata_h5_begin();
+  if (access(path, R_OK) != 0) {
+    fprintf(stderr, "strata: %s: cannot read the log: %s\n", path, strerror(errno));
+    return 1;
+  }
+  if (H5Fis_hdf5(path) <= 0) {
+    const char *why = strata_h5_detail();
+    fprintf(stderr, "strata: %s: not a strata log (%s)\n", path, *why ? why : "not an HDF5 file");
+    return 1;
+  }
+  /* No lock: the run writing the log takes none either. */
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  H5Pset_file_locking(fapl, 0, 1);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  H5Pclose(fapl);
+  if (f < 0) {
+    fprintf(stderr, "strata: %s: cannot read the log: %s\n", path, strata_h5_detail());
+    return 1;
+  }
+  int rc = 1;
+  char *format = NULL, *status = NULL;
+  strata_log_row *rows = NULL;
+  hid_t d = -1, t = -1;
+  if (strata_h5_get_str(f, "format", &format) != 0 || strcmp(format, STRATA_LOG_FORMAT)) {
+    fprintf(stderr, "strata: %s: not a strata log (no format = \"%s\" attribute)\n", path,
+            STRATA_LOG_FORMAT);
+    goto out;
+  }
+  d = H5Dopen2(f, "iterations", H5P_DEFAULT);
+  hid_t space = d >= 0 ? H5Dget_space(d) : -1;
+  hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+  if (space >= 0) H5Sclose(space);
+  t = strata_log_row_type(0);
+  if (n >= 0) rows = malloc(sizeof *rows * (size_t)(n > 0 ? n : 1));
+  if (n < 0 || !rows ||
+      (n > 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)) {
+    fprintf(stderr, "strata: %s: cannot read /iterations: %s\n", path, strata_h5_detail());
+    goto out;
+  }
+  if (csv) {
+    print_csv(rows, (hsize_t)n);
+  } else {
+    print_table(rows, (hsize_t)n);
+    if (strata_h5_get_str(f, "status", &status) == 0 && !strcmp(status, "finished") &&
+        print_summary(f) != 0) {
+      fprintf(stderr, "strata: %s: the run finished but its result cannot be read: %s\n", path,
+              strata_h5_detail());
+      goto out;
+    }
+  }
+  fflush(stdout);
+  rc = 0;
+out:
+  free(format);
+  free(status);
+  free(rows);
+  if (t >= 0) H5Tclose(t);
+  if (d >= 0) H5Dclose(d);
+  H5Fclose(f);
+  return rc;
+}
+
+int strata_log_command(int argc, char **argv)
+{
+  static const struct option opts[] = {
+      {"csv", no_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  int csv = 0, c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "ch", opts, NULL)) != -1) {
+    switch (c) {
+    case 'c': csv = 1; break;
+    case 'h': fputs(usage, stdout); return 0;
+    default: fprintf(stderr, "strata: bad option for log (try 'strata log --help')\n"); return 2;
+    }
+  }
+  if (argc - optind != 1) {
+    fprintf(stderr, "strata: log takes one FILE.h5 (try 'strata log --help')\n");
+    return 2;
+  }
+  return show(argv[optind], csv);
+}

@@ -1,0 +1,500 @@
+#include "runlog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "h5util.h"
+#include "job.h"
+#include "jobdef.h"
+#include "runlog_format.h"
+
+struct strata_runlog {
+  char path[STRATA_PATH_MAX];
+  hid_t f, iters, rank_s, map, map_itn, sessions;
+  hid_t row_mem;
+  int rows, maps;
+  int naxes, ninc;
+};
+
+static int fail(const char *path, const char *what)
+{
+  const char *why = strata_h5_detail();
+  return strata_error(STRATA_EIO, "%s: cannot %s the log%s%s", path, what, *why ? ": " : "",
+                      why);
+}
+
+/* Readers (strata log, h5py, h5dump) must be able to open the log while the
+ * run writes it: the writer takes no lock, and a reader sees the state of
+ * the last flush, one per iteration (doc/file-formats.md). */
+static hid_t writer_fapl(void)
+{
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl >= 0) H5Pset_file_locking(fapl, 0, 1);
+  return fapl;
+}
+
+static hid_t create_table(hid_t f, const char *name, hid_t type, int rank, const hsize_t *dims,
+                          const hsize_t *chunk, const void *fill)
+{
+  hsize_t maxdims[3];
+  for (int i = 0; i < rank; i++) maxdims[i] = i == 0 || dims[i] == 0 ? H5S_UNLIMITED : dims[i];
+  hid_t space = H5Screate_simple(rank, dims, maxdims);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hid_t d = -1;
+  if (space >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, rank, chunk) >= 0 &&
+      (!fill || H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, fill) >= 0))
+    d = H5Dcreate2(f, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (space >= 0) H5Sclose(space);
+  return d;
+}
+
+/* Writes one row (block[1..rank) elements) at row `at`, growing the dataset
+ * to hold it. */
+static int put_row(hid_t d, hid_t memtype, hsize_t at, int rank, const hsize_t *block,
+                   const void *data)
+{
+  hsize_t dims[3], start[3] = {at, 0, 0}, count[3] = {1, 1, 1};
+  hid_t space = H5Dget_space(d);
+  if (space < 0 || H5Sget_simple_extent_dims(space, dims, NULL) != rank) return -1;
+  H5Sclose(space);
+  if (dims[0] < at + 1) dims[0] = at + 1;
+  for (int i = 1; i < rank; i++) {
+    count[i] = block[i];
+    if (dims[i] < block[i]) dims[i] = block[i];
+  }
+  if (H5Dset_extent(d, dims) < 0) return -1;
+  hid_t fs = H5Dget_space(d);
+  hid_t ms = H5Screate_simple(rank, count, NULL);
+  int rc = fs >= 0 && ms >= 0 &&
+                   H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL) >= 0 &&
+                   H5Dwrite(d, memtype, ms, fs, H5P_DEFAULT, data) >= 0
+               ? 0
+               : -1;
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  return rc;
+}
+
+static int shrink(hid_t d, hsize_t rows)
+{
+  hsize_t dims[3];
+  hid_t space = H5Dget_space(d);
+  int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+  if (space >= 0) H5Sclose(space);
+  if (rank < 1) return -1;
+  if (dims[0] <= rows) return 0;
+  dims[0] = rows;
+  return H5Dset_extent(d, dims) >= 0 ? 0 : -1;
+}
+
+static hsize_t nrows(hid_t d)
+{
+  hsize_t dims[3] = {0, 0, 0};
+  hid_t space = H5Dget_space(d);
+  if (space >= 0) {
+    H5Sget_simple_extent_dims(space, dims, NULL);
+    H5Sclose(space);
+  }
+  return dims[0];
+}
+
+static void utc_now(char *buf, size_t len)
+{
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int add_session(strata_runlog *l, const strata_runlog_info *info, int first_itn)
+{
+  char start[32];
+  utc_now(start, sizeof start);
+  strata_log_session s = {first_itn, info->ranks, info->gpus, info->threads,
+                          (char *)(info->backend ? info->backend : ""),
+                          (char *)(info->host ? info->host : ""), start};
+  hid_t t = strata_log_session_type(0);
+  hsize_t block[1] = {1};
+  int rc = put_row(l->sessions, t, nrows(l->sessions), 1, block, &s);
+  H5Tclose(t);
+  return rc;
+}
+
+/* The attributes that describe the job and this session; the first
+ * session's start time stays, later ones are in /sessions. */
+static int put_info(hid_t f, const strata_runlog_info *info, int created)
+{
+  char hash[17], start[32];
+  strata_jobdef_hash(info->definition, hash);
+  utc_now(start, sizeof start);
+  return (created ? strata_h5_put_str(f, "format", STRATA_LOG_FORMAT) == 0 &&
+                        strata_h5_put_i64(f, "format_version", STRATA_LOG_FORMAT_VERSION) == 0 &&
+                        strata_h5_put_str(f, "start_time", start) == 0 &&
+                        strata_h5_put_i64(f, "checkpoint_iterations", 0) == 0
+                  : 1) &&
+                 strata_h5_put_str(f, "strata_version", strata_version()) == 0 &&
+                 strata_h5_put_str(f, "job", info->job ? info->job : "") == 0 &&
+                 strata_h5_put_str(f, "definition", info->definition) == 0 &&
+                 strata_h5_put_str(f, "definition_hash", hash) == 0 &&
+                 strata_h5_put_str(f, "integrand", info->integrand ? info->integrand : "") == 0 &&
+                 strata_h5_put_i64(f, "dim", info->dim) == 0 &&
+                 strata_h5_put_str(f, "mode", info->mode ? info->mode : "") == 0 &&
+                 strata_h5_put_f64(f, "exact", info->exact) == 0 &&
+                 strata_h5_put_str(f, "backend", info->backend ? info->backend : "") == 0 &&
+                 strata_h5_put_str(f, "host", info->host ? info->host : "") == 0 &&
+                 strata_h5_put_i64(f, "ranks", info->ranks) == 0 &&
+                 strata_h5_put_i64(f, "gpus", info->gpus) == 0 &&
+                 strata_h5_put_i64(f, "threads", info->threads) == 0 &&
+                 strata_h5_put_str(f, "checkpoint", info->checkpoint ? info->checkpoint : "") ==
+                     0 &&
+                 strata_h5_put_str(f, "status", "running") == 0
+             ? 0
+             : -1;
+}
+
+static strata_runlog *new_log(const char *path, const strata_runlog_info *info)
+{
+  strata_runlog *l = calloc(1, sizeof *l);
+  if (!l) return NULL;
+  snprintf(l->path, sizeof l->path, "%s", path);
+  l->f = l->iters = l->rank_s = l->map = l->map_itn = l->sessions = -1;
+  l->row_mem = strata_log_row_type(0);
+  l->naxes = info->naxes;
+  l->ninc = info->ninc;
+  return l;
+}
+
+static void free_log(strata_runlog *l)
+{
+  hid_t ds[] = {l->iters, l->rank_s, l->map, l->map_itn, l->sessions};
+  for (size_t i = 0; i < sizeof ds / sizeof *ds; i++)
+    if (ds[i] >= 0) H5Dclose(ds[i]);
+  if (l->row_mem >= 0) H5Tclose(l->row_mem);
+  if (l->f >= 0) H5Fclose(l->f);
+  free(l);
+}
+
+int strata_runlog_create(const char *path, const strata_runlog_info *info,
+                         strata_runlog **out)
+{
+  *out = NULL;
+  strata_h5_begin();
+  if (access(path, F_OK) == 0)
+    return strata_error(STRATA_EIO, "%s: the log exists already; strata does not overwrite "
+                        "logs (move it away, or resume the run that wrote it)", path);
+  strata_runlog *l = new_log(path, info);
+  if (!l) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
+  hid_t fapl = writer_fapl();
+  l->f = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (l->f < 0) {
+    int rc = fail(path, "create");
+    free_log(l);
+    return rc;
+  }
+  const double nan = NAN;
+  hid_t row = strata_log_row_type(1), ses = strata_log_session_type(1);
+  hsize_t d1[1] = {0}, c1[1] = {64}, d2[2] = {0, 0}, c2[2] = {64, 16};
+  hsize_t d3[3] = {0, (hsize_t)info->naxes, (hsize_t)info->ninc + 1},
+          c3[3] = {1, (hsize_t)info->naxes, (hsize_t)info->ninc + 1}, cs[1] = {8};
+  l->iters = create_table(l->f, "iterations", row, 1, d1, c1, NULL);
+  l->rank_s = create_table(l->f, "rank_sample_time", H5T_IEEE_F64LE, 2, d2, c2, &nan);
+  l->map = create_table(l->f, "map", H5T_IEEE_F64LE, 3, d3, c3, NULL);
+  l->map_itn = create_table(l->f, "map_itn", H5T_STD_I32LE, 1, d1, c1, NULL);
+  l->sessions = create_table(l->f, "sessions", ses, 1, d1, cs, NULL);
+  H5Tclose(row);
+  H5Tclose(ses);
+  if (l->iters < 0 || l->rank_s < 0 || l->map < 0 || l->map_itn < 0 || l->sessions < 0 ||
+      put_info(l->f, info, 1) != 0 || add_session(l, info, 0) != 0 ||
+      H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) {
+    int rc = fail(path, "create");
+    free_log(l);
+    unlink(path); /* ours, made just now, and useless half-written */
+    return rc;
+  }
+  *out = l;
+  return STRATA_OK;
+}
+
+/* Room for one iteration's row, index growth and a new chunk of each table,
+ * with a wide margin: HDF5's own overhead per append is a few kilobytes. */
+#define STRATA_LOG_APPEND_BYTES (64 * 1024)
+
+/* HDF5 1.10 writes the file's new end into the superblock before the data
+ * that fills it: a disk filling up in between leaves a file that HDF5 calls
+ * truncated and will not open at all.  Claiming the space first turns a
+ * full disk (or a file size limit) into a clean error while the log still
+ * holds its last flush.  The claim is given back at once, so the file keeps
+ * the size HDF5 expects; only another process filling the disk within the
+ * next milliseconds could still catch the write. */
+static int reserve(strata_runlog *l, size_t need)
+{
+  hsize_t size = 0;
+  struct stat sb;
+  if (H5Fget_filesize(l->f, &size) < 0) return -1;
+  int fd = open(l->path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || fstat(fd, &sb) != 0) {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    return strata_error(STRATA_EIO, "%s: cannot open the log: %s", l->path, strerror(e));
+  }
+  int e = posix_fallocate(fd, 0, (off_t)(size + need));
+  if (ftruncate(fd, sb.st_size) != 0 && e == 0) e = errno;
+  close(fd);
+  if (e != 0)
+    return strata_error(STRATA_EIO, "%s: cannot grow the log: %s; the log keeps the "
+                        "iterations written so far", l->path, strerror(e));
+  return STRATA_OK;
+}
+
+static void fill_row(strata_log_row *row, const strata_iteration *it, double elapsed_s)
+{
+  memset(row, 0, sizeof *row);
+  row->itn = it->itn;
+  row->integral = it->integral;
+  row->sigma = it->sigma;
+  row->average = it->avg;
+  row->average_sigma = it->avg_sigma;
+  row->chi2_dof = it->chi2_dof;
+  row->Q = it->q;
+  row->neval = it->neval;
+  row->wall_s = it->time_s;
+  row->elapsed_s = elapsed_s;
+  row->kept = (int8_t)it->kept;
+  row->restarted = (int8_t)it->restarted;
+  row->adapting = (int8_t)it->adapting;
+}
+
+static int append(strata_runlog *l, const strata_iteration *it, double elapsed_s,
+                  const double *rank_s, int nranks)
+{
+  strata_log_row row;
+  fill_row(&row, it, elapsed_s);
+  hsize_t b1[1] = {1}, b2[2] = {1, (hsize_t)nranks};
+  if (put_row(l->iters, l->row_mem, (hsize_t)l->rows, 1, b1, &row) != 0) return -1;
+  if (nranks > 0 &&
+      put_row(l->rank_s, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 2, b2, rank_s) != 0)
+    return -1;
+  l->rows++;
+  return 0;
+}
+
+int strata_runlog_append(strata_runlog *l, const strata_iteration *it, double elapsed_s,
+                         const double *rank_s, int nranks)
+{
+  strata_h5_begin();
+  int rc = reserve(l, STRATA_LOG_APPEND_BYTES + sizeof(double) * (size_t)nranks);
+  if (rc != STRATA_OK) return rc;
+  if (append(l, it, elapsed_s, rank_s, nranks) != 0 || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) {
+    char what[64];
+    snprintf(what, sizeof what, "append iteration %d to", it->itn);
+    return fail(l->path, what);
+  }
+  return STRATA_OK;
+}
+
+int strata_runlog_map(strata_runlog *l, int itn, const double *edges)
+{
+  strata_h5_begin();
+  hsize_t b3[3] = {1, (hsize_t)l->naxes, (hsize_t)l->ninc + 1}, b1[1] = {1};
+  int32_t i = itn;
+  int rc = reserve(l, STRATA_LOG_APPEND_BYTES +
+                          sizeof(double) * (size_t)l->naxes * (size_t)(l->ninc + 1));
+  if (rc != STRATA_OK) return rc;
+  if (put_row(l->map, H5T_NATIVE_DOUBLE, (hsize_t)l->maps, 3, b3, edges) != 0 ||
+      put_row(l->map_itn, H5T_NATIVE_INT32, (hsize_t)l->maps, 1, b1, &i) != 0 ||
+      H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0)
+    return fail(l->path, "add a map snapshot to");
+  l->maps++;
+  return STRATA_OK;
+}
+
+int strata_runlog_checkpointed(strata_runlog *l, int itn)
+{
+  strata_h5_begin();
+  int rc = reserve(l, STRATA_LOG_APPEND_BYTES);
+  if (rc != STRATA_OK) return rc;
+  if (strata_h5_put_i64(l->f, "checkpoint_iterations", itn) != 0 ||
+      H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0)
+    return fail(l->path, "update");
+  return STRATA_OK;
+}
+
+int strata_runlog_finish(strata_runlog *l, const strata_result *res)
+{
+  strata_h5_begin();
+  int rc = reserve(l, STRATA_LOG_APPEND_BYTES);
+  if (rc != STRATA_OK) return rc;
+  int ok = strata_h5_put_str(l->f, "status", res ? "finished" : "stopped") == 0;
+  if (res)
+    ok = ok && strata_h5_put_i64(l->f, "converged", res->converged) == 0 &&
+         strata_h5_put_i64(l->f, "iterations", res->iterations) == 0 &&
+         strata_h5_put_i64(l->f, "neval", res->neval) == 0 &&
+         strata_h5_put_f64(l->f, "integral", res->integral) == 0 &&
+         strata_h5_put_f64(l->f, "sigma", res->sigma) == 0 &&
+         strata_h5_put_f64(l->f, "chi2_dof", res->chi2_dof) == 0 &&
+         strata_h5_put_f64(l->f, "Q", res->q) == 0 &&
+         strata_h5_put_f64(l->f, "time_s", res->time_s) == 0;
+  if (!ok || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) return fail(l->path, "finish");
+  return STRATA_OK;
+}
+
+int strata_runlog_close(strata_runlog *l)
+{
+  strata_h5_begin();
+  if (!l) return STRATA_OK;
+  hid_t f = l->f;
+  l->f = -1;
+  char path[STRATA_PATH_MAX];
+  snprintf(path, sizeof path, "%s", l->path);
+  free_log(l);
+  if (f >= 0 && H5Fclose(f) < 0) return fail(path, "close");
+  return STRATA_OK;
+}
+
+int strata_runlog_rows(const strata_runlog *l) { return l->rows; }
+
+/* Keeps a damaged log under another name: it may hold what the new one
+ * cannot (per-rank times, map snapshots), and strata deletes no results. */
+static int set_aside(const char *path, char *moved, size_t len)
+{
+  for (int k = 1; k < 100; k++) {
+    if (k == 1) snprintf(moved, len, "%s.broken", path);
+    else snprintf(moved, len, "%s.broken.%d", path, k);
+    if (link(path, moved) == 0) return unlink(path);
+    if (errno != EEXIST) break;
+  }
+  return -1;
+}
+
+/* Opens the datasets of an existing log and drops what lies past itn. */
+static int adopt(strata_runlog *l, int itn)
+{
+  l->iters = H5Dopen2(l->f, "iterations", H5P_DEFAULT);
+  l->rank_s = H5Dopen2(l->f, "rank_sample_time", H5P_DEFAULT);
+  l->map = H5Dopen2(l->f, "map", H5P_DEFAULT);
+  l->map_itn = H5Dopen2(l->f, "map_itn", H5P_DEFAULT);
+  l->sessions = H5Dopen2(l->f, "sessions", H5P_DEFAULT);
+  if (l->iters < 0 || l->rank_s < 0 || l->map < 0 || l->map_itn < 0 || l->sessions < 0)
+    return -1;
+  hsize_t n = nrows(l->iters), keep = n < (hsize_t)itn ? n : (hsize_t)itn;
+  hsize_t nm = nrows(l->map_itn), km = 0;
+  int32_t *mi = malloc(sizeof(int32_t) * (size_t)(nm > 0 ? nm : 1));
+  if (!mi) return -1;
+  if (nm > 0 && H5Dread(l->map_itn, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, mi) < 0) {
+    free(mi);
+    return -1;
+  }
+  while (km < nm && mi[km] <= itn) km++;
+  free(mi);
+  if (shrink(l->iters, keep) != 0 || shrink(l->rank_s, keep) != 0 || shrink(l->map, km) != 0 ||
+      shrink(l->map_itn, km) != 0)
+    return -1;
+  l->rows = (int)keep;
+  l->maps = (int)km;
+  return 0;
+}
+
+int strata_runlog_resume(const char *path, const strata_runlog_info *info, int force,
+                         const strata_iteration *rows, int itn, strata_runlog **out,
+                         char *notice, int notice_len)
+{
+  *out = NULL;
+  notice[0] = '\0';
+  strata_h5_begin();
+  strata_runlog *l = NULL;
+  int rc = STRATA_OK;
+  if (access(path, F_OK) != 0) {
+    rc = strata_runlog_create(path, info, &l);
+  } else if (H5Fis_hdf5(path) <= 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file); strata does not "
+                        "overwrite it", path);
+  } else {
+    l = new_log(path, info);
+    if (!l) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
+    hid_t fapl = writer_fapl();
+    l->f = H5Fopen(path, H5F_ACC_RDWR, fapl);
+    if (fapl >= 0) H5Pclose(fapl);
+    char *format = NULL, *def = NULL;
+    int64_t ck = 0;
+    htri_t has_format = l->f >= 0 ? H5Aexists(l->f, "format") : -1;
+    if (has_format == 0) {
+      free_log(l);
+      return strata_error(STRATA_EIO, "%s: not a strata log (an HDF5 file without a format "
+                          "attribute); strata does not overwrite it", path);
+    }
+    int readable = has_format > 0 && strata_h5_get_str(l->f, "format", &format) == 0;
+    if (readable && strcmp(format, STRATA_LOG_FORMAT)) {
+      rc = strata_error(STRATA_EIO, "%s: not a strata log (format = \"%.40s\"); strata does "
+                        "not overwrite it", path, format);
+      free(format);
+      free_log(l);
+      return rc;
+    }
+    free(format);
+    readable = readable && strata_h5_get_str(l->f, "definition", &def) == 0 &&
+               strata_h5_get_i64(l->f, "checkpoint_iterations", &ck) == 0;
+    if (readable) {
+      rc = strata_jobdef_compare(def, info->definition, force, path, "log", info->job);
+      free(def);
+      if (rc == STRATA_OK && ck > itn)
+        rc = strata_error(STRATA_EINVAL, "%s: the log records a checkpoint after iteration "
+                          "%lld in %s, but the run resumes after iteration %d: was the "
+                          "checkpoint replaced or removed? (move the log away to start it "
+                          "anew)", path, (long long)ck, info->checkpoint, itn);
+      if (rc != STRATA_OK) {
+        free_log(l);
+        return rc;
+      }
+    }
+    if (readable && adopt(l, itn) == 0 && put_info(l->f, info, 0) == 0 &&
+        add_session(l, info, itn) == 0) {
+      rc = STRATA_OK;
+    } else {
+      /* Ours (it is HDF5 and no other strata file) but left damaged by a
+       * crash in the middle of a write. */
+      const char *why = strata_h5_detail();
+      free_log(l);
+      l = NULL;
+      char moved[STRATA_PATH_MAX + 16];
+      if (set_aside(path, moved, sizeof moved) != 0)
+        return strata_error(STRATA_EIO, "%s: the log is damaged (%s) and cannot be moved "
+                            "aside: %s", path, why, strerror(errno));
+      snprintf(notice, (size_t)notice_len, "%s: the log was damaged (%s); kept as %s, "
+               "rebuilt from the checkpoint", path, why, moved);
+      rc = strata_runlog_create(path, info, &l);
+    }
+  }
+  if (rc != STRATA_OK) return rc;
+  rc = reserve(l, STRATA_LOG_APPEND_BYTES + sizeof(strata_log_row) * (size_t)itn);
+  if (rc != STRATA_OK) {
+    strata_runlog_close(l);
+    return rc;
+  }
+  double elapsed = 0.0;
+  for (int k = 0; k < itn; k++) {
+    elapsed += rows[k].time_s;
+    if (k >= l->rows && append(l, &rows[k], elapsed, NULL, 0) != 0) {
+      rc = fail(path, "rebuild");
+      strata_runlog_close(l);
+      return rc;
+    }
+  }
+  if (H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) {
+    rc = fail(path, "update");
+    strata_runlog_close(l);
+    return rc;
+  }
+  *out = l;
+  return STRATA_OK;
+}

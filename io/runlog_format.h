@@ -1,0 +1,34 @@
+/* The convergence log's record types, shared by the writer (runlog.c) and
+ * the reader behind `strata log` (logcmd.c).  doc/file-formats.md describes
+ * the same layout for users. */
+#ifndef STRATA_RUNLOG_FORMAT_H
+#define STRATA_RUNLOG_FORMAT_H
+#include <hdf5.h>
+#include <stdint.h>
+
+#define STRATA_LOG_FORMAT "strata log"
+#define STRATA_LOG_FORMAT_VERSION 1
+
+/* One row of /iterations: everything the printed table shows, and more. */
+typedef struct {
+  int32_t itn;
+  double integral, sigma;
+  double average, average_sigma, chi2_dof, Q;
+  int64_t neval;
+  double wall_s;      /* this iteration */
+  double elapsed_s;   /* the run so far, earlier sessions included */
+  int8_t kept, restarted, adapting;
+} strata_log_row;
+
+/* One row of /sessions: a start or a resume. */
+typedef struct {
+  int32_t first_itn;  /* iterations already done when this session began */
+  int32_t ranks, gpus, threads;
+  char *backend, *host, *start_time;
+} strata_log_session;
+
+/* file: the packed little-endian type stored in the file; otherwise the
+ * native layout of the struct.  Close with H5Tclose. */
+hid_t strata_log_row_type(int file);
+hid_t strata_log_session_type(int file);
+#endif

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Several nodes with 4 GPUs each: one MPI rank per GPU, 16 ranks here.
+#   sbatch jobs/multi-node.sh JOB.ini [strata run options...]
+# Ranks exchange one reduction per iteration (the per-hypercube sums, 16 MB
+# at the default 1e6 hypercubes), so any interconnect MPI uses will do.  The
+# job's directory must be on a file system every node sees: rank 0 writes
+# the log and checkpoint there.  Any node count works, and the same job and
+# seed give the same result to rounding on any number of ranks.
+#SBATCH --job-name=strata
+#SBATCH --nodes=4
+#SBATCH --ntasks-per-node=4
+#SBATCH --gpus-per-node=4
+#SBATCH --gpu-bind=single:1
+#SBATCH --cpus-per-task=8
+#SBATCH --time=04:00:00
+#SBATCH --output=strata-%x-%j.out
+set -euo pipefail
+job=${1:?usage: sbatch jobs/multi-node.sh JOB.ini [strata run options...]}
+shift
+name=$(basename "$job" .ini)
+export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1} OMP_PROC_BIND=close OMP_PLACES=cores
+# A checkpoint every 10 minutes: a node failure costs at most that.
+srun --cpu-bind=cores strata run "$job" --set run.log="$name.log.h5" \
+  --set run.checkpoint="$name.ckpt.h5" --set run.checkpoint_every_s=600 \
+  --set run.resume=auto --json -v "$@"

@@ -1,0 +1,421 @@
+#include "session.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "atomic.h"
+#include "checkpoint.h"
+#include "error.h"
+#include "runlog.h"
+#include "stop.h"
+
+static double now_s(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The communicator offers one collective, a sum.  Every agreement below is
+ * a sum in which the ranks that know nothing contribute zeros: a broadcast
+ * from rank 0 (exact, since x + 0 = x) or a count of ranks that saw a
+ * signal. */
+static int agree(strata_session *s, double *v, size_t n)
+{
+  if (s->comm->allreduce_sum(s->comm, v, n) != 0) {
+    s->agreed = 0; /* the others may not know: main ends them all */
+    return strata_error(STRATA_ECOMM, "rank %d: agreeing with the other ranks failed",
+                        s->comm->rank);
+  }
+  return STRATA_OK;
+}
+
+/* Rank 0's status, made every rank's.  On the other ranks the message only
+ * says where the real one is: main prints rank 0's. */
+static int agree_status(strata_session *s, int rc)
+{
+  double v = s->comm->rank == 0 ? (double)rc : 0.0;
+  int crc = agree(s, &v, 1);
+  if (crc != STRATA_OK) return crc;
+  if (v != 0.0 && s->comm->rank != 0) return strata_error((int)v, "(see rank 0)");
+  return (int)v;
+}
+
+static int same_file(const char *a, const char *b)
+{
+  if (!strcmp(a, b)) return 1;
+  struct stat sa, sb;
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+/* Rank 0: what the files allow.  Never writes: a refusal leaves every file
+ * as it was. */
+static int decide(strata_session *s, int *resume, strata_checkpoint **ck)
+{
+  const strata_job *job = s->job;
+  const char *cp = job->checkpoint[0] ? job->checkpoint : NULL;
+  const char *lp = job->log[0] ? job->log : NULL;
+  int want = s->resume || job->resume == STRATA_RESUME_YES;
+  int autom = job->resume == STRATA_RESUME_AUTO;
+  *resume = 0;
+  if (cp && lp && same_file(cp, lp))
+    return strata_error(STRATA_EINVAL, "%s: run.log and run.checkpoint name the same file "
+                        "'%s'", job->source, cp);
+  if (!cp && (want || autom))
+    return strata_error(STRATA_EINVAL, "%s: %s needs run.checkpoint (the file to resume from)",
+                        job->source, s->resume ? "--resume" : "run.resume");
+  int exists = cp && access(cp, F_OK) == 0;
+  if (cp && want && !exists)
+    return strata_error(STRATA_EIO, "%s: no checkpoint to resume from (%s)", cp,
+                        "No such file or directory");
+  if (cp && exists && !want && !autom)
+    return strata_error(STRATA_EIO, "%s: a checkpoint exists already: continue it with "
+                        "--resume (or run.resume = auto), or move it away; strata does not "
+                        "overwrite it", cp);
+  if (lp && !(exists || autom) && access(lp, F_OK) == 0)
+    return strata_error(STRATA_EIO, "%s: the log exists already; strata does not overwrite "
+                        "logs (move it away, or resume the run that wrote it)", lp);
+  int rc = cp ? strata_atomic_probe(cp, "checkpoint") : STRATA_OK;
+  if (rc != STRATA_OK || !exists) return rc;
+  rc = strata_checkpoint_read(cp, ck);
+  if (rc == STRATA_OK)
+    rc = strata_jobdef_compare((*ck)->definition, s->definition, s->force, cp, "checkpoint",
+                               job->source);
+  *resume = rc == STRATA_OK;
+  return rc;
+}
+
+static void collect_row(const strata_iteration *it, void *ctx)
+{
+  strata_session *s = ctx;
+  s->rows[s->nrows++] = *it;
+}
+
+/* Rank 0 has the checkpoint; every rank needs its state. */
+static int share_state(strata_session *s, strata_run *r, const strata_checkpoint *ck)
+{
+  const int root = s->comm->rank == 0;
+  double head[6] = {0};
+  if (root) {
+    const strata_run_state *st = &ck->state;
+    head[0] = st->itn;
+    head[1] = (double)st->neval_total;
+    head[2] = st->time_s;
+    head[3] = st->naxes;
+    head[4] = st->ninc;
+    head[5] = (double)st->nhcube;
+  }
+  int rc = agree(s, head, 6);
+  if (rc != STRATA_OK) return rc;
+  strata_run_state st = {.itn = (int)head[0], .neval_total = (int64_t)head[1],
+                         .time_s = head[2], .naxes = (int)head[3], .ninc = (int)head[4],
+                         .nhcube = (int64_t)head[5]};
+  size_t nedges = (size_t)st.naxes * (size_t)(st.ninc + 1), nh = (size_t)st.nhcube,
+         nhist = (size_t)st.itn;
+  /* Counts below 2^53 travel exactly as doubles. */
+  size_t n = nedges + nh + 4 * nhist;
+  double *buf = calloc(n > 0 ? n : 1, sizeof(double));
+  int64_t *nhv = malloc(sizeof(int64_t) * (nh > 0 ? nh : 1));
+  strata_itn_record *hist = malloc(sizeof *hist * (nhist > 0 ? nhist : 1));
+  int ok = buf && nhv && hist;
+  if (ok && root) {
+    memcpy(buf, ck->state.edges, sizeof(double) * nedges);
+    for (size_t h = 0; h < nh; h++) buf[nedges + h] = (double)ck->state.nh[h];
+    for (size_t k = 0; k < nhist; k++) {
+      double *e = buf + nedges + nh + 4 * k;
+      e[0] = ck->state.hist[k].integral;
+      e[1] = ck->state.hist[k].sigma;
+      e[2] = (double)ck->state.hist[k].neval;
+      e[3] = ck->state.hist[k].time_s;
+    }
+  }
+  /* Every rank takes part in the sum even without memory, or the others
+   * would wait forever; the failure is agreed right after. */
+  double fail = ok ? 0.0 : 1.0;
+  rc = agree(s, &fail, 1);
+  if (rc == STRATA_OK && fail > 0)
+    rc = strata_error(STRATA_ENOMEM, "out of memory reading the checkpoint's state");
+  if (rc == STRATA_OK) rc = agree(s, buf, n);
+  if (rc == STRATA_OK) {
+    for (size_t h = 0; h < nh; h++) nhv[h] = (int64_t)buf[nedges + h];
+    for (size_t k = 0; k < nhist; k++) {
+      const double *e = buf + nedges + nh + 4 * k;
+      hist[k] = (strata_itn_record){e[0], e[1], (int64_t)e[2], e[3]};
+    }
+    st.edges = buf;
+    st.nh = nhv;
+    st.hist = hist;
+    if (root) {
+      s->rows = malloc(sizeof *s->rows * (nhist > 0 ? nhist : 1));
+      if (!s->rows) rc = strata_error(STRATA_ENOMEM, "out of memory");
+    }
+    if (rc == STRATA_OK) rc = strata_run_restore(r, &st, root ? collect_row : NULL, s);
+  }
+  free(buf);
+  free(nhv);
+  free(hist);
+  return rc;
+}
+
+static void runlog_info(const strata_session *s, const strata_run *r, strata_runlog_info *li)
+{
+  const strata_job *job = s->job;
+  int threads = job->p.nthreads;
+#ifdef _OPENMP
+  if (threads == 0) threads = omp_get_max_threads();
+#endif
+  *li = (strata_runlog_info){
+      .job = job->source,
+      .definition = s->definition,
+      .integrand = r->problem.name,
+      .mode = strata_mode_name(r->params.mode),
+      .backend = s->backend,
+      .host = s->host,
+      .checkpoint = job->checkpoint,
+      .dim = r->problem.dim,
+      .ranks = s->comm->size,
+      .gpus = !strcmp(s->backend, "cuda") ? s->comm->size : 0,
+      .threads = threads,
+      .exact = s->exact,
+      .naxes = strata_grid_naxes(r->grid),
+      .ninc = r->grid->ninc};
+}
+
+static int open_log(strata_session *s, strata_run *r, int resumed)
+{
+  const strata_job *job = s->job;
+  strata_runlog_info li;
+  runlog_info(s, r, &li);
+  if (!resumed && job->resume != STRATA_RESUME_AUTO)
+    return strata_runlog_create(job->log, &li, &s->log);
+  char notice[STRATA_PATH_MAX + 1024];
+  int rc = strata_runlog_resume(job->log, &li, s->force, s->rows, resumed ? s->nrows : 0,
+                                &s->log, notice, (int)sizeof notice);
+  if (rc == STRATA_OK && notice[0]) fprintf(stderr, "strata: note: %s\n", notice);
+  return rc;
+}
+
+int strata_session_open(strata_session *s, strata_run *r)
+{
+  const strata_job *job = s->job;
+  const int root = s->comm->rank == 0;
+  s->log = NULL;
+  s->rows = NULL;
+  s->nrows = 0;
+  s->ran = 0;
+  s->pending = NULL;
+  s->stopped = 0;
+  s->agreed = 1;
+  strata_comm_where(s->comm, s->host, sizeof s->host);
+  int rc = strata_jobdef_text(&r->problem, &r->params, s->definition, sizeof s->definition);
+  if (rc != STRATA_OK) return rc; /* the same on every rank */
+
+  int resume = 0;
+  strata_checkpoint *ck = NULL;
+  if (root) rc = decide(s, &resume, &ck);
+  double v[2] = {root ? (double)rc : 0.0, root ? (double)resume : 0.0};
+  rc = agree(s, v, 2);
+  if (rc != STRATA_OK) {
+    strata_checkpoint_free(ck);
+    return rc;
+  }
+  if (v[0] != 0.0) {
+    strata_checkpoint_free(ck);
+    return root ? (int)v[0] : strata_error((int)v[0], "(see rank 0)");
+  }
+  resume = v[1] != 0.0;
+  if (resume) {
+    /* Every rank restores the same data: a state refused is refused by all. */
+    rc = share_state(s, r, ck);
+    if (rc != STRATA_OK && s->agreed) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", strata_last_error());
+      rc = strata_error(rc, "%s: %s", job->checkpoint, msg);
+    }
+    if (rc == STRATA_OK && root && s->verbose) {
+      fprintf(stderr, "strata: resuming from %s after iteration %d (written %s by strata %s "
+              "on %d rank%s, backend %s)\n", job->checkpoint, r->itn, ck->created,
+              ck->strata_version, ck->ranks, ck->ranks == 1 ? "" : "s", ck->backend);
+      fflush(stderr);
+    }
+    strata_checkpoint_free(ck);
+    if (rc != STRATA_OK) return rc;
+  }
+
+  rc = STRATA_OK;
+  if (root && job->log[0]) rc = open_log(s, r, resume);
+  rc = agree_status(s, rc);
+  if (rc != STRATA_OK) return rc;
+  if (job->checkpoint[0] && strata_stop_install() != 0) {
+    s->agreed = 0;
+    return strata_error(STRATA_EINVAL, "cannot catch SIGTERM and SIGUSR1");
+  }
+  s->last_checkpoint = now_s();
+  return STRATA_OK;
+}
+
+/* Waits until the checkpoint in flight is on disk, and only then lets the
+ * log say it exists. */
+static int settle_checkpoint(strata_session *s)
+{
+  if (!s->pending) return STRATA_OK;
+  double secs = 0.0;
+  int rc = strata_atomic_wait(s->pending, &secs);
+  s->pending = NULL;
+  if (rc != STRATA_OK) return rc;
+  if (s->verbose)
+    fprintf(stderr, "strata: checkpoint after iteration %d synced to disk in %.4f s (in the "
+            "background)\n", s->pending_itn, secs);
+  return s->log ? strata_runlog_checkpointed(s->log, s->pending_itn) : STRATA_OK;
+}
+
+/* The iteration loop waits only while the state is copied into the
+ * temporary file; fsync and rename go on during the next iteration.  At the
+ * end of a session (finished, or stopped by a signal) the checkpoint is
+ * complete before the process exits. */
+static int write_checkpoint(strata_session *s, const strata_run *r, int last)
+{
+  const strata_job *job = s->job;
+  int rc = settle_checkpoint(s);
+  if (rc != STRATA_OK) return rc;
+  strata_ckpt_info info = {s->definition, job->source, s->backend, s->host, s->comm->size,
+                           job->p.nthreads};
+  double secs = 0.0;
+  size_t bytes = 0;
+  rc = strata_checkpoint_start(job->checkpoint, r, &info, &s->pending, &secs, &bytes);
+  if (rc != STRATA_OK) return rc;
+  s->pending_itn = r->itn;
+  s->last_checkpoint = now_s();
+  if (s->verbose)
+    fprintf(stderr, "strata: checkpoint after iteration %d written to %s: %.2f MB in %.4f s\n",
+            r->itn, job->checkpoint, (double)bytes / 1e6, secs);
+  return last ? settle_checkpoint(s) : STRATA_OK;
+}
+
+/* Rank 0's files after an iteration: the log row, a map snapshot, and the
+ * checkpoint when it is due (or the run ends or must stop). */
+static int record(strata_session *s, const strata_run *r, const strata_iteration *it,
+                  const double *rank_s, int stop, int finished)
+{
+  const strata_job *job = s->job;
+  int rc = STRATA_OK;
+  if (s->log) {
+    rc = strata_runlog_append(s->log, it, r->time_s, rank_s, s->comm->size);
+    if (rc == STRATA_OK && job->log_map > 0 && r->itn % job->log_map == 0)
+      rc = strata_runlog_map(s->log, r->itn, r->grid->edges);
+  }
+  if (rc != STRATA_OK || !job->checkpoint[0]) return rc;
+  /* The last checkpoint's sync has long finished; a failure of it stops
+   * the run now rather than at the next checkpoint. */
+  rc = settle_checkpoint(s);
+  if (rc != STRATA_OK) return rc;
+  int due = finished || stop ||
+            (job->checkpoint_every > 0 && r->itn % job->checkpoint_every == 0) ||
+            (job->checkpoint_every_s > 0 &&
+             now_s() - s->last_checkpoint >= job->checkpoint_every_s);
+  return due ? write_checkpoint(s, r, finished || stop) : STRATA_OK;
+}
+
+/* The log's last word: the map the run ended with and how it ended. */
+static int finish_log(strata_session *s, const strata_run *r, const strata_result *res)
+{
+  if (!s->log) return STRATA_OK;
+  const strata_job *job = s->job;
+  int rc = STRATA_OK;
+  /* (A resumed run that had nothing left to do has its snapshot already.) */
+  if (s->ran > 0 && !(job->log_map > 0 && r->itn % job->log_map == 0))
+    rc = strata_runlog_map(s->log, r->itn, r->grid->edges);
+  if (rc == STRATA_OK) rc = strata_runlog_finish(s->log, res);
+  return rc;
+}
+
+int strata_session_integrate(strata_session *s, strata_run *r, strata_iteration_cb cb,
+                             void *ctx, strata_result *res)
+{
+  const int root = s->comm->rank == 0, size = s->comm->size;
+  for (int k = 0; cb && k < s->nrows; k++) cb(&s->rows[k], ctx);
+  double *buf = calloc((size_t)size + 1, sizeof(double));
+  if (!buf) {
+    s->agreed = 0;
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  int rc = STRATA_OK, stop = 0;
+  while (!strata_run_finished(r)) {
+    strata_iteration it;
+    rc = strata_run_step(r, &it);
+    if (rc != STRATA_OK) { /* this rank's own error, e.g. a NaN it drew */
+      s->agreed = 0;
+      break;
+    }
+    s->ran++;
+    if (cb) cb(&it, ctx);
+    /* One sum tells every rank whether any rank was asked to stop, and
+     * rank 0 every rank's time in the backend, for the log. */
+    memset(buf, 0, sizeof(double) * ((size_t)size + 1));
+    buf[0] = strata_stop_requested() ? 1.0 : 0.0;
+    buf[1 + s->comm->rank] = r->sample_time_s;
+    rc = agree(s, buf, (size_t)size + 1);
+    if (rc != STRATA_OK) break;
+    stop = buf[0] > 0.0;
+    int finished = strata_run_finished(r);
+    rc = root ? record(s, r, &it, buf + 1, stop, finished) : STRATA_OK;
+    rc = agree_status(s, rc);
+    if (rc != STRATA_OK) break;
+    if (stop && !finished) {
+      s->stopped = 1;
+      break;
+    }
+  }
+  free(buf);
+  if (rc != STRATA_OK) return rc;
+  strata_result result;
+  strata_run_result(r, &result);
+  rc = root ? finish_log(s, r, s->stopped ? NULL : &result) : STRATA_OK;
+  if (s->log) {
+    int crc = strata_runlog_close(s->log);
+    s->log = NULL;
+    if (rc == STRATA_OK) rc = crc;
+  }
+  rc = agree_status(s, rc);
+  if (rc != STRATA_OK) return rc;
+  if (s->stopped && root) {
+    fprintf(stderr, "strata: stopped by a signal after iteration %d; the checkpoint %s holds "
+            "the run: continue it with --resume (exit status %d)\n", r->itn,
+            s->job->checkpoint, STRATA_EXIT_REQUEUE);
+    fflush(stderr);
+  }
+  if (res) *res = result;
+  return STRATA_OK;
+}
+
+void strata_session_close(strata_session *s)
+{
+  /* Still open only after an error: the log holds what was flushed, a
+   * checkpoint in flight completes, and the message to print is that
+   * error's, not theirs. */
+  if (s->log || s->pending) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", strata_last_error());
+    settle_checkpoint(s);
+    if (s->log) strata_runlog_close(s->log);
+    strata_error(STRATA_EIO, "%s", msg);
+    s->log = NULL;
+  }
+  free(s->rows);
+  s->rows = NULL;
+  /* No rank may leave while rank 0 still writes: under mpirun the first
+   * rank to exit with status 3 gets the others killed. */
+  if (s->agreed && s->comm->size > 1) {
+    double v = 0.0;
+    s->comm->allreduce_sum(s->comm, &v, 1);
+  }
+}

@@ -1,0 +1,553 @@
+/* Checkpoints and logs through the library: a run continued from a
+ * checkpoint is bit-identical to the uninterrupted one; damaged, truncated
+ * or foreign files are refused with a message and left as they were; a
+ * failed write (full disk, missing directory) leaves the old checkpoint.
+ * The program-level cases (signals, kill -9, ranks) are in
+ * run-checkpoint.sh. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "checkpoint.h"
+#include "io.h"
+#include "job.h"
+#include "jobdef.h"
+#include "run.h"
+#include "runlog.h"
+#include "testutil.h"
+
+static char dir[256];
+
+static void make_dir(void)
+{
+  snprintf(dir, sizeof dir, "/tmp/strata-test-ckpt-XXXXXX");
+  ck_assert(mkdtemp(dir) != NULL);
+}
+
+static void remove_dir(void)
+{
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert(system(cmd) == 0);
+}
+
+static void path_in(char *buf, size_t len, const char *name)
+{
+  snprintf(buf, len, "%s/%s", dir, name);
+}
+
+typedef struct {
+  strata_backend *be;
+  strata_comm *comm;
+  strata_run *r;
+  strata_problem pr;
+  strata_params p;
+} fixture;
+
+static void setup(fixture *f, strata_mode mode, int maxiter)
+{
+  test_problem("f4", 4, &f->pr);
+  strata_params_default(&f->p);
+  f->p.mode = mode;
+  f->p.neval = 20000;
+  f->p.maxiter = maxiter;
+  f->p.adapt_iters = 5;
+  f->p.skip = 2;
+  f->p.epsrel = 0;
+  f->p.nthreads = 2;
+  f->p.seed = 99;
+  f->be = strata_backend_cpu_new(2);
+  f->comm = strata_comm_serial();
+  ck_assert_msg(strata_run_alloc(&f->pr, &f->p, f->be, f->comm, &f->r) == STRATA_OK, "%s",
+                strata_last_error());
+}
+
+static void teardown(fixture *f)
+{
+  strata_run_free(f->r);
+  strata_comm_free(f->comm);
+  strata_backend_free(f->be);
+}
+
+static void steps(fixture *f, int n, strata_iteration *rows)
+{
+  for (int k = 0; k < n; k++) {
+    strata_iteration it;
+    ck_assert_msg(strata_run_step(f->r, &it) == STRATA_OK, "%s", strata_last_error());
+    if (rows) rows[f->r->itn - 1] = it;
+  }
+}
+
+static void write_ckpt(const char *path, fixture *f)
+{
+  char def[STRATA_JOBDEF_MAX];
+  ck_assert(strata_jobdef_text(&f->pr, &f->p, def, sizeof def) == STRATA_OK);
+  strata_ckpt_info info = {def, "test", "cpu", "host", 1, 2};
+  ck_assert_msg(strata_checkpoint_write(path, f->r, &info, NULL, NULL) == STRATA_OK, "%s",
+                strata_last_error());
+}
+
+static strata_iteration replayed[64];
+static int nreplayed;
+static void collect(const strata_iteration *it, void *ctx)
+{
+  (void)ctx;
+  replayed[nreplayed++] = *it;
+}
+
+/* Interrupted after `cut` iterations, written, read back into a fresh run
+ * and continued: every number equals the uninterrupted run's. */
+static void resume_bits(strata_mode mode, int cut)
+{
+  const int total = 9;
+  fixture ref, a, b;
+  strata_iteration rows[64];
+  setup(&ref, mode, total);
+  steps(&ref, total, rows);
+
+  make_dir();
+  char path[300];
+  path_in(path, sizeof path, "run.h5");
+  setup(&a, mode, total);
+  steps(&a, cut, NULL);
+  write_ckpt(path, &a);
+  teardown(&a);
+
+  strata_checkpoint *ck;
+  ck_assert_msg(strata_checkpoint_read(path, &ck) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_int_eq(ck->state.itn, cut);
+  setup(&b, mode, total);
+  nreplayed = 0;
+  ck_assert_msg(strata_run_restore(b.r, &ck->state, collect, NULL) == STRATA_OK, "%s",
+                strata_last_error());
+  strata_checkpoint_free(ck);
+  /* The replayed rows are the rows first reported (but for the wall time:
+   * the reference is another run). */
+  ck_assert_int_eq(nreplayed, cut);
+  for (int k = 0; k < cut; k++) {
+    strata_iteration x = rows[k];
+    x.time_s = replayed[k].time_s;
+    ck_assert_msg(memcmp(&replayed[k], &x, sizeof x) == 0, "mode %s: replayed row %d differs",
+                  strata_mode_name(mode), k + 1);
+  }
+  steps(&b, total - cut, NULL);
+
+  strata_result x, y;
+  strata_run_result(ref.r, &x);
+  strata_run_result(b.r, &y);
+  ck_assert_msg(memcmp(&x.integral, &y.integral, sizeof(double)) == 0 &&
+                    memcmp(&x.sigma, &y.sigma, sizeof(double)) == 0 &&
+                    memcmp(&x.chi2_dof, &y.chi2_dof, sizeof(double)) == 0,
+                "mode %s cut %d: %.17g +- %.17g uninterrupted, %.17g +- %.17g resumed",
+                strata_mode_name(mode), cut, x.integral, x.sigma, y.integral, y.sigma);
+  ck_assert_int_eq(x.neval, y.neval);
+  ck_assert_int_eq(x.iterations, y.iterations);
+  teardown(&ref);
+  teardown(&b);
+  remove_dir();
+}
+
+START_TEST(test_resume_vegasplus)
+{
+  resume_bits(STRATA_MODE_VEGASPLUS, 1);
+  resume_bits(STRATA_MODE_VEGASPLUS, 4); /* while adapting */
+  resume_bits(STRATA_MODE_VEGASPLUS, 7); /* map frozen */
+}
+END_TEST
+START_TEST(test_resume_vegas) { resume_bits(STRATA_MODE_VEGAS, 3); }
+END_TEST
+START_TEST(test_resume_vegas1d) { resume_bits(STRATA_MODE_VEGAS1D, 6); }
+END_TEST
+
+START_TEST(test_resume_changes_result)
+{
+  /* Guards the test above: a state that is not the run's own (another
+   * seed's allocation and map) must give other numbers. */
+  fixture a, b, ref;
+  setup(&ref, STRATA_MODE_VEGASPLUS, 9);
+  steps(&ref, 9, NULL);
+  setup(&a, STRATA_MODE_VEGASPLUS, 9);
+  a.r->params.seed = 7;
+  steps(&a, 4, NULL);
+  strata_run_state st;
+  strata_run_state_get(a.r, &st);
+  setup(&b, STRATA_MODE_VEGASPLUS, 9);
+  ck_assert(strata_run_restore(b.r, &st, NULL, NULL) == STRATA_OK);
+  steps(&b, 5, NULL);
+  strata_result x, y;
+  strata_run_result(ref.r, &x);
+  strata_run_result(b.r, &y);
+  ck_assert(x.integral != y.integral);
+  teardown(&a);
+  teardown(&b);
+  teardown(&ref);
+}
+END_TEST
+
+static long file_size(const char *path)
+{
+  struct stat sb;
+  return stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+}
+
+static char *slurp(const char *path, long *n)
+{
+  *n = file_size(path);
+  FILE *f = fopen(path, "rb");
+  ck_assert(f && *n > 0);
+  char *b = malloc((size_t)*n);
+  ck_assert(fread(b, 1, (size_t)*n, f) == (size_t)*n);
+  fclose(f);
+  return b;
+}
+
+static void spit(const char *path, const char *b, long n)
+{
+  FILE *f = fopen(path, "wb");
+  ck_assert(f != NULL);
+  ck_assert(fwrite(b, 1, (size_t)n, f) == (size_t)n);
+  fclose(f);
+}
+
+/* The read must fail, with one line naming the file and holding `want`,
+ * and leave the file byte for byte as it was. */
+static void refused(const char *path, const char *want)
+{
+  long n0, n1;
+  char *before = slurp(path, &n0);
+  strata_checkpoint *ck = NULL;
+  int rc = strata_checkpoint_read(path, &ck);
+  const char *msg = strata_last_error();
+  ck_assert_msg(rc != STRATA_OK, "%s: accepted", path);
+  ck_assert_msg(strstr(msg, path) && strstr(msg, want), "message '%s' lacks '%s'", msg, want);
+  ck_assert_msg(!strchr(msg, '\n'), "message is not one line");
+  char *after = slurp(path, &n1);
+  ck_assert(n0 == n1 && memcmp(before, after, (size_t)n0) == 0);
+  free(before);
+  free(after);
+}
+
+static void good_checkpoint(char *path, size_t len, fixture *f)
+{
+  make_dir();
+  path_in(path, len, "good.h5");
+  setup(f, STRATA_MODE_VEGASPLUS, 9);
+  steps(f, 3, NULL);
+  write_ckpt(path, f);
+}
+
+START_TEST(test_truncated)
+{
+  fixture f;
+  char path[300], cut[300];
+  good_checkpoint(path, sizeof path, &f);
+  long n;
+  char *b = slurp(path, &n);
+  path_in(cut, sizeof cut, "cut.h5");
+  const long sizes[] = {0, 7, 100, n / 4, n / 2, n - 4096, n - 1};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    spit(cut, b, sizes[i] > 0 ? sizes[i] : 0);
+    if (sizes[i] == 0) {
+      FILE *e = fopen(cut, "wb");
+      fclose(e);
+      strata_checkpoint *ck;
+      ck_assert(strata_checkpoint_read(cut, &ck) != STRATA_OK);
+      ck_assert(strstr(strata_last_error(), "not a strata checkpoint"));
+      continue;
+    }
+    refused(cut, sizes[i] < 8 ? "not a strata checkpoint" : "truncated");
+  }
+  free(b);
+  teardown(&f);
+  remove_dir();
+}
+END_TEST
+
+/* Offset of the first occurrence of needle in the file, or -1. */
+static long find(const char *b, long n, const void *needle, size_t len)
+{
+  for (long i = 0; i + (long)len <= n; i++)
+    if (!memcmp(b + i, needle, len)) return i;
+  return -1;
+}
+
+START_TEST(test_damaged)
+{
+  fixture f;
+  char path[300], bad[300];
+  good_checkpoint(path, sizeof path, &f);
+  path_in(bad, sizeof bad, "bad.h5");
+  long n;
+  char *b = slurp(path, &n);
+  /* In the map's raw data (Fletcher-32): an interior edge of axis 1. */
+  const double *e = f.r->grid->edges;
+  long at = find(b, n, &e[500], sizeof(double));
+  ck_assert(at > 0);
+  b[at + 3] ^= 0x10;
+  spit(bad, b, n);
+  refused(bad, "checksum");
+  b[at + 3] ^= 0x10;
+  /* In the allocation's raw data. */
+  at = find(b, n, &f.r->strat->nh[123], 4 * sizeof(int64_t));
+  ck_assert(at > 0);
+  b[at + 1] ^= 0x01;
+  spit(bad, b, n);
+  refused(bad, "checksum");
+  b[at + 1] ^= 0x01;
+  /* In an object header (metadata checksum). */
+  at = find(b, n, "OHDR", 4);
+  ck_assert(at > 0);
+  b[at + 12] ^= 0x40;
+  spit(bad, b, n);
+  refused(bad, "checksum");
+  b[at + 12] ^= 0x40;
+  /* Intact again: accepted (the test can fail the other way too). */
+  spit(bad, b, n);
+  strata_checkpoint *ck;
+  ck_assert_msg(strata_checkpoint_read(bad, &ck) == STRATA_OK, "%s", strata_last_error());
+  strata_checkpoint_free(ck);
+  /* Not HDF5 at all. */
+  spit(bad, "[integral]\nintegrand = f4\n", 26);
+  refused(bad, "not an HDF5 file");
+  free(b);
+  teardown(&f);
+  remove_dir();
+}
+END_TEST
+
+START_TEST(test_state_checks)
+{
+  fixture f, g;
+  setup(&f, STRATA_MODE_VEGASPLUS, 9);
+  steps(&f, 3, NULL);
+  strata_run_state st;
+  strata_run_state_get(f.r, &st);
+  setup(&g, STRATA_MODE_VEGASPLUS, 9);
+  strata_run_state bad = st;
+  bad.nhcube = st.nhcube / 2;
+  ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "does not fit this job"));
+  bad = st;
+  bad.neval_total += 1;
+  ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "add up"));
+  double *edges = malloc(sizeof(double) * 4 * 1001);
+  memcpy(edges, st.edges, sizeof(double) * 4 * 1001);
+  edges[1001 + 10] = edges[1001 + 11]; /* axis 2 no longer increasing */
+  bad = st;
+  bad.edges = edges;
+  ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "axis 2"));
+  free(edges);
+  g.r->params.maxiter = 2;
+  ck_assert(strata_run_restore(g.r, &st, NULL, NULL) != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "maxiter"));
+  g.r->params.maxiter = 9;
+  ck_assert(strata_run_restore(g.r, &st, NULL, NULL) == STRATA_OK);
+  teardown(&f);
+  teardown(&g);
+}
+END_TEST
+
+START_TEST(test_write_failures)
+{
+  fixture f;
+  char path[300], tmp[310], nodir[300];
+  good_checkpoint(path, sizeof path, &f);
+  long n0;
+  char *before = slurp(path, &n0);
+  /* A directory that is a regular file. */
+  path_in(nodir, sizeof nodir, "good.h5/inside.h5");
+  ck_assert(strata_atomic_probe(nodir, "checkpoint") != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "Not a directory"));
+  char def[STRATA_JOBDEF_MAX];
+  ck_assert(strata_jobdef_text(&f.pr, &f.p, def, sizeof def) == STRATA_OK);
+  strata_ckpt_info info = {def, "test", "cpu", "host", 1, 2};
+  ck_assert(strata_checkpoint_write(nodir, f.r, &info, NULL, NULL) != STRATA_OK);
+  /* A full disk: the file size limit below the checkpoint's size. */
+  steps(&f, 2, NULL);
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim;
+  ck_assert(getrlimit(RLIMIT_FSIZE, &lim) == 0);
+  lim.rlim_cur = (rlim_t)(n0 / 2);
+  ck_assert(setrlimit(RLIMIT_FSIZE, &lim) == 0);
+  int rc = strata_checkpoint_write(path, f.r, &info, NULL, NULL);
+  const char *msg = strata_last_error();
+  ck_assert_msg(rc != STRATA_OK, "written beyond the file size limit");
+  ck_assert_msg(strstr(msg, path) && strstr(msg, "File too large") && !strchr(msg, '\n'),
+                "message: %s", msg);
+  long n1;
+  char *after = slurp(path, &n1);
+  ck_assert(n0 == n1 && memcmp(before, after, (size_t)n0) == 0);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  ck_assert_msg(access(tmp, F_OK) != 0, "temporary file left behind");
+  /* The old checkpoint still reads. */
+  strata_checkpoint *ck;
+  ck_assert(strata_checkpoint_read(path, &ck) == STRATA_OK);
+  ck_assert_int_eq(ck->state.itn, 3);
+  strata_checkpoint_free(ck);
+  free(before);
+  free(after);
+  teardown(&f);
+  remove_dir();
+}
+END_TEST
+
+static void definition(const char *job_text, char *def)
+{
+  char p[300];
+  path_in(p, sizeof p, "job.ini");
+  FILE *f = fopen(p, "w");
+  fputs(job_text, f);
+  fclose(f);
+  strata_job job;
+  strata_problem pr;
+  strata_job_init(&job);
+  ck_assert_msg(strata_job_load(&job, p) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_msg(strata_job_resolve(&job, &pr, NULL) == STRATA_OK, "%s", strata_last_error());
+  ck_assert(strata_jobdef_text(&pr, &job.p, def, STRATA_JOBDEF_MAX) == STRATA_OK);
+}
+
+START_TEST(test_definitions)
+{
+  static char a[STRATA_JOBDEF_MAX], b[STRATA_JOBDEF_MAX];
+  char ha[17], hb[17];
+  make_dir();
+  /* Defaults spelled out, or not, and 1e6 for 1000000: the same job. */
+  definition("[integral]\nintegrand = f4\ndim = 6\n[vegas]\nneval = 1e6\n", a);
+  definition("[integral]\nintegrand = f4\ndim = 6\nlower = 0\nupper = 1\nparams = 625\n"
+             "[vegas]\nneval = 1000000\nmode = vegas+\nninc = 1000\n",
+             b);
+  ck_assert_str_eq(a, b);
+  ck_assert_int_eq(strata_jobdef_compare(a, b, 0, "c.h5", "checkpoint", "job.ini"), STRATA_OK);
+  /* A key that fixes the samples: refused, also with force, and named. */
+  definition("[integral]\nintegrand = f4\ndim = 6\n[vegas]\nneval = 2e6\n", b);
+  ck_assert(strata_jobdef_compare(a, b, 1, "c.h5", "checkpoint", "job.ini") != STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "vegas.neval = 1000000 in the checkpoint, "
+                                            "2000000 in job.ini"),
+                "%s", strata_last_error());
+  ck_assert(strstr(strata_last_error(), "--force cannot"));
+  strata_jobdef_hash(a, ha);
+  strata_jobdef_hash(b, hb);
+  ck_assert_str_ne(ha, hb);
+  definition("[integral]\nintegrand = f4\ndim = 6\nlower = 0, 0, 0, 0, 0, 0.5\n", b);
+  ck_assert(strata_jobdef_compare(a, b, 1, "c.h5", "checkpoint", "job.ini") != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "integral.lower"));
+  /* A safe key: refused without force, accepted with it, same hash. */
+  definition("[integral]\nintegrand = f4\ndim = 6\n[vegas]\nneval = 1e6\nmaxiter = 60\nepsrel = 1e-4\n",
+             b);
+  ck_assert(strata_jobdef_compare(a, b, 0, "c.h5", "checkpoint", "job.ini") != STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "vegas.maxiter = 30 in the checkpoint, 60 in "
+                                            "job.ini: add --force"),
+                "%s", strata_last_error());
+  ck_assert_int_eq(strata_jobdef_compare(a, b, 1, "c.h5", "checkpoint", "job.ini"), STRATA_OK);
+  strata_jobdef_hash(a, ha);
+  strata_jobdef_hash(b, hb);
+  ck_assert_str_eq(ha, hb);
+  remove_dir();
+}
+END_TEST
+
+static strata_runlog_info log_info(fixture *f, char *def)
+{
+  ck_assert(strata_jobdef_text(&f->pr, &f->p, def, STRATA_JOBDEF_MAX) == STRATA_OK);
+  return (strata_runlog_info){.job = "job.ini", .definition = def, .integrand = "f4",
+                              .mode = "vegas+", .backend = "cpu", .host = "h",
+                              .checkpoint = "c.h5", .dim = 4, .ranks = 2, .threads = 2,
+                              .exact = 1.0, .naxes = 4, .ninc = 1000};
+}
+
+START_TEST(test_log_resume)
+{
+  static char def[STRATA_JOBDEF_MAX];
+  fixture f;
+  strata_iteration rows[64];
+  char path[300], notice[1024];
+  make_dir();
+  path_in(path, sizeof path, "log.h5");
+  setup(&f, STRATA_MODE_VEGASPLUS, 9);
+  steps(&f, 6, rows);
+  strata_runlog_info li = log_info(&f, def);
+  strata_runlog *l;
+  ck_assert_msg(strata_runlog_create(path, &li, &l) == STRATA_OK, "%s", strata_last_error());
+  double rank_s[2] = {0.5, 0.25};
+  for (int k = 0; k < 5; k++)
+    ck_assert(strata_runlog_append(l, &rows[k], 1.0 + k, rank_s, 2) == STRATA_OK);
+  ck_assert(strata_runlog_close(l) == STRATA_OK);
+  /* Never overwritten. */
+  ck_assert(strata_runlog_create(path, &li, &l) != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "exists already"));
+  /* Resumed after iteration 3: rows 4 and 5 go, the run recomputes them. */
+  ck_assert_msg(strata_runlog_resume(path, &li, 0, rows, 3, &l, notice, sizeof notice) ==
+                    STRATA_OK,
+                "%s", strata_last_error());
+  ck_assert_int_eq(strata_runlog_rows(l), 3);
+  ck_assert_str_eq(notice, "");
+  ck_assert(strata_runlog_close(l) == STRATA_OK);
+  /* Resumed after iteration 6: row 4..6 come from the replayed history. */
+  ck_assert(strata_runlog_resume(path, &li, 0, rows, 6, &l, notice, sizeof notice) ==
+            STRATA_OK);
+  ck_assert_int_eq(strata_runlog_rows(l), 6);
+  ck_assert(strata_runlog_checkpointed(l, 6) == STRATA_OK);
+  ck_assert(strata_runlog_close(l) == STRATA_OK);
+  /* A log that records a newer checkpoint than the one resumed. */
+  ck_assert(strata_runlog_resume(path, &li, 0, rows, 2, &l, notice, sizeof notice) !=
+            STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "checkpoint after iteration 6"));
+  /* Another job's log. */
+  f.p.seed = 5;
+  static char def2[STRATA_JOBDEF_MAX];
+  strata_runlog_info other = log_info(&f, def2);
+  ck_assert(strata_runlog_resume(path, &other, 1, rows, 6, &l, notice, sizeof notice) !=
+            STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "vegas.seed"));
+  /* A damaged log (cut short by a crash): kept aside, rebuilt. */
+  long n;
+  char *b = slurp(path, &n);
+  spit(path, b, n / 2);
+  free(b);
+  ck_assert_msg(strata_runlog_resume(path, &li, 0, rows, 6, &l, notice, sizeof notice) ==
+                    STRATA_OK,
+                "%s", strata_last_error());
+  ck_assert_int_eq(strata_runlog_rows(l), 6);
+  ck_assert_msg(strstr(notice, "log.h5.broken"), "notice: %s", notice);
+  ck_assert(strata_runlog_close(l) == STRATA_OK);
+  char moved[320];
+  snprintf(moved, sizeof moved, "%s.broken", path);
+  ck_assert(file_size(moved) == n / 2);
+  /* Not a log at all: refused and left alone. */
+  spit(path, "hello\n", 6);
+  ck_assert(strata_runlog_resume(path, &li, 0, rows, 6, &l, notice, sizeof notice) !=
+            STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "not a strata log"));
+  ck_assert(file_size(path) == 6);
+  teardown(&f);
+  remove_dir();
+}
+END_TEST
+
+int main(void)
+{
+  strata_io_init();
+  Suite *s = suite_create("checkpoint");
+  TCase *tc = tcase_create("files");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_resume_vegasplus);
+  tcase_add_test(tc, test_resume_vegas);
+  tcase_add_test(tc, test_resume_vegas1d);
+  tcase_add_test(tc, test_resume_changes_result);
+  tcase_add_test(tc, test_truncated);
+  tcase_add_test(tc, test_damaged);
+  tcase_add_test(tc, test_state_checks);
+  tcase_add_test(tc, test_write_failures);
+  tcase_add_test(tc, test_definitions);
+  tcase_add_test(tc, test_log_resume);
+  suite_add_tcase(s, tc);
+  return test_run_suite(s);
+}
