@@ -14,7 +14,7 @@ run() { # run NGPU NEVAL -> prints a table row
   mpirun --oversubscribe -n "$1" --bind-to none "$STRATA" run -q --json \
     --set run.backend=cuda --set integral.integrand=f4 --set integral.dim=6 \
     --set vegas.neval="$2" --set vegas.maxiter=10 --set vegas.adapt_iters=5 \
-    --set vegas.skip=2 --set vegas.epsrel=0 >/tmp/scaling.$$ 2>&1 || { cat /tmp/scaling.$$; exit 1; }
+    --set vegas.skip=2 --set vegas.epsrel=0 --set vegas.maxeval=1e12 >/tmp/scaling.$$ 2>&1 || { cat /tmp/scaling.$$; exit 1; }
   t=$(field /tmp/scaling.$$ time_s); a=$(field /tmp/scaling.$$ allreduce_s)
   echo "$t $a $(field /tmp/scaling.$$ integral) $(field /tmp/scaling.$$ sigma)"
 }

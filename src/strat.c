@@ -79,20 +79,21 @@ void strata_strat_init(strata_strat *s)
   prefix(s);
 }
 
-/* Rounds to 10 significant bits.  Backends and rank counts add the map's
- * sums in different orders, so the points, and with them sigma_h, differ in
- * their last bits; were those bits to move one sigma_h^beta across a rounding
- * step, the total it enters would shift every later share and the next
- * iteration would draw other samples altogether (seen with 24 bits: 1 and 4
- * ranks parted at iteration 10 of an f4 run).  At 10 bits that takes a
- * coincidence of about 1e-12 per hypercube, and the allocation, a count of
- * whole samples, loses nothing it needs. */
+/* Rounds to 6 significant bits.  Backends, rank counts and even two runs on
+ * one GPU (atomics) add the same samples in different orders, so the points,
+ * and with them sigma_h, differ in their last bits; were those bits to move
+ * one sigma_h^beta across a rounding step, the total it enters would shift
+ * every later share and the next iteration would draw other samples
+ * altogether.  The chance of that is the bits' relative wobble over the step
+ * (measured: 24 bits parted 1 and 4 ranks at iteration 10 of an f4 run; 10
+ * bits still parted two runs on one GPU at 1e9 samples per iteration).  An
+ * allocation of whole samples needs no more than 6 bits. */
 static double quantize(double x)
 {
   if (!isfinite(x) || x == 0.0) return x;
   int e;
   double m = frexp(x, &e);
-  return ldexp(nearbyint(m * 1024.0) / 1024.0, e);
+  return ldexp(nearbyint(m * 64.0) / 64.0, e);
 }
 
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)
@@ -114,9 +115,14 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
 #endif
   for (int64_t h = 0; h < nh; h++) {
     double n = (double)s->nh[h];
-    double m1 = s1[h] / n;
-    double var = s2[h] / n - m1 * m1;
-    if (!(var > 0.0)) var = 0.0;
+    double m1 = s1[h] / n, m2 = s2[h] / n;
+    double var = m2 - m1 * m1;
+    /* Below 1e-6 of the second moment the difference is mostly cancellation
+     * (a hypercube in the tail, where J f << the shift), and its last digits
+     * differ between backends and ranks: counted as zero, a hypercube that
+     * needs only its 2 samples, not as a share that changes from run to
+     * run. */
+    if (!(var > 1e-6 * m2)) var = 0.0;
     d[h] = s->beta == 0.0 ? 1.0 : quantize(pow(var, 0.5 * s->beta));
   }
   double dsum = 0.0;
