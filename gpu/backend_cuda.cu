@@ -263,50 +263,37 @@ kernel_fn pick(int id, int dim, int generic)
   }
 }
 
-/* A device buffer that grows on demand. */
-template <typename T> struct dbuf {
+/* A buffer that grows on demand: on the device, or page-locked on the host
+ * (copies from page-locked memory run at full PCIe speed and need no staging
+ * through the driver's own bounce buffers). */
+inline cudaError_t host_alloc(void **p, size_t bytes) { return cudaHostAlloc(p, bytes, cudaHostAllocDefault); }
+
+template <typename T, cudaError_t (*Alloc)(void **, size_t), cudaError_t (*Free)(void *)>
+struct growbuf {
   T *p = nullptr;
   size_t n = 0;
   bool reserve(size_t want)
   {
     if (want <= n) return true;
-    cudaFree(p);
-    p = nullptr;
-    n = 0;
-    if (cudaMalloc(&p, want * sizeof(T)) != cudaSuccess) return false;
+    release();
+    if (Alloc(reinterpret_cast<void **>(&p), want * sizeof(T)) != cudaSuccess) {
+      p = nullptr;
+      return false;
+    }
     n = want;
     return true;
   }
   void release()
   {
-    cudaFree(p);
+    Free(p);
     p = nullptr;
     n = 0;
   }
 };
 
-/* Page-locked host memory: copies from it run at full PCIe speed and need no
- * staging through the driver's own bounce buffers. */
-template <typename T> struct hbuf {
-  T *p = nullptr;
-  size_t n = 0;
-  bool reserve(size_t want)
-  {
-    if (want <= n) return true;
-    cudaFreeHost(p);
-    p = nullptr;
-    n = 0;
-    if (cudaHostAlloc(&p, want * sizeof(T), cudaHostAllocDefault) != cudaSuccess) return false;
-    n = want;
-    return true;
-  }
-  void release()
-  {
-    cudaFreeHost(p);
-    p = nullptr;
-    n = 0;
-  }
-};
+inline cudaError_t dev_alloc(void **p, size_t bytes) { return cudaMalloc(p, bytes); }
+template <typename T> using dbuf = growbuf<T, dev_alloc, cudaFree>;
+template <typename T> using hbuf = growbuf<T, host_alloc, cudaFreeHost>;
 
 struct cuda_state {
   int device;
