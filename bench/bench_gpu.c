@@ -57,6 +57,39 @@ static strata_run *start_run(const strata_problem *pr, const strata_params *p)
   return r;
 }
 
+/* One table row: 8 iterations of which 4 adapt; the first of each kind pays
+ * for uploads and warm-up and is not counted. */
+static void rates(const char *label, const char *name, int dim, int64_t neval)
+{
+  strata_problem pr;
+  problem(name, dim, &pr);
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = neval;
+  p.maxiter = 8;
+  p.adapt_iters = 4;
+  p.skip = 0;
+  p.epsrel = 0;
+  strata_run *r = start_run(&pr, &p);
+  double ka = 0, wa = 0, kf = 0, wf = 0;
+  int64_t na = 0, nf = 0;
+  for (int it = 0; it < p.maxiter; it++) {
+    double t0 = now_s();
+    if (strata_run_step(r, NULL) != STRATA_OK) {
+      fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+      exit(1);
+    }
+    double wall = now_s() - t0, kern = strata_cuda_last_kernel_s(gpu);
+    int64_t n = r->hist[it].neval;
+    if (it >= 1 && it < p.adapt_iters) { ka += kern; wa += wall; na += n; }
+    if (it >= p.adapt_iters + 1) { kf += kern; wf += wall; nf += n; }
+  }
+  printf("| %s | %d | %.3g | %.3g | %.3g | %.3g |\n", label, dim, na / ka, na / wa, nf / kf,
+         nf / wf);
+  fflush(stdout);
+  strata_run_free(r);
+}
+
 static void throughput(int quick)
 {
   static const struct { const char *name; int dim; } cases[] = {
@@ -65,59 +98,13 @@ static void throughput(int quick)
   printf("\n## Throughput (evaluations per second), neval %.0e per iteration, vegas+\n\n", (double)neval);
   printf("| integrand | d | adapting, kernel | adapting, iteration | frozen, kernel | frozen, iteration |\n");
   printf("|---|---|---|---|---|---|\n");
-  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-    strata_problem pr;
-    problem(cases[c].name, cases[c].dim, &pr);
-    strata_params p;
-    strata_params_default(&p);
-    p.neval = neval;
-    p.maxiter = 8;
-    p.adapt_iters = 4;
-    p.skip = 0;
-    p.epsrel = 0;
-    strata_run *r = start_run(&pr, &p);
-    double ka = 0, wa = 0, kf = 0, wf = 0;
-    int64_t na = 0, nf = 0;
-    for (int it = 0; it < p.maxiter; it++) {
-      double t0 = now_s();
-      if (strata_run_step(r, NULL) != STRATA_OK) {
-        fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
-        exit(1);
-      }
-      double wall = now_s() - t0, kern = strata_cuda_last_kernel_s(gpu);
-      int64_t n = r->hist[it].neval;
-      /* The first of each kind pays for uploads and warm-up: not counted. */
-      if (it >= 1 && it < p.adapt_iters) { ka += kern; wa += wall; na += n; }
-      if (it >= p.adapt_iters + 1) { kf += kern; wf += wall; nf += n; }
-    }
-    printf("| %s | %d | %.3g | %.3g | %.3g | %.3g |\n", pr.name, pr.dim, na / ka, na / wa,
-           nf / kf, nf / wf);
-    fflush(stdout);
-    strata_run_free(r);
-  }
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    rates(cases[c].name, cases[c].name, cases[c].dim, neval);
   /* The generic kernel (any dimension, arrays in local memory) for scale. */
   setenv("STRATA_CUDA_GENERIC", "1", 1);
   strata_backend *saved = gpu;
   gpu = strata_backend_cuda_new(0);
-  strata_problem pr;
-  problem("f4", 6, &pr);
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = neval;
-  p.maxiter = 6;
-  p.adapt_iters = 3;
-  p.skip = 0;
-  p.epsrel = 0;
-  strata_run *r = start_run(&pr, &p);
-  double ka = 0, kf = 0;
-  int64_t na = 0, nf = 0;
-  for (int it = 0; it < p.maxiter; it++) {
-    strata_run_step(r, NULL);
-    if (it == 1 || it == 2) { ka += strata_cuda_last_kernel_s(gpu); na += r->hist[it].neval; }
-    if (it >= 4) { kf += strata_cuda_last_kernel_s(gpu); nf += r->hist[it].neval; }
-  }
-  printf("| f4 (generic kernel) | 6 | %.3g | | %.3g | |\n", na / ka, nf / kf);
-  strata_run_free(r);
+  rates("f4 (generic kernel)", "f4", 6, neval);
   strata_backend_free(gpu);
   gpu = saved;
   unsetenv("STRATA_CUDA_GENERIC");

@@ -176,7 +176,6 @@ static void replay(strata_run *r, strata_iteration_cb cb, void *ctx)
   r->converged = check_converged(r);
 }
 
-void strata_run_replay(strata_run *r) { replay(r, NULL, NULL); }
 
 int strata_run_kept(const strata_run *r, int k)
 {

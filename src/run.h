@@ -38,9 +38,6 @@ typedef struct strata_run {
 int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                      strata_backend *be, strata_comm *comm, strata_run **out);
 void strata_run_free(strata_run *r);
-/* Recomputes the average, the restarts and convergence from hist[0..itn):
- * for a run whose history was restored (checkpoints). */
-void strata_run_replay(strata_run *r);
 /* Everything needed to continue a run exactly where it stopped.  A sample's
  * random numbers depend only on (seed, iteration, sample index), and the
  * next iteration's shift is the last iteration's estimate, so the map, the

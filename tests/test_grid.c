@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "grid.h"
+#include "testutil.h"
 
 /* ck_assert_* records a mark point (a write to the runner) on every success;
  * in loops of thousands of checks that dominates the run time, so loops use
@@ -713,9 +714,5 @@ static Suite *grid_suite(void)
 
 int main(void)
 {
-  SRunner *sr = srunner_create(grid_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return test_run_suite(grid_suite());
 }

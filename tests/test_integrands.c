@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "strata/strata.h"
+#include "testutil.h"
 
 #define NBUILTIN_EXPECTED 10
 
@@ -577,9 +578,5 @@ static Suite *integrands_suite(void) {
 }
 
 int main(void) {
-  SRunner *sr = srunner_create(integrands_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return test_run_suite(integrands_suite());
 }

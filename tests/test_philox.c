@@ -7,6 +7,7 @@
 #include "philox.h"
 #ifdef HAVE_CURAND
 #include <curand.h>
+#include "testutil.h"
 #endif
 
 /* Known-answer vectors of Philox4x32-10 published with Random123 (Salmon
@@ -132,9 +133,5 @@ int main(void)
          "cuRAND's generator is skipped (the known-answer vectors still run)\n");
 #endif
   suite_add_tcase(s, tc);
-  SRunner *sr = srunner_create(s);
-  srunner_run_all(sr, CK_NORMAL);
-  int nf = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return test_run_suite(s);
 }

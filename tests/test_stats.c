@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "testutil.h"
 
 #define REQUIRE(expr, ...)                                                      \
   do {                                                                          \
@@ -452,9 +453,5 @@ static Suite *stats_suite(void)
 
 int main(void)
 {
-  SRunner *sr = srunner_create(stats_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return test_run_suite(stats_suite());
 }

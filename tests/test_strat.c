@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "strat.h"
+#include "testutil.h"
 
 /* ck_assert_* records a mark point (a write to the runner) on every success;
  * in loops of thousands of checks that dominates the run time, so loops use
@@ -638,9 +639,5 @@ static Suite *strat_suite(void)
 
 int main(void)
 {
-  SRunner *sr = srunner_create(strat_suite());
-  srunner_run_all(sr, CK_NORMAL);
-  int failed = srunner_ntests_failed(sr);
-  srunner_free(sr);
-  return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+  return test_run_suite(strat_suite());
 }
