@@ -12,7 +12,9 @@
  * in registers and added to global memory when the thread leaves it.
  *
  * Random numbers: cuRAND's curand_Philox4x32_10 with the counter layout of
- * src/philox.h, so the GPU draws the very points the CPU backend draws. */
+ * src/philox.h, so the GPU draws the very points the CPU backend draws.  QMC
+ * iterations take their points from src/qmc_points.h instead, with the
+ * randomizations the host drew for the iteration: the same bits again. */
 #include <cuda_runtime.h>
 #include <curand_kernel.h>
 
@@ -56,7 +58,16 @@ struct KernelArgs {
   double shift;
   int shared_acc;            /* map sums in shared memory */
   int spc;                   /* samples per chunk */
+  /* QMC iterations: N = 2^log2n points per randomization */
+  const unsigned long long *qdirs;   /* sobol: nrand x dim x 64 */
+  const unsigned long long *qdshift; /* sobol: nrand x dim */
+  const double *qshift;              /* lattice: nrand x dim */
+  unsigned int qz[STRATA_MAX_DIM];   /* lattice generator */
+  int log2n;
 };
+
+/* Where sample points come from. */
+enum { kPhilox = 0, kSobol = 1, kLattice = 2 };
 
 template <int ID>
 __device__ __forceinline__ double integrand(const double *x, int dim, const double *p)
@@ -102,10 +113,25 @@ __device__ __forceinline__ void hcube_coords(long long h, int dim, int M, int *k
     }
 }
 
+/* y in (0,1) on axis d through the map, as strata_grid_map. */
+__device__ __forceinline__ void map_axis(const KernelArgs &a, int d, double y, double *x,
+                                         int *inc, double &jac)
+{
+  const int ninc = a.ninc;
+  const double t = y * ninc;
+  int ii = (int)t;
+  if (ii >= ninc) ii = ninc - 1;
+  const double *e = a.edges + (size_t)d * a.axis_stride;
+  const double e0 = __ldg(e + ii), du = __ldg(e + ii + 1) - e0;
+  x[d] = a.lower[d] + a.width[d] * (e0 + (t - ii) * du);
+  jac *= ninc * du * a.width[d];
+  inc[d] = ii;
+}
+
 /* D > 0: the dimension is known at compile time, so the per-axis arrays live
  * in registers; D = 0: any dimension up to STRATA_MAX_DIM, arrays in local
- * memory. */
-template <int ID, int D, bool ADAPT>
+ * memory.  PTS: where the points come from (kPhilox, kSobol, kLattice). */
+template <int ID, int D, bool ADAPT, int PTS>
 __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
 {
   constexpr int MAXD = D > 0 ? D : STRATA_MAX_DIM;
@@ -137,6 +163,8 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     int k[MAXD];
     if (valid) hcube_coords<MAXD>(h, dim, a.M, k);
     double s1 = 0.0, s2 = 0.0;
+    unsigned long long sx[PTS == kSobol ? MAXD : 1];
+    long long qnext = -1;
     for (; i < iend; i++) {
       if (i >= hend) {
         atomicAdd(a.s1 + h, s1);
@@ -149,28 +177,47 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
       double x[MAXD];
       int inc[MAXD];
       double jac = 1.0;
+      if constexpr (PTS == kPhilox) {
 #pragma unroll
-      for (int b = 0; b < (MAXD + 3) / 4; b++) {
-        if (4 * b >= dim) break;
-        uint4 ctr = make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
-                               (unsigned int)((unsigned long long)i >> 32));
-        uint4 r = curand_Philox4x32_10(ctr, key);
-        const unsigned int w[4] = {r.x, r.y, r.z, r.w};
+        for (int b = 0; b < (MAXD + 3) / 4; b++) {
+          if (4 * b >= dim) break;
+          uint4 ctr = make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
+                                 (unsigned int)((unsigned long long)i >> 32));
+          uint4 r = curand_Philox4x32_10(ctr, key);
+          const unsigned int w[4] = {r.x, r.y, r.z, r.w};
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
-          const int d = 4 * b + j;
-          if (d < dim && d < MAXD) {
-            const double u = STRATA_U32_TO_UNIT(w[j]);
-            const double y = (k[d] + u) * a.invM;
-            const double t = y * ninc;
-            int ii = (int)t;
-            if (ii >= ninc) ii = ninc - 1;
-            const double *e = a.edges + (size_t)d * a.axis_stride;
-            const double e0 = __ldg(e + ii), du = __ldg(e + ii + 1) - e0;
-            x[d] = a.lower[d] + a.width[d] * (e0 + (t - ii) * du);
-            jac *= ninc * du * a.width[d];
-            inc[d] = ii;
+          for (int j = 0; j < 4; j++) {
+            const int d = 4 * b + j;
+            if (d < dim && d < MAXD) map_axis(a, d, (k[d] + STRATA_U32_TO_UNIT(w[j])) * a.invM, x, inc, jac);
           }
+        }
+      } else {
+        const long long r = i >> a.log2n;
+        const unsigned long long j = (unsigned long long)i & ((1ULL << a.log2n) - 1);
+        if constexpr (PTS == kSobol) {
+          const unsigned long long *v = a.qdirs + (size_t)r * dim * 64;
+          if (i != qnext || j == 0) {
+#pragma unroll
+            for (int d = 0; d < MAXD; d++)
+              if (d < dim)
+                sx[d] = __ldg(a.qdshift + r * dim + d) ^
+                        strata_sobol_digits(reinterpret_cast<const uint64_t *>(v + 64 * d), j);
+          } else {
+            const int kk = strata_sobol_step(j);
+#pragma unroll
+            for (int d = 0; d < MAXD; d++)
+              if (d < dim) sx[d] ^= __ldg(v + 64 * d + kk);
+          }
+          qnext = i + 1;
+#pragma unroll
+          for (int d = 0; d < MAXD; d++)
+            if (d < dim) map_axis(a, d, strata_qmc_unit(sx[d]), x, inc, jac);
+        } else {
+#pragma unroll
+          for (int d = 0; d < MAXD; d++)
+            if (d < dim)
+              map_axis(a, d, strata_lattice_coord(j, a.qz[d], a.log2n, __ldg(a.qshift + r * dim + d)),
+                       x, inc, jac);
         }
       }
       const double fx = integrand<ID>(x, dim, a.params);
@@ -232,33 +279,45 @@ typedef void (*kernel_fn)(const KernelArgs);
 
 /* Dimensions with a kernel of their own (registers instead of local memory);
  * others use the generic one.  Chosen for the benchmark suite: 5, 6, 8, 9. */
-template <int ID, bool ADAPT>
+template <int ID, bool ADAPT, int PTS>
 kernel_fn pick_dim(int dim)
 {
   switch (dim) {
-  case 5: return sample_kernel<ID, 5, ADAPT>;
-  case 6: return sample_kernel<ID, 6, ADAPT>;
-  case 8: return sample_kernel<ID, 8, ADAPT>;
-  case 9: return sample_kernel<ID, 9, ADAPT>;
-  default: return sample_kernel<ID, 0, ADAPT>;
+  case 5: return sample_kernel<ID, 5, ADAPT, PTS>;
+  case 6: return sample_kernel<ID, 6, ADAPT, PTS>;
+  case 8: return sample_kernel<ID, 8, ADAPT, PTS>;
+  case 9: return sample_kernel<ID, 9, ADAPT, PTS>;
+  default: return sample_kernel<ID, 0, ADAPT, PTS>;
   }
 }
 
-template <bool ADAPT>
-kernel_fn pick(int id, int dim, int generic)
+/* Adapting iterations always draw pseudo-random points (QMC points only
+ * ever go through a frozen map). */
+template <int ID>
+kernel_fn pick_points(int dim, bool adapt, int pts)
+{
+  if (adapt) return pick_dim<ID, true, kPhilox>(dim);
+  switch (pts) {
+  case kSobol: return pick_dim<ID, false, kSobol>(dim);
+  case kLattice: return pick_dim<ID, false, kLattice>(dim);
+  default: return pick_dim<ID, false, kPhilox>(dim);
+  }
+}
+
+kernel_fn pick(int id, int dim, int generic, bool adapt, int pts)
 {
   if (generic) dim = 0;
   switch (id) {
-  case STRATA_ID_F1: return pick_dim<STRATA_ID_F1, ADAPT>(dim);
-  case STRATA_ID_F2: return pick_dim<STRATA_ID_F2, ADAPT>(dim);
-  case STRATA_ID_F3: return pick_dim<STRATA_ID_F3, ADAPT>(dim);
-  case STRATA_ID_F4: return pick_dim<STRATA_ID_F4, ADAPT>(dim);
-  case STRATA_ID_F5: return pick_dim<STRATA_ID_F5, ADAPT>(dim);
-  case STRATA_ID_F6: return pick_dim<STRATA_ID_F6, ADAPT>(dim);
-  case STRATA_ID_FA: return pick_dim<STRATA_ID_FA, ADAPT>(dim);
-  case STRATA_ID_FB: return pick_dim<STRATA_ID_FB, ADAPT>(dim);
-  case STRATA_ID_ROOS_ARNOLD: return pick_dim<STRATA_ID_ROOS_ARNOLD, ADAPT>(dim);
-  case STRATA_ID_MOROKOFF_CAFLISCH: return pick_dim<STRATA_ID_MOROKOFF_CAFLISCH, ADAPT>(dim);
+  case STRATA_ID_F1: return pick_points<STRATA_ID_F1>(dim, adapt, pts);
+  case STRATA_ID_F2: return pick_points<STRATA_ID_F2>(dim, adapt, pts);
+  case STRATA_ID_F3: return pick_points<STRATA_ID_F3>(dim, adapt, pts);
+  case STRATA_ID_F4: return pick_points<STRATA_ID_F4>(dim, adapt, pts);
+  case STRATA_ID_F5: return pick_points<STRATA_ID_F5>(dim, adapt, pts);
+  case STRATA_ID_F6: return pick_points<STRATA_ID_F6>(dim, adapt, pts);
+  case STRATA_ID_FA: return pick_points<STRATA_ID_FA>(dim, adapt, pts);
+  case STRATA_ID_FB: return pick_points<STRATA_ID_FB>(dim, adapt, pts);
+  case STRATA_ID_ROOS_ARNOLD: return pick_points<STRATA_ID_ROOS_ARNOLD>(dim, adapt, pts);
+  case STRATA_ID_MOROKOFF_CAFLISCH: return pick_points<STRATA_ID_MOROKOFF_CAFLISCH>(dim, adapt, pts);
   default: return nullptr;
   }
 }
@@ -306,7 +365,10 @@ struct cuda_state {
   int generic;               /* STRATA_CUDA_GENERIC=1: no per-dimension kernels */
   dbuf<double> edges, s1, s2, wsum;
   dbuf<long long> start;
-  dbuf<unsigned long long> wcnt, bad;
+  dbuf<unsigned long long> wcnt, bad, qdirs, qdshift;
+  dbuf<double> qshift;
+  const strata_qmc *qmc_seen;
+  uint64_t qmc_gen;
   const strata_grid *grid_seen;
   uint64_t grid_gen;
   const strata_strat *strat_seen;
@@ -333,17 +395,39 @@ int builtin_id(strata_fn f)
  * recomputed on the host from the same counters. */
 int report_bad(const strata_sample_job *job, long long i)
 {
-  const strata_strat *s = job->strat;
   const int dim = job->problem->dim;
-  int64_t h = strata_strat_find(s, i);
-  int k[STRATA_MAX_DIM], inc[STRATA_MAX_DIM];
-  double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
-  strata_strat_coords(s, h, k);
-  strata_sample_uniforms(job->seed, job->iteration, (uint64_t)i, dim, u);
-  for (int d = 0; d < dim; d++) y[d] = (k[d] + u[d]) / s->M;
+  int inc[STRATA_MAX_DIM];
+  double y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
+  strata_backend_point(job, i, y);
   strata_grid_map(job->grid, y, x, inc);
   double fx = job->problem->f(x, dim, job->problem->params);
   return strata_backend_report_nonfinite(job, isfinite(fx) ? NAN : fx, i, x);
+}
+
+/* This iteration's randomizations, when they are new to the device. */
+int upload_qmc(cuda_state *st, const strata_qmc *qm, cudaStream_t q)
+{
+  if (st->qmc_seen == qm && st->qmc_gen == qm->generation) return STRATA_OK;
+  const size_t nd = (size_t)qm->nrand * (size_t)qm->dim;
+  cudaError_t e = cudaSuccess;
+  if (qm->rule == STRATA_QMC_SOBOL) {
+    if (!st->qdirs.reserve(nd * 64) || !st->qdshift.reserve(nd))
+      return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the QMC tables", st->device);
+    e = cudaMemcpyAsync(st->qdirs.p, qm->dirs, nd * 64 * sizeof(uint64_t), cudaMemcpyHostToDevice, q);
+    if (e == cudaSuccess)
+      e = cudaMemcpyAsync(st->qdshift.p, qm->dshift, nd * sizeof(uint64_t), cudaMemcpyHostToDevice, q);
+  } else {
+    if (!st->qshift.reserve(nd))
+      return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the QMC tables", st->device);
+    e = cudaMemcpyAsync(st->qshift.p, qm->shift, nd * sizeof(double), cudaMemcpyHostToDevice, q);
+  }
+  /* The host arrays are pageable: the copies are done when these return,
+   * so the next iteration may redraw them. */
+  if (e == cudaSuccess) e = cudaStreamSynchronize(q);
+  if (e != cudaSuccess) return cuda_fail(e, "uploading the QMC randomizations", st->device);
+  st->qmc_seen = qm;
+  st->qmc_gen = qm->generation;
+  return STRATA_OK;
 }
 
 int cuda_sample(strata_backend *b, const strata_sample_job *job)
@@ -365,7 +449,8 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
     return strata_error(STRATA_EBACKEND, "integrand '%s' has no GPU version (only the "
                         "built-in integrands run on the CUDA backend in this version)",
                         pr->name ? pr->name : "(unnamed)");
-  kernel_fn k = job->adapt ? pick<true>(id, dim, st->generic) : pick<false>(id, dim, st->generic);
+  const int pts = !job->qmc ? kPhilox : job->qmc->rule == STRATA_QMC_SOBOL ? kSobol : kLattice;
+  kernel_fn k = pick(id, dim, st->generic, job->adapt, pts);
 
   const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(ninc + 1);
   if (!st->edges.reserve(nedges) || !st->start.reserve((size_t)s->nhcube + 1) ||
@@ -387,7 +472,7 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
     st->grid_seen = g;
     st->grid_gen = g->generation;
   }
-  const bool uniform = !s->adaptive;
+  const bool uniform = !s->adaptive && s->start[s->nhcube] == s->nh[0] * s->nhcube;
   if (!uniform && (st->strat_seen != s || st->strat_gen != s->generation)) {
     memcpy(st->h_start.p, s->start, ((size_t)s->nhcube + 1) * sizeof(long long));
     e = cudaMemcpyAsync(st->start.p, st->h_start.p, ((size_t)s->nhcube + 1) * sizeof(long long),
@@ -395,6 +480,10 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
     if (e != cudaSuccess) return cuda_fail(e, "uploading the allocation", st->device);
     st->strat_seen = s;
     st->strat_gen = s->generation;
+  }
+  if (job->qmc) {
+    int rc = upload_qmc(st, job->qmc, q);
+    if (rc != STRATA_OK) return rc;
   }
   cudaMemsetAsync(st->s1.p + job->h0, 0, (size_t)nh * sizeof(double), q);
   cudaMemsetAsync(st->s2.p + job->h0, 0, (size_t)nh * sizeof(double), q);
@@ -431,6 +520,13 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   a.seed = job->seed;
   a.iteration = job->iteration;
   a.shift = job->shift;
+  if (job->qmc) {
+    a.log2n = job->qmc->log2n;
+    a.qdirs = st->qdirs.p;
+    a.qdshift = st->qdshift.p;
+    a.qshift = st->qshift.p;
+    for (int d = 0; d < dim; d++) a.qz[d] = job->qmc->z[d];
+  }
 
   /* Map sums in shared memory pay off only when every block sees many
    * samples per cell (each block clears and flushes all cells); a small
@@ -509,6 +605,9 @@ void cuda_free(strata_backend *b)
   st->start.release();
   st->wcnt.release();
   st->bad.release();
+  st->qdirs.release();
+  st->qdshift.release();
+  st->qshift.release();
   st->h_s1.release();
   st->h_s2.release();
   st->h_w.release();

@@ -4,6 +4,7 @@
 #ifndef STRATA_BACKEND_H
 #define STRATA_BACKEND_H
 #include "grid.h"
+#include "qmc.h"
 #include "strat.h"
 #include "strata/strata.h"
 #ifdef __cplusplus
@@ -13,7 +14,11 @@ extern "C" {
 typedef struct {
   const strata_problem *problem;
   const strata_grid *grid;
-  const strata_strat *strat;
+  const strata_strat *strat; /* the cells: hypercubes, or whole-cube batches (M = 1) */
+  /* NULL: pseudo-random points, (k + u) / M in hypercube k.  Otherwise the
+   * cells are blocks of this iteration's QMC point sets (M = 1), and sample
+   * i is the QMC point of global index i. */
+  const strata_qmc *qmc;
   uint64_t seed;
   uint32_t iteration;   /* 0-based, keys the random streams */
   int adapt;            /* also accumulate the map's training sums */
@@ -42,6 +47,10 @@ struct strata_backend {
 /* nthreads 0: all available. */
 strata_backend *strata_backend_cpu_new(int nthreads);
 void strata_backend_free(strata_backend *b);
+
+/* The point y in (0,1)^dim of global sample i, computed alone: for messages
+ * about one sample, not for sampling. */
+void strata_backend_point(const strata_sample_job *job, int64_t i, double *y);
 
 /* Names the first non-finite value: shared by the backends so the user sees
  * one message whatever ran the sample. */

@@ -44,13 +44,18 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
   double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
   int k[STRATA_MAX_DIM], inc[STRATA_MAX_DIM];
   st->bad_index = -1;
+  strata_qmc_cursor cur = {.next = -1};
   for (int64_t h = ha; h < hb; h++) {
     strata_strat_coords(s, h, k);
     double s1 = 0.0, s2 = 0.0;
     const int64_t i0 = s->start[h], i1 = s->start[h + 1];
     for (int64_t i = i0; i < i1; i++) {
-      strata_sample_uniforms(job->seed, job->iteration, (uint64_t)i, dim, u);
-      for (int d = 0; d < dim; d++) y[d] = (k[d] + u[d]) * invM;
+      if (job->qmc) {
+        strata_qmc_point(job->qmc, &cur, i, y);
+      } else {
+        strata_sample_uniforms(job->seed, job->iteration, (uint64_t)i, dim, u);
+        for (int d = 0; d < dim; d++) y[d] = (k[d] + u[d]) * invM;
+      }
       double jac = strata_grid_map(g, y, x, inc);
       double fx = pr->f(x, dim, pr->params);
       if (!isfinite(fx)) {

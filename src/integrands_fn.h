@@ -6,11 +6,7 @@
 #define STRATA_INTEGRANDS_FN_H
 #include <math.h>
 
-#ifdef __CUDACC__
-#define STRATA_HD __host__ __device__ __forceinline__
-#else
-#define STRATA_HD static inline
-#endif
+#include "hostdev.h"
 
 /* Order of the table in integrands.c: the CUDA backend selects its kernel
  * by this number. */

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "error.h"
+#include "qmc.h"
 
 const char strata_default_job[] =
     "; The default job: a sharp 6-D gaussian, f4 of the m-CUBES suite.\n"
@@ -167,7 +168,18 @@ static int handle_vegas(parse_ctx *c, const char *k, const char *v)
   int ok;
   if (!strcmp(k, "mode")) {
     if (strata_mode_parse(v, &p->mode) == 0) return 1;
-    return bad(c, "vegas", k, v, "expected vegas+, vegas or vegas1d");
+    return bad(c, "vegas", k, v, "expected vegas+, vegas, vegas1d, plain or qmc");
+  }
+  if (!strcmp(k, "qmc")) {
+    if (strata_qmc_rule_parse(v, &p->qmc) == 0) return 1;
+    return bad(c, "vegas", k, v, "expected sobol or lattice");
+  }
+  if (!strcmp(k, "qmc_map")) {
+    if (!strcmp(v, "on") || !strcmp(v, "off")) {
+      p->qmc_map = !strcmp(v, "on");
+      return 1;
+    }
+    return bad(c, "vegas", k, v, "expected on or off");
   }
 #define COUNT(name, lo, hi, field)                                  \
   if (!strcmp(k, name)) {                                           \
@@ -182,6 +194,7 @@ static int handle_vegas(parse_ctx *c, const char *k, const char *v)
   COUNT("skip", 0, 1000000, skip)
   COUNT("ninc", 1, 1000000, ninc)
   COUNT("max_nhcube", 1, INT64_C(1) << 40, max_nhcube)
+  COUNT("nrand", 2, 4096, nrand)
 #undef COUNT
   if (!strcmp(k, "seed")) {
     char *end;

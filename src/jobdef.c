@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "qmc.h"
 
 typedef struct {
   char *buf;
@@ -55,6 +56,13 @@ int strata_jobdef_text(const strata_problem *pr, const strata_params *p, char *b
   add(&t, "vegas.epsrel = %.17g\n", p->epsrel);
   add(&t, "vegas.epsabs = %.17g\n", p->epsabs);
   add(&t, "vegas.min_q = %.17g\n", p->min_q);
+  /* Only where they matter, so that checkpoints of the other modes keep
+   * the definition they were written with. */
+  if (p->mode == STRATA_MODE_QMC || p->qmc_map) {
+    add(&t, "vegas.qmc = %s\n", strata_qmc_rule_name(p->qmc));
+    add(&t, "vegas.nrand = %d\n", p->nrand);
+  }
+  if (p->qmc_map) add(&t, "vegas.qmc_map = on\n");
   if (t.overflow) return strata_error(STRATA_EINVAL, "job definition longer than %zu bytes", len);
   return STRATA_OK;
 }

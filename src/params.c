@@ -36,18 +36,22 @@ void strata_params_default(strata_params *p)
   p->max_nhcube = 1000000;
   p->min_q = 0.01;
   p->nthreads = 0;
+  p->qmc = STRATA_QMC_SOBOL;
+  p->nrand = 16;
+  p->qmc_map = 0;
 }
 
-static const char *mode_names[] = {"vegas+", "vegas", "vegas1d"};
+static const char *mode_names[] = {"vegas+", "vegas", "vegas1d", "plain", "qmc"};
+#define NMODES ((int)(sizeof mode_names / sizeof *mode_names))
 
 const char *strata_mode_name(strata_mode m)
 {
-  return (unsigned)m < 3 ? mode_names[m] : "?";
+  return (unsigned)m < NMODES ? mode_names[m] : "?";
 }
 
 int strata_mode_parse(const char *s, strata_mode *m)
 {
-  for (int i = 0; i < 3; i++)
+  for (int i = 0; i < NMODES; i++)
     if (strcasecmp(s, mode_names[i]) == 0) {
       *m = (strata_mode)i;
       return 0;
@@ -57,8 +61,16 @@ int strata_mode_parse(const char *s, strata_mode *m)
 
 int strata_params_check(const strata_params *p)
 {
-  if ((unsigned)p->mode > 2)
-    return strata_error(STRATA_EINVAL, "mode must be vegas+, vegas or vegas1d");
+  if ((unsigned)p->mode >= NMODES)
+    return strata_error(STRATA_EINVAL, "mode must be vegas+, vegas, vegas1d, plain or qmc");
+  if ((unsigned)p->qmc > STRATA_QMC_LATTICE)
+    return strata_error(STRATA_EINVAL, "qmc must be sobol or lattice");
+  if (p->nrand < 2 || p->nrand > 4096)
+    return strata_error(STRATA_EINVAL, "nrand = %d: must be in 2..4096 (the error comes from "
+                        "the spread of the randomizations)", p->nrand);
+  if (p->mode == STRATA_MODE_QMC && p->neval < 2 * (int64_t)p->nrand)
+    return strata_error(STRATA_EINVAL, "neval = %lld: mode qmc needs at least 2 points per "
+                        "randomization (nrand = %d)", (long long)p->neval, p->nrand);
   if (p->neval < 2)
     return strata_error(STRATA_EINVAL, "neval = %lld: must be at least 2", (long long)p->neval);
   if (p->maxeval < p->neval)
@@ -68,7 +80,10 @@ int strata_params_check(const strata_params *p)
     return strata_error(STRATA_EINVAL, "maxiter = %d: must be in 1..1000000", p->maxiter);
   if (p->adapt_iters < 0)
     return strata_error(STRATA_EINVAL, "adapt_iters = %d: must be >= 0", p->adapt_iters);
-  if (p->skip < 0 || p->skip >= p->maxiter)
+  /* skip leaves out iterations of a poor map: only the adapting modes
+   * have one, the others keep every iteration. */
+  if (p->skip < 0 || (p->skip >= p->maxiter && p->mode != STRATA_MODE_PLAIN &&
+                      p->mode != STRATA_MODE_QMC))
     return strata_error(STRATA_EINVAL, "skip = %d: must be in 0..maxiter-1 (maxiter = %d)",
                         p->skip, p->maxiter);
   if (!(p->epsrel >= 0.0) || !(p->epsabs >= 0.0))

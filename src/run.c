@@ -7,12 +7,61 @@
 #include <time.h>
 
 #include "error.h"
+#include "estimate.h"
 
 static double now_s(void)
 {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int vegas_mode(const strata_params *p)
+{
+  return p->mode != STRATA_MODE_PLAIN && p->mode != STRATA_MODE_QMC;
+}
+
+/* Iteration k (0-based) adapts the map and the allocation. */
+static int adapting(const strata_run *r, int k)
+{
+  return vegas_mode(&r->params) && k < r->params.adapt_iters;
+}
+
+/* Iteration k draws QMC points: always in mode qmc, and once the map is
+ * frozen with qmc_map. */
+static int qmc_points(const strata_run *r, int k)
+{
+  return r->qmc && !adapting(r, k);
+}
+
+/* The cells iteration k samples. */
+static const strata_strat *cells_of(const strata_run *r, int k)
+{
+  return qmc_points(r, k) && r->qcells ? r->qcells : r->strat;
+}
+
+/* The first iteration in the average: skip drops the ones made while the
+ * map was still poor, which only the adapting modes have. */
+static int first_kept(const strata_params *p)
+{
+  return vegas_mode(p) ? p->skip : 0;
+}
+
+/* Plain MC's batches: only there for threads and ranks to share the work
+ * (the estimate pools them), so a few thousand samples each. */
+static int64_t plain_batches(int64_t neval)
+{
+  int64_t n = neval / 4096;
+  return n < 1 ? 1 : n > 1024 ? 1024 : n;
+}
+
+/* A QMC point set's blocks: cells of at least 4096 points, up to 256 per
+ * randomization, so that threads and ranks can split one randomization. */
+static strata_strat *qmc_cells(const strata_params *p, int dim, int log2n)
+{
+  int lb = log2n - 12;
+  lb = lb < 0 ? 0 : lb > 8 ? 8 : lb;
+  return strata_strat_alloc_cells(dim, (int64_t)p->nrand << lb, (int64_t)p->nrand << log2n);
 }
 
 int strata_run_alloc(const strata_problem *pr, const strata_params *p,
@@ -29,15 +78,36 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->backend = be;
   r->comm = comm;
   r->grid = strata_grid_alloc(pr->dim, p->ninc, p->mode == STRATA_MODE_VEGAS1D);
-  r->strat = strata_strat_alloc(pr->dim, p->neval, p->max_nhcube, p->beta,
-                                p->mode != STRATA_MODE_VEGAS);
+  if (p->mode == STRATA_MODE_QMC || (p->qmc_map && vegas_mode(p))) {
+    int log2n = strata_qmc_log2n(p->neval, p->nrand);
+    r->qmc = strata_qmc_alloc(p->qmc, pr->dim, p->nrand, log2n);
+    if (!r->qmc) {
+      strata_run_free(r);
+      return STRATA_EINVAL;
+    }
+    strata_strat **dst = p->mode == STRATA_MODE_QMC ? &r->strat : &r->qcells;
+    if (!(*dst = qmc_cells(p, pr->dim, log2n))) goto nomem;
+    if (strata_strat_total(*dst) > p->maxeval) {
+      strata_run_free(r);
+      return strata_error(STRATA_EINVAL, "maxeval = %lld is below one QMC iteration: %d "
+                          "randomizations of 2^%d points", (long long)p->maxeval, p->nrand,
+                          log2n);
+    }
+  }
+  if (p->mode == STRATA_MODE_PLAIN)
+    r->strat = strata_strat_alloc_cells(pr->dim, plain_batches(p->neval), p->neval);
+  else if (vegas_mode(p))
+    r->strat = strata_strat_alloc(pr->dim, p->neval, p->max_nhcube, p->beta,
+                                  p->mode != STRATA_MODE_VEGAS);
   r->hist = calloc((size_t)p->maxiter, sizeof *r->hist);
   if (!r->grid || !r->strat || !r->hist) goto nomem;
   strata_grid_init(r->grid, pr->lower, pr->upper);
   size_t cells = (size_t)pr->dim * (size_t)p->ninc;
-  r->buf = malloc(sizeof(double) * (2 * (size_t)r->strat->nhcube + 2 * cells));
+  int64_t ncell = r->strat->nhcube;
+  if (r->qcells && r->qcells->nhcube > ncell) ncell = r->qcells->nhcube;
+  r->buf = malloc(sizeof(double) * (2 * (size_t)ncell + 2 * cells));
   if (!r->buf) goto nomem;
-  r->first_kept = p->skip;
+  r->first_kept = first_kept(p);
   *out = r;
   return STRATA_OK;
 nomem:
@@ -52,6 +122,8 @@ void strata_run_free(strata_run *r)
   if (!r) return;
   strata_grid_free(r->grid);
   strata_strat_free(r->strat);
+  strata_strat_free(r->qcells);
+  strata_qmc_free(r->qmc);
   free(r->buf);
   free(r->hist);
   free(r);
@@ -114,10 +186,10 @@ static void average(strata_run *r)
  * is frozen no restart happens: a disagreement then is reported, not hidden. */
 #define STRATA_RESTART_Q 1e-3
 
-static int update_average(strata_run *r, int adapting)
+static int update_average(strata_run *r, int adapt)
 {
   average(r);
-  if (adapting && r->itn - 1 > r->first_kept && kept_count(r) >= 2 &&
+  if (adapt && r->itn - 1 > r->first_kept && kept_count(r) >= 2 &&
       r->avg.q < STRATA_RESTART_Q) {
     r->first_kept = r->itn - 1;
     average(r);
@@ -160,9 +232,9 @@ static void describe(const strata_run *r, int restarted, int adapt, strata_itera
 static void replay(strata_run *r, strata_iteration_cb cb, void *ctx)
 {
   int done = r->itn;
-  r->first_kept = r->params.skip;
+  r->first_kept = first_kept(&r->params);
   for (r->itn = 1; r->itn <= done; r->itn++) {
-    int adapt = r->itn - 1 < r->params.adapt_iters;
+    int adapt = adapting(r, r->itn - 1);
     int restarted = update_average(r, adapt);
     if (cb) {
       r->converged = check_converged(r);
@@ -265,27 +337,30 @@ int strata_run_step(strata_run *r, strata_iteration *out)
 {
   const strata_params *p = &r->params;
   const int dim = r->problem.dim;
-  const int64_t nhc = r->strat->nhcube;
-  const size_t cells = (size_t)dim * (size_t)p->ninc;
-  const int adapt = r->itn < p->adapt_iters;
+  const int adapt = adapting(r, r->itn), qmc = qmc_points(r, r->itn);
+  const strata_strat *cells = cells_of(r, r->itn);
+  const int64_t nhc = cells->nhcube;
+  const size_t mapcells = (size_t)dim * (size_t)p->ninc;
   double t0 = now_s();
 
-  double *s1 = r->buf, *s2 = r->buf + nhc, *wsum = r->buf + 2 * nhc, *wcount = wsum + cells;
-  size_t nred = 2 * (size_t)nhc + (adapt ? 2 * cells : 0);
+  double *s1 = r->buf, *s2 = r->buf + nhc, *wsum = r->buf + 2 * nhc, *wcount = wsum + mapcells;
+  size_t nred = 2 * (size_t)nhc + (adapt ? 2 * mapcells : 0);
   memset(r->buf, 0, sizeof(double) * nred);
+  if (qmc) strata_qmc_randomize(r->qmc, p->seed, (uint32_t)r->itn);
 
   strata_sample_job job = {
-      .problem = &r->problem, .grid = r->grid, .strat = r->strat,
+      .problem = &r->problem, .grid = r->grid, .strat = cells,
+      .qmc = qmc ? r->qmc : NULL,
       .seed = p->seed, .iteration = (uint32_t)r->itn, .adapt = adapt,
       .shift = sum_shift(r),
       .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount};
-  strata_run_slice(r->strat, r->comm->rank, r->comm->size, &job.h0, &job.h1);
+  strata_run_slice(cells, r->comm->rank, r->comm->size, &job.h0, &job.h1);
   double ts = now_s();
   int rc = r->backend->sample(r->backend, &job);
   r->sample_time_s = now_s() - ts;
   if (rc != STRATA_OK) return rc;
-  /* Each hypercube's sums come from one rank and are zero elsewhere, so
-   * summing them is exact: every rank sees the same bits. */
+  /* Each cell's sums come from one rank and are zero elsewhere, so summing
+   * them is exact: every rank sees the same bits. */
   double tc = now_s();
   int crc = r->comm->allreduce_sum(r->comm, r->buf, nred);
   r->comm_time_s += now_s() - tc;
@@ -293,25 +368,18 @@ int strata_run_step(strata_run *r, strata_iteration *out)
     return strata_error(STRATA_ECOMM, "rank %d: combining the iteration's sums failed",
                         r->comm->rank);
 
-  /* Sum in hypercube order so the result does not depend on who sampled. */
-  const double V = 1.0 / (double)nhc;
+  strata_estimator est = qmc ? STRATA_EST_RANDOMIZED
+                         : p->mode == STRATA_MODE_PLAIN ? STRATA_EST_POOLED
+                                                        : STRATA_EST_STRATIFIED;
   double I = 0.0, var = 0.0;
-  for (int64_t h = 0; h < nhc; h++) {
-    double n = (double)r->strat->nh[h];
-    double m1 = s1[h] / n;  /* mean of J f - shift */
-    double v = (s2[h] / n - m1 * m1) / (n - 1.0);
-    if (!isfinite(v) || !isfinite(m1)) { /* (J f)^2 beyond the largest double */
-      int k[STRATA_MAX_DIM];
-      strata_strat_coords(r->strat, h, k);
-      return strata_error(STRATA_ENOTFINITE,
-                          "integrand '%s': iteration %d: the sums of hypercube %lld "
-                          "overflowed (values near %g); rescale the integrand",
-                          r->problem.name ? r->problem.name : "(unnamed)", r->itn + 1,
-                          (long long)h, s1[h] / n + job.shift);
-    }
-    I += V * (job.shift + m1);
-    if (v > 0.0) var += V * V * v;
-  }
+  int64_t bad = -1;
+  if (strata_estimate(est, cells, s1, s2, job.shift, p->nrand, &I, &var, &bad) != 0)
+    return strata_error(STRATA_ENOTFINITE,
+                        "integrand '%s': iteration %d: the sums of %s %lld overflowed "
+                        "(values near %g); rescale the integrand",
+                        r->problem.name ? r->problem.name : "(unnamed)", r->itn + 1,
+                        cells->M > 1 ? "hypercube" : "batch", (long long)bad,
+                        s1[bad] / (double)cells->nh[bad] + job.shift);
   if (!isfinite(I) || !isfinite(var))
     return strata_error(STRATA_ENOTFINITE,
                         "integrand '%s': iteration %d overflowed (estimate %g, variance %g); "
@@ -321,7 +389,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   strata_itn_record *rec = &r->hist[r->itn];
   rec->integral = I;
   rec->sigma = sqrt(var);
-  rec->neval = strata_strat_total(r->strat);
+  rec->neval = strata_strat_total(cells);
   r->neval_total += rec->neval;
   r->itn++;
 
@@ -341,9 +409,9 @@ int strata_run_step(strata_run *r, strata_iteration *out)
 int strata_run_finished(const strata_run *r)
 {
   if (r->converged || r->itn >= r->params.maxiter) return 1;
-  /* The next iteration draws about neval samples (the stratification's
-   * current total); do not start one that would break maxeval. */
-  return r->neval_total + strata_strat_total(r->strat) > r->params.maxeval;
+  /* The next iteration draws about neval samples (its cells' current
+   * total); do not start one that would break maxeval. */
+  return r->neval_total + strata_strat_total(cells_of(r, r->itn)) > r->params.maxeval;
 }
 
 void strata_run_result(const strata_run *r, strata_result *res)

@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "comm.h"
 #include "grid.h"
+#include "qmc.h"
 #include "stats.h"
 #include "strat.h"
 
@@ -21,8 +22,10 @@ typedef struct strata_run {
   strata_backend *backend;  /* borrowed */
   strata_comm *comm;        /* borrowed */
   strata_grid *grid;
-  strata_strat *strat;
-  double *buf;              /* s1, s2 (nhcube each), wsum, wcount (dim*ninc each) */
+  strata_strat *strat;      /* hypercubes; plain and qmc: their cells */
+  strata_qmc *qmc;          /* qmc, and the vegas modes with qmc_map: the point sets */
+  strata_strat *qcells;     /* qmc_map: the cells of the frozen-map iterations */
+  double *buf;              /* s1, s2 (per cell), wsum, wcount (dim*ninc each) */
   strata_itn_record *hist;  /* [maxiter] */
   int itn;                  /* iterations done */
   int first_kept;           /* first iteration in the average (skip, or a restart) */

@@ -48,6 +48,28 @@ strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
   return s;
 }
 
+static void prefix(strata_strat *s);
+
+strata_strat *strata_strat_alloc_cells(int dim, int64_t ncell, int64_t neval)
+{
+  strata_strat *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->dim = dim;
+  s->neval = neval;
+  s->M = 1;
+  s->nhcube = ncell;
+  s->nh = malloc(sizeof(int64_t) * (size_t)ncell);
+  s->start = malloc(sizeof(int64_t) * (size_t)(ncell + 1));
+  if (!s->nh || !s->start) {
+    strata_strat_free(s);
+    return NULL;
+  }
+  int64_t q = neval / ncell, rem = neval % ncell;
+  for (int64_t h = 0; h < ncell; h++) s->nh[h] = q + (h < rem ? 1 : 0);
+  prefix(s);
+  return s;
+}
+
 void strata_strat_free(strata_strat *s)
 {
   if (!s) return;

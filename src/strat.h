@@ -30,6 +30,12 @@ strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
                                  double beta, int adaptive);
 void strata_strat_free(strata_strat *s);
 
+/* A layout of ncell cells that each span the whole unit cube (M = 1, so
+ * every cell's coordinates are 0 and its points are the plain uniforms):
+ * the batches of plain Monte Carlo and the blocks of QMC point sets.  Spreads
+ * exactly neval samples as evenly as integers allow; never reallocated. */
+strata_strat *strata_strat_alloc_cells(int dim, int64_t ncell, int64_t neval);
+
 /* First-iteration allocation: classic gives max(2, floor(neval/M^dim)) to
  * every hypercube; vegas+ spreads exactly neval as evenly as integers allow. */
 void strata_strat_init(strata_strat *s);

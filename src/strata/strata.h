@@ -1,4 +1,5 @@
-/* strata — adaptive Monte Carlo integration (VEGAS+, VEGAS, VEGAS-1D).
+/* strata — adaptive Monte Carlo integration (VEGAS+, VEGAS, VEGAS-1D), plain
+ * Monte Carlo and randomized quasi-Monte Carlo.
  *
  * One call integrates (strata_integrate); everything it needs is in a
  * strata_problem (what to integrate) and a strata_params (how). */
@@ -32,8 +33,15 @@ typedef double (*strata_fn)(const double *x, int dim, const double *params);
 typedef enum {
   STRATA_MODE_VEGASPLUS = 0, /* adaptive map + adaptive stratification */
   STRATA_MODE_VEGAS = 1,     /* adaptive map, equal samples per hypercube */
-  STRATA_MODE_VEGAS1D = 2    /* one map shared by all axes */
+  STRATA_MODE_VEGAS1D = 2,   /* one map shared by all axes */
+  STRATA_MODE_PLAIN = 3,     /* plain Monte Carlo: no map, no strata */
+  STRATA_MODE_QMC = 4        /* randomized quasi-Monte Carlo, error from nrand randomizations */
 } strata_mode;
+
+typedef enum {
+  STRATA_QMC_SOBOL = 0,      /* scrambled Sobol' (Joe-Kuo directions) */
+  STRATA_QMC_LATTICE = 1     /* randomly shifted rank-1 lattice, built by CBC */
+} strata_qmc_rule;
 
 typedef struct {
   strata_mode mode;
@@ -50,6 +58,9 @@ typedef struct {
   int64_t max_nhcube;   /* cap on the number of hypercubes */
   double min_q;         /* convergence needs Q >= min_q */
   int nthreads;         /* CPU threads, 0 = all available */
+  strata_qmc_rule qmc;  /* point set of mode qmc and of qmc_map */
+  int nrand;            /* independent randomizations per qmc iteration */
+  int qmc_map;          /* vegas modes: frozen-map iterations draw qmc points */
 } strata_params;
 
 typedef struct {
