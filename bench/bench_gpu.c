@@ -1,13 +1,15 @@
 /* GPU benchmark: sampling throughput, the m-CUBES comparison cases, and
  * time to tolerance with the honesty of the reported errors side by side.
  *
- *   bench/bench_gpu [--part throughput|mcubes|latency|tolerance|all] [--seeds N]
+ *   bench/bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|all] [--seeds N]
  *                   [--tol-min EPS] [--tol-max EPS] [--quick]
  *
  * Times are wall clock from setting up the run (strata_run_alloc) to the
  * final result, with the GPU context created beforehand and excluded; the
  * throughput figures are evaluations per second of kernel time (CUDA events)
- * and, beside them, of the whole iteration (kernel, transfers, host update). */
+ * and, beside them, of the whole iteration (kernel, transfers, host update).
+ * The qmc part gives points per second of plain MC, Sobol' and lattice
+ * points, and the true error against N for each, with the fitted rate. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -261,6 +263,114 @@ static void tolerance(int seeds, double tol_min, double tol_max)
   }
 }
 
+typedef struct {
+  const char *label;
+  strata_mode mode;
+  strata_qmc_rule rule;
+} pointset;
+
+static const pointset pointsets[] = {{"plain", STRATA_MODE_PLAIN, STRATA_QMC_SOBOL},
+                                     {"sobol", STRATA_MODE_QMC, STRATA_QMC_SOBOL},
+                                     {"lattice", STRATA_MODE_QMC, STRATA_QMC_LATTICE}};
+#define NPOINTSETS (sizeof pointsets / sizeof *pointsets)
+
+static strata_params qmc_params(const pointset *ps, int64_t neval, int maxiter)
+{
+  strata_params p;
+  strata_params_default(&p);
+  p.mode = ps->mode;
+  p.qmc = ps->rule;
+  p.neval = neval;
+  p.maxiter = maxiter;
+  p.maxeval = INT64_MAX;
+  p.epsrel = 0;
+  return p;
+}
+
+/* Points per second (kernel and whole iteration) after one warm-up
+ * iteration, and the true rms error over niter randomized iterations. */
+static void qmc_case(const pointset *ps, const char *name, int dim, int64_t neval, int niter,
+                     double *kern_rate, double *wall_rate, double *rms, double *sig)
+{
+  strata_problem pr;
+  const strata_builtin *b = problem(name, dim, &pr);
+  double exact = b->exact(dim, pr.params);
+  strata_params p = qmc_params(ps, neval, niter + 1);
+  strata_run *r = start_run(&pr, &p);
+  double k = 0, w = 0, e2 = 0, s2 = 0;
+  int64_t n = 0;
+  for (int it = 0; it <= niter; it++) {
+    double t0 = now_s();
+    if (strata_run_step(r, NULL) != STRATA_OK) {
+      fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+      exit(1);
+    }
+    if (getenv("BENCH_DEBUG"))
+      fprintf(stderr, "%s %s d=%d neval %lld itn %d: %.10g +- %.3g\n", ps->label, name, dim,
+              (long long)neval, it, r->hist[it].integral, r->hist[it].sigma);
+    if (it == 0) continue;
+    w += now_s() - t0;
+    k += strata_cuda_last_kernel_s(gpu);
+    n += r->hist[it].neval;
+    double e = r->hist[it].integral - exact;
+    e2 += e * e;
+    s2 += r->hist[it].sigma * r->hist[it].sigma;
+  }
+  *kern_rate = n / k;
+  *wall_rate = n / w;
+  *rms = sqrt(e2 / niter);
+  *sig = sqrt(s2 / niter);
+  strata_run_free(r);
+}
+
+static void qmc(int quick)
+{
+  static const struct {
+    const char *name;
+    int dim;
+  } cases[] = {{"f1", 5}, {"morokoff_caflisch", 8}, {"f4", 6}};
+  printf("\n## Points per second, 2^28 points per iteration (nrand 16)\n\n");
+  printf("| integrand | d | points | kernel points/s | iteration points/s |\n|---|---|---|---|---|\n");
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++)
+    for (size_t s = 0; s < NPOINTSETS; s++) {
+      double kr, wr, rms, sig;
+      qmc_case(&pointsets[s], cases[c].name, cases[c].dim, INT64_C(1) << 28, 3, &kr, &wr, &rms, &sig);
+      printf("| %s | %d | %s | %.3g | %.3g |\n", cases[c].name, cases[c].dim, pointsets[s].label,
+             kr, wr);
+      fflush(stdout);
+    }
+  const int mmax = quick ? 20 : 28;
+  for (size_t c = 0; c < 2; c++) {
+    printf("\n## %s d=%d: rms true error over 16 iterations (each 16 randomizations) "
+           "against N\n\n| N |", cases[c].name, cases[c].dim);
+    for (size_t s = 0; s < NPOINTSETS; s++) printf(" %s error | %s sigma |", pointsets[s].label, pointsets[s].label);
+    printf("\n|---|");
+    for (size_t s = 0; s < NPOINTSETS; s++) printf("---|---|");
+    printf("\n");
+    double sx = 0, sxx = 0, sy[NPOINTSETS] = {0}, sxy[NPOINTSETS] = {0};
+    int npt = 0;
+    for (int m = 14; m <= mmax; m += 2, npt++) {
+      printf("| 2^%d |", m);
+      double x = m * log(2.0);
+      sx += x;
+      sxx += x * x;
+      for (size_t s = 0; s < NPOINTSETS; s++) {
+        double kr, wr, rms, sig;
+        qmc_case(&pointsets[s], cases[c].name, cases[c].dim, INT64_C(1) << m, 16, &kr, &wr, &rms, &sig);
+        printf(" %.3g | %.3g |", rms, sig);
+        sy[s] += log(rms);
+        sxy[s] += x * log(rms);
+      }
+      printf("\n");
+      fflush(stdout);
+    }
+    printf("| rate |");
+    for (size_t s = 0; s < NPOINTSETS; s++)
+      printf(" N^%.2f | |", (npt * sxy[s] - sx * sy[s]) / (npt * sxx - sx * sx));
+    printf("\n");
+  }
+}
+
 int main(int argc, char **argv)
 {
   const char *part = "all";
@@ -273,7 +383,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--tol-max") && i + 1 < argc) tol_max = atof(argv[++i]);
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else {
-      fprintf(stderr, "usage: bench_gpu [--part throughput|mcubes|latency|tolerance|all] "
+      fprintf(stderr, "usage: bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|all] "
                       "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick]\n");
       return 2;
     }
@@ -295,6 +405,7 @@ int main(int argc, char **argv)
   if (!strcmp(part, "all") || !strcmp(part, "mcubes")) mcubes(seeds);
   if (!strcmp(part, "all") || !strcmp(part, "latency")) latency();
   if (!strcmp(part, "all") || !strcmp(part, "tolerance")) tolerance(seeds, tol_min, tol_max);
+  if (!strcmp(part, "all") || !strcmp(part, "qmc")) qmc(quick);
   strata_backend_free(gpu);
   strata_comm_free(comm);
   return 0;

@@ -367,11 +367,8 @@ struct cuda_state {
   dbuf<long long> start;
   dbuf<unsigned long long> wcnt, bad, qdirs, qdshift;
   dbuf<double> qshift;
-  const strata_qmc *qmc_seen;
   uint64_t qmc_gen;
-  const strata_grid *grid_seen;
   uint64_t grid_gen;
-  const strata_strat *strat_seen;
   uint64_t strat_gen;
   hbuf<double> h_s1, h_s2, h_w;  /* staging for what comes back */
   hbuf<unsigned long long> h_c;
@@ -407,7 +404,7 @@ int report_bad(const strata_sample_job *job, long long i)
 /* This iteration's randomizations, when they are new to the device. */
 int upload_qmc(cuda_state *st, const strata_qmc *qm, cudaStream_t q)
 {
-  if (st->qmc_seen == qm && st->qmc_gen == qm->generation) return STRATA_OK;
+  if (st->qmc_gen == qm->generation) return STRATA_OK;
   const size_t nd = (size_t)qm->nrand * (size_t)qm->dim;
   cudaError_t e = cudaSuccess;
   if (qm->rule == STRATA_QMC_SOBOL) {
@@ -425,7 +422,6 @@ int upload_qmc(cuda_state *st, const strata_qmc *qm, cudaStream_t q)
    * so the next iteration may redraw them. */
   if (e == cudaSuccess) e = cudaStreamSynchronize(q);
   if (e != cudaSuccess) return cuda_fail(e, "uploading the QMC randomizations", st->device);
-  st->qmc_seen = qm;
   st->qmc_gen = qm->generation;
   return STRATA_OK;
 }
@@ -466,19 +462,17 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
                         "for transfers", st->device,
                         (size_t)(2 * nh + 2 * (long long)cells + s->nhcube) * 8 >> 20);
   cudaStream_t q = st->stream;
-  if (st->grid_seen != g || st->grid_gen != g->generation) {
+  if (st->grid_gen != g->generation) {
     e = cudaMemcpyAsync(st->edges.p, g->edges, nedges * sizeof(double), cudaMemcpyHostToDevice, q);
     if (e != cudaSuccess) return cuda_fail(e, "uploading the map", st->device);
-    st->grid_seen = g;
     st->grid_gen = g->generation;
   }
   const bool uniform = !s->adaptive && s->start[s->nhcube] == s->nh[0] * s->nhcube;
-  if (!uniform && (st->strat_seen != s || st->strat_gen != s->generation)) {
+  if (!uniform && st->strat_gen != s->generation) {
     memcpy(st->h_start.p, s->start, ((size_t)s->nhcube + 1) * sizeof(long long));
     e = cudaMemcpyAsync(st->start.p, st->h_start.p, ((size_t)s->nhcube + 1) * sizeof(long long),
                         cudaMemcpyHostToDevice, q);
     if (e != cudaSuccess) return cuda_fail(e, "uploading the allocation", st->device);
-    st->strat_seen = s;
     st->strat_gen = s->generation;
   }
   if (job->qmc) {

@@ -1,4 +1,5 @@
 #include "grid.h"
+#include "stamp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -36,7 +37,7 @@ void strata_grid_init(strata_grid *g, const double *lower, const double *upper)
     double *e = g->edges + (size_t)a * (size_t)(g->ninc + 1);
     for (int i = 0; i <= g->ninc; i++) e[i] = (double)i / g->ninc;
   }
-  g->generation++;
+  g->generation = strata_stamp_next();
 }
 
 int strata_grid_copy(strata_grid *dst, const strata_grid *src)
@@ -47,7 +48,7 @@ int strata_grid_copy(strata_grid *dst, const strata_grid *src)
   memcpy(dst->width, src->width, sizeof dst->width);
   memcpy(dst->edges, src->edges,
          sizeof(double) * (size_t)strata_grid_naxes(src) * (size_t)(src->ninc + 1));
-  dst->generation++;
+  dst->generation = strata_stamp_next();
   return 0;
 }
 
@@ -141,6 +142,6 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
     if (any)
       refine_axis(g->edges + (size_t)ax * (size_t)(n + 1), n, a, alpha, s, r, enew);
   }
-  g->generation++;
+  g->generation = strata_stamp_next();
   free(buf);
 }

@@ -17,7 +17,7 @@ typedef struct {
   int shared;           /* one map for all axes (vegas1d) */
   double *edges;        /* naxes() * (ninc + 1) unit edges */
   double lower[32], width[32]; /* STRATA_MAX_DIM */
-  uint64_t generation;  /* changes whenever the edges do: devices re-upload */
+  uint64_t generation;  /* a new stamp (stamp.h) whenever the edges change */
 } strata_grid;
 
 strata_grid *strata_grid_alloc(int dim, int ninc, int shared);

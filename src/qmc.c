@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "philox.h"
+#include "stamp.h"
 
 /* Joe and Kuo's primitive polynomials and initial direction numbers
  * (new-joe-kuo-6.21201, axes 2..32): degree s, coefficients a, m_1..m_s.
@@ -229,7 +230,7 @@ void strata_qmc_randomize(strata_qmc *q, uint64_t seed, uint32_t iteration)
                       q->dirs + ((size_t)r * (size_t)dim + (size_t)d) * 64);
       }
   }
-  q->generation++;
+  q->generation = strata_stamp_next();
 }
 
 static const char *rule_names[] = {"sobol", "lattice"};

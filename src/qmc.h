@@ -33,7 +33,7 @@ typedef struct {
   uint64_t *dshift;        /* sobol: [nrand][dim] digital shifts */
   double *shift;           /* lattice: [nrand][dim] shifts in [0,1) */
   uint32_t z[STRATA_MAX_DIM]; /* lattice: generating vector */
-  uint64_t generation;     /* changes with every randomization: devices re-upload */
+  uint64_t generation;     /* a new stamp (stamp.h) with every randomization */
 } strata_qmc;
 
 /* Points per randomization for a budget: the power of two nearest (on a log

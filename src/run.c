@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "estimate.h"
+#include "stamp.h"
 
 static double now_s(void)
 {
@@ -314,7 +315,7 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
   if (rc != STRATA_OK) return rc;
   memcpy(r->grid->edges, st->edges,
          sizeof(double) * (size_t)st->naxes * (size_t)(st->ninc + 1));
-  r->grid->generation++; /* devices holding a copy of the map re-upload it */
+  r->grid->generation = strata_stamp_next(); /* devices holding a copy of the map re-upload it */
   strata_strat_restore(r->strat, st->nh);
   if (st->itn > 0) memcpy(r->hist, st->hist, sizeof *r->hist * (size_t)st->itn);
   r->itn = st->itn;

@@ -1,4 +1,5 @@
 #include "strat.h"
+#include "stamp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -82,7 +83,7 @@ static void prefix(strata_strat *s)
 {
   s->start[0] = 0;
   for (int64_t h = 0; h < s->nhcube; h++) s->start[h + 1] = s->start[h] + s->nh[h];
-  s->generation++;
+  s->generation = strata_stamp_next();
 }
 
 void strata_strat_init(strata_strat *s)

@@ -19,7 +19,7 @@ typedef struct {
   int adaptive;         /* vegas+: reallocate after each adapting iteration */
   int64_t *nh;          /* [nhcube] samples per hypercube */
   int64_t *start;       /* [nhcube + 1] prefix sums of nh */
-  uint64_t generation;  /* changes whenever the allocation does */
+  uint64_t generation;  /* a new stamp (stamp.h) whenever the allocation changes */
 } strata_strat;
 
 /* Hypercubes per axis for a budget: floor((neval/4)^(1/dim)), at least 1,

@@ -50,6 +50,9 @@ typedef struct {
   strata_params p;
 } fixture;
 
+/* The vegas modes' frozen iterations draw QMC points. */
+static int qmc_map;
+
 static void setup(fixture *f, strata_mode mode, int maxiter)
 {
   test_problem("f4", 4, &f->pr);
@@ -62,6 +65,7 @@ static void setup(fixture *f, strata_mode mode, int maxiter)
   f->p.epsrel = 0;
   f->p.nthreads = 2;
   f->p.seed = 99;
+  f->p.qmc_map = qmc_map;
   f->be = strata_backend_cpu_new(2);
   f->comm = strata_comm_serial();
   ck_assert_msg(strata_run_alloc(&f->pr, &f->p, f->be, f->comm, &f->r) == STRATA_OK, "%s",
@@ -163,6 +167,16 @@ END_TEST
 START_TEST(test_resume_vegas) { resume_bits(STRATA_MODE_VEGAS, 3); }
 END_TEST
 START_TEST(test_resume_vegas1d) { resume_bits(STRATA_MODE_VEGAS1D, 6); }
+END_TEST
+START_TEST(test_resume_plain_qmc)
+{
+  resume_bits(STRATA_MODE_PLAIN, 3);
+  resume_bits(STRATA_MODE_QMC, 4);
+  qmc_map = 1;
+  resume_bits(STRATA_MODE_VEGASPLUS, 3); /* adapting: next ones are qmc */
+  resume_bits(STRATA_MODE_VEGASPLUS, 6); /* qmc already */
+  qmc_map = 0;
+}
 END_TEST
 
 START_TEST(test_resume_changes_result)
@@ -541,6 +555,7 @@ int main(void)
   tcase_add_test(tc, test_resume_vegasplus);
   tcase_add_test(tc, test_resume_vegas);
   tcase_add_test(tc, test_resume_vegas1d);
+  tcase_add_test(tc, test_resume_plain_qmc);
   tcase_add_test(tc, test_resume_changes_result);
   tcase_add_test(tc, test_truncated);
   tcase_add_test(tc, test_damaged);

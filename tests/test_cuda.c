@@ -21,6 +21,10 @@ static int run_with(strata_backend *be, const strata_problem *pr, const strata_p
   return rc;
 }
 
+/* Point set of the qmc iterations and whether the vegas modes use it. */
+static strata_qmc_rule rule = STRATA_QMC_SOBOL;
+static int qmc_map;
+
 static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(a), 1e-300); }
 
 static void agree_p(const char *name, int dim, strata_mode mode, long neval, int maxiter,
@@ -38,16 +42,25 @@ static void agree_p(const char *name, int dim, strata_mode mode, long neval, int
   p.skip = 1;
   p.epsrel = 0;
   p.seed = 77;
+  p.qmc = rule;
+  p.qmc_map = qmc_map;
   strata_backend *cpu = strata_backend_cpu_new(0), *gpu = strata_backend_cuda_new(0);
   ck_assert_msg(gpu != NULL, "%s", strata_last_error());
   strata_result rc, rg;
   ck_assert_int_eq(run_with(cpu, &pr, &p, &rc), STRATA_OK);
   ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
-  printf("%-18s d=%-2d %-7s cpu %.17g +- %.6g  gpu %.17g +- %.6g  rel %.1e %.1e\n", name, dim,
-         strata_mode_name(mode), rc.integral, rc.sigma, rg.integral, rg.sigma,
-         rel(rc.integral, rg.integral), rel(rc.sigma, rg.sigma));
+  printf("%-18s d=%-2d %-7s%s%-7s cpu %.17g +- %.6g  gpu %.17g +- %.6g  rel %.1e %.1e\n", name, dim,
+         strata_mode_name(mode), mode == STRATA_MODE_QMC || qmc_map ? " " : "",
+         mode == STRATA_MODE_QMC || qmc_map ? strata_qmc_rule_name(rule) : "", rc.integral,
+         rc.sigma, rg.integral, rg.sigma, rel(rc.integral, rg.integral), rel(rc.sigma, rg.sigma));
   ck_assert_msg(isfinite(rc.integral), "%s d=%d: no result to compare", name, dim);
-  ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-12 && rel(rc.sigma, rg.sigma) <= 1e-12,
+  /* QMC's sigma is the spread of a few randomizations' means, which can be
+   * many digits below the integral: it agrees to the rounding of the means,
+   * 1e-12 of the integral. */
+  const double sig_tol = mode == STRATA_MODE_QMC || qmc_map
+                             ? 1e-12 * fmax(fabs(rc.integral), fabs(rc.sigma)) / fabs(rc.sigma)
+                             : 1e-12;
+  ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-12 && rel(rc.sigma, rg.sigma) <= sig_tol,
                 "%s d=%d %s: cpu %.17g +- %.17g, gpu %.17g +- %.17g", name, dim,
                 strata_mode_name(mode), rc.integral, rc.sigma, rg.integral, rg.sigma);
   ck_assert_int_eq(rc.neval, rg.neval);
@@ -84,6 +97,25 @@ START_TEST(test_agree_vegas1d)
 {
   agree("roos_arnold", 4, STRATA_MODE_VEGAS1D, 100000, 6);
   agree("morokoff_caflisch", 8, STRATA_MODE_VEGAS1D, 100000, 6);
+}
+END_TEST
+
+START_TEST(test_agree_plain_qmc)
+{
+  agree("f1", 5, STRATA_MODE_PLAIN, 1000000, 3);
+  agree("f3", 12, STRATA_MODE_PLAIN, 300000, 3);          /* generic kernel */
+  agree("f1", 5, STRATA_MODE_QMC, 1 << 20, 3);
+  agree("morokoff_caflisch", 8, STRATA_MODE_QMC, 1 << 20, 3);
+  agree("f4", 7, STRATA_MODE_QMC, 1 << 18, 3);             /* generic kernel */
+  rule = STRATA_QMC_LATTICE;
+  agree("f1", 5, STRATA_MODE_QMC, 1 << 20, 3);
+  agree("morokoff_caflisch", 8, STRATA_MODE_QMC, 1 << 20, 3);
+  agree("f4", 7, STRATA_MODE_QMC, 1 << 18, 3);
+  qmc_map = 1;
+  agree("f4", 6, STRATA_MODE_VEGASPLUS, 200000, 8);
+  rule = STRATA_QMC_SOBOL;
+  agree("f2", 8, STRATA_MODE_VEGAS, 200000, 8);
+  qmc_map = 0;
 }
 END_TEST
 
@@ -150,6 +182,7 @@ int main(void)
   tcase_add_test(tc, test_agree_vegasplus);
   tcase_add_test(tc, test_agree_vegas);
   tcase_add_test(tc, test_agree_vegas1d);
+  tcase_add_test(tc, test_agree_plain_qmc);
   tcase_add_test(tc, test_suite_on_gpu);
   tcase_add_test(tc, test_nonfinite_on_gpu);
   tcase_add_test(tc, test_bad_device);

@@ -94,6 +94,11 @@ START_TEST(test_bad_jobs)
   rejects("[run]\nbackend = opencl\n", ":2: run.backend = 'opencl'");
   rejects("[integral]\nintegrand = f4\n[vegas]\nmaxiter = 3\n", "skip = 5: must be in");
   rejects("[integral]\nintegrand = f4\n[vegas]\nmaxeval = 10\n", "maxeval = 10 is smaller");
+  rejects("[vegas]\nqmc = halton\n", ":2: vegas.qmc = 'halton': expected sobol or lattice");
+  rejects("[vegas]\nnrand = 1\n", ":2: vegas.nrand = '1'");
+  rejects("[vegas]\nqmc_map = yes\n", ":2: vegas.qmc_map = 'yes': expected on or off");
+  rejects("[integral]\nintegrand = f4\n[vegas]\nmode = qmc\nneval = 20\nnrand = 16\n",
+          "mode qmc needs at least 2 points per randomization");
 }
 END_TEST
 
@@ -186,6 +191,15 @@ START_TEST(test_bad_params_api)
   pr.lower[2] = 2.0;
   ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_EINVAL);
   ck_assert(strstr(strata_last_error(), "axis 3") != NULL);
+  /* a lattice rule too large to build is refused before any sampling */
+  strata_params_default(&p);
+  pr.lower[2] = 0.0;
+  p.mode = STRATA_MODE_QMC;
+  p.qmc = STRATA_QMC_LATTICE;
+  p.neval = INT64_C(1) << 40;
+  p.maxeval = INT64_C(1) << 41;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_EINVAL);
+  ck_assert(strstr(strata_last_error(), "qmc = lattice: 2^36 points") != NULL);
 }
 END_TEST
 

@@ -1,8 +1,13 @@
 /* Same job, same seed: the same bits for any number of CPU threads, in every
- * mode, through adapting and frozen iterations. */
+ * mode, through adapting and frozen iterations, with pseudo-random and QMC
+ * points. */
 #include <string.h>
 
 #include "testutil.h"
+
+/* The point set of the qmc iterations, and whether the vegas modes use it. */
+static strata_qmc_rule rule = STRATA_QMC_SOBOL;
+static int qmc_map;
 
 static void run(const char *name, int dim, strata_mode mode, int threads, strata_result *res)
 {
@@ -18,6 +23,8 @@ static void run(const char *name, int dim, strata_mode mode, int threads, strata
   p.epsrel = 0;
   p.nthreads = threads;
   p.seed = 12345;
+  p.qmc = rule;
+  p.qmc_map = qmc_map;
   ck_assert_msg(strata_integrate(&pr, &p, NULL, NULL, res) == STRATA_OK, "%s",
                 strata_last_error());
 }
@@ -44,6 +51,28 @@ END_TEST
 START_TEST(test_vegas) { same_bits("f2", 6, STRATA_MODE_VEGAS); }
 END_TEST
 START_TEST(test_vegas1d) { same_bits("f5", 5, STRATA_MODE_VEGAS1D); }
+END_TEST
+
+START_TEST(test_plain) { same_bits("f1", 5, STRATA_MODE_PLAIN); }
+END_TEST
+START_TEST(test_qmc)
+{
+  rule = STRATA_QMC_SOBOL;
+  same_bits("f1", 5, STRATA_MODE_QMC);
+  rule = STRATA_QMC_LATTICE;
+  same_bits("morokoff_caflisch", 8, STRATA_MODE_QMC);
+  rule = STRATA_QMC_SOBOL;
+}
+END_TEST
+START_TEST(test_qmc_map)
+{
+  qmc_map = 1;
+  same_bits("f4", 5, STRATA_MODE_VEGASPLUS);
+  rule = STRATA_QMC_LATTICE;
+  same_bits("f3", 3, STRATA_MODE_VEGAS);
+  rule = STRATA_QMC_SOBOL;
+  qmc_map = 0;
+}
 END_TEST
 
 START_TEST(test_seed_matters)
@@ -73,6 +102,9 @@ int main(void)
   tcase_add_test(tc, test_vegasplus);
   tcase_add_test(tc, test_vegas);
   tcase_add_test(tc, test_vegas1d);
+  tcase_add_test(tc, test_plain);
+  tcase_add_test(tc, test_qmc);
+  tcase_add_test(tc, test_qmc_map);
   tcase_add_test(tc, test_seed_matters);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
