@@ -235,6 +235,11 @@ static int handle_run(parse_ctx *c, const char *k, const char *v)
   }
   if (!strcmp(k, "checkpoint_every_s"))
     return set_real(c, "run", k, v, 0, 1e9, &j->checkpoint_every_s);
+  if (!strcmp(k, "check_ranks")) {
+    if (strcmp(v, "on") && strcmp(v, "off")) return bad(c, "run", k, v, "expected on or off");
+    j->check_ranks = !strcmp(v, "on");
+    return 1;
+  }
   if (!strcmp(k, "resume")) {
     if (!strcmp(v, "no")) j->resume = STRATA_RESUME_NO;
     else if (!strcmp(v, "yes")) j->resume = STRATA_RESUME_YES;

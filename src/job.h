@@ -23,6 +23,7 @@ typedef struct {
   double checkpoint_every_s;     /* seconds between checkpoints; 0: not by time */
   int resume;                    /* STRATA_RESUME_* */
   int log_map;                   /* a map snapshot every this many iterations; 0: at the end */
+  int check_ranks;               /* compare the ranks' states after every iteration */
 } strata_job;
 
 enum { STRATA_RESUME_NO = 0, STRATA_RESUME_YES = 1, STRATA_RESUME_AUTO = 2 };

@@ -132,6 +132,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
                        .verbose = verbose};
   rc = strata_run_alloc(&pr, &job.p, be, comm, &r);
   if (rc == STRATA_OK) {
+    r->check_ranks = job.check_ranks;
     int talk = comm->rank == 0;
     FILE *table = talk && !quiet ? stdout : NULL;
     double exact = NAN;

@@ -325,6 +325,60 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
   return STRATA_OK;
 }
 
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+  return h;
+}
+
+uint64_t strata_run_state_hash(const strata_run *r)
+{
+  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  const size_t nedges = (size_t)strata_grid_naxes(r->grid) * (size_t)(r->grid->ninc + 1);
+  h = fnv1a(h, r->grid->edges, sizeof(double) * nedges);
+  h = fnv1a(h, r->strat->nh, sizeof(int64_t) * (size_t)r->strat->nhcube);
+  for (int k = 0; k < r->itn; k++) { /* wall times differ by nature: left out */
+    h = fnv1a(h, &r->hist[k].integral, sizeof(double));
+    h = fnv1a(h, &r->hist[k].sigma, sizeof(double));
+    h = fnv1a(h, &r->hist[k].neval, sizeof(int64_t));
+  }
+  int head[3] = {r->itn, r->first_kept, r->converged};
+  h = fnv1a(h, head, sizeof head);
+  return fnv1a(h, &r->neval_total, sizeof r->neval_total);
+}
+
+/* The debug check of identical state: rank 0's hash reaches every rank
+ * through the one collective the communicator has (a sum to which only
+ * rank 0 contributes, in 16-bit pieces that doubles carry exactly), then
+ * the ranks count how many of them differ. */
+static int check_ranks(strata_run *r)
+{
+  uint64_t mine = strata_run_state_hash(r);
+  /* A test hook: make one rank's state differ, to see the check catch it. */
+  const char *diverge = getenv("STRATA_TEST_DIVERGE_RANK");
+  if (diverge && atoi(diverge) == r->comm->rank) mine ^= 1;
+  double buf[5] = {0};
+  if (r->comm->rank == 0)
+    for (int i = 0; i < 4; i++) buf[i] = (double)((mine >> (16 * i)) & 0xffff);
+  if (r->comm->allreduce_sum(r->comm, buf, 4) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: the state check failed to communicate",
+                        r->comm->rank);
+  uint64_t root = 0;
+  for (int i = 0; i < 4; i++) root |= (uint64_t)buf[i] << (16 * i);
+  buf[4] = mine != root;
+  if (r->comm->allreduce_sum(r->comm, buf + 4, 1) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: the state check failed to communicate",
+                        r->comm->rank);
+  if (buf[4] == 0.0) return STRATA_OK;
+  if (mine != root)
+    return strata_error(STRATA_ECOMM, "state differs from rank 0's after iteration "
+                        "%d (checksum %016llx, rank 0 %016llx)", r->itn,
+                        (unsigned long long)mine, (unsigned long long)root);
+  return strata_error(STRATA_ECOMM, "%d of %d ranks hold a state other than rank 0's after "
+                      "iteration %d (run.check_ranks)", (int)buf[4], r->comm->size, r->itn);
+}
+
 /* The previous estimate, where it is good enough to sit near J f; a wild
  * one (early iterations of a peaked integrand) would only add rounding. */
 static double sum_shift(const strata_run *r)
@@ -404,7 +458,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   r->time_s += dt;
   rec->time_s = dt;
   if (out) describe(r, restarted, adapt, out);
-  return STRATA_OK;
+  return r->check_ranks && r->comm->size > 1 ? check_ranks(r) : STRATA_OK;
 }
 
 int strata_run_finished(const strata_run *r)

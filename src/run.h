@@ -35,6 +35,7 @@ typedef struct strata_run {
   double time_s;
   double sample_time_s;     /* this rank's time inside the backend, last iteration */
   double comm_time_s;       /* this rank's time combining sums with its peers, all iterations */
+  int check_ranks;          /* debug: after every iteration, compare state hashes across ranks */
 } strata_run;
 
 /* Checks the problem and parameters; STRATA_OK and *out set, or an error. */
@@ -65,6 +66,11 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st);
  * replayed iteration as it was reported when first run. */
 int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iteration_cb cb,
                        void *ctx);
+/* A 64-bit hash (FNV-1a) of everything the next iteration depends on: map,
+ * allocation, history (without wall times) and counters.  Equal on every
+ * rank when all is well. */
+uint64_t strata_run_state_hash(const strata_run *r);
+
 /* Whether iteration k (0-based, k < itn) is in the current average. */
 int strata_run_kept(const strata_run *r, int k);
 /* One iteration; fills *out (may be NULL). */

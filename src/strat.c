@@ -28,23 +28,32 @@ int strata_strat_hcubes_per_axis(int dim, int64_t neval, int64_t max_nhcube)
   return (int)m;
 }
 
-strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
-                                 double beta, int adaptive)
+/* M per axis, ncell cells, counts not yet set. */
+static strata_strat *alloc_layout(int dim, int M, int64_t ncell, int64_t neval)
 {
   strata_strat *s = calloc(1, sizeof *s);
   if (!s) return NULL;
   s->dim = dim;
   s->neval = neval;
-  s->beta = beta;
-  s->adaptive = adaptive;
-  s->M = strata_strat_hcubes_per_axis(dim, neval, max_nhcube);
-  s->nhcube = ipow_capped(s->M, dim, INT64_MAX / 2);
-  s->nh = malloc(sizeof(int64_t) * (size_t)s->nhcube);
-  s->start = malloc(sizeof(int64_t) * (size_t)(s->nhcube + 1));
+  s->M = M;
+  s->nhcube = ncell;
+  s->nh = malloc(sizeof(int64_t) * (size_t)ncell);
+  s->start = malloc(sizeof(int64_t) * (size_t)(ncell + 1));
   if (!s->nh || !s->start) {
     strata_strat_free(s);
     return NULL;
   }
+  return s;
+}
+
+strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
+                                 double beta, int adaptive)
+{
+  int M = strata_strat_hcubes_per_axis(dim, neval, max_nhcube);
+  strata_strat *s = alloc_layout(dim, M, ipow_capped(M, dim, INT64_MAX / 2), neval);
+  if (!s) return NULL;
+  s->beta = beta;
+  s->adaptive = adaptive;
   strata_strat_init(s);
   return s;
 }
@@ -53,18 +62,8 @@ static void prefix(strata_strat *s);
 
 strata_strat *strata_strat_alloc_cells(int dim, int64_t ncell, int64_t neval)
 {
-  strata_strat *s = calloc(1, sizeof *s);
+  strata_strat *s = alloc_layout(dim, 1, ncell, neval);
   if (!s) return NULL;
-  s->dim = dim;
-  s->neval = neval;
-  s->M = 1;
-  s->nhcube = ncell;
-  s->nh = malloc(sizeof(int64_t) * (size_t)ncell);
-  s->start = malloc(sizeof(int64_t) * (size_t)(ncell + 1));
-  if (!s->nh || !s->start) {
-    strata_strat_free(s);
-    return NULL;
-  }
   int64_t q = neval / ncell, rem = neval % ncell;
   for (int64_t h = 0; h < ncell; h++) s->nh[h] = q + (h < rem ? 1 : 0);
   prefix(s);
