@@ -4,7 +4,6 @@
 #include <stdio.h>
 
 #include "error.h"
-#include "philox.h"
 
 void strata_backend_free(strata_backend *b)
 {
@@ -14,7 +13,6 @@ void strata_backend_free(strata_backend *b)
 void strata_backend_point(const strata_sample_job *job, int64_t i, double *y)
 {
   const strata_strat *s = job->strat;
-  const int dim = job->problem->dim;
   if (job->qmc) {
     strata_qmc_cursor cur = {.next = -1};
     strata_qmc_point(job->qmc, &cur, i, y);
@@ -23,8 +21,7 @@ void strata_backend_point(const strata_sample_job *job, int64_t i, double *y)
   int k[STRATA_MAX_DIM];
   double u[STRATA_MAX_DIM];
   strata_strat_coords(s, strata_strat_find(s, i), k);
-  strata_sample_uniforms(job->seed, job->iteration, (uint64_t)i, dim, u);
-  for (int d = 0; d < dim; d++) y[d] = (k[d] + u[d]) / s->M;
+  strata_sample_point(job, k, i, u, y);
 }
 
 int strata_backend_report_nonfinite(const strata_sample_job *job, double fx,

@@ -4,6 +4,7 @@
 #ifndef STRATA_BACKEND_H
 #define STRATA_BACKEND_H
 #include "grid.h"
+#include "philox.h"
 #include "qmc.h"
 #include "strat.h"
 #include "strata/strata.h"
@@ -47,6 +48,18 @@ struct strata_backend {
 /* nthreads 0: all available. */
 strata_backend *strata_backend_cpu_new(int nthreads);
 void strata_backend_free(strata_backend *b);
+
+/* The pseudo-random point y of global sample i in the hypercube with
+ * coordinates k: what every backend draws, so that a reported point is the
+ * one that was evaluated. */
+static inline void strata_sample_point(const strata_sample_job *job, const int *k, int64_t i,
+                                       double *u, double *y)
+{
+  const int dim = job->problem->dim;
+  const double invM = 1.0 / job->strat->M;
+  strata_sample_uniforms(job->seed, job->iteration, (uint64_t)i, dim, u);
+  for (int d = 0; d < dim; d++) y[d] = (k[d] + u[d]) * invM;
+}
 
 /* The point y in (0,1)^dim of global sample i, computed alone: for messages
  * about one sample, not for sampling. */

@@ -40,7 +40,6 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
   const strata_grid *g = job->grid;
   const strata_strat *s = job->strat;
   const int dim = pr->dim, ninc = g->ninc;
-  const double invM = 1.0 / s->M;
   double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
   int k[STRATA_MAX_DIM], inc[STRATA_MAX_DIM];
   st->bad_index = -1;
@@ -53,8 +52,7 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
       if (job->qmc) {
         strata_qmc_point(job->qmc, &cur, i, y);
       } else {
-        strata_sample_uniforms(job->seed, job->iteration, (uint64_t)i, dim, u);
-        for (int d = 0; d < dim; d++) y[d] = (k[d] + u[d]) * invM;
+        strata_sample_point(job, k, i, u, y);
       }
       double jac = strata_grid_map(g, y, x, inc);
       double fx = pr->f(x, dim, pr->params);
