@@ -200,6 +200,11 @@ START_TEST(test_bad_params_api)
   p.maxeval = INT64_C(1) << 41;
   ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_EINVAL);
   ck_assert(strstr(strata_last_error(), "qmc = lattice: 2^36 points") != NULL);
+  /* 16 randomizations of 2^16 points exceed maxeval = neval = 1e6: refused, not run empty */
+  p.qmc = STRATA_QMC_SOBOL;
+  p.neval = p.maxeval = 1000000;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_EINVAL);
+  ck_assert(strstr(strata_last_error(), "maxeval = 1000000 is below one QMC iteration") != NULL);
 }
 END_TEST
 
