@@ -1,7 +1,7 @@
 /* GPU benchmark: sampling throughput, the m-CUBES comparison cases, and
  * time to tolerance with the honesty of the reported errors side by side.
  *
- *   bench/bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|all] [--seeds N]
+ *   bench/bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|user|all] [--seeds N]
  *                   [--tol-min EPS] [--tol-max EPS] [--quick]
  *
  * Times are wall clock from setting up the run (strata_run_alloc) to the
@@ -18,6 +18,7 @@
 
 #include "backend_cuda.h"
 #include "run.h"
+#include "usercode.h"
 
 static double now_s(void)
 {
@@ -61,10 +62,10 @@ static strata_run *start_run(const strata_problem *pr, const strata_params *p)
 
 /* One table row: 8 iterations of which 4 adapt; the first of each kind pays
  * for uploads and warm-up and is not counted. */
-static void rates(const char *label, const char *name, int dim, int64_t neval)
+static void rates_pr(const char *label, const strata_problem *prp, int64_t neval)
 {
-  strata_problem pr;
-  problem(name, dim, &pr);
+  const strata_problem pr = *prp;
+  const int dim = pr.dim;
   strata_params p;
   strata_params_default(&p);
   p.neval = neval;
@@ -90,6 +91,13 @@ static void rates(const char *label, const char *name, int dim, int64_t neval)
          nf / wf);
   fflush(stdout);
   strata_run_free(r);
+}
+
+static void rates(const char *label, const char *name, int dim, int64_t neval)
+{
+  strata_problem pr;
+  problem(name, dim, &pr);
+  rates_pr(label, &pr, neval);
 }
 
 static void throughput(int quick)
@@ -371,6 +379,97 @@ static void qmc(int quick)
   }
 }
 
+/* A user's integrand (examples/integrands/gauss.c, f4 written by hand)
+ * against the built-in f4: compile times, cold and cached, and rates. */
+static strata_source *user_gauss(const char *srcdir, double *build_s, int *cached)
+{
+  char path[1024];
+  snprintf(path, sizeof path, "%s/examples/integrands/gauss.c", srcdir);
+  strata_source *s = NULL;
+  double t0 = now_s();
+  if (strata_source_from_file(path, path, "gauss", 0, 1, &s) != STRATA_OK ||
+      strata_source_build_cpu(s, 1) != STRATA_OK) {
+    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+    exit(1);
+  }
+  *build_s = now_s() - t0;
+  *cached = s->cpu_cached;
+  return s;
+}
+
+/* Wall time of a short run (one adapting, one frozen iteration) on a new
+ * backend: what a job's start costs beyond the GPU context. */
+static double short_run(const strata_problem *pr)
+{
+  strata_backend *saved = gpu;
+  gpu = strata_backend_cuda_new(0);
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 100000;
+  p.maxiter = 2;
+  p.adapt_iters = 1;
+  p.skip = 0;
+  p.epsrel = 0;
+  double t0 = now_s();
+  strata_run *r = start_run(pr, &p);
+  strata_result res;
+  if (strata_run_integrate(r, NULL, NULL, &res) != STRATA_OK) {
+    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+    exit(1);
+  }
+  double t = now_s() - t0;
+  strata_run_free(r);
+  strata_backend_free(gpu);
+  gpu = saved;
+  return t;
+}
+
+static void user(int quick, const char *srcdir)
+{
+  char cache[] = "/tmp/strata-bench-cache-XXXXXX";
+  if (!mkdtemp(cache)) {
+    perror("bench_gpu: mkdtemp");
+    exit(1);
+  }
+  setenv("STRATA_CACHE_DIR", cache, 1);
+  double cpu_cold, cpu_warm;
+  int c1, c2;
+  strata_source *s = user_gauss(srcdir, &cpu_cold, &c1);
+  strata_source_free(s);
+  s = user_gauss(srcdir, &cpu_warm, &c2);
+  strata_problem pr, ref;
+  problem("f4", 6, &ref);
+  pr = ref;
+  pr.f = s->f;
+  pr.source = s;
+  pr.name = "gauss (user)";
+  /* The built-in twice: its first run also pays the driver's lazy loading
+   * of the program's own kernels. */
+  short_run(&ref);
+  double builtin = short_run(&ref), cold = short_run(&pr), warm = short_run(&pr);
+  printf("\n## User integrand: start-up (f4 copy, d = 6, empty cache at %s)\n\n", cache);
+  printf("| step | first use (empty cache) | cached |\n|---|---|---|\n");
+  printf("| CPU shared object (cc, dlopen) | %.4f s | %.4f s%s |\n", cpu_cold, cpu_warm,
+         c1 == 0 && c2 == 1 ? "" : " (cache state unexpected)");
+  printf("| short run (1 adapting + 1 frozen iteration of 1e5), user f4: NVRTC or cubin load "
+         "of 2 kernels included | %.4f s | %.4f s |\n", cold, warm);
+  printf("| the same short run, built-in f4 | %.4f s | |\n", builtin);
+  const int64_t neval = quick ? 100000000 : 1000000000;
+  printf("\n## User integrand against the built-in, neval %.0e per iteration, vegas+\n\n",
+         (double)neval);
+  printf("| integrand | d | adapting, kernel | adapting, iteration | frozen, kernel | frozen, iteration |\n");
+  printf("|---|---|---|---|---|---|\n");
+  for (int dim = 6; dim <= 9; dim += 3) {
+    problem("f4", dim, &ref);
+    pr = ref;
+    pr.f = s->f;
+    pr.source = s;
+    rates_pr("f4 built-in", &ref, neval);
+    rates_pr("f4 user (gauss.c)", &pr, neval);
+  }
+  strata_source_free(s);
+}
+
 int main(int argc, char **argv)
 {
   const char *part = "all";
@@ -383,7 +482,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--tol-max") && i + 1 < argc) tol_max = atof(argv[++i]);
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else {
-      fprintf(stderr, "usage: bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|all] "
+      fprintf(stderr, "usage: bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|user|all] "
                       "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick]\n");
       return 2;
     }
@@ -406,6 +505,8 @@ int main(int argc, char **argv)
   if (!strcmp(part, "all") || !strcmp(part, "latency")) latency();
   if (!strcmp(part, "all") || !strcmp(part, "tolerance")) tolerance(seeds, tol_min, tol_max);
   if (!strcmp(part, "all") || !strcmp(part, "qmc")) qmc(quick);
+  if (!strcmp(part, "all") || !strcmp(part, "user"))
+    user(quick, getenv("srcdir") ? getenv("srcdir") : ".");
   strata_backend_free(gpu);
   strata_comm_free(comm);
   return 0;

@@ -5,11 +5,8 @@
  * allocation when it changed, and back the per-hypercube sums and (adapting)
  * the per-increment sums.
  *
- * Work split: every thread takes chunks of SPT consecutive global sample
- * indices, whatever hypercubes they fall in, so VEGAS+'s uneven allocation
- * costs no divergence; a thread finds its hypercube by binary search on the
- * allocation's prefix sums and walks forward.  Sums of a hypercube are kept
- * in registers and added to global memory when the thread leaves it.
+ * The kernel (sample_kernel.cuh) is compiled here for the built-in
+ * integrands, and at run time for users' own (jit.cu).
  *
  * Random numbers: cuRAND's curand_Philox4x32_10 with the counter layout of
  * src/philox.h, so the GPU draws the very points the CPU backend draws.  QMC
@@ -22,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <vector>
 
 extern "C" {
 #include "error.h"
@@ -29,278 +27,60 @@ extern "C" {
 }
 #include "backend_cuda.h"
 #include "integrands_fn.h"
+#include "jit.h"
+#include "sample_kernel.cuh"
 
 namespace {
 
-constexpr int kThreads = 256;
-/* Consecutive samples a thread takes: more amortise the hypercube search
- * per chunk, fewer keep small iterations spread over the whole GPU. */
-constexpr int kSmallChunk = 16, kLargeChunk = 64;
-constexpr long long kLargeChunkFrom = 100000000;
-constexpr unsigned long long kNoBad = ~0ULL;
+using namespace strata_k;
 
-struct KernelArgs {
-  const double *edges;       /* naxes x (ninc + 1) */
-  const long long *start;    /* nhcube + 1 */
-  double *s1, *s2;           /* nhcube */
-  double *wsum;              /* dim x ninc */
-  unsigned long long *wcnt;  /* dim x ninc */
-  unsigned long long *bad;   /* first sample with a non-finite value */
-  double lower[STRATA_MAX_DIM], width[STRATA_MAX_DIM];
-  double params[STRATA_MAX_PARAMS];
-  int dim, ninc, axis_stride; /* axis_stride 0: one map for all axes */
-  int M;
-  double invM;
-  long long h0, h1, first, total;
-  long long nh_uniform;      /* > 0: every hypercube has this many samples */
-  unsigned long long seed;
-  unsigned int iteration;
-  double shift;
-  int shared_acc;            /* map sums in shared memory */
-  int spc;                   /* samples per chunk */
-  /* QMC iterations: N = 2^log2n points per randomization */
-  const unsigned long long *qdirs;   /* sobol: nrand x dim x 64 */
-  const unsigned long long *qdshift; /* sobol: nrand x dim */
-  const double *qshift;              /* lattice: nrand x dim */
-  unsigned int qz[STRATA_MAX_DIM];   /* lattice generator */
-  int log2n;
-};
-
-/* Where sample points come from. */
-enum { kPhilox = 0, kSobol = 1, kLattice = 2 };
-
-template <int ID>
-__device__ __forceinline__ double integrand(const double *x, int dim, const double *p)
-{
-  if constexpr (ID == STRATA_ID_F1) return strata_f1_fn(x, dim, p);
-  else if constexpr (ID == STRATA_ID_F2) return strata_f2_fn(x, dim, p);
-  else if constexpr (ID == STRATA_ID_F3) return strata_f3_fn(x, dim, p);
-  else if constexpr (ID == STRATA_ID_F4) return strata_f4_fn(x, dim, p);
-  else if constexpr (ID == STRATA_ID_F5) return strata_f5_fn(x, dim, p);
-  else if constexpr (ID == STRATA_ID_F6) return strata_f6_fn(x, dim, p);
-  else if constexpr (ID == STRATA_ID_FA) return strata_fA_fn(x, dim, p);
-  else if constexpr (ID == STRATA_ID_FB) return strata_fB_fn(x, dim, p);
-  else if constexpr (ID == STRATA_ID_ROOS_ARNOLD) return strata_ra_fn(x, dim, p);
-  else return strata_mc_fn(x, dim, p);
-}
-
-__device__ __forceinline__ long long find_hcube(const KernelArgs &a, long long i)
-{
-  if (a.nh_uniform > 0) return a.h0 + (i - a.first) / a.nh_uniform;
-  long long lo = a.h0, hi = a.h1 - 1;
-  while (lo < hi) {
-    long long mid = lo + (hi - lo + 1) / 2;
-    if (__ldg(a.start + mid) <= i) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
-__device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
-{
-  return a.nh_uniform > 0 ? a.first + (h - a.h0 + 1) * a.nh_uniform : __ldg(a.start + h + 1);
-}
-
-/* The integer coordinates of hypercube h, as strata_strat_coords. */
-template <int MAXD>
-__device__ __forceinline__ void hcube_coords(long long h, int dim, int M, int *k)
-{
-#pragma unroll
-  for (int d = 0; d < MAXD; d++)
-    if (d < dim) {
-      k[d] = (int)(h % M);
-      h /= M;
-    }
-}
-
-/* y in (0,1) on axis d through the map, as strata_grid_map. */
-__device__ __forceinline__ void map_axis(const KernelArgs &a, int d, double y, double *x,
-                                         int *inc, double &jac)
-{
-  const int ninc = a.ninc;
-  const double t = y * ninc;
-  int ii = (int)t;
-  if (ii >= ninc) ii = ninc - 1;
-  const double *e = a.edges + (size_t)d * a.axis_stride;
-  const double e0 = __ldg(e + ii), du = __ldg(e + ii + 1) - e0;
-  x[d] = a.lower[d] + a.width[d] * (e0 + (t - ii) * du);
-  jac *= ninc * du * a.width[d];
-  inc[d] = ii;
-}
-
-/* D > 0: the dimension is known at compile time, so the per-axis arrays live
- * in registers; D = 0: any dimension up to STRATA_MAX_DIM, arrays in local
- * memory.  PTS: where the points come from (kPhilox, kSobol, kLattice). */
-template <int ID, int D, bool ADAPT, int PTS>
-__global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
-{
-  constexpr int MAXD = D > 0 ? D : STRATA_MAX_DIM;
-  const int dim = D > 0 ? D : a.dim;
-  const int ninc = a.ninc;
-  extern __shared__ double smem[];
-  double *sw = smem;
-  unsigned int *sc = reinterpret_cast<unsigned int *>(smem + (ADAPT && a.shared_acc ? dim * ninc : 0));
-  if (ADAPT && a.shared_acc) {
-    for (int c = threadIdx.x; c < dim * ninc; c += blockDim.x) {
-      sw[c] = 0.0;
-      sc[c] = 0u;
-    }
-    __syncthreads();
-  }
-  const uint2 key = make_uint2((unsigned int)a.seed, (unsigned int)(a.seed >> 32));
-  const long long nchunk = (a.total + a.spc - 1) / a.spc;
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  const int lane = threadIdx.x & 31;
-  /* The loop runs warp by warp, so every lane of a warp makes the same
-   * number of trips and the warp can combine its sums below. */
-  for (long long base = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < nchunk;
-       base += stride) {
-    const long long c = base + lane;
-    const bool valid = c < nchunk;
-    long long i = a.first + c * a.spc;
-    const long long iend = valid ? min(i + a.spc, a.first + a.total) : i;
-    long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
-    int k[MAXD];
-    if (valid) hcube_coords<MAXD>(h, dim, a.M, k);
-    double s1 = 0.0, s2 = 0.0;
-    unsigned long long sx[PTS == kSobol ? MAXD : 1];
-    long long qnext = -1;
-    for (; i < iend; i++) {
-      if (i >= hend) {
-        atomicAdd(a.s1 + h, s1);
-        atomicAdd(a.s2 + h, s2);
-        s1 = s2 = 0.0;
-        h++;
-        hend = hcube_end(a, h);
-        hcube_coords<MAXD>(h, dim, a.M, k);
-      }
-      double x[MAXD];
-      int inc[MAXD];
-      double jac = 1.0;
-      if constexpr (PTS == kPhilox) {
-#pragma unroll
-        for (int b = 0; b < (MAXD + 3) / 4; b++) {
-          if (4 * b >= dim) break;
-          uint4 ctr = make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
-                                 (unsigned int)((unsigned long long)i >> 32));
-          uint4 r = curand_Philox4x32_10(ctr, key);
-          const unsigned int w[4] = {r.x, r.y, r.z, r.w};
-#pragma unroll
-          for (int j = 0; j < 4; j++) {
-            const int d = 4 * b + j;
-            if (d < dim && d < MAXD) map_axis(a, d, (k[d] + STRATA_U32_TO_UNIT(w[j])) * a.invM, x, inc, jac);
-          }
-        }
-      } else {
-        const long long r = i >> a.log2n;
-        const unsigned long long j = (unsigned long long)i & ((1ULL << a.log2n) - 1);
-        if constexpr (PTS == kSobol) {
-          const unsigned long long *v = a.qdirs + (size_t)r * dim * 64;
-          if (i != qnext || j == 0) {
-#pragma unroll
-            for (int d = 0; d < MAXD; d++)
-              if (d < dim)
-                sx[d] = __ldg(a.qdshift + r * dim + d) ^
-                        strata_sobol_digits(reinterpret_cast<const uint64_t *>(v + 64 * d), j);
-          } else {
-            const int kk = strata_sobol_step(j);
-#pragma unroll
-            for (int d = 0; d < MAXD; d++)
-              if (d < dim) sx[d] ^= __ldg(v + 64 * d + kk);
-          }
-          qnext = i + 1;
-#pragma unroll
-          for (int d = 0; d < MAXD; d++)
-            if (d < dim) map_axis(a, d, strata_qmc_unit(sx[d]), x, inc, jac);
-        } else {
-#pragma unroll
-          for (int d = 0; d < MAXD; d++)
-            if (d < dim)
-              map_axis(a, d, strata_lattice_coord(j, a.qz[d], a.log2n, __ldg(a.qshift + r * dim + d)),
-                       x, inc, jac);
-        }
-      }
-      const double fx = integrand<ID>(x, dim, a.params);
-      if (!isfinite(fx)) {
-        atomicMin(a.bad, (unsigned long long)i);
-        continue;
-      }
-      const double wgt = jac * fx, dw = wgt - a.shift;
-      s1 += dw;
-      s2 += dw * dw;
-      if (ADAPT) {
-        const double w2 = wgt * wgt;
-#pragma unroll
-        for (int d = 0; d < MAXD; d++)
-          if (d < dim) {
-            const int cell = d * ninc + inc[d];
-            if (a.shared_acc) {
-              atomicAdd(sw + cell, w2);
-              atomicAdd(sc + cell, 1u);
-            } else {
-              atomicAdd(a.wsum + cell, w2);
-              atomicAdd(a.wcnt + cell, 1ULL);
-            }
-          }
-      }
-    }
-    /* Neighbouring lanes took neighbouring chunks and mostly end in the same
-     * hypercube: add their sums within the warp (segments of equal h are
-     * runs of lanes) and let one lane per hypercube touch global memory.
-     * Under VEGAS+ most samples crowd into few hypercubes, and one atomic per
-     * lane there would serialise. */
-    __syncwarp();
-    const unsigned peers = __match_any_sync(0xffffffffu, (unsigned long long)h);
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-      const double o1 = __shfl_down_sync(0xffffffffu, s1, off);
-      const double o2 = __shfl_down_sync(0xffffffffu, s2, off);
-      if (lane + off < 32 && ((peers >> (lane + off)) & 1u)) {
-        s1 += o1;
-        s2 += o2;
-      }
-    }
-    if (valid && lane == __ffs(peers) - 1) {
-      atomicAdd(a.s1 + h, s1);
-      atomicAdd(a.s2 + h, s2);
-    }
-  }
-  if (ADAPT && a.shared_acc) {
-    __syncthreads();
-    for (int c = threadIdx.x; c < dim * ninc; c += blockDim.x)
-      if (sc[c]) {
-        atomicAdd(a.wsum + c, sw[c]);
-        atomicAdd(a.wcnt + c, (unsigned long long)sc[c]);
-      }
-  }
-}
+/* The built-in integrands as the kernel template takes them. */
+#define STRATA_BUILTIN_FUNCTOR(T, fn)                                                      \
+  struct T {                                                                               \
+    static __device__ __forceinline__ void eval(const double *x, int dim, const double *p, \
+                                                const strata_table *, double *out)         \
+    {                                                                                      \
+      out[0] = fn(x, dim, p);                                                              \
+    }                                                                                      \
+  };
+STRATA_BUILTIN_FUNCTOR(F1, strata_f1_fn)
+STRATA_BUILTIN_FUNCTOR(F2, strata_f2_fn)
+STRATA_BUILTIN_FUNCTOR(F3, strata_f3_fn)
+STRATA_BUILTIN_FUNCTOR(F4, strata_f4_fn)
+STRATA_BUILTIN_FUNCTOR(F5, strata_f5_fn)
+STRATA_BUILTIN_FUNCTOR(F6, strata_f6_fn)
+STRATA_BUILTIN_FUNCTOR(FA, strata_fA_fn)
+STRATA_BUILTIN_FUNCTOR(FB, strata_fB_fn)
+STRATA_BUILTIN_FUNCTOR(RA, strata_ra_fn)
+STRATA_BUILTIN_FUNCTOR(MC, strata_mc_fn)
+#undef STRATA_BUILTIN_FUNCTOR
 
 typedef void (*kernel_fn)(const KernelArgs);
 
 /* Dimensions with a kernel of their own (registers instead of local memory);
  * others use the generic one.  Chosen for the benchmark suite: 5, 6, 8, 9. */
-template <int ID, bool ADAPT, int PTS>
+template <class F, bool ADAPT, int PTS>
 kernel_fn pick_dim(int dim)
 {
   switch (dim) {
-  case 5: return sample_kernel<ID, 5, ADAPT, PTS>;
-  case 6: return sample_kernel<ID, 6, ADAPT, PTS>;
-  case 8: return sample_kernel<ID, 8, ADAPT, PTS>;
-  case 9: return sample_kernel<ID, 9, ADAPT, PTS>;
-  default: return sample_kernel<ID, 0, ADAPT, PTS>;
+  case 5: return sample_kernel<F, 5, ADAPT, PTS, 1>;
+  case 6: return sample_kernel<F, 6, ADAPT, PTS, 1>;
+  case 8: return sample_kernel<F, 8, ADAPT, PTS, 1>;
+  case 9: return sample_kernel<F, 9, ADAPT, PTS, 1>;
+  default: return sample_kernel<F, 0, ADAPT, PTS, 1>;
   }
 }
 
 /* Adapting iterations always draw pseudo-random points (QMC points only
  * ever go through a frozen map). */
-template <int ID>
+template <class F>
 kernel_fn pick_points(int dim, bool adapt, int pts)
 {
-  if (adapt) return pick_dim<ID, true, kPhilox>(dim);
+  if (adapt) return pick_dim<F, true, kPhilox>(dim);
   switch (pts) {
-  case kSobol: return pick_dim<ID, false, kSobol>(dim);
-  case kLattice: return pick_dim<ID, false, kLattice>(dim);
-  default: return pick_dim<ID, false, kPhilox>(dim);
+  case kSobol: return pick_dim<F, false, kSobol>(dim);
+  case kLattice: return pick_dim<F, false, kLattice>(dim);
+  default: return pick_dim<F, false, kPhilox>(dim);
   }
 }
 
@@ -308,16 +88,16 @@ kernel_fn pick(int id, int dim, int generic, bool adapt, int pts)
 {
   if (generic) dim = 0;
   switch (id) {
-  case STRATA_ID_F1: return pick_points<STRATA_ID_F1>(dim, adapt, pts);
-  case STRATA_ID_F2: return pick_points<STRATA_ID_F2>(dim, adapt, pts);
-  case STRATA_ID_F3: return pick_points<STRATA_ID_F3>(dim, adapt, pts);
-  case STRATA_ID_F4: return pick_points<STRATA_ID_F4>(dim, adapt, pts);
-  case STRATA_ID_F5: return pick_points<STRATA_ID_F5>(dim, adapt, pts);
-  case STRATA_ID_F6: return pick_points<STRATA_ID_F6>(dim, adapt, pts);
-  case STRATA_ID_FA: return pick_points<STRATA_ID_FA>(dim, adapt, pts);
-  case STRATA_ID_FB: return pick_points<STRATA_ID_FB>(dim, adapt, pts);
-  case STRATA_ID_ROOS_ARNOLD: return pick_points<STRATA_ID_ROOS_ARNOLD>(dim, adapt, pts);
-  case STRATA_ID_MOROKOFF_CAFLISCH: return pick_points<STRATA_ID_MOROKOFF_CAFLISCH>(dim, adapt, pts);
+  case STRATA_ID_F1: return pick_points<F1>(dim, adapt, pts);
+  case STRATA_ID_F2: return pick_points<F2>(dim, adapt, pts);
+  case STRATA_ID_F3: return pick_points<F3>(dim, adapt, pts);
+  case STRATA_ID_F4: return pick_points<F4>(dim, adapt, pts);
+  case STRATA_ID_F5: return pick_points<F5>(dim, adapt, pts);
+  case STRATA_ID_F6: return pick_points<F6>(dim, adapt, pts);
+  case STRATA_ID_FA: return pick_points<FA>(dim, adapt, pts);
+  case STRATA_ID_FB: return pick_points<FB>(dim, adapt, pts);
+  case STRATA_ID_ROOS_ARNOLD: return pick_points<RA>(dim, adapt, pts);
+  case STRATA_ID_MOROKOFF_CAFLISCH: return pick_points<MC>(dim, adapt, pts);
   default: return nullptr;
   }
 }
@@ -367,6 +147,14 @@ struct cuda_state {
   dbuf<long long> start;
   dbuf<unsigned long long> wcnt, bad, qdirs, qdshift;
   dbuf<double> qshift;
+  dbuf<double> c1, c2;           /* vector integrands: per-hypercube component sums */
+  hbuf<double> h_c1, h_c2;
+  /* The tables of extended integrands, copied to the device once per set. */
+  std::vector<void *> table_mem;
+  dbuf<strata_table> tables;
+  const strata_table *tables_of;
+  uint64_t tables_hash;
+  strata_jit *jit;               /* users' integrands, compiled by NVRTC */
   uint64_t qmc_gen;
   uint64_t grid_gen;
   uint64_t strat_gen;
@@ -392,12 +180,19 @@ int builtin_id(strata_fn f)
  * recomputed on the host from the same counters. */
 int report_bad(const strata_sample_job *job, long long i)
 {
-  const int dim = job->problem->dim;
+  const strata_problem *pr = job->problem;
   int inc[STRATA_MAX_DIM];
-  double y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
+  double y[STRATA_MAX_DIM], x[STRATA_MAX_DIM], out[STRATA_MAX_COMP];
   strata_backend_point(job, i, y);
   strata_grid_map(job->grid, y, x, inc);
-  double fx = job->problem->f(x, dim, job->problem->params);
+  double fx = NAN;
+  if (pr->f) {
+    fx = pr->f(x, pr->dim, pr->params);
+  } else {
+    pr->fv(x, pr->dim, pr->params, pr->tables, out);
+    for (int c = 0; c < (pr->ncomp > 1 ? pr->ncomp : 1) && isfinite(fx = out[c]); c++) {
+    }
+  }
   return strata_backend_report_nonfinite(job, isfinite(fx) ? NAN : fx, i, x);
 }
 
@@ -426,6 +221,49 @@ int upload_qmc(cuda_state *st, const strata_qmc *qm, cudaStream_t q)
   return STRATA_OK;
 }
 
+void release_tables(cuda_state *st)
+{
+  for (void *p : st->table_mem) cudaFree(p);
+  st->table_mem.clear();
+  st->tables_of = nullptr;
+}
+
+/* Copies the problem's tables to the device, pointers rewritten, when they
+ * are not the ones already there. */
+int upload_tables(cuda_state *st, const strata_problem *pr, cudaStream_t q)
+{
+  const uint64_t h = pr->source ? pr->source->tables_hash : 0;
+  if (pr->ntables == 0 || (st->tables_of == pr->tables && st->tables_hash == h)) return STRATA_OK;
+  release_tables(st);
+  std::vector<strata_table> dev(pr->tables, pr->tables + pr->ntables);
+  auto copy = [&](const double *src, size_t n, const double **dst) -> bool {
+    if (!src) return true;
+    void *p = nullptr;
+    if (cudaMalloc(&p, n * sizeof(double)) != cudaSuccess) return false;
+    st->table_mem.push_back(p);
+    *dst = static_cast<const double *>(p);
+    return cudaMemcpy(p, src, n * sizeof(double), cudaMemcpyHostToDevice) == cudaSuccess;
+  };
+  for (strata_table &t : dev) {
+    if (!copy(t.v, (size_t)t.nx * (size_t)t.ny, &t.v) || !copy(t.x, (size_t)t.nx, &t.x) ||
+        !copy(t.y, (size_t)t.ny, &t.y)) {
+      release_tables(st);
+      return strata_error(STRATA_ENOMEM, "cuda device %d: no room for the integrand's tables",
+                          st->device);
+    }
+  }
+  if (!st->tables.reserve(dev.size()) ||
+      cudaMemcpyAsync(st->tables.p, dev.data(), dev.size() * sizeof(strata_table),
+                      cudaMemcpyHostToDevice, q) != cudaSuccess ||
+      cudaStreamSynchronize(q) != cudaSuccess) {
+    release_tables(st);
+    return strata_error(STRATA_ENOMEM, "cuda device %d: cannot copy the tables", st->device);
+  }
+  st->tables_of = pr->tables;
+  st->tables_hash = h;
+  return STRATA_OK;
+}
+
 int cuda_sample(strata_backend *b, const strata_sample_job *job)
 {
   cuda_state *st = static_cast<cuda_state *>(b->self);
@@ -440,13 +278,23 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   cudaError_t e = cudaSetDevice(st->device);
   if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", st->device);
 
-  const int id = builtin_id(pr->f);
-  if (id < 0)
-    return strata_error(STRATA_EBACKEND, "integrand '%s' has no GPU version (only the "
-                        "built-in integrands run on the CUDA backend in this version)",
-                        pr->name ? pr->name : "(unnamed)");
   const int pts = !job->qmc ? kPhilox : job->qmc->rule == STRATA_QMC_SOBOL ? kSobol : kLattice;
-  kernel_fn k = pick(id, dim, st->generic, job->adapt, pts);
+  const void *k = nullptr;
+  const int id = pr->f ? builtin_id(pr->f) : -1;
+  if (id >= 0) {
+    k = (const void *)pick(id, dim, st->generic, job->adapt, pts);
+  } else if (pr->source) {
+    if (!st->jit && !(st->jit = strata_jit_new(st->device)))
+      return strata_error(STRATA_ENOMEM, "out of memory");
+    int rc = strata_jit_kernel(st->jit, pr->source, dim, job->adapt, pts, &k);
+    if (rc != STRATA_OK) return rc;
+  } else {
+    return strata_error(STRATA_EBACKEND, "integrand '%s' has no GPU version: the CUDA backend "
+                        "runs the built-in integrands and integrand sources that strata "
+                        "compiles (integrand = file:PATH or inline)",
+                        pr->name ? pr->name : "(unnamed)");
+  }
+  const int nc = pr->ncomp > 1 ? pr->ncomp : 1, np = nc * (nc + 1) / 2;
 
   const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(ninc + 1);
   if (!st->edges.reserve(nedges) || !st->start.reserve((size_t)s->nhcube + 1) ||
@@ -479,6 +327,16 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
     int rc = upload_qmc(st, job->qmc, q);
     if (rc != STRATA_OK) return rc;
   }
+  int trc = upload_tables(st, pr, q);
+  if (trc != STRATA_OK) return trc;
+  if (nc > 1) {
+    if (!st->c1.reserve((size_t)s->nhcube * nc) || !st->c2.reserve((size_t)s->nhcube * np) ||
+        !st->h_c1.reserve((size_t)nh * nc) || !st->h_c2.reserve((size_t)nh * np))
+      return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the sums of %d "
+                          "components", st->device, nc);
+    cudaMemsetAsync(st->c1.p + job->h0 * nc, 0, (size_t)nh * nc * sizeof(double), q);
+    cudaMemsetAsync(st->c2.p + job->h0 * np, 0, (size_t)nh * np * sizeof(double), q);
+  }
   cudaMemsetAsync(st->s1.p + job->h0, 0, (size_t)nh * sizeof(double), q);
   cudaMemsetAsync(st->s2.p + job->h0, 0, (size_t)nh * sizeof(double), q);
   cudaMemsetAsync(st->bad.p, 0xff, sizeof(unsigned long long), q);
@@ -501,6 +359,11 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
     a.width[d] = g->width[d];
   }
   for (int i = 0; i < pr->nparams; i++) a.params[i] = pr->params[i];
+  a.tables = pr->ntables ? st->tables.p : nullptr;
+  a.c1 = st->c1.p;
+  a.c2 = st->c2.p;
+  a.adapt_comp = pr->adapt_comp;
+  for (int c = 0; nc > 1 && c < nc; c++) a.cshift[c] = job->cshift[c];
   a.dim = dim;
   a.ninc = ninc;
   a.axis_stride = g->shared ? 0 : ninc + 1;
@@ -536,11 +399,11 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
     }
   }
   if (smem > 48 * 1024) {
-    e = cudaFuncSetAttribute((const void *)k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return cuda_fail(e, "reserving shared memory", st->device);
   }
   int per_sm = 0;
-  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)k, kThreads, smem);
+  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem);
   if (e != cudaSuccess || per_sm < 1) per_sm = 1;
   a.spc = a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
   const long long nchunk = (a.total + a.spc - 1) / a.spc;
@@ -557,8 +420,8 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   if (blocks < 1) blocks = 1;
 
   cudaEventRecord(st->ev0, q);
-  k<<<(unsigned)blocks, kThreads, smem, q>>>(a);
-  e = cudaGetLastError();
+  void *args[] = {&a};
+  e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3(kThreads), args, smem, q);
   if (e != cudaSuccess) return cuda_fail(e, "launching the sampling kernel", st->device);
   cudaEventRecord(st->ev1, q);
 
@@ -568,6 +431,12 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   cudaMemcpyAsync(st->h_s2.p, st->s2.p + job->h0, (size_t)nh * sizeof(double),
                   cudaMemcpyDeviceToHost, q);
   cudaMemcpyAsync(bad, st->bad.p, sizeof *bad, cudaMemcpyDeviceToHost, q);
+  if (nc > 1) {
+    cudaMemcpyAsync(st->h_c1.p, st->c1.p + job->h0 * nc, (size_t)nh * nc * sizeof(double),
+                    cudaMemcpyDeviceToHost, q);
+    cudaMemcpyAsync(st->h_c2.p, st->c2.p + job->h0 * np, (size_t)nh * np * sizeof(double),
+                    cudaMemcpyDeviceToHost, q);
+  }
   if (job->adapt) {
     cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
     cudaMemcpyAsync(st->h_c.p, st->wcnt.p, cells * sizeof(unsigned long long),
@@ -580,6 +449,10 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   if (*bad != kNoBad) return report_bad(job, (long long)*bad);
   memcpy(job->s1 + job->h0, st->h_s1.p, (size_t)nh * sizeof(double));
   memcpy(job->s2 + job->h0, st->h_s2.p, (size_t)nh * sizeof(double));
+  if (nc > 1) {
+    memcpy(job->c1 + job->h0 * nc, st->h_c1.p, (size_t)nh * nc * sizeof(double));
+    memcpy(job->c2 + job->h0 * np, st->h_c2.p, (size_t)nh * np * sizeof(double));
+  }
   if (job->adapt)
     for (size_t c = 0; c < cells; c++) {
       job->wsum[c] += st->h_w.p[c];
@@ -607,6 +480,13 @@ void cuda_free(strata_backend *b)
   st->h_w.release();
   st->h_c.release();
   st->h_start.release();
+  st->c1.release();
+  st->c2.release();
+  st->h_c1.release();
+  st->h_c2.release();
+  release_tables(st);
+  st->tables.release();
+  strata_jit_free(st->jit);
   cudaEventDestroy(st->ev0);
   cudaEventDestroy(st->ev1);
   cudaStreamDestroy(st->stream);

@@ -67,6 +67,20 @@ static int write_history(hid_t f, const strata_run *r)
   return rc;
 }
 
+/* A vector integrand's records: every component's estimate and their
+ * covariance per iteration, the rows of the run's chist.  Written only for
+ * ncomp > 1, so that scalar checkpoints keep their layout. */
+static int write_comp_history(hid_t f, const strata_run *r)
+{
+  if (r->ncomp <= 1) return 0;
+  hsize_t dims[2] = {(hsize_t)r->itn, STRATA_CHIST_ROW(r->ncomp)};
+  return strata_h5_put_i64(f, "ncomp", r->ncomp) == 0 &&
+                 strata_h5_write_array(f, "history_comp", H5T_NATIVE_DOUBLE, 2, dims,
+                                       r->chist) == 0
+             ? 0
+             : -1;
+}
+
 /* The file is built in memory (HDF5's core driver) and written to the
  * temporary file in one piece when it is closed; only then does the atomic
  * replacement make it the checkpoint.  (H5Fget_file_image would spare the
@@ -86,7 +100,9 @@ static int write_tmp(const char *path, const char *tmp, const strata_run *r,
   /* The whole file in one allocation: growing it by steps would copy it
    * again at each step. */
   size_t bytes = sizeof(double) * ((size_t)st.naxes * (size_t)(st.ninc + 1) +
-                                   (size_t)st.nhcube + 6 * (size_t)st.itn) +
+                                   (size_t)st.nhcube + 6 * (size_t)st.itn +
+                                   (r->ncomp > 1 ? STRATA_CHIST_ROW(r->ncomp) : 0) *
+                                       (size_t)st.itn) +
                  (1 << 18);
   /* The 1.8 file format: checksummed metadata, which the original format
    * lacks, and none of the "file is open" flags of the 1.10 format. */
@@ -120,7 +136,7 @@ static int write_tmp(const char *path, const char *tmp, const strata_run *r,
   hsize_t mdims[2] = {(hsize_t)st.naxes, (hsize_t)st.ninc + 1}, adims[1] = {(hsize_t)st.nhcube};
   ok = ok && strata_h5_write_array(f, "map", H5T_NATIVE_DOUBLE, 2, mdims, st.edges) == 0 &&
        strata_h5_write_array(f, "allocation", H5T_NATIVE_INT64, 1, adims, st.nh) == 0 &&
-       write_history(f, r) == 0;
+       write_history(f, r) == 0 && write_comp_history(f, r) == 0;
   /* Closing writes the file: a full disk shows here. */
   if (f >= 0 && H5Fclose(f) < 0) ok = 0;
   if (fapl >= 0) H5Pclose(fapl);
@@ -176,6 +192,7 @@ void strata_checkpoint_free(strata_checkpoint *c)
   free(c->edges);
   free(c->nh);
   free(c->hist);
+  free(c->comp_hist);
   free(c);
 }
 
@@ -216,6 +233,25 @@ static int read_history(hid_t f, const char *path, strata_checkpoint *c, int n)
   free(nev);
   H5Gclose(g);
   return rc;
+}
+
+/* The components of a vector integrand's checkpoint (none: scalar). */
+static int read_comp_history(hid_t f, const char *path, strata_checkpoint *c)
+{
+  htri_t has = H5Aexists(f, "ncomp");
+  if (has < 0) return corrupt(path, "cannot read its attributes");
+  if (has == 0) return STRATA_OK;
+  int64_t nc = 0;
+  if (strata_h5_get_i64(f, "ncomp", &nc) != 0 || nc < 2 || nc > STRATA_MAX_COMP)
+    return corrupt(path, "invalid ncomp");
+  size_t n = STRATA_CHIST_ROW(nc) * (size_t)c->state.itn;
+  c->comp_hist = malloc(sizeof(double) * (n > 0 ? n : 1));
+  if (!c->comp_hist) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
+  if (strata_h5_read_array(f, "history_comp", H5T_NATIVE_DOUBLE, n, c->comp_hist) != 0)
+    return corrupt(path, "cannot read /history_comp");
+  c->state.ncomp = (int)nc;
+  c->state.comp_hist = c->comp_hist;
+  return STRATA_OK;
 }
 
 static int read_file(hid_t f, const char *path, strata_checkpoint *c)
@@ -286,6 +322,7 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
   if (strata_h5_read_array(f, "allocation", H5T_NATIVE_INT64, (size_t)nh, c->nh) != 0)
     return corrupt(path, "cannot read /allocation");
   int rc = read_history(f, path, c, c->state.itn);
+  if (rc == STRATA_OK) rc = read_comp_history(f, path, c);
   if (rc != STRATA_OK) return rc;
   c->state.edges = c->edges;
   c->state.nh = c->nh;
@@ -321,4 +358,19 @@ int strata_checkpoint_read(const char *path, strata_checkpoint **out)
   }
   *out = c;
   return STRATA_OK;
+}
+
+int strata_checkpoint_restore(const strata_checkpoint *c, const char *path, strata_run *r,
+                              strata_iteration_cb cb, void *ctx)
+{
+  const int saved = c->state.ncomp > 1 ? c->state.ncomp : 1;
+  if (saved != r->ncomp)
+    return strata_error(STRATA_EINVAL, "%s: the checkpoint holds %d component%s, the job "
+                        "has %d; the file is left as it is", path, saved, saved == 1 ? "" : "s",
+                        r->ncomp);
+  int rc = strata_run_restore(r, &c->state, cb, ctx);
+  if (rc == STRATA_OK) return rc;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", strata_last_error());
+  return strata_error(rc, "%s: %s", path, msg);
 }

@@ -41,10 +41,17 @@ typedef struct {
   double *edges;
   int64_t *nh;
   strata_itn_record *hist;
+  double *comp_hist;      /* vector integrands (state.ncomp > 1), else NULL */
 } strata_checkpoint;
 
 /* Reads and verifies path.  A missing, truncated or damaged file, or one
  * that is not a strata checkpoint, is an error naming path and the reason. */
 int strata_checkpoint_read(const char *path, strata_checkpoint **out);
 void strata_checkpoint_free(strata_checkpoint *c);
+
+/* Continues r from c, read from path: strata_run_restore, refusing first a
+ * checkpoint whose number of components is not the job's, with every
+ * error naming path. */
+int strata_checkpoint_restore(const strata_checkpoint *c, const char *path, strata_run *r,
+                              strata_iteration_cb cb, void *ctx);
 #endif

@@ -19,6 +19,8 @@
 struct strata_runlog {
   char path[STRATA_PATH_MAX];
   hid_t f, iters, rank_s, map, map_itn, sessions;
+  hid_t comp;             /* /iterations_comp (vector integrands), or -1 */
+  int ncomp;              /* its components: 0 until there is one */
   hid_t row_mem;
   int rows, maps;
   int naxes, ninc;
@@ -166,7 +168,7 @@ static strata_runlog *new_log(const char *path, const strata_runlog_info *info)
   strata_runlog *l = calloc(1, sizeof *l);
   if (!l) return NULL;
   snprintf(l->path, sizeof l->path, "%s", path);
-  l->f = l->iters = l->rank_s = l->map = l->map_itn = l->sessions = -1;
+  l->f = l->iters = l->rank_s = l->map = l->map_itn = l->sessions = l->comp = -1;
   l->row_mem = strata_log_row_type(0);
   l->naxes = info->naxes;
   l->ninc = info->ninc;
@@ -175,7 +177,7 @@ static strata_runlog *new_log(const char *path, const strata_runlog_info *info)
 
 static void free_log(strata_runlog *l)
 {
-  hid_t ds[] = {l->iters, l->rank_s, l->map, l->map_itn, l->sessions};
+  hid_t ds[] = {l->iters, l->rank_s, l->map, l->map_itn, l->sessions, l->comp};
   for (size_t i = 0; i < sizeof ds / sizeof *ds; i++)
     if (ds[i] >= 0) H5Dclose(ds[i]);
   if (l->row_mem >= 0) H5Tclose(l->row_mem);
@@ -274,6 +276,24 @@ static void fill_row(strata_log_row *row, const strata_iteration *it, double ela
   row->adapting = (int8_t)it->adapting;
 }
 
+/* A vector integrand's rows (strata_iteration.comp, laid out as in
+ * strata.h) go to /iterations_comp [n][ncomp][STRATA_COMP_ROW(ncomp)],
+ * made at its first row: scalar logs keep their layout. */
+static int append_comp(strata_runlog *l, const strata_iteration *it)
+{
+  if (it->ncomp <= 1 || !it->comp) return 0;
+  const hsize_t w = (hsize_t)STRATA_COMP_ROW(it->ncomp), nc = (hsize_t)it->ncomp;
+  if (l->comp < 0) {
+    hsize_t d3[3] = {0, nc, w}, c3[3] = {16, nc, w};
+    l->comp = create_table(l->f, "iterations_comp", H5T_IEEE_F64LE, 3, d3, c3, NULL);
+    if (l->comp < 0 || strata_h5_put_i64(l->f, "ncomp", it->ncomp) != 0) return -1;
+    l->ncomp = it->ncomp;
+  }
+  if (it->ncomp != l->ncomp) return -1;
+  hsize_t b3[3] = {1, nc, w};
+  return put_row(l->comp, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 3, b3, it->comp);
+}
+
 static int append(strata_runlog *l, const strata_iteration *it, double elapsed_s,
                   const double *rank_s, int nranks)
 {
@@ -281,6 +301,7 @@ static int append(strata_runlog *l, const strata_iteration *it, double elapsed_s
   fill_row(&row, it, elapsed_s);
   hsize_t b1[1] = {1}, b2[2] = {1, (hsize_t)nranks};
   if (put_row(l->iters, l->row_mem, (hsize_t)l->rows, 1, b1, &row) != 0) return -1;
+  if (append_comp(l, it) != 0) return -1;
   if (nranks > 0 &&
       put_row(l->rank_s, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 2, b2, rank_s) != 0)
     return -1;
@@ -292,7 +313,8 @@ int strata_runlog_append(strata_runlog *l, const strata_iteration *it, double el
                          const double *rank_s, int nranks)
 {
   strata_h5_begin();
-  int rc = reserve(l, STRATA_LOG_APPEND_BYTES + sizeof(double) * (size_t)nranks);
+  size_t comp = it->ncomp > 1 ? (size_t)it->ncomp * STRATA_COMP_ROW(it->ncomp) : 0;
+  int rc = reserve(l, STRATA_LOG_APPEND_BYTES + sizeof(double) * ((size_t)nranks + comp));
   if (rc != STRATA_OK) return rc;
   if (append(l, it, elapsed_s, rank_s, nranks) != 0 || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) {
     char what[64];
@@ -329,6 +351,32 @@ int strata_runlog_checkpointed(strata_runlog *l, int itn)
   return STRATA_OK;
 }
 
+/* A vector integrand's result: /result_comp [ncomp][4] (integral, sigma,
+ * chi2_dof, Q of every component's average) and /result_cov [ncomp][ncomp]
+ * (the covariance of the averages). */
+static int finish_comp(strata_runlog *l, const strata_result *res)
+{
+  const int nc = res->ncomp;
+  double rows[STRATA_MAX_COMP][4];
+  for (int c = 0; c < nc; c++) {
+    rows[c][0] = res->comp_integral[c];
+    rows[c][1] = res->comp_sigma[c];
+    rows[c][2] = res->comp_chi2_dof[c];
+    rows[c][3] = res->comp_q[c];
+  }
+  hsize_t d1[2] = {(hsize_t)nc, 4}, d2[2] = {(hsize_t)nc, (hsize_t)nc};
+  const char *names[] = {"result_comp", "result_cov"};
+  for (int i = 0; i < 2; i++) {
+    htri_t there = H5Lexists(l->f, names[i], H5P_DEFAULT);
+    if (there < 0 || (there > 0 && H5Ldelete(l->f, names[i], H5P_DEFAULT) < 0)) return -1;
+  }
+  return strata_h5_write_array(l->f, "result_comp", H5T_NATIVE_DOUBLE, 2, d1, rows) == 0 &&
+                 strata_h5_write_array(l->f, "result_cov", H5T_NATIVE_DOUBLE, 2, d2,
+                                       res->comp_cov) == 0
+             ? 0
+             : -1;
+}
+
 int strata_runlog_finish(strata_runlog *l, const strata_result *res)
 {
   strata_h5_begin();
@@ -344,6 +392,7 @@ int strata_runlog_finish(strata_runlog *l, const strata_result *res)
          strata_h5_put_f64(l->f, "chi2_dof", res->chi2_dof) == 0 &&
          strata_h5_put_f64(l->f, "Q", res->q) == 0 &&
          strata_h5_put_f64(l->f, "time_s", res->time_s) == 0;
+  if (res && res->ncomp > 1) ok = ok && finish_comp(l, res) == 0;
   if (!ok || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) return fail(l->path, "finish");
   return STRATA_OK;
 }
@@ -376,6 +425,23 @@ static int set_aside(const char *path, char *moved, size_t len)
   return -1;
 }
 
+/* A vector integrand's /iterations_comp, where the log has one. */
+static int adopt_comp(strata_runlog *l)
+{
+  htri_t there = H5Lexists(l->f, "iterations_comp", H5P_DEFAULT);
+  if (there <= 0) return there < 0 ? -1 : 0;
+  l->comp = H5Dopen2(l->f, "iterations_comp", H5P_DEFAULT);
+  hsize_t dims[3] = {0, 0, 0};
+  hid_t space = l->comp >= 0 ? H5Dget_space(l->comp) : -1;
+  int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+  if (space >= 0) H5Sclose(space);
+  if (rank != 3 || dims[1] < 2 || dims[1] > STRATA_MAX_COMP ||
+      dims[2] != (hsize_t)STRATA_COMP_ROW(dims[1]))
+    return -1;
+  l->ncomp = (int)dims[1];
+  return 0;
+}
+
 /* Opens the datasets of an existing log and drops what lies past itn. */
 static int adopt(strata_runlog *l, int itn)
 {
@@ -386,6 +452,7 @@ static int adopt(strata_runlog *l, int itn)
   l->sessions = H5Dopen2(l->f, "sessions", H5P_DEFAULT);
   if (l->iters < 0 || l->rank_s < 0 || l->map < 0 || l->map_itn < 0 || l->sessions < 0)
     return -1;
+  if (adopt_comp(l) != 0) return -1;
   hsize_t n = nrows(l->iters), keep = n < (hsize_t)itn ? n : (hsize_t)itn;
   hsize_t nm = nrows(l->map_itn), km = 0;
   int32_t *mi = malloc(sizeof(int32_t) * (size_t)(nm > 0 ? nm : 1));
@@ -397,7 +464,7 @@ static int adopt(strata_runlog *l, int itn)
   while (km < nm && mi[km] <= itn) km++;
   free(mi);
   if (shrink(l->iters, keep) != 0 || shrink(l->rank_s, keep) != 0 || shrink(l->map, km) != 0 ||
-      shrink(l->map_itn, km) != 0)
+      shrink(l->map_itn, km) != 0 || (l->comp >= 0 && shrink(l->comp, keep) != 0))
     return -1;
   l->rows = (int)keep;
   l->maps = (int)km;
@@ -476,7 +543,10 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
     }
   }
   if (rc != STRATA_OK) return rc;
-  rc = reserve(l, STRATA_LOG_APPEND_BYTES + sizeof(strata_log_row) * (size_t)itn);
+  size_t comp = itn > 0 && rows[0].ncomp > 1
+                    ? sizeof(double) * (size_t)rows[0].ncomp * STRATA_COMP_ROW(rows[0].ncomp)
+                    : 0;
+  rc = reserve(l, STRATA_LOG_APPEND_BYTES + (sizeof(strata_log_row) + comp) * (size_t)itn);
   if (rc != STRATA_OK) {
     strata_runlog_close(l);
     return rc;

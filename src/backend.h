@@ -33,6 +33,15 @@ typedef struct {
    * (J f)^2 and sample counts (dim * ninc each). */
   double *s1, *s2;
   double *wsum, *wcount;
+  /* Vector integrands (problem->ncomp > 1; NULL otherwise): s1, s2 and the
+   * map sums above then carry the quantity that adapts, g = J f_k for the
+   * component k = problem->adapt_comp, or J sum_c |f_c| for adapt_comp -1.
+   * Per cell h, c1[h * ncomp + c] sums J f_c - cshift[c], and
+   * c2[h * npair + p] the products (J f_a - cshift[a]) (J f_b - cshift[b])
+   * for a <= b, packed row by row (p = 0 is (0,0), 1 is (0,1), ...),
+   * npair = ncomp (ncomp + 1) / 2.  Zeroed by the caller like s1, s2. */
+  const double *cshift;
+  double *c1, *c2;
 } strata_sample_job;
 
 typedef struct strata_backend strata_backend;

@@ -6,6 +6,7 @@
  * the chunks are added in chunk order.  The chunking depends only on the
  * hypercube range, never on the threads. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -30,8 +31,17 @@ typedef struct {
 typedef struct {
   int64_t bad_index;    /* first sample with a non-finite value, or -1 */
   double bad_fx;
+  int bad_comp;         /* its component (vector integrands), or -1 */
   double bad_x[STRATA_MAX_DIM];
 } chunk_status;
+
+static void mark_bad(chunk_status *st, int64_t i, double fx, int comp, const double *x, int dim)
+{
+  st->bad_index = i;
+  st->bad_fx = fx;
+  st->bad_comp = comp;
+  memcpy(st->bad_x, x, sizeof(double) * (size_t)dim);
+}
 
 static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
                          double *cw, double *cc, chunk_status *st)
@@ -57,9 +67,7 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
       double jac = strata_grid_map(g, y, x, inc);
       double fx = pr->f(x, dim, pr->params);
       if (!isfinite(fx)) {
-        st->bad_index = i;
-        st->bad_fx = fx;
-        memcpy(st->bad_x, x, sizeof(double) * (size_t)dim);
+        mark_bad(st, i, fx, -1, x, dim);
         return;
       }
       double w = jac * fx, w2 = w * w, dw = w - job->shift;
@@ -74,6 +82,92 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
     job->s1[h] = s1;
     job->s2[h] = s2;
   }
+}
+
+/* The quantity that adapts the map and the allocation (backend.h). */
+static inline double adapting_value(const strata_problem *pr, int nc, double jac,
+                                    const double *w, const double *fv)
+{
+  if (nc <= 1) return w[0];
+  if (pr->adapt_comp >= 0) return w[pr->adapt_comp];
+  double s = 0.0;
+  for (int c = 0; c < nc; c++) s += fabs(fv[c]);
+  return jac * s;
+}
+
+/* The same for the extended form (fv): kept apart so that the scalar loop
+ * above stays as tight as it was.  With ncomp <= 1 it adds exactly what the
+ * scalar loop adds, so fv and f give the same bits for the same function. */
+static void sample_chunk_vec(const strata_sample_job *job, int64_t ha, int64_t hb,
+                             double *cw, double *cc, chunk_status *st)
+{
+  const strata_problem *pr = job->problem;
+  const strata_grid *g = job->grid;
+  const strata_strat *s = job->strat;
+  const int dim = pr->dim, ninc = g->ninc;
+  const int nc = pr->ncomp > 1 ? pr->ncomp : 1, np = nc * (nc + 1) / 2;
+  double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
+  double fv[STRATA_MAX_COMP], w[STRATA_MAX_COMP], dc[STRATA_MAX_COMP];
+  double c1[STRATA_MAX_COMP], c2[STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2];
+  int k[STRATA_MAX_DIM], inc[STRATA_MAX_DIM];
+  st->bad_index = -1;
+  strata_qmc_cursor cur = {.next = -1};
+  for (int64_t h = ha; h < hb; h++) {
+    strata_strat_coords(s, h, k);
+    double s1 = 0.0, s2 = 0.0;
+    memset(c1, 0, sizeof(double) * (size_t)nc);
+    memset(c2, 0, sizeof(double) * (size_t)np);
+    const int64_t i0 = s->start[h], i1 = s->start[h + 1];
+    for (int64_t i = i0; i < i1; i++) {
+      if (job->qmc) {
+        strata_qmc_point(job->qmc, &cur, i, y);
+      } else {
+        strata_sample_point(job, k, i, u, y);
+      }
+      double jac = strata_grid_map(g, y, x, inc);
+      pr->fv(x, dim, pr->params, pr->tables, fv);
+      for (int c = 0; c < nc; c++) {
+        if (!isfinite(fv[c])) {
+          mark_bad(st, i, fv[c], nc > 1 ? c : -1, x, dim);
+          return;
+        }
+        w[c] = jac * fv[c];
+      }
+      double gw = adapting_value(pr, nc, jac, w, fv), w2 = gw * gw, dw = gw - job->shift;
+      s1 += dw;
+      s2 += dw * dw;
+      if (job->adapt)
+        for (int d = 0; d < dim; d++) {
+          cw[(size_t)d * ninc + inc[d]] += w2;
+          cc[(size_t)d * ninc + inc[d]] += 1.0;
+        }
+      if (job->c1) {
+        for (int c = 0; c < nc; c++) {
+          dc[c] = w[c] - job->cshift[c];
+          c1[c] += dc[c];
+        }
+        for (int a = 0, p = 0; a < nc; a++)
+          for (int b2 = a; b2 < nc; b2++, p++) c2[p] += dc[a] * dc[b2];
+      }
+    }
+    job->s1[h] = s1;
+    job->s2[h] = s2;
+    if (job->c1) {
+      memcpy(job->c1 + (size_t)h * (size_t)nc, c1, sizeof(double) * (size_t)nc);
+      memcpy(job->c2 + (size_t)h * (size_t)np, c2, sizeof(double) * (size_t)np);
+    }
+  }
+}
+
+/* The backends' shared message, naming the component of a vector integrand. */
+static int report_bad(const strata_sample_job *job, const chunk_status *st)
+{
+  int rc = strata_backend_report_nonfinite(job, st->bad_fx, st->bad_index, st->bad_x);
+  if (st->bad_comp < 0) return rc;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", strata_last_error());
+  return strata_error(rc, "%s in component %d of %d", msg, st->bad_comp,
+                      job->problem->ncomp);
 }
 
 static int cpu_sample(strata_backend *b, const strata_sample_job *job)
@@ -122,7 +216,10 @@ static int cpu_sample(strata_backend *b, const strata_sample_job *job)
 #endif
   for (int c = 0; c < nchunk; c++) {
     double *cw = job->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
-    sample_chunk(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
+    if (job->problem->f)
+      sample_chunk(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
+    else
+      sample_chunk_vec(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
   }
   (void)nt;
 
@@ -133,8 +230,7 @@ static int cpu_sample(strata_backend *b, const strata_sample_job *job)
       break; /* chunks are in sample order: the first one has the first bad sample */
     }
   if (worst >= 0)
-    return strata_backend_report_nonfinite(job, st[worst].bad_fx, st[worst].bad_index,
-                                           st[worst].bad_x);
+    return report_bad(job, &st[worst]);
 
   if (job->adapt) {
     const double *cwb = cb->chunk_w;

@@ -2,77 +2,145 @@
 
 #include <math.h>
 
-static int stratified(const strata_strat *c, const double *s1, const double *s2, double shift,
-                      double *I, double *var, int64_t *bad)
+/* Every estimator works on ncomp components at once: per cell, c1 holds the
+ * components' sums of J f_c - shift_c (stride ncomp) and c2 the sums of the
+ * products of the shifted values for pairs a <= b, packed row by row
+ * (stride npair).  A scalar integrand is the case ncomp = 1, where c1 and
+ * c2 are s1 and s2: so the diagonal of the covariance is, to the bit, what
+ * the scalar estimate of that component alone would be. */
+
+static int npair(int ncomp) { return ncomp * (ncomp + 1) / 2; }
+
+/* One cell's (or one pooled set's) covariance terms from the sums over n
+ * points: v[p] = (S2_p/n - m_a m_b)/(n - 1), the mean of the cell in m. */
+static int cell_moments(int nc, const double *S1, const double *S2, double n, double *m,
+                        double *v)
+{
+  int ok = 1;
+  for (int c = 0; c < nc; c++) {
+    m[c] = S1[c] / n;
+    ok = ok && isfinite(m[c]);
+  }
+  for (int a = 0, p = 0; a < nc; a++)
+    for (int b = a; b < nc; b++, p++) {
+      v[p] = (S2[p] / n - m[a] * m[b]) / (n - 1.0);
+      ok = ok && isfinite(v[p]);
+    }
+  return ok;
+}
+
+/* Adds scale * v to the covariance.  A variance that rounding made negative
+ * counts as 0, and then so do that component's covariances in this cell:
+ * the sum stays positive semi-definite. */
+static void add_cov(int nc, const double *v, double scale, double *cov)
+{
+  int pd[STRATA_EST_MAX_COMP];
+  for (int a = 0, p = 0; a < nc; a++) {
+    pd[a] = v[p] > 0.0;
+    p += nc - a;
+  }
+  for (int a = 0, p = 0; a < nc; a++)
+    for (int b = a; b < nc; b++, p++)
+      if (pd[a] && pd[b]) {
+        cov[a * nc + b] += scale * v[p];
+        if (b != a) cov[b * nc + a] = cov[a * nc + b];
+      }
+}
+
+static int stratified(const strata_strat *c, int nc, const double *c1, const double *c2,
+                      const double *shift, double *I, double *cov, int64_t *bad)
 {
   const double V = 1.0 / (double)c->nhcube;
-  double sum = 0.0, v2 = 0.0;
+  const int np = npair(nc);
+  double m[STRATA_EST_MAX_COMP], v[STRATA_EST_MAX_COMP * (STRATA_EST_MAX_COMP + 1) / 2];
+  for (int a = 0; a < nc; a++) I[a] = 0.0;
+  for (int a = 0; a < nc * nc; a++) cov[a] = 0.0;
   for (int64_t h = 0; h < c->nhcube; h++) {
-    double n = (double)c->nh[h];
-    double m1 = s1[h] / n;
-    double v = (s2[h] / n - m1 * m1) / (n - 1.0);
-    if (!isfinite(v) || !isfinite(m1)) {
+    if (!cell_moments(nc, c1 + h * nc, c2 + h * np, (double)c->nh[h], m, v)) {
       *bad = h;
       return -1;
     }
-    sum += V * (shift + m1);
-    if (v > 0.0) v2 += V * V * v;
+    for (int a = 0; a < nc; a++) I[a] += V * (shift[a] + m[a]);
+    add_cov(nc, v, V * V, cov);
   }
-  *I = sum;
-  *var = v2;
   return 0;
 }
 
-static int pooled(const strata_strat *c, const double *s1, const double *s2, double shift,
-                  double *I, double *var, int64_t *bad)
+static int pooled(const strata_strat *c, int nc, const double *c1, const double *c2,
+                  const double *shift, double *I, double *cov, int64_t *bad)
 {
-  double S1 = 0.0, S2 = 0.0;
+  const int np = npair(nc);
+  double S1[STRATA_EST_MAX_COMP] = {0}, S2[STRATA_EST_MAX_COMP * (STRATA_EST_MAX_COMP + 1) / 2] = {0};
   for (int64_t h = 0; h < c->nhcube; h++) {
-    if (!isfinite(s1[h]) || !isfinite(s2[h])) {
+    int ok = 1;
+    for (int a = 0; a < nc; a++) ok = ok && isfinite(c1[h * nc + a]);
+    for (int p = 0; p < np; p++) ok = ok && isfinite(c2[h * np + p]);
+    if (!ok) {
       *bad = h;
       return -1;
     }
-    S1 += s1[h];
-    S2 += s2[h];
+    for (int a = 0; a < nc; a++) S1[a] += c1[h * nc + a];
+    for (int p = 0; p < np; p++) S2[p] += c2[h * np + p];
   }
-  double n = (double)c->start[c->nhcube], m1 = S1 / n;
-  double v = (S2 / n - m1 * m1) / (n - 1.0);
-  *I = shift + m1;
-  *var = v > 0.0 ? v : 0.0;
+  double m[STRATA_EST_MAX_COMP], v[STRATA_EST_MAX_COMP * (STRATA_EST_MAX_COMP + 1) / 2];
+  cell_moments(nc, S1, S2, (double)c->start[c->nhcube], m, v);
+  for (int a = 0; a < nc; a++) I[a] = shift[a] + m[a];
+  for (int a = 0; a < nc * nc; a++) cov[a] = 0.0;
+  add_cov(nc, v, 1.0, cov);
   return 0;
 }
 
-static int randomized(const strata_strat *c, const double *s1, double shift, int ngroup,
-                      double *I, double *var, int64_t *bad)
+static int randomized(const strata_strat *c, int nc, const double *c1, const double *shift,
+                      int ngroup, double *I, double *cov, int64_t *bad)
 {
   const int64_t per = c->nhcube / ngroup;
-  double mean[ngroup], sum = 0.0;
+  double mean[ngroup * nc], sum[STRATA_EST_MAX_COMP] = {0};
   for (int r = 0; r < ngroup; r++) {
-    double S1 = 0.0;
-    for (int64_t h = r * per; h < (r + 1) * per; h++) {
-      if (!isfinite(s1[h])) {
-        *bad = h;
-        return -1;
+    double S1[STRATA_EST_MAX_COMP] = {0};
+    for (int64_t h = r * per; h < (r + 1) * per; h++)
+      for (int a = 0; a < nc; a++) {
+        if (!isfinite(c1[h * nc + a])) {
+          *bad = h;
+          return -1;
+        }
+        S1[a] += c1[h * nc + a];
       }
-      S1 += s1[h];
+    double n = (double)(c->start[(r + 1) * per] - c->start[r * per]);
+    for (int a = 0; a < nc; a++) {
+      mean[r * nc + a] = S1[a] / n;
+      sum[a] += mean[r * nc + a];
     }
-    mean[r] = S1 / (double)(c->start[(r + 1) * per] - c->start[r * per]);
-    sum += mean[r];
   }
-  double m = sum / ngroup, ss = 0.0;
-  for (int r = 0; r < ngroup; r++) ss += (mean[r] - m) * (mean[r] - m);
-  *I = shift + m;
-  *var = ss / ((double)ngroup * (double)(ngroup - 1));
+  double m[STRATA_EST_MAX_COMP];
+  for (int a = 0; a < nc; a++) {
+    m[a] = sum[a] / ngroup;
+    I[a] = shift[a] + m[a];
+  }
+  /* The groups are independent: their scatter is the error, and their
+   * joint scatter the covariance. */
+  for (int a = 0; a < nc; a++)
+    for (int b = a; b < nc; b++) {
+      double ss = 0.0;
+      for (int r = 0; r < ngroup; r++) ss += (mean[r * nc + a] - m[a]) * (mean[r * nc + b] - m[b]);
+      cov[a * nc + b] = cov[b * nc + a] = ss / ((double)ngroup * (double)(ngroup - 1));
+    }
   return 0;
+}
+
+int strata_estimate_cov(strata_estimator kind, const strata_strat *cells, int ncomp,
+                        const double *c1, const double *c2, const double *shift, int ngroup,
+                        double *I, double *cov, int64_t *bad)
+{
+  switch (kind) {
+  case STRATA_EST_POOLED: return pooled(cells, ncomp, c1, c2, shift, I, cov, bad);
+  case STRATA_EST_RANDOMIZED: return randomized(cells, ncomp, c1, shift, ngroup, I, cov, bad);
+  default: return stratified(cells, ncomp, c1, c2, shift, I, cov, bad);
+  }
 }
 
 int strata_estimate(strata_estimator kind, const strata_strat *cells, const double *s1,
                     const double *s2, double shift, int ngroup, double *I, double *var,
                     int64_t *bad)
 {
-  switch (kind) {
-  case STRATA_EST_POOLED: return pooled(cells, s1, s2, shift, I, var, bad);
-  case STRATA_EST_RANDOMIZED: return randomized(cells, s1, shift, ngroup, I, var, bad);
-  default: return stratified(cells, s1, s2, shift, I, var, bad);
-  }
+  return strata_estimate_cov(kind, cells, 1, s1, s2, &shift, ngroup, I, var, bad);
 }

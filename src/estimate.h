@@ -14,6 +14,9 @@
 #include <stdint.h>
 
 #include "strat.h"
+#include "strata/strata.h"
+
+#define STRATA_EST_MAX_COMP STRATA_MAX_COMP
 
 typedef enum {
   STRATA_EST_STRATIFIED,
@@ -22,8 +25,21 @@ typedef enum {
 } strata_estimator;
 
 /* 0 with *I and *var set, or -1 with *bad the first cell whose sums are not
- * finite (values beyond the largest double). */
+ * finite (values beyond the largest double).  The case ncomp = 1 of the
+ * function below. */
 int strata_estimate(strata_estimator kind, const strata_strat *cells, const double *s1,
                     const double *s2, double shift, int ngroup, double *I, double *var,
                     int64_t *bad);
+
+/* The same for ncomp (1..STRATA_MAX_COMP) components at once.  Per cell h,
+ * c1[h * ncomp + c] is the sum of J f_c - shift[c] and c2[h * npair + p]
+ * the sum of the products of those shifted values for the pair p = (a, b),
+ * a <= b, packed row by row (npair = ncomp (ncomp + 1) / 2), as the
+ * backends fill them (backend.h).  Sets I[ncomp] and the covariance of the
+ * iteration's estimates cov[a * ncomp + b] (symmetric, positive
+ * semi-definite); its diagonal is, bit for bit, what strata_estimate gives
+ * for that component's own sums. */
+int strata_estimate_cov(strata_estimator kind, const strata_strat *cells, int ncomp,
+                        const double *c1, const double *c2, const double *shift, int ngroup,
+                        double *I, double *cov, int64_t *bad);
 #endif

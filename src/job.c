@@ -30,6 +30,7 @@ void strata_job_init(strata_job *job)
   memset(job, 0, sizeof *job);
   strata_params_default(&job->p);
   job->nparams = -1;
+  job->adapt_comp = -2;
   strcpy(job->backend, "auto");
   /* By time, not by count: a GPU can run an iteration in milliseconds, and
    * a checkpoint after each would cost more than the iteration.  A crash
@@ -135,9 +136,56 @@ static int handle_integral(parse_ctx *c, const char *k, const char *v)
   strata_job *j = c->job;
   int64_t n;
   if (!strcmp(k, "integrand")) {
-    if (strlen(v) == 0 || strlen(v) >= sizeof j->integrand)
-      return bad(c, "integral", k, v, "expected an integrand name (see strata list)");
+    if (strlen(v) == 0 || strlen(v) >= sizeof j->integrand ||
+        (!strncmp(v, "file:", 5) && !v[5]))
+      return bad(c, "integral", k, v, "expected a built-in name (see strata list), "
+                 "file:PATH or inline");
     strcpy(j->integrand, v);
+    return 1;
+  }
+  if (!strcmp(k, "function")) {
+    int ok = strlen(v) > 0 && strlen(v) < sizeof j->function &&
+             (v[0] == '_' || ((v[0] | 32) >= 'a' && (v[0] | 32) <= 'z'));
+    for (const char *q = v; ok && *q; q++)
+      ok = *q == '_' || (*q >= '0' && *q <= '9') || ((*q | 32) >= 'a' && (*q | 32) <= 'z');
+    if (!ok) return bad(c, "integral", k, v, "expected a C function name");
+    strcpy(j->function, v);
+    return 1;
+  }
+  if (!strcmp(k, "body")) {
+    /* inih hands over an indented continuation line as another value of
+     * the same key: a multi-line body is its lines in order. */
+    size_t have = strlen(j->body);
+    if (have + strlen(v) + 2 > sizeof j->body)
+      return bad(c, "integral", k, v, "inline body too long (4095 characters; use "
+                 "integrand = file:PATH)");
+    if (have) strcat(j->body, "\n");
+    strcat(j->body, v);
+    return 1;
+  }
+  if (!strcmp(k, "form")) {
+    if (!strcmp(v, "simple")) j->form = STRATA_FORM_SIMPLE;
+    else if (!strcmp(v, "extended")) j->form = STRATA_FORM_EXTENDED;
+    else return bad(c, "integral", k, v, "expected simple or extended");
+    return 1;
+  }
+  if (!strcmp(k, "ncomp")) {
+    if (!set_int(c, "integral", k, v, 1, STRATA_MAX_COMP, &n)) return 0;
+    j->ncomp = (int)n;
+    return 1;
+  }
+  if (!strcmp(k, "adapt")) {
+    if (!strcmp(v, "sum")) {
+      j->adapt_comp = -1;
+      return 1;
+    }
+    if (!set_int(c, "integral", k, v, 0, STRATA_MAX_COMP - 1, &n)) return 0;
+    j->adapt_comp = (int)n;
+    return 1;
+  }
+  if (!strcmp(k, "tables")) {
+    if (strlen(v) >= sizeof j->tables) return bad(c, "integral", k, v, "list too long");
+    strcpy(j->tables, v);
     return 1;
   }
   if (!strcmp(k, "dim")) {
@@ -347,21 +395,26 @@ int strata_job_set(strata_job *job, const char *a)
   return STRATA_OK;
 }
 
-int strata_job_resolve(const strata_job *job, strata_problem *pr,
-                       const strata_builtin **builtin)
+int strata_job_user_integrand(const strata_job *job)
+{
+  return !strncmp(job->integrand, "file:", 5) || !strcmp(job->integrand, "inline");
+}
+
+void strata_job_path(const strata_job *job, const char *path, char *out, size_t len)
+{
+  const char *slash = strrchr(job->source, '/');
+  if (path[0] == '/' || !slash || job->source[0] == '(' || !strncmp(job->source, "--set", 5)) {
+    snprintf(out, len, "%s", path);
+    return;
+  }
+  snprintf(out, len, "%.*s/%s", (int)(slash - job->source), job->source, path);
+}
+
+/* The domain: one value for all axes or one per axis, else the default. */
+static int resolve_domain(const strata_job *job, int dim, double lo, double hi,
+                          strata_problem *pr)
 {
   const char *src = job->source;
-  memset(pr, 0, sizeof *pr);
-  if (!job->integrand[0])
-    return strata_error(STRATA_EINVAL, "%s: [integral] integrand is not set", src);
-  const strata_builtin *b = strata_builtin_find(job->integrand);
-  if (!b)
-    return strata_error(STRATA_EINVAL, "%s: integral.integrand = '%s': unknown integrand "
-                        "(strata list shows them)", src, job->integrand);
-  int dim = job->dim ? job->dim : b->list_dims[0];
-  if (dim < b->dim_min || dim > b->dim_max)
-    return strata_error(STRATA_EINVAL, "%s: integral.dim = %d: integrand %s is defined for "
-                        "dim %d..%d", src, dim, b->name, b->dim_min, b->dim_max);
   if (job->nlower > 1 && job->nlower != dim)
     return strata_error(STRATA_EINVAL, "%s: integral.lower has %d values for dim %d "
                         "(give one, or one per axis)", src, job->nlower, dim);
@@ -369,12 +422,80 @@ int strata_job_resolve(const strata_job *job, strata_problem *pr,
     return strata_error(STRATA_EINVAL, "%s: integral.upper has %d values for dim %d "
                         "(give one, or one per axis)", src, job->nupper, dim);
   for (int d = 0; d < dim; d++) {
-    pr->lower[d] = job->nlower ? job->lower[job->nlower == 1 ? 0 : d] : b->lower;
-    pr->upper[d] = job->nupper ? job->upper[job->nupper == 1 ? 0 : d] : b->upper;
+    pr->lower[d] = job->nlower ? job->lower[job->nlower == 1 ? 0 : d] : lo;
+    pr->upper[d] = job->nupper ? job->upper[job->nupper == 1 ? 0 : d] : hi;
     if (!(pr->lower[d] < pr->upper[d]))
       return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: axis %d has lower %g >= "
                           "upper %g", src, d + 1, pr->lower[d], pr->upper[d]);
   }
+  return STRATA_OK;
+}
+
+/* Keys that only user integrands take, refused for built-ins so that a
+ * typo in `integrand` is not silently a different integral. */
+static int resolve_user(const strata_job *job, strata_problem *pr)
+{
+  const char *src = job->source;
+  int inl = !strcmp(job->integrand, "inline");
+  if (!job->dim)
+    return strata_error(STRATA_EINVAL, "%s: [integral] dim is not set (a user integrand "
+                        "needs it)", src);
+  if (inl && !job->body[0])
+    return strata_error(STRATA_EINVAL, "%s: integral.integrand = inline needs "
+                        "integral.body (the C statements of the function)", src);
+  if (!inl && !job->function[0])
+    return strata_error(STRATA_EINVAL, "%s: integral.integrand = %s needs integral.function "
+                        "(the name of the C function to integrate)", src, job->integrand);
+  if (!inl && job->body[0])
+    return strata_error(STRATA_EINVAL, "%s: integral.body is only for integrand = inline",
+                        src);
+  if (inl && job->function[0])
+    return strata_error(STRATA_EINVAL, "%s: integral.function is only for integrand = "
+                        "file:PATH (an inline body is the function)", src);
+  int ncomp = job->ncomp ? job->ncomp : 1;
+  int extended = job->form == STRATA_FORM_EXTENDED ||
+                 (job->form == STRATA_FORM_AUTO && (ncomp > 1 || job->tables[0]));
+  if (!extended && (ncomp > 1 || job->tables[0]))
+    return strata_error(STRATA_EINVAL, "%s: integral.form = simple: %s needs the extended "
+                        "form (void f(x, dim, params, tables, out))", src,
+                        ncomp > 1 ? "ncomp > 1" : "integral.tables");
+  if (job->adapt_comp >= ncomp)
+    return strata_error(STRATA_EINVAL, "%s: integral.adapt = %d: there are only %d "
+                        "component%s (0..%d, or sum)", src, job->adapt_comp, ncomp,
+                        ncomp == 1 ? "" : "s", ncomp - 1);
+  int rc = resolve_domain(job, job->dim, 0.0, 1.0, pr);
+  if (rc != STRATA_OK) return rc;
+  pr->dim = job->dim;
+  pr->nparams = job->nparams > 0 ? job->nparams : 0;
+  for (int i = 0; i < pr->nparams; i++) pr->params[i] = job->params[i];
+  pr->ncomp = ncomp;
+  pr->adapt_comp = job->adapt_comp == -2 ? 0 : job->adapt_comp;
+  pr->name = inl ? "inline" : job->function;
+  return STRATA_OK;
+}
+
+static int resolve_builtin(const strata_job *job, strata_problem *pr,
+                           const strata_builtin **builtin)
+{
+  const char *src = job->source;
+  const strata_builtin *b = strata_builtin_find(job->integrand);
+  if (!b)
+    return strata_error(STRATA_EINVAL, "%s: integral.integrand = '%s': unknown integrand "
+                        "(strata list shows them; user code is file:PATH or inline)", src,
+                        job->integrand);
+  const char *only = job->function[0] ? "function" : job->body[0] ? "body"
+                     : job->tables[0] ? "tables" : job->ncomp ? "ncomp"
+                     : job->form ? "form" : job->adapt_comp != -2 ? "adapt" : NULL;
+  if (only)
+    return strata_error(STRATA_EINVAL, "%s: integral.%s is only for user integrands "
+                        "(integrand = file:PATH or inline), not the built-in %s", src, only,
+                        b->name);
+  int dim = job->dim ? job->dim : b->list_dims[0];
+  if (dim < b->dim_min || dim > b->dim_max)
+    return strata_error(STRATA_EINVAL, "%s: integral.dim = %d: integrand %s is defined for "
+                        "dim %d..%d", src, dim, b->name, b->dim_min, b->dim_max);
+  int rc = resolve_domain(job, dim, b->lower, b->upper, pr);
+  if (rc != STRATA_OK) return rc;
   if (job->nparams >= 0 && job->nparams != b->nparams)
     return strata_error(STRATA_EINVAL, "%s: integral.params: integrand %s takes %d "
                         "parameter%s (%s), got %d", src, b->name, b->nparams,
@@ -387,7 +508,21 @@ int strata_job_resolve(const strata_job *job, strata_problem *pr,
   pr->dim = dim;
   pr->name = b->name;
   if (builtin) *builtin = b;
-  int rc = strata_params_check(&job->p);
+  return STRATA_OK;
+}
+
+int strata_job_resolve(const strata_job *job, strata_problem *pr,
+                       const strata_builtin **builtin)
+{
+  const char *src = job->source;
+  memset(pr, 0, sizeof *pr);
+  if (builtin) *builtin = NULL;
+  if (!job->integrand[0])
+    return strata_error(STRATA_EINVAL, "%s: [integral] integrand is not set", src);
+  int rc = strata_job_user_integrand(job) ? resolve_user(job, pr)
+                                          : resolve_builtin(job, pr, builtin);
+  if (rc != STRATA_OK) return rc;
+  rc = strata_params_check(&job->p);
   if (rc != STRATA_OK) {
     char msg[1100];
     snprintf(msg, sizeof msg, "%s: [vegas] %s", src, strata_last_error());

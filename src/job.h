@@ -9,7 +9,13 @@
 
 typedef struct {
   char source[STRATA_PATH_MAX];  /* job file path, or "(default job)" */
-  char integrand[64];
+  char integrand[STRATA_PATH_MAX]; /* a built-in name, "file:PATH" or "inline" */
+  char function[64];             /* file: the function to integrate */
+  char body[4096];               /* inline: the function's body (repeated lines append) */
+  int form;                      /* STRATA_FORM_*: the user function's signature */
+  int ncomp;                     /* 0 until set */
+  int adapt_comp;                /* -1: sum of |f_c|; -2 until set (component 0) */
+  char tables[4096];             /* "name=file.h5:/dataset, ..." */
   int dim;                       /* 0 until set */
   double lower[STRATA_MAX_DIM], upper[STRATA_MAX_DIM];
   int nlower, nupper;            /* 0 (default domain), 1 (all axes) or dim */
@@ -26,6 +32,7 @@ typedef struct {
   int check_ranks;               /* compare the ranks' states after every iteration */
 } strata_job;
 
+enum { STRATA_FORM_AUTO = 0, STRATA_FORM_SIMPLE = 1, STRATA_FORM_EXTENDED = 2 };
 enum { STRATA_RESUME_NO = 0, STRATA_RESUME_YES = 1, STRATA_RESUME_AUTO = 2 };
 
 /* The job that runs when no file is given. */
@@ -36,7 +43,14 @@ void strata_job_init(strata_job *job);
 int strata_job_load(strata_job *job, const char *path);
 /* "section.key=value" from the command line. */
 int strata_job_set(strata_job *job, const char *assignment);
-/* Cross-key checks and resolution against the integrand; fills *pr. */
+/* Cross-key checks and resolution against the integrand; fills *pr.  For
+ * a user integrand *builtin is NULL and pr->f, fv and tables stay unset:
+ * the integrand is compiled afterwards (strata_cli_integrand). */
 int strata_job_resolve(const strata_job *job, strata_problem *pr,
                        const strata_builtin **builtin);
+/* Whether the job integrates user code ("file:..." or "inline"). */
+int strata_job_user_integrand(const strata_job *job);
+/* A path in the job file, as the program must open it: relative paths are
+ * relative to the job file's directory, so a job runs from anywhere. */
+void strata_job_path(const strata_job *job, const char *path, char *out, size_t len);
 #endif

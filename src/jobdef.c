@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "qmc.h"
+#include "usercode.h"
 
 typedef struct {
   char *buf;
@@ -42,6 +43,14 @@ int strata_jobdef_text(const strata_problem *pr, const strata_params *p, char *b
   add_list(&t, "integral.lower", pr->lower, pr->dim);
   add_list(&t, "integral.upper", pr->upper, pr->dim);
   add_list(&t, "integral.params", pr->params, pr->nparams);
+  /* User code: its hash stands for the source, the form and the tables'
+   * contents, so a checkpoint refuses to continue with different code. */
+  if (pr->source)
+    add(&t, "integral.source = %016llx\n", (unsigned long long)strata_source_hash(pr->source));
+  if (pr->ncomp > 1) {
+    add(&t, "integral.ncomp = %d\n", pr->ncomp);
+    add(&t, "integral.adapt = %d\n", pr->adapt_comp);
+  }
   add(&t, "vegas.mode = %s\n", strata_mode_name(p->mode));
   add(&t, "vegas.neval = %lld\n", (long long)p->neval);
   add(&t, "vegas.ninc = %d\n", p->ninc);

@@ -119,11 +119,16 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   strata_problem pr;
   const strata_builtin *b = NULL;
   if (rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, &b);
+  struct strata_source *src = NULL;
+  struct strata_table_set *tables = NULL;
+  if (rc == STRATA_OK) rc = strata_cli_integrand(&job, comm, verbose, &pr, &src, &tables);
   strata_backend *be = NULL;
   if (rc == STRATA_OK) rc = strata_cli_backend(&job, comm, verbose, &be);
   if (rc != STRATA_OK) {
     /* Every rank read the same job and failed the same way: one says so. */
     if (comm->rank == 0) fprintf(stderr, "strata: %s\n", strata_last_error());
+    strata_backend_free(be);
+    strata_cli_integrand_free(src, tables);
     return 1;
   }
 
@@ -136,7 +141,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
     int talk = comm->rank == 0;
     FILE *table = talk && !quiet ? stdout : NULL;
     double exact = NAN;
-    if (job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
+    if (b && job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
     if (talk && verbose)
       fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), "
               "ninc %d, %d rank%s\n", pr.name, pr.dim, strata_mode_name(job.p.mode),
@@ -161,6 +166,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   }
   strata_run_free(r);
   strata_backend_free(be);
+  strata_cli_integrand_free(src, tables);
   /* An error every rank knows about (a file rank 0 could not use): rank 0
    * says it once and all end normally. */
   if (rc != STRATA_OK && ss.agreed) {

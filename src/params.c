@@ -106,7 +106,17 @@ int strata_params_check(const strata_params *p)
 
 int strata_problem_check(const strata_problem *pr)
 {
-  if (!pr->f) return strata_error(STRATA_EINVAL, "no integrand given");
+  if (!pr->f && !pr->fv) return strata_error(STRATA_EINVAL, "no integrand given");
+  if (pr->ncomp < 0 || pr->ncomp > STRATA_MAX_COMP)
+    return strata_error(STRATA_EINVAL, "ncomp = %d: must be in 1..%d", pr->ncomp, STRATA_MAX_COMP);
+  if (pr->ncomp > 1 && !pr->fv)
+    return strata_error(STRATA_EINVAL, "ncomp = %d needs the extended form (fv)", pr->ncomp);
+  if (pr->ncomp > 1 && (pr->adapt_comp < -1 || pr->adapt_comp >= pr->ncomp))
+    return strata_error(STRATA_EINVAL, "adapt_comp = %d: must be -1 (sum) or 0..%d",
+                        pr->adapt_comp, pr->ncomp - 1);
+  if (pr->ntables < 0 || pr->ntables > STRATA_MAX_TABLES || (pr->ntables && !pr->tables))
+    return strata_error(STRATA_EINVAL, "%d tables: at most %d, and given", pr->ntables,
+                        STRATA_MAX_TABLES);
   if (pr->dim < 1 || pr->dim > STRATA_MAX_DIM)
     return strata_error(STRATA_EINVAL, "dim = %d: must be in 1..%d", pr->dim, STRATA_MAX_DIM);
   if (pr->nparams < 0 || pr->nparams > STRATA_MAX_PARAMS)

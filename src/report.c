@@ -10,27 +10,81 @@ void strata_report_header(FILE *out)
   fprintf(out, "---------------------------------------------------------------------\n");
 }
 
-void strata_report_iteration(FILE *out, const strata_iteration *it)
+/* One line of the table; lead is the first column ("  7   ", or for a
+ * component of a vector integrand "  7:0 " and "   :1 "). */
+static void table_line(FILE *out, const char *lead, int kept, int itn, double integral,
+                       double sigma, double avg, double avg_sigma, double chi2_dof, double q,
+                       int restarted)
 {
   char a[64], b[64];
-  strata_format_value_error(a, sizeof a, it->integral, it->sigma);
-  if (it->kept) {
-    strata_format_value_error(b, sizeof b, it->avg, it->avg_sigma);
-    fprintf(out, "%3d   %-20s  %-20s  %8.2f  %6.2f%s\n", it->itn, a, b, it->chi2_dof, it->q,
-            it->restarted ? "  restart" : "");
+  strata_format_value_error(a, sizeof a, integral, sigma);
+  if (kept) {
+    strata_format_value_error(b, sizeof b, avg, avg_sigma);
+    fprintf(out, "%s%-20s  %-20s  %8.2f  %6.2f%s\n", lead, a, b, chi2_dof, q,
+            restarted ? "  restart" : "");
   } else {
-    fprintf(out, "%3d   %-20s  %-20s  %8s  %6s\n", it->itn, a,
-            it->itn > 0 && it->sigma == 0.0 ? "(no information)" : "(warm-up)", "-", "-");
+    fprintf(out, "%s%-20s  %-20s  %8s  %6s\n", lead, a,
+            itn > 0 && sigma == 0.0 ? "(no information)" : "(warm-up)", "-", "-");
+  }
+}
+
+void strata_report_iteration(FILE *out, const strata_iteration *it)
+{
+  char lead[32];
+  if (it->ncomp <= 1 || !it->comp) {
+    snprintf(lead, sizeof lead, "%3d   ", it->itn);
+    table_line(out, lead, it->kept, it->itn, it->integral, it->sigma, it->avg, it->avg_sigma,
+               it->chi2_dof, it->q, it->restarted);
+  } else {
+    /* A line per component; the iteration's kept flag is component 0's. */
+    for (int c = 0; c < it->ncomp; c++) {
+      const double *row = it->comp + c * STRATA_COMP_ROW(it->ncomp);
+      if (c == 0) snprintf(lead, sizeof lead, "%3d:%-2d", it->itn, c);
+      else snprintf(lead, sizeof lead, "   :%-2d", c);
+      table_line(out, lead, it->kept, it->itn, row[STRATA_COMP_INTEGRAL],
+                 row[STRATA_COMP_SIGMA], row[STRATA_COMP_AVG], row[STRATA_COMP_AVG_SIGMA],
+                 row[STRATA_COMP_CHI2_DOF], row[STRATA_COMP_Q], c == 0 && it->restarted);
+    }
   }
   fflush(out);
+}
+
+/* The correlation of components a and b of a result's averages. */
+static double correlation(const strata_result *res, int a, int b)
+{
+  const int n = res->ncomp;
+  double den = sqrt(res->comp_cov[a * n + a] * res->comp_cov[b * n + b]);
+  return den > 0.0 ? res->comp_cov[a * n + b] / den : (a == b ? 1.0 : NAN);
+}
+
+/* Every component's average, then their correlation matrix. */
+static void summary_comps(FILE *out, const strata_result *res)
+{
+  char a[64];
+  fputc('\n', out);
+  for (int c = 0; c < res->ncomp; c++) {
+    strata_format_value_error(a, sizeof a, res->comp_integral[c], res->comp_sigma[c]);
+    fprintf(out, "result[%d]  = %s   (%.17g +- %.3g)   chi2/dof = %.2f   Q = %.2f\n", c, a,
+            res->comp_integral[c], res->comp_sigma[c], res->comp_chi2_dof[c], res->comp_q[c]);
+  }
+  fprintf(out, "correlation =");
+  for (int i = 0; i < res->ncomp; i++) {
+    fprintf(out, "%s", i ? "\n              " : " ");
+    for (int j = 0; j < res->ncomp; j++) fprintf(out, " %7.4f", correlation(res, i, j));
+  }
+  fputc('\n', out);
 }
 
 void strata_report_summary(FILE *out, const strata_result *res, double exact)
 {
   char a[64];
-  strata_format_value_error(a, sizeof a, res->integral, res->sigma);
-  fprintf(out, "\nresult     = %s   (%.17g +- %.3g)\n", a, res->integral, res->sigma);
-  fprintf(out, "chi2/dof   = %.2f   Q = %.2f\n", res->chi2_dof, res->q);
+  if (res->ncomp > 1) {
+    summary_comps(out, res);
+  } else {
+    strata_format_value_error(a, sizeof a, res->integral, res->sigma);
+    fprintf(out, "\nresult     = %s   (%.17g +- %.3g)\n", a, res->integral, res->sigma);
+    fprintf(out, "chi2/dof   = %.2f   Q = %.2f\n", res->chi2_dof, res->q);
+  }
   fprintf(out, "converged  = %s after %d iterations, %lld evaluations, %.3f s\n",
           res->converged ? "yes" : "NO", res->iterations, (long long)res->neval,
           res->time_s);
@@ -46,6 +100,33 @@ static void json_number(FILE *out, const char *key, double v, int last)
   else fprintf(out, "\"%s\":null%s", key, last ? "" : ",");
 }
 
+/* Vector integrands: "ncomp", every component's result and the covariance
+ * of their averages (the scalar keys describe component 0). */
+static void json_comps(FILE *out, const strata_result *res)
+{
+  const int n = res->ncomp;
+  fprintf(out, "\"ncomp\":%d,\"components\":[", n);
+  for (int c = 0; c < n; c++) {
+    fprintf(out, "%s{", c ? "," : "");
+    json_number(out, "integral", res->comp_integral[c], 0);
+    json_number(out, "sigma", res->comp_sigma[c], 0);
+    json_number(out, "chi2_dof", res->comp_chi2_dof[c], 0);
+    json_number(out, "Q", res->comp_q[c], 1);
+    fprintf(out, "}");
+  }
+  fprintf(out, "],\"covariance\":[");
+  for (int a = 0; a < n; a++) {
+    fprintf(out, "%s[", a ? "," : "");
+    for (int b = 0; b < n; b++) {
+      double v = res->comp_cov[a * n + b];
+      if (isfinite(v)) fprintf(out, "%s%.17g", b ? "," : "", v);
+      else fprintf(out, "%snull", b ? "," : "");
+    }
+    fprintf(out, "]");
+  }
+  fprintf(out, "],");
+}
+
 void strata_report_json(FILE *out, const strata_result *res, const strata_report_info *info)
 {
   fprintf(out, "{\"integrand\":\"%s\",\"dim\":%d,\"mode\":\"%s\",", info->integrand,
@@ -55,6 +136,7 @@ void strata_report_json(FILE *out, const strata_result *res, const strata_report
   json_number(out, "chi2_dof", res->chi2_dof, 0);
   json_number(out, "Q", res->q, 0);
   json_number(out, "exact", info->exact, 0);
+  if (res->ncomp > 1) json_comps(out, res);
   fprintf(out, "\"neval\":%lld,\"iterations\":%d,\"converged\":%s,\"backend\":\"%s\","
           "\"ranks\":%d,\"nhcube\":%d,",
           (long long)res->neval, res->iterations, res->converged ? "true" : "false",

@@ -6,8 +6,13 @@
 #include "strata/strata.h"
 
 void strata_report_header(FILE *out);
+/* A vector integrand's iteration takes a line per component: "  7:0 " for
+ * component 0, "   :c " for the others. */
 void strata_report_iteration(FILE *out, const strata_iteration *it);
-/* exact may be NaN (unknown). */
+/* exact may be NaN (unknown).  A vector integrand's summary gives every
+ * component's average, chi2/dof and Q ("result[c]  = ...") and the
+ * correlation matrix of the averages; its JSON adds "ncomp", "components"
+ * and "covariance" (the scalar keys are component 0's). */
 void strata_report_summary(FILE *out, const strata_result *res, double exact);
 
 typedef struct {

@@ -65,6 +65,13 @@ static strata_strat *qmc_cells(const strata_params *p, int dim, int log2n)
   return strata_strat_alloc_cells(dim, (int64_t)p->nrand << lb, (int64_t)p->nrand << log2n);
 }
 
+/* The components' sums per cell (c1 and c2 of backend.h); none for a
+ * scalar integrand, whose s1 and s2 say it all. */
+static size_t comp_sums_per_cell(int ncomp)
+{
+  return ncomp > 1 ? (size_t)ncomp + (size_t)ncomp * (size_t)(ncomp + 1) / 2 : 0;
+}
+
 int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                      strata_backend *be, strata_comm *comm, strata_run **out)
 {
@@ -102,11 +109,19 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                                   p->mode != STRATA_MODE_VEGAS);
   r->hist = calloc((size_t)p->maxiter, sizeof *r->hist);
   if (!r->grid || !r->strat || !r->hist) goto nomem;
+  r->ncomp = pr->ncomp > 1 ? pr->ncomp : 1;
+  if (r->ncomp > 1) {
+    r->chist = calloc((size_t)p->maxiter * STRATA_CHIST_ROW(r->ncomp), sizeof(double));
+    r->creport = calloc((size_t)p->maxiter * (size_t)r->ncomp *
+                            (size_t)STRATA_COMP_ROW(r->ncomp), sizeof(double));
+    if (!r->chist || !r->creport) goto nomem;
+  }
   strata_grid_init(r->grid, pr->lower, pr->upper);
   size_t cells = (size_t)pr->dim * (size_t)p->ninc;
   int64_t ncell = r->strat->nhcube;
   if (r->qcells && r->qcells->nhcube > ncell) ncell = r->qcells->nhcube;
-  r->buf = malloc(sizeof(double) * (2 * (size_t)ncell + 2 * cells));
+  r->buf = malloc(sizeof(double) * ((2 + comp_sums_per_cell(r->ncomp)) * (size_t)ncell +
+                                    2 * cells));
   if (!r->buf) goto nomem;
   r->first_kept = first_kept(p);
   *out = r;
@@ -127,6 +142,8 @@ void strata_run_free(strata_run *r)
   strata_qmc_free(r->qmc);
   free(r->buf);
   free(r->hist);
+  free(r->chist);
+  free(r->creport);
   free(r);
 }
 
@@ -155,29 +172,92 @@ void strata_run_slice(const strata_strat *s, int rank, int size, int64_t *h0,
  * It also comes out when every sample was exactly zero (a peak not found
  * yet) or so small that its square underflowed: such an iteration saw
  * nothing it can vouch for and carries no weight at all. */
-static int informative(const strata_itn_record *h)
+static int informative_value(double integral, double sigma)
 {
-  return !(h->sigma == 0.0 && !(fabs(h->integral) >= sqrt(DBL_MIN)));
+  return !(sigma == 0.0 && !(fabs(integral) >= sqrt(DBL_MIN)));
 }
 
-static int kept_count(const strata_run *r)
+static int informative(const strata_itn_record *h)
+{
+  return informative_value(h->integral, h->sigma);
+}
+
+/* Component c of iteration k: its estimate, and its error in *sigma.  The
+ * history holds component 0 (the only one of a scalar integrand), so every
+ * rule below is written once, for any component. */
+static double comp_value(const strata_run *r, int k, int c, double *sigma)
+{
+  if (c == 0) {
+    *sigma = r->hist[k].sigma;
+    return r->hist[k].integral;
+  }
+  const double *row = r->chist + (size_t)k * STRATA_CHIST_ROW(r->ncomp);
+  *sigma = sqrt(row[r->ncomp + c * r->ncomp + c]);
+  return row[c];
+}
+
+/* This iteration's covariance of components a and b (vector integrands). */
+static double comp_cov(const strata_run *r, int k, int a, int b)
+{
+  return r->chist[(size_t)k * STRATA_CHIST_ROW(r->ncomp) + (size_t)(r->ncomp + a * r->ncomp + b)];
+}
+
+static int comp_informative(const strata_run *r, int k, int c)
+{
+  double sig, I = comp_value(r, k, c, &sig);
+  return informative_value(I, sig);
+}
+
+static int kept_count_comp(const strata_run *r, int c)
 {
   int n = 0;
-  for (int k = r->first_kept; k < r->itn; k++) n += informative(&r->hist[k]);
+  for (int k = r->first_kept; k < r->itn; k++) n += comp_informative(r, k, c);
   return n;
+}
+
+static void average_comp(const strata_run *r, int c, strata_average *out)
+{
+  int n = 0, span = r->itn - r->first_kept;
+  double I[span > 0 ? span : 1], sig[span > 0 ? span : 1];
+  for (int k = r->first_kept; k < r->itn; k++) {
+    double s, v = comp_value(r, k, c, &s);
+    if (informative_value(v, s)) {
+      I[n] = v;
+      sig[n] = s;
+      n++;
+    }
+  }
+  strata_stats_average(I, sig, n, out);
+}
+
+/* The covariance of the averages of components a and b: each average
+ * weighs iteration k by its own 1/sigma^2, so the iterations' covariances
+ * enter with the product of the two weights.  An iteration that does not
+ * count for a component has weight 0 there. */
+static double average_cov(const strata_run *r, int a, int b)
+{
+  const strata_average *A = &r->cavg[a], *B = &r->cavg[b];
+  if (!(A->sigma > 0.0) || !(B->sigma > 0.0))
+    return isnan(A->sigma) || isnan(B->sigma) ? NAN : 0.0; /* no data, or exact */
+  if (a == b) return A->sigma * A->sigma;
+  int span = r->itn - r->first_kept, n = 0;
+  double sa[span > 0 ? span : 1], sb[span > 0 ? span : 1], cab[span > 0 ? span : 1];
+  for (int k = r->first_kept; k < r->itn; k++, n++) {
+    double Ia = comp_value(r, k, a, &sa[n]), Ib = comp_value(r, k, b, &sb[n]);
+    if (!informative_value(Ia, sa[n])) sa[n] = 0.0;
+    if (!informative_value(Ib, sb[n])) sb[n] = 0.0;
+    cab[n] = comp_cov(r, k, a, b);
+  }
+  return strata_stats_average_cov(sa, sb, cab, n);
 }
 
 static void average(strata_run *r)
 {
-  int n = 0, span = r->itn - r->first_kept;
-  double I[span > 0 ? span : 1], sig[span > 0 ? span : 1];
-  for (int k = r->first_kept; k < r->itn; k++)
-    if (informative(&r->hist[k])) {
-      I[n] = r->hist[k].integral;
-      sig[n] = r->hist[k].sigma;
-      n++;
-    }
-  strata_stats_average(I, sig, n, &r->avg);
+  for (int c = 0; c < r->ncomp; c++) average_comp(r, c, &r->cavg[c]);
+  r->avg = r->cavg[0];
+  if (r->ncomp > 1)
+    for (int a = 0; a < r->ncomp; a++)
+      for (int b = 0; b < r->ncomp; b++) r->cavg_cov[a * r->ncomp + b] = average_cov(r, a, b);
 }
 
 /* While the map still adapts, an iteration that disagrees with the average
@@ -187,11 +267,20 @@ static void average(strata_run *r)
  * is frozen no restart happens: a disagreement then is reported, not hidden. */
 #define STRATA_RESTART_Q 1e-3
 
+/* Any component that disagrees tells that the map had not found the
+ * integrand; all components keep one set of iterations, so that the
+ * covariance of their averages stays defined. */
+static int disagrees(const strata_run *r)
+{
+  for (int c = 0; c < r->ncomp; c++)
+    if (kept_count_comp(r, c) >= 2 && r->cavg[c].q < STRATA_RESTART_Q) return 1;
+  return 0;
+}
+
 static int update_average(strata_run *r, int adapt)
 {
   average(r);
-  if (adapt && r->itn - 1 > r->first_kept && kept_count(r) >= 2 &&
-      r->avg.q < STRATA_RESTART_Q) {
+  if (adapt && r->itn - 1 > r->first_kept && disagrees(r)) {
     r->first_kept = r->itn - 1;
     average(r);
     return 1;
@@ -199,18 +288,49 @@ static int update_average(strata_run *r, int adapt)
   return 0;
 }
 
-static int check_converged(const strata_run *r)
+/* One component's stopping rule: enough agreeing iterations, and an error
+ * within max(epsrel |average|, epsabs) (a tolerance of 0 is off). */
+static int comp_converged(const strata_run *r, int c)
 {
   const strata_params *p = &r->params;
-  if (kept_count(r) < 2) return 0;
-  if (!(r->avg.q >= p->min_q)) return 0;
-  double s = r->avg.sigma;
-  return (p->epsrel > 0.0 && s <= p->epsrel * fabs(r->avg.mean)) ||
+  const strata_average *a = &r->cavg[c];
+  if (kept_count_comp(r, c) < 2) return 0;
+  if (!(a->q >= p->min_q)) return 0;
+  double s = a->sigma;
+  return (p->epsrel > 0.0 && s <= p->epsrel * fabs(a->mean)) ||
          (p->epsabs > 0.0 && s <= p->epsabs);
 }
 
+static int check_converged(const strata_run *r)
+{
+  for (int c = 0; c < r->ncomp; c++)
+    if (!comp_converged(r, c)) return 0;
+  return 1;
+}
+
+/* The components' rows of iteration k's report (strata.h), made from the
+ * averages as they stand now. */
+static const double *describe_comp(strata_run *r, int k)
+{
+  const int nc = r->ncomp, w = STRATA_COMP_ROW(nc);
+  double *rows = r->creport + (size_t)k * (size_t)nc * (size_t)w;
+  for (int c = 0; c < nc; c++) {
+    double *row = rows + c * w;
+    row[STRATA_COMP_INTEGRAL] = comp_value(r, k, c, &row[STRATA_COMP_SIGMA]);
+    row[STRATA_COMP_AVG] = r->cavg[c].mean;
+    row[STRATA_COMP_AVG_SIGMA] = r->cavg[c].sigma;
+    row[STRATA_COMP_CHI2_DOF] = r->cavg[c].chi2_dof;
+    row[STRATA_COMP_Q] = r->cavg[c].q;
+    for (int b = 0; b < nc; b++) {
+      row[STRATA_COMP_COV + b] = comp_cov(r, k, c, b);
+      row[STRATA_COMP_COV + nc + b] = r->cavg_cov[c * nc + b];
+    }
+  }
+  return rows;
+}
+
 /* The report of the iteration just combined (hist[itn - 1]). */
-static void describe(const strata_run *r, int restarted, int adapt, strata_iteration *out)
+static void describe(strata_run *r, int restarted, int adapt, strata_iteration *out)
 {
   const strata_itn_record *rec = &r->hist[r->itn - 1];
   memset(out, 0, sizeof *out);
@@ -226,6 +346,8 @@ static void describe(const strata_run *r, int restarted, int adapt, strata_itera
   out->q = r->avg.q;
   out->adapting = adapt;
   out->time_s = rec->time_s;
+  out->ncomp = r->ncomp;
+  if (r->ncomp > 1) out->comp = describe_comp(r, r->itn - 1);
 }
 
 /* Replays the averaging exactly as the iterations first ran it, so that
@@ -266,6 +388,35 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st)
   st->nhcube = r->strat->nhcube;
   st->nh = r->strat->nh;
   st->hist = r->hist;
+  st->ncomp = r->ncomp > 1 ? r->ncomp : 0;
+  st->comp_hist = r->chist;
+}
+
+/* A vector integrand's saved records: as many components as the job's,
+ * finite estimates, a symmetric covariance with a non-negative diagonal,
+ * and component 0 equal to the history (both are saved). */
+static int check_comp_state(const strata_run *r, const strata_run_state *st)
+{
+  const int nc = st->ncomp > 1 ? st->ncomp : 1;
+  if (nc != r->ncomp)
+    return strata_error(STRATA_EINVAL, "saved state has %d component%s, this job %d", nc,
+                        nc == 1 ? "" : "s", r->ncomp);
+  if (nc == 1) return STRATA_OK;
+  if (st->itn > 0 && !st->comp_hist)
+    return strata_error(STRATA_EINVAL, "saved state lacks the components' history");
+  for (int k = 0; k < st->itn; k++) {
+    const double *row = st->comp_hist + (size_t)k * STRATA_CHIST_ROW(nc), *cov = row + nc;
+    int ok = row[0] == st->hist[k].integral && sqrt(cov[0]) == st->hist[k].sigma;
+    for (int a = 0; ok && a < nc; a++) {
+      ok = isfinite(row[a]) && cov[a * nc + a] >= 0.0;
+      for (int b = 0; ok && b < nc; b++)
+        ok = isfinite(cov[a * nc + b]) && cov[a * nc + b] == cov[b * nc + a];
+    }
+    if (!ok)
+      return strata_error(STRATA_EINVAL, "saved iteration %d's component records are not "
+                          "valid (non-finite, not symmetric, or not its history)", k + 1);
+  }
+  return STRATA_OK;
 }
 
 /* A saved state is checked as a whole before any of it is used: a file
@@ -305,7 +456,7 @@ static int check_state(const strata_run *r, const strata_run_state *st)
   if (total != st->neval_total)
     return strata_error(STRATA_EINVAL, "saved iterations add up to %lld evaluations, the "
                         "saved total is %lld", (long long)total, (long long)st->neval_total);
-  return STRATA_OK;
+  return check_comp_state(r, st);
 }
 
 int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iteration_cb cb,
@@ -318,6 +469,9 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
   r->grid->generation = strata_stamp_next(); /* devices holding a copy of the map re-upload it */
   strata_strat_restore(r->strat, st->nh);
   if (st->itn > 0) memcpy(r->hist, st->hist, sizeof *r->hist * (size_t)st->itn);
+  if (st->itn > 0 && r->ncomp > 1)
+    memcpy(r->chist, st->comp_hist,
+           sizeof(double) * STRATA_CHIST_ROW(r->ncomp) * (size_t)st->itn);
   r->itn = st->itn;
   r->neval_total = st->neval_total;
   r->time_s = st->time_s;
@@ -342,6 +496,9 @@ uint64_t strata_run_state_hash(const strata_run *r)
     h = fnv1a(h, &r->hist[k].integral, sizeof(double));
     h = fnv1a(h, &r->hist[k].sigma, sizeof(double));
     h = fnv1a(h, &r->hist[k].neval, sizeof(int64_t));
+    if (r->ncomp > 1)
+      h = fnv1a(h, r->chist + (size_t)k * STRATA_CHIST_ROW(r->ncomp),
+                sizeof(double) * STRATA_CHIST_ROW(r->ncomp));
   }
   int head[3] = {r->itn, r->first_kept, r->converged};
   h = fnv1a(h, head, sizeof head);
@@ -379,13 +536,61 @@ static int check_ranks(strata_run *r)
                       "iteration %d (run.check_ranks)", (int)buf[4], r->comm->size, r->itn);
 }
 
-/* The previous estimate, where it is good enough to sit near J f; a wild
- * one (early iterations of a peaked integrand) would only add rounding. */
-static double sum_shift(const strata_run *r)
+/* The previous estimate of component c, where it is good enough to sit near
+ * J f_c; a wild one (early iterations of a peaked integrand) would only add
+ * rounding. */
+static double comp_shift(const strata_run *r, int c)
 {
   if (r->itn == 0) return 0.0;
-  const strata_itn_record *h = &r->hist[r->itn - 1];
-  return informative(h) && h->sigma < 0.1 * fabs(h->integral) ? h->integral : 0.0;
+  double sigma, I = comp_value(r, r->itn - 1, c, &sigma);
+  return informative_value(I, sigma) && sigma < 0.1 * fabs(I) ? I : 0.0;
+}
+
+/* The shift of the quantity that adapts (backend.h): its component's, or
+ * for the sum of magnitudes the sum of the components' magnitudes, which
+ * it approaches where no component changes sign. */
+static double sum_shift(const strata_run *r, const double *cshift)
+{
+  if (r->ncomp == 1 || r->problem.adapt_comp >= 0)
+    return cshift[r->ncomp == 1 ? 0 : r->problem.adapt_comp];
+  double s = 0.0;
+  for (int c = 0; c < r->ncomp; c++) s += fabs(cshift[c]);
+  return s;
+}
+
+static int overflowed(const strata_run *r, const strata_strat *cells, int64_t bad, double near)
+{
+  return strata_error(STRATA_ENOTFINITE,
+                      "integrand '%s': iteration %d: the sums of %s %lld overflowed "
+                      "(values near %g); rescale the integrand",
+                      r->problem.name ? r->problem.name : "(unnamed)", r->itn + 1,
+                      cells->M > 1 ? "hypercube" : "batch", (long long)bad, near);
+}
+
+/* A vector integrand's iteration: every component's estimate and their
+ * covariance into chist, component 0 into the history. */
+static int record_comps(strata_run *r, strata_estimator est, const strata_strat *cells,
+                        const double *c1, const double *c2, const double *cshift)
+{
+  const int nc = r->ncomp;
+  double *row = r->chist + (size_t)r->itn * STRATA_CHIST_ROW(nc);
+  int64_t bad = -1;
+  if (strata_estimate_cov(est, cells, nc, c1, c2, cshift, r->params.nrand, row, row + nc,
+                          &bad) != 0)
+    return overflowed(r, cells, bad, c1[bad * nc] / (double)cells->nh[bad] + cshift[0]);
+  for (int c = 0; c < nc; c++) {
+    int ok = isfinite(row[c]);
+    for (int b = 0; b < nc; b++) ok = ok && isfinite(row[nc + c * nc + b]);
+    if (!ok)
+      return strata_error(STRATA_ENOTFINITE,
+                          "integrand '%s': iteration %d overflowed (component %d: estimate "
+                          "%g, variance %g); rescale the integrand",
+                          r->problem.name ? r->problem.name : "(unnamed)", r->itn + 1, c,
+                          row[c], row[nc + c * nc + c]);
+  }
+  r->hist[r->itn].integral = row[0];
+  r->hist[r->itn].sigma = sqrt(row[nc]);
+  return STRATA_OK;
 }
 
 int strata_run_step(strata_run *r, strata_iteration *out)
@@ -398,17 +603,23 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   const size_t mapcells = (size_t)dim * (size_t)p->ninc;
   double t0 = now_s();
 
-  double *s1 = r->buf, *s2 = r->buf + nhc, *wsum = r->buf + 2 * nhc, *wcount = wsum + mapcells;
-  size_t nred = 2 * (size_t)nhc + (adapt ? 2 * mapcells : 0);
+  const int nc = r->ncomp;
+  const size_t ncs = comp_sums_per_cell(nc) * (size_t)nhc;
+  double *s1 = r->buf, *s2 = r->buf + nhc, *c1 = r->buf + 2 * nhc;
+  double *c2 = c1 + (size_t)nc * (size_t)nhc, *wsum = c1 + ncs, *wcount = wsum + mapcells;
+  size_t nred = 2 * (size_t)nhc + ncs + (adapt ? 2 * mapcells : 0);
   memset(r->buf, 0, sizeof(double) * nred);
   if (qmc) strata_qmc_randomize(r->qmc, p->seed, (uint32_t)r->itn);
+  double cshift[STRATA_MAX_COMP];
+  for (int c = 0; c < nc; c++) cshift[c] = comp_shift(r, c);
 
   strata_sample_job job = {
       .problem = &r->problem, .grid = r->grid, .strat = cells,
       .qmc = qmc ? r->qmc : NULL,
       .seed = p->seed, .iteration = (uint32_t)r->itn, .adapt = adapt,
-      .shift = sum_shift(r),
-      .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount};
+      .shift = sum_shift(r, cshift),
+      .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount,
+      .cshift = nc > 1 ? cshift : NULL, .c1 = nc > 1 ? c1 : NULL, .c2 = nc > 1 ? c2 : NULL};
   strata_run_slice(cells, r->comm->rank, r->comm->size, &job.h0, &job.h1);
   double ts = now_s();
   int rc = r->backend->sample(r->backend, &job);
@@ -428,13 +639,10 @@ int strata_run_step(strata_run *r, strata_iteration *out)
                                                         : STRATA_EST_STRATIFIED;
   double I = 0.0, var = 0.0;
   int64_t bad = -1;
+  /* (For a vector integrand this is the adapting quantity's estimate: only
+   * its overflow matters.) */
   if (strata_estimate(est, cells, s1, s2, job.shift, p->nrand, &I, &var, &bad) != 0)
-    return strata_error(STRATA_ENOTFINITE,
-                        "integrand '%s': iteration %d: the sums of %s %lld overflowed "
-                        "(values near %g); rescale the integrand",
-                        r->problem.name ? r->problem.name : "(unnamed)", r->itn + 1,
-                        cells->M > 1 ? "hypercube" : "batch", (long long)bad,
-                        s1[bad] / (double)cells->nh[bad] + job.shift);
+    return overflowed(r, cells, bad, s1[bad] / (double)cells->nh[bad] + job.shift);
   if (!isfinite(I) || !isfinite(var))
     return strata_error(STRATA_ENOTFINITE,
                         "integrand '%s': iteration %d overflowed (estimate %g, variance %g); "
@@ -444,6 +652,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   strata_itn_record *rec = &r->hist[r->itn];
   rec->integral = I;
   rec->sigma = sqrt(var);
+  if (nc > 1 && (rc = record_comps(r, est, cells, c1, c2, cshift)) != STRATA_OK) return rc;
   rec->neval = strata_strat_total(cells);
   r->neval_total += rec->neval;
   r->itn++;
@@ -472,15 +681,25 @@ int strata_run_finished(const strata_run *r)
 void strata_run_result(const strata_run *r, strata_result *res)
 {
   memset(res, 0, sizeof *res);
-  if (kept_count(r) > 0) {
-    res->integral = r->avg.mean;
-    res->sigma = r->avg.sigma;
-    res->chi2_dof = r->avg.chi2_dof;
-    res->q = r->avg.q;
-  } else {
-    res->integral = res->sigma = NAN;
-    res->q = NAN;
+  const int nc = r->ncomp;
+  res->ncomp = nc;
+  for (int c = 0; c < nc; c++) {
+    if (kept_count_comp(r, c) > 0) {
+      res->comp_integral[c] = r->cavg[c].mean;
+      res->comp_sigma[c] = r->cavg[c].sigma;
+      res->comp_chi2_dof[c] = r->cavg[c].chi2_dof;
+      res->comp_q[c] = r->cavg[c].q;
+    } else {
+      res->comp_integral[c] = res->comp_sigma[c] = res->comp_q[c] = NAN;
+    }
+    for (int b = 0; b < nc; b++)
+      res->comp_cov[c * nc + b] = nc > 1 ? r->cavg_cov[c * nc + b]
+                                         : res->comp_sigma[0] * res->comp_sigma[0];
   }
+  res->integral = res->comp_integral[0];
+  res->sigma = res->comp_sigma[0];
+  res->chi2_dof = res->comp_chi2_dof[0];
+  res->q = res->comp_q[0];
   res->neval = r->neval_total;
   res->iterations = r->itn;
   res->converged = r->converged;

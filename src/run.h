@@ -16,6 +16,11 @@ typedef struct {
   double time_s;            /* wall time: logs rebuilt from a checkpoint keep it */
 } strata_itn_record;
 
+/* A vector integrand's iteration k in strata_run.chist and in a saved
+ * state: the ncomp estimates, then their ncomp x ncomp covariance
+ * (row-major), STRATA_CHIST_ROW(ncomp) doubles. */
+#define STRATA_CHIST_ROW(ncomp) ((size_t)(ncomp) * (size_t)((ncomp) + 1))
+
 typedef struct strata_run {
   strata_problem problem;
   strata_params params;
@@ -25,8 +30,18 @@ typedef struct strata_run {
   strata_strat *strat;      /* hypercubes; plain and qmc: their cells */
   strata_qmc *qmc;          /* qmc, and the vegas modes with qmc_map: the point sets */
   strata_strat *qcells;     /* qmc_map: the cells of the frozen-map iterations */
-  double *buf;              /* s1, s2 (per cell), wsum, wcount (dim*ninc each) */
-  strata_itn_record *hist;  /* [maxiter] */
+  /* s1, s2 (per cell); for a vector integrand the components' c1, c2 (per
+   * cell, backend.h); then wsum, wcount (dim*ninc each).  One allreduce
+   * combines it all. */
+  double *buf;
+  /* [maxiter]; for a vector integrand integral and sigma are component 0's. */
+  strata_itn_record *hist;
+  int ncomp;                /* 1 for a scalar integrand, else problem.ncomp */
+  double *chist;            /* vector integrands: [maxiter][STRATA_CHIST_ROW]; else NULL */
+  double *creport;          /* vector integrands: [maxiter][ncomp][STRATA_COMP_ROW], the
+                             * rows strata_iteration.comp points to; else NULL */
+  strata_average cavg[STRATA_MAX_COMP];  /* each component's average; avg is cavg[0] */
+  double cavg_cov[STRATA_MAX_COMP * STRATA_MAX_COMP]; /* covariance of the averages */
   int itn;                  /* iterations done */
   int first_kept;           /* first iteration in the average (skip, or a restart) */
   int64_t neval_total;
@@ -55,13 +70,19 @@ typedef struct {
   int64_t nhcube;
   const int64_t *nh;              /* the allocation for the next iteration */
   const strata_itn_record *hist;  /* [itn] */
+  /* Vector integrands: ncomp > 1 and comp_hist [itn][STRATA_CHIST_ROW(ncomp)]
+   * (hist then holds component 0).  Scalar: ncomp 0 or 1, comp_hist NULL. */
+  int ncomp;
+  const double *comp_hist;
 } strata_run_state;
 
 /* The run's state; the pointers are the run's own, valid until its next step. */
 void strata_run_state_get(const strata_run *r, strata_run_state *st);
 /* Continues from a saved state.  Refuses a state that does not fit this run
- * (sizes, a map that is not increasing from 0 to 1, an allocation below 2
- * per hypercube, more iterations than maxiter, totals that do not add up),
+ * (sizes, another number of components, a map that is not increasing from 0
+ * to 1, an allocation below 2 per hypercube, more iterations than maxiter,
+ * totals that do not add up, component records that disagree with the
+ * history),
  * then copies it and replays the history; cb (may be NULL) receives every
  * replayed iteration as it was reported when first run. */
 int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iteration_cb cb,

@@ -104,7 +104,7 @@ static void collect_row(const strata_iteration *it, void *ctx)
 static int share_state(strata_session *s, strata_run *r, const strata_checkpoint *ck)
 {
   const int root = s->comm->rank == 0;
-  double head[6] = {0};
+  double head[7] = {0};
   if (root) {
     const strata_run_state *st = &ck->state;
     head[0] = st->itn;
@@ -113,16 +113,19 @@ static int share_state(strata_session *s, strata_run *r, const strata_checkpoint
     head[3] = st->naxes;
     head[4] = st->ninc;
     head[5] = (double)st->nhcube;
+    head[6] = st->ncomp;
   }
-  int rc = agree(s, head, 6);
+  int rc = agree(s, head, 7);
   if (rc != STRATA_OK) return rc;
   strata_run_state st = {.itn = (int)head[0], .neval_total = (int64_t)head[1],
                          .time_s = head[2], .naxes = (int)head[3], .ninc = (int)head[4],
-                         .nhcube = (int64_t)head[5]};
+                         .nhcube = (int64_t)head[5], .ncomp = (int)head[6]};
   size_t nedges = (size_t)st.naxes * (size_t)(st.ninc + 1), nh = (size_t)st.nhcube,
          nhist = (size_t)st.itn;
   /* Counts below 2^53 travel exactly as doubles. */
-  size_t n = nedges + nh + 4 * nhist;
+  /* A vector integrand's component records follow the history. */
+  size_t crow = st.ncomp > 1 ? STRATA_CHIST_ROW(st.ncomp) : 0;
+  size_t n = nedges + nh + 4 * nhist + crow * nhist;
   double *buf = calloc(n > 0 ? n : 1, sizeof(double));
   int64_t *nhv = malloc(sizeof(int64_t) * (nh > 0 ? nh : 1));
   strata_itn_record *hist = malloc(sizeof *hist * (nhist > 0 ? nhist : 1));
@@ -137,6 +140,9 @@ static int share_state(strata_session *s, strata_run *r, const strata_checkpoint
       e[2] = (double)ck->state.hist[k].neval;
       e[3] = ck->state.hist[k].time_s;
     }
+    if (crow > 0)
+      memcpy(buf + nedges + nh + 4 * nhist, ck->state.comp_hist,
+             sizeof(double) * crow * nhist);
   }
   /* Every rank takes part in the sum even without memory, or the others
    * would wait forever; the failure is agreed right after. */
@@ -154,6 +160,7 @@ static int share_state(strata_session *s, strata_run *r, const strata_checkpoint
     st.edges = buf;
     st.nh = nhv;
     st.hist = hist;
+    st.comp_hist = crow > 0 ? buf + nedges + nh + 4 * nhist : NULL;
     if (root) {
       s->rows = malloc(sizeof *s->rows * (nhist > 0 ? nhist : 1));
       if (!s->rows) rc = strata_error(STRATA_ENOMEM, "out of memory");

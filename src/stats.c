@@ -50,6 +50,19 @@ void strata_stats_average(const double *I, const double *sig, int n,
   }
 }
 
+double strata_stats_average_cov(const double *sa, const double *sb, const double *cab, int n)
+{
+  double swa = 0.0, swb = 0.0, sab = 0.0;
+  for (int k = 0; k < n; k++) {
+    double wa = sa[k] > 0.0 ? 1.0 / (sa[k] * sa[k]) : 0.0;
+    double wb = sb[k] > 0.0 ? 1.0 / (sb[k] * sb[k]) : 0.0;
+    swa += wa;
+    swb += wb;
+    if (wa > 0.0 && wb > 0.0) sab += wa * wb * cab[k];
+  }
+  return swa > 0.0 && swb > 0.0 ? sab / (swa * swb) : NAN;
+}
+
 /* Series for P(a,x), good for x < a + 1. */
 static double gamma_p_series(double a, double x)
 {

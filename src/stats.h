@@ -19,6 +19,13 @@ typedef struct {
 void strata_stats_average(const double *I, const double *sig, int n,
                           strata_average *out);
 
+/* The covariance of two such averages, A of estimates with errors sa[k] and
+ * B with errors sb[k], over the same n iterations whose covariances are
+ * cab[k]: sum_k wa_k wb_k cab[k] / (sum_k wa_k sum_k wb_k), w = 1/sigma^2.
+ * An error of 0 marks an iteration that does not count for that average
+ * (weight 0).  NaN when either average has no iteration. */
+double strata_stats_average_cov(const double *sa, const double *sb, const double *cab, int n);
+
 /* Regularised upper incomplete gamma function Q(a, x) = Gamma(a, x)/Gamma(a). */
 double strata_gamma_q(double a, double x);
 

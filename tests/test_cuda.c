@@ -5,9 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "backend_cuda.h"
+#include "error.h"
 #include "run.h"
 #include "testutil.h"
+#include "usercode.h"
 
 static int run_with(strata_backend *be, const strata_problem *pr, const strata_params *p,
                     strata_result *res)
@@ -27,12 +32,13 @@ static int qmc_map;
 
 static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(a), 1e-300); }
 
-static void agree_p(const char *name, int dim, strata_mode mode, long neval, int maxiter,
-                    double param0)
+/* CPU and GPU on one problem; returns the GPU's result. */
+static strata_result agree_pr(const strata_problem *prp, strata_mode mode, long neval,
+                              int maxiter)
 {
-  strata_problem pr;
-  test_problem(name, dim, &pr);
-  if (!isnan(param0)) pr.params[0] = param0;
+  const strata_problem pr = *prp;
+  const char *name = pr.name;
+  const int dim = pr.dim;
   strata_params p;
   strata_params_default(&p);
   p.mode = mode;
@@ -66,6 +72,16 @@ static void agree_p(const char *name, int dim, strata_mode mode, long neval, int
   ck_assert_int_eq(rc.neval, rg.neval);
   strata_backend_free(cpu);
   strata_backend_free(gpu);
+  return rg;
+}
+
+static void agree_p(const char *name, int dim, strata_mode mode, long neval, int maxiter,
+                    double param0)
+{
+  strata_problem pr;
+  test_problem(name, dim, &pr);
+  if (!isnan(param0)) pr.params[0] = param0;
+  agree_pr(&pr, mode, neval, maxiter);
 }
 
 static void agree(const char *name, int dim, strata_mode mode, long neval, int maxiter)
@@ -161,6 +177,180 @@ START_TEST(test_nonfinite_on_gpu)
 }
 END_TEST
 
+/* A user's source, compiled for the CPU by cc and for the GPU by NVRTC. */
+static strata_source *user_source(const char *file, const char *fn, int extended, int ncomp)
+{
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", getenv("srcdir"), file);
+  strata_source *s = NULL;
+  int rc = strata_source_from_file(path, file, fn, extended, ncomp, &s);
+  if (rc == STRATA_OK) rc = strata_source_build_cpu(s, 1);
+  ck_assert_msg(rc == STRATA_OK, "%s", strata_last_error());
+  return s;
+}
+
+START_TEST(test_user_integrand_on_gpu)
+{
+  strata_source *src = user_source("examples/integrands/gauss.c", "gauss", 0, 1);
+  strata_problem pr, ref;
+  test_problem("f4", 6, &pr);
+  ref = pr;
+  pr.f = src->f;
+  pr.source = src;
+  pr.name = "gauss (user)";
+  const strata_mode modes[] = {STRATA_MODE_VEGASPLUS, STRATA_MODE_PLAIN, STRATA_MODE_QMC};
+  for (int m = 0; m < 3; m++) {
+    strata_result user = agree_pr(&pr, modes[m], 200000, 6);
+    /* The built-in and the user's copy on the GPU: nvcc and NVRTC compile
+     * the same kernel, and may round differently in the last bit. */
+    strata_backend *gpu = strata_backend_cuda_new(0);
+    strata_params p;
+    strata_params_default(&p);
+    p.mode = modes[m];
+    p.neval = 200000;
+    p.maxiter = 6;
+    p.adapt_iters = 3;
+    p.skip = 1;
+    p.epsrel = 0;
+    p.seed = 77;
+    strata_result b;
+    ck_assert_int_eq(run_with(gpu, &ref, &p, &b), STRATA_OK);
+    ck_assert_msg(rel(b.integral, user.integral) <= 1e-12, "user %.17g built-in %.17g",
+                  user.integral, b.integral);
+    strata_backend_free(gpu);
+  }
+  strata_source_free(src);
+}
+END_TEST
+
+/* Tables copied to the device and interpolated inside the kernel: a 1-D
+ * profile on a uniform grid and a 2-D plane on a non-uniform x grid, built
+ * here (the HDF5 loader has its own tests). */
+START_TEST(test_user_tables_on_gpu)
+{
+  enum { NP = 101, NX = 37, NY = 21 };
+  static double prof[NP], plane[NX * NY], xs[NX];
+  for (int i = 0; i < NP; i++) prof[i] = 1.0 + 0.5 * sin(M_PI * i / (NP - 1.0));
+  for (int i = 0; i < NX; i++) xs[i] = pow(i / (NX - 1.0), 1.5);
+  for (int i = 0; i < NX; i++)
+    for (int j = 0; j < NY; j++) plane[i * NY + j] = 1.0 + xs[i] * cos(2.0 * j / (NY - 1.0));
+  const strata_table tab[2] = {
+      {.v = prof, .nx = NP, .ny = 1, .rank = 1, .x0 = 0, .x1 = 1},
+      {.v = plane, .x = xs, .nx = NX, .ny = NY, .rank = 2, .x0 = 0, .x1 = 1, .y0 = 0, .y1 = 1}};
+  strata_source *src = NULL;
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/integrands/tabulated.c", getenv("srcdir"));
+  ck_assert_int_eq(strata_source_from_file(path, "tabulated.c", "tabulated", 1, 1, &src), STRATA_OK);
+  const char *names[2] = {"profile", "plane"};
+  ck_assert_int_eq(strata_source_set_tables(src, names, 2), STRATA_OK);
+  ck_assert_msg(strata_source_build_cpu(src, 1) == STRATA_OK, "%s", strata_last_error());
+  strata_problem pr;
+  test_problem("f1", 3, &pr);
+  pr.f = NULL;
+  pr.fv = src->fv;
+  pr.ncomp = 1;
+  pr.tables = tab;
+  pr.ntables = 2;
+  pr.source = src;
+  pr.name = "tabulated";
+  agree_pr(&pr, STRATA_MODE_VEGASPLUS, 200000, 6);
+  agree_pr(&pr, STRATA_MODE_QMC, 1 << 18, 3);
+  strata_source_free(src);
+}
+END_TEST
+
+/* Three components from one sample on the GPU: every component's integral,
+ * sigma and the covariance against the CPU's, adapting to one component
+ * and to the sum of magnitudes. */
+START_TEST(test_user_ncomp_on_gpu)
+{
+  strata_source *src = user_source("tests/integrands/three.c", "three", 1, 3);
+  for (int adapt = -1; adapt <= 1; adapt += 2) {
+    strata_problem pr;
+    test_problem("f4", 4, &pr);
+    pr.f = NULL;
+    pr.fv = src->fv;
+    pr.ncomp = 3;
+    pr.adapt_comp = adapt;
+    pr.source = src;
+    pr.name = "three";
+    const strata_mode modes[] = {STRATA_MODE_VEGASPLUS, STRATA_MODE_QMC};
+    for (int m = 0; m < 2; m++) {
+      strata_params p;
+      strata_params_default(&p);
+      p.mode = modes[m];
+      p.neval = 200000;
+      p.maxiter = 6;
+      p.adapt_iters = 3;
+      p.skip = 1;
+      p.epsrel = 0;
+      p.seed = 5;
+      strata_backend *cpu = strata_backend_cpu_new(0), *gpu = strata_backend_cuda_new(0);
+      strata_result rc, rg;
+      ck_assert_msg(run_with(cpu, &pr, &p, &rc) == STRATA_OK, "%s", strata_last_error());
+      ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
+      ck_assert_int_eq(rg.ncomp, 3);
+      for (int c = 0; c < 3; c++) {
+        printf("three adapt %+d %-7s comp %d cpu %.17g +- %.6g gpu %.17g +- %.6g\n", adapt,
+               strata_mode_name(p.mode), c, rc.comp_integral[c], rc.comp_sigma[c],
+               rg.comp_integral[c], rg.comp_sigma[c]);
+        const double stol = p.mode == STRATA_MODE_QMC
+                                ? 1e-12 * fabs(rc.comp_integral[c]) / rc.comp_sigma[c] : 1e-12;
+        ck_assert_msg(rel(rc.comp_integral[c], rg.comp_integral[c]) <= 1e-12 &&
+                          rel(rc.comp_sigma[c], rg.comp_sigma[c]) <= fmax(stol, 1e-12),
+                      "component %d: cpu %.17g +- %.17g gpu %.17g +- %.17g", c,
+                      rc.comp_integral[c], rc.comp_sigma[c], rg.comp_integral[c],
+                      rg.comp_sigma[c]);
+        for (int b = 0; b < 3; b++) {
+          const double scale = rc.comp_sigma[c] * rc.comp_sigma[b];
+          ck_assert_msg(fabs(rc.comp_cov[c * 3 + b] - rg.comp_cov[c * 3 + b]) <=
+                            1e-10 * scale + 1e-12 * fabs(rc.comp_integral[c] * rc.comp_integral[b]),
+                        "cov(%d,%d): cpu %.17g gpu %.17g", c, b, rc.comp_cov[c * 3 + b],
+                        rg.comp_cov[c * 3 + b]);
+        }
+      }
+      strata_backend_free(cpu);
+      strata_backend_free(gpu);
+    }
+  }
+  strata_source_free(src);
+}
+END_TEST
+
+/* C that cc takes but NVRTC (C++) does not: the error names the file and
+ * line, before any sampling. */
+START_TEST(test_user_nvrtc_error)
+{
+  char dir[] = "/tmp/strata-nvrtc-XXXXXX", path[128];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/cxx.c", dir);
+  FILE *f = fopen(path, "w");
+  fputs("double f(const double *x, int dim, const double *p)\n{\n  (void)dim; (void)p;\n"
+        "  double new = x[0];\n  return new;\n}\n", f);
+  fclose(f);
+  strata_source *src = NULL;
+  ck_assert_int_eq(strata_source_from_file(path, "cxx.c", "f", 0, 1, &src), STRATA_OK);
+  ck_assert_msg(strata_source_build_cpu(src, 0) == STRATA_OK, "%s", strata_last_error());
+  strata_problem pr;
+  test_problem("f4", 3, &pr);
+  pr.f = src->f;
+  pr.nparams = 0;
+  pr.source = src;
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 10000;
+  strata_backend *gpu = strata_backend_cuda_new(0);
+  strata_result r;
+  ck_assert_int_ne(run_with(gpu, &pr, &p, &r), STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "cxx.c(4)") && strstr(strata_last_error(), "nvrtc"),
+                "%s", strata_last_error());
+  strata_backend_free(gpu);
+  strata_source_free(src);
+  unlink(path);
+  rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_bad_device)
 {
   ck_assert(strata_backend_cuda_new(1000) == NULL);
@@ -176,6 +366,9 @@ int main(void)
            getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
     return 77;
   }
+  /* A cache of this run's own: the first use of every kernel compiles. */
+  char cache[] = "/tmp/strata-cuda-cache-XXXXXX";
+  if (mkdtemp(cache)) setenv("STRATA_CACHE_DIR", cache, 1);
   Suite *s = suite_create("cuda");
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 600);
@@ -185,6 +378,10 @@ int main(void)
   tcase_add_test(tc, test_agree_plain_qmc);
   tcase_add_test(tc, test_suite_on_gpu);
   tcase_add_test(tc, test_nonfinite_on_gpu);
+  tcase_add_test(tc, test_user_integrand_on_gpu);
+  tcase_add_test(tc, test_user_nvrtc_error);
+  tcase_add_test(tc, test_user_tables_on_gpu);
+  tcase_add_test(tc, test_user_ncomp_on_gpu);
   tcase_add_test(tc, test_bad_device);
   suite_add_tcase(s, tc);
   /* No fork: a CUDA context does not survive fork(), and main() has already

@@ -9,12 +9,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strata/table.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define STRATA_MAX_DIM 32
 #define STRATA_MAX_PARAMS 16
+/* Components of a vector-valued integrand (ncomp). */
+#define STRATA_MAX_COMP 8
+/* Tables one integrand may read. */
+#define STRATA_MAX_TABLES 16
 
 /* Error codes; 0 is success.  The message of the last error of the calling
  * thread is strata_last_error(). */
@@ -29,6 +35,10 @@ enum {
 };
 
 typedef double (*strata_fn)(const double *x, int dim, const double *params);
+/* The extended form: ncomp values into out[0..ncomp-1], with the job's tables
+ * (in the order the job lists them). */
+typedef void (*strata_vfn)(const double *x, int dim, const double *params,
+                           const strata_table *tables, double *out);
 
 typedef enum {
   STRATA_MODE_VEGASPLUS = 0, /* adaptive map + adaptive stratification */
@@ -64,15 +74,49 @@ typedef struct {
 } strata_params;
 
 typedef struct {
-  strata_fn f;
+  strata_fn f;          /* the simple form; or NULL and fv set */
   int dim;
   double lower[STRATA_MAX_DIM], upper[STRATA_MAX_DIM];
   double params[STRATA_MAX_PARAMS];
   int nparams;
   const char *name;     /* for messages */
+  /* The extended form (used when f is NULL): ncomp components, tables. */
+  strata_vfn fv;
+  int ncomp;            /* 0 or 1: scalar; up to STRATA_MAX_COMP */
+  /* Which component drives the map and the stratification: 0..ncomp-1, or
+   * -1 for the sum of the components' magnitudes. */
+  int adapt_comp;
+  const strata_table *tables;
+  int ntables;
+  /* Compiled user integrands: what a backend that compiles its own code
+   * (CUDA, through NVRTC) needs; NULL for built-in integrands. */
+  const struct strata_source *source;
 } strata_problem;
 
-/* One iteration, as reported to the caller after it is combined. */
+/* Per component c of a vector integrand, strata_iteration.comp holds a row
+ * of STRATA_COMP_ROW(ncomp) doubles starting at comp[c * STRATA_COMP_ROW(ncomp)]:
+ *   [STRATA_COMP_INTEGRAL]  this iteration's estimate of component c
+ *   [STRATA_COMP_SIGMA]     ... its error
+ *   [STRATA_COMP_AVG]       weighted average over the kept iterations
+ *   [STRATA_COMP_AVG_SIGMA] ... its error
+ *   [STRATA_COMP_CHI2_DOF]  ... chi^2/dof of the kept iterations
+ *   [STRATA_COMP_Q]         ... and Q
+ *   [STRATA_COMP_COV + b]           this iteration's covariance of c and b
+ *   [STRATA_COMP_COV + ncomp + b]   the covariance of the averages of c and b
+ * (b = 0..ncomp-1).  The convergence log stores the same rows. */
+enum {
+  STRATA_COMP_INTEGRAL = 0,
+  STRATA_COMP_SIGMA = 1,
+  STRATA_COMP_AVG = 2,
+  STRATA_COMP_AVG_SIGMA = 3,
+  STRATA_COMP_CHI2_DOF = 4,
+  STRATA_COMP_Q = 5,
+  STRATA_COMP_COV = 6
+};
+#define STRATA_COMP_ROW(ncomp) (STRATA_COMP_COV + 2 * (ncomp))
+
+/* One iteration, as reported to the caller after it is combined.  For a
+ * vector integrand (ncomp > 1) the scalar fields describe component 0. */
 typedef struct {
   int itn;              /* 1-based */
   double integral, sigma;  /* this iteration */
@@ -82,16 +126,28 @@ typedef struct {
   double avg, avg_sigma, chi2_dof, q; /* cumulative over kept iterations */
   int adapting;
   double time_s;        /* wall time of this iteration */
+  int ncomp;            /* components: 1 for a scalar integrand */
+  /* ncomp > 1: ncomp rows laid out as above, owned by the run and valid
+   * until it is freed or restored; NULL for a scalar integrand. */
+  const double *comp;
 } strata_iteration;
 
+/* For a vector integrand (ncomp > 1) integral, sigma, chi2_dof and q
+ * describe component 0; every component is in the comp_ arrays (for a
+ * scalar integrand, element 0 repeats the scalar fields). */
 typedef struct {
   double integral, sigma, chi2_dof, q;
   int64_t neval;        /* total evaluations, all iterations */
   int iterations;
-  int converged;
+  int converged;        /* every component met the tolerance */
   int nhcube;
   double time_s;
   double comm_time_s;   /* of that, combining sums across ranks (rank 0's view) */
+  int ncomp;
+  double comp_integral[STRATA_MAX_COMP], comp_sigma[STRATA_MAX_COMP];
+  double comp_chi2_dof[STRATA_MAX_COMP], comp_q[STRATA_MAX_COMP];
+  /* Covariance of the components' averages, comp_cov[a * ncomp + b]. */
+  double comp_cov[STRATA_MAX_COMP * STRATA_MAX_COMP];
 } strata_result;
 
 typedef void (*strata_iteration_cb)(const strata_iteration *it, void *ctx);

@@ -1,0 +1,238 @@
+#include "jit.h"
+
+#include <cuda_runtime.h>
+#include <nvrtc.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "cache.h"
+#include "error.h"
+}
+
+#ifndef STRATA_CUDA_INCLUDE
+#define STRATA_CUDA_INCLUDE "/usr/local/cuda/include"
+#endif
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+namespace {
+
+/* NVRTC has no system headers: the few that strata's headers and a user's
+ * plain C name resolve to these (math functions are NVRTC built-ins). */
+const char math_header[] =
+    "#pragma once\n"
+    "#define M_E 2.7182818284590452354\n#define M_LOG2E 1.4426950408889634074\n"
+    "#define M_LOG10E 0.43429448190325182765\n#define M_LN2 0.69314718055994530942\n"
+    "#define M_LN10 2.30258509299404568402\n#define M_PI 3.14159265358979323846\n"
+    "#define M_PI_2 1.57079632679489661923\n#define M_PI_4 0.78539816339744830962\n"
+    "#define M_1_PI 0.31830988618379067154\n#define M_2_PI 0.63661977236758134308\n"
+    "#define M_2_SQRTPI 1.12837916709551257390\n#define M_SQRT2 1.41421356237309504880\n"
+    "#define M_SQRT1_2 0.70710678118654752440\n"
+    "#define HUGE_VAL __longlong_as_double(0x7ff0000000000000LL)\n"
+    "#define INFINITY HUGE_VAL\n#define NAN __longlong_as_double(0x7ff8000000000000LL)\n";
+const char stdint_header[] =
+    "#pragma once\n"
+    "typedef signed char int8_t; typedef unsigned char uint8_t;\n"
+    "typedef short int16_t; typedef unsigned short uint16_t;\n"
+    "typedef int int32_t; typedef unsigned int uint32_t;\n"
+    "typedef long long int64_t; typedef unsigned long long uint64_t;\n"
+    "#define INT64_C(c) c##LL\n#define UINT64_C(c) c##ULL\n#define UINT32_C(c) c##U\n";
+
+struct entry {
+  uint64_t src_hash;
+  int dim, pts;
+  bool adapt;
+  cudaLibrary_t lib;
+  cudaKernel_t kernel;
+};
+
+double now_s()
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+int nvrtc_fail(nvrtcResult r, const char *what)
+{
+  return strata_error(STRATA_EBACKEND, "nvrtc: %s: %s", what, nvrtcGetErrorString(r));
+}
+
+/* Compiles unit to a cubin; on success *image holds "lowered-name\n" then
+ * the cubin, the form stored in the cache. */
+int compile(const strata_source *src, const char *unit, const char *expr,
+            const std::vector<const char *> &opts, std::vector<char> &image)
+{
+  int nemb = 0;
+  const strata_embedded_file *emb = strata_embedded_files(&nemb);
+  std::vector<const char *> names, texts;
+  for (int i = 0; i < nemb; i++) {
+    names.push_back(emb[i].name);
+    texts.push_back(emb[i].text);
+  }
+  names.push_back("math.h");
+  texts.push_back(math_header);
+  names.push_back("stdint.h");
+  texts.push_back(stdint_header);
+  nvrtcProgram prog;
+  nvrtcResult r = nvrtcCreateProgram(&prog, unit, "strata_user.cu", (int)names.size(),
+                                     texts.data(), names.data());
+  if (r != NVRTC_SUCCESS) return nvrtc_fail(r, "creating the program");
+  int rc = STRATA_OK;
+  r = nvrtcAddNameExpression(prog, expr);
+  if (r == NVRTC_SUCCESS) r = nvrtcCompileProgram(prog, (int)opts.size(), opts.data());
+  if (r == NVRTC_ERROR_COMPILATION) {
+    size_t n = 0;
+    nvrtcGetProgramLogSize(prog, &n);
+    std::vector<char> log(n + 1, '\0');
+    nvrtcGetProgramLog(prog, log.data());
+    /* The whole log when asked for (STRATA_VERBOSE=1): the message keeps
+     * to the first error, one line. */
+    const char *v = getenv("STRATA_VERBOSE");
+    if (v && *v == '1') fprintf(stderr, "%s", log.data());
+    rc = strata_source_compile_failed(src, "nvrtc", log.data());
+  } else if (r != NVRTC_SUCCESS) {
+    rc = nvrtc_fail(r, "compiling");
+  }
+  const char *lowered = NULL;
+  size_t ncubin = 0;
+  if (rc == STRATA_OK && (r = nvrtcGetLoweredName(prog, expr, &lowered)) != NVRTC_SUCCESS)
+    rc = nvrtc_fail(r, "kernel name");
+  if (rc == STRATA_OK && (r = nvrtcGetCUBINSize(prog, &ncubin)) != NVRTC_SUCCESS)
+    rc = nvrtc_fail(r, "cubin size");
+  if (rc == STRATA_OK) {
+    size_t nl = strlen(lowered);
+    image.assign(nl + 1 + ncubin, '\0');
+    memcpy(image.data(), lowered, nl);
+    image[nl] = '\n';
+    r = nvrtcGetCUBIN(prog, image.data() + nl + 1);
+    if (r != NVRTC_SUCCESS) rc = nvrtc_fail(r, "cubin");
+  }
+  nvrtcDestroyProgram(&prog);
+  return rc;
+}
+
+int read_file(const char *path, std::vector<char> &out)
+{
+  FILE *f = fopen(path, "rb");
+  if (!f) return -1;
+  out.clear();
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.insert(out.end(), buf, buf + n);
+  int bad = ferror(f);
+  fclose(f);
+  return bad ? -1 : 0;
+}
+
+} // namespace
+
+struct strata_jit {
+  int device;
+  int major, minor;
+  std::vector<entry> entries;
+  double build_s;
+  int last_cached;
+};
+
+strata_jit *strata_jit_new(int device)
+{
+  strata_jit *j = new strata_jit();
+  j->device = device;
+  /* No device (a compile check on a machine without one): Hopper's. */
+  if (cudaDeviceGetAttribute(&j->major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&j->minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
+    cudaGetLastError();
+    j->major = 9;
+    j->minor = 0;
+  }
+  return j;
+}
+
+void strata_jit_free(strata_jit *j)
+{
+  if (!j) return;
+  for (entry &e : j->entries) cudaLibraryUnload(e.lib);
+  delete j;
+}
+
+double strata_jit_build_s(const strata_jit *j) { return j->build_s; }
+int strata_jit_last_cached(const strata_jit *j) { return j->last_cached; }
+
+int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool adapt, int pts,
+                      const void **kernel)
+{
+  const uint64_t h = strata_source_hash(src);
+  for (const entry &e : j->entries)
+    if (e.src_hash == h && e.dim == dim && e.adapt == adapt && e.pts == pts) {
+      *kernel = (const void *)e.kernel;
+      return STRATA_OK;
+    }
+  const double t0 = now_s();
+  char *user = strata_source_unit(src, STRATA_UNIT_CUDA);
+  if (!user) return STRATA_ENOMEM;
+  std::string unit = "#include \"sample_kernel.cuh\"\n";
+  unit += user;
+  free(user);
+  char expr[160], arch[64];
+  snprintf(expr, sizeof expr, "strata_k::sample_kernel<strata_user_fn, %d, %s, %d, %d>", dim,
+           adapt ? "true" : "false", pts, src->ncomp);
+  snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", j->major, j->minor);
+  const char *inc = getenv("STRATA_CUDA_INCLUDE");
+  std::string incopt = std::string("-I") + (inc && *inc ? inc : STRATA_CUDA_INCLUDE);
+  std::vector<const char *> opts = {
+      arch, "-std=c++17", "-default-device", incopt.c_str(),
+      "-DSTRATA_MAX_DIM=" STR(STRATA_MAX_DIM), "-DSTRATA_MAX_PARAMS=" STR(STRATA_MAX_PARAMS),
+      "-DSTRATA_MAX_COMP=" STR(STRATA_MAX_COMP)};
+
+  /* The key: everything the cubin depends on, the headers' text included
+   * (they are named, not pasted, in the unit). */
+  int major = 0, minor = 0, nemb = 0;
+  nvrtcVersion(&major, &minor);
+  std::string key = "strata " + std::string(strata_version()) + " gpu\nnvrtc " +
+                    std::to_string(major) + "." + std::to_string(minor) + "\n" + expr + "\n";
+  for (const char *o : opts) key += std::string(o) + "\n";
+  const strata_embedded_file *emb = strata_embedded_files(&nemb);
+  for (int i = 0; i < nemb; i++) key += std::string("== ") + emb[i].name + "\n" + emb[i].text;
+  key += "----\n" + unit;
+
+  strata_cache_entry ce;
+  int rc = strata_cache_lookup("gpu", ".cubin", key.data(), key.size(), &ce);
+  if (rc != STRATA_OK) return rc;
+  std::vector<char> image;
+  j->last_cached = ce.hit && read_file(ce.artifact, image) == 0;
+  if (!j->last_cached) {
+    rc = compile(src, unit.c_str(), expr, opts, image);
+    if (rc != STRATA_OK) return rc;
+    FILE *f = fopen(ce.tmp, "wb");
+    bool ok = f && fwrite(image.data(), 1, image.size(), f) == image.size();
+    if (f && fclose(f) != 0) ok = false;
+    /* A cache that cannot be written costs the next run a compile, no more. */
+    if (ok) strata_cache_publish(&ce, key.data(), key.size());
+    else remove(ce.tmp);
+  }
+  const char *nl = (const char *)memchr(image.data(), '\n', image.size());
+  if (!nl) return strata_error(STRATA_EBACKEND, "%s: damaged cache entry (remove it)", ce.artifact);
+  std::string name((const char *)image.data(), nl);
+  entry e = {h, dim, pts, adapt, nullptr, nullptr};
+  cudaError_t err = cudaSetDevice(j->device);
+  if (err == cudaSuccess)
+    err = cudaLibraryLoadData(&e.lib, nl + 1, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (err == cudaSuccess) err = cudaLibraryGetKernel(&e.kernel, e.lib, name.c_str());
+  if (err != cudaSuccess) {
+    if (e.lib) cudaLibraryUnload(e.lib);
+    return strata_error(STRATA_EBACKEND, "cuda device %d: loading the kernel of %s: %s",
+                        j->device, src->origin, cudaGetErrorString(err));
+  }
+  j->entries.push_back(e);
+  j->build_s += now_s() - t0;
+  *kernel = (const void *)e.kernel;
+  return STRATA_OK;
+}

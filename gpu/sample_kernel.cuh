@@ -1,0 +1,316 @@
+/* The sampling kernel of one iteration, written once for the built-in
+ * integrands (compiled by nvcc into backend_cuda.cu) and for users' own
+ * (compiled at run time by NVRTC with the user's code: gpu/jit.cu).  It
+ * includes nothing NVRTC lacks: cuRAND's Philox header and strata's own
+ * host/device headers; the limits STRATA_MAX_* come from strata.h under
+ * nvcc and as -D options under NVRTC, so they cannot drift apart.
+ *
+ * Work split: every thread takes chunks of SPT consecutive global sample
+ * indices, whatever hypercubes they fall in, so VEGAS+'s uneven allocation
+ * costs no divergence; a thread finds its hypercube by binary search on the
+ * allocation's prefix sums and walks forward.  Sums of a hypercube are kept
+ * in registers and added to global memory when the thread leaves it. */
+#ifndef STRATA_SAMPLE_KERNEL_CUH
+#define STRATA_SAMPLE_KERNEL_CUH
+#include <curand_philox4x32_x.h>
+
+#include "hostdev.h"
+#include "philox.h"
+#include "qmc_points.h"
+#include "strata/table.h"
+
+#if !defined(STRATA_MAX_DIM) || !defined(STRATA_MAX_PARAMS) || !defined(STRATA_MAX_COMP)
+#error "sample_kernel.cuh needs STRATA_MAX_DIM, STRATA_MAX_PARAMS and STRATA_MAX_COMP"
+#endif
+
+namespace strata_k {
+
+constexpr int kThreads = 256;
+/* Consecutive samples a thread takes: more amortise the hypercube search
+ * per chunk, fewer keep small iterations spread over the whole GPU. */
+constexpr int kSmallChunk = 16, kLargeChunk = 64;
+constexpr long long kLargeChunkFrom = 100000000;
+constexpr unsigned long long kNoBad = ~0ULL;
+
+struct KernelArgs {
+  const double *edges;       /* naxes x (ninc + 1) */
+  const long long *start;    /* nhcube + 1 */
+  double *s1, *s2;           /* nhcube */
+  double *wsum;              /* dim x ninc */
+  unsigned long long *wcnt;  /* dim x ninc */
+  unsigned long long *bad;   /* first sample with a non-finite value */
+  double lower[STRATA_MAX_DIM], width[STRATA_MAX_DIM];
+  double params[STRATA_MAX_PARAMS];
+  int dim, ninc, axis_stride; /* axis_stride 0: one map for all axes */
+  int M;
+  double invM;
+  long long h0, h1, first, total;
+  long long nh_uniform;      /* > 0: every hypercube has this many samples */
+  unsigned long long seed;
+  unsigned int iteration;
+  double shift;
+  int shared_acc;            /* map sums in shared memory */
+  int spc;                   /* samples per chunk */
+  /* QMC iterations: N = 2^log2n points per randomization */
+  const unsigned long long *qdirs;   /* sobol: nrand x dim x 64 */
+  const unsigned long long *qdshift; /* sobol: nrand x dim */
+  const double *qshift;              /* lattice: nrand x dim */
+  unsigned int qz[STRATA_MAX_DIM];   /* lattice generator */
+  int log2n;
+  /* Extended integrands: their tables (device copies), and with ncomp > 1
+   * the per-hypercube component sums (see strata_sample_job). */
+  const strata_table *tables;
+  double *c1, *c2;
+  double cshift[STRATA_MAX_COMP];
+  int adapt_comp;            /* -1: the sum of the components' magnitudes */
+};
+
+/* Where sample points come from. */
+enum { kPhilox = 0, kSobol = 1, kLattice = 2 };
+
+__device__ __forceinline__ long long find_hcube(const KernelArgs &a, long long i)
+{
+  if (a.nh_uniform > 0) return a.h0 + (i - a.first) / a.nh_uniform;
+  long long lo = a.h0, hi = a.h1 - 1;
+  while (lo < hi) {
+    long long mid = lo + (hi - lo + 1) / 2;
+    if (__ldg(a.start + mid) <= i) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+__device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
+{
+  return a.nh_uniform > 0 ? a.first + (h - a.h0 + 1) * a.nh_uniform : __ldg(a.start + h + 1);
+}
+
+/* The integer coordinates of hypercube h, as strata_strat_coords. */
+template <int MAXD>
+__device__ __forceinline__ void hcube_coords(long long h, int dim, int M, int *k)
+{
+#pragma unroll
+  for (int d = 0; d < MAXD; d++)
+    if (d < dim) {
+      k[d] = (int)(h % M);
+      h /= M;
+    }
+}
+
+/* y in (0,1) on axis d through the map, as strata_grid_map. */
+__device__ __forceinline__ void map_axis(const KernelArgs &a, int d, double y, double *x,
+                                         int *inc, double &jac)
+{
+  const int ninc = a.ninc;
+  const double t = y * ninc;
+  int ii = (int)t;
+  if (ii >= ninc) ii = ninc - 1;
+  const double *e = a.edges + (size_t)d * a.axis_stride;
+  const double e0 = __ldg(e + ii), du = __ldg(e + ii + 1) - e0;
+  x[d] = a.lower[d] + a.width[d] * (e0 + (t - ii) * du);
+  jac *= ninc * du * a.width[d];
+  inc[d] = ii;
+}
+
+/* The sums a thread keeps for its current hypercube: J f - shift and its
+ * square, then with NC > 1 the NC components and their NC(NC+1)/2
+ * products.  One array, so that flushing and the warp reduction treat all
+ * alike and the scalar case (NS = 2) compiles to what it always was. */
+template <int NC> struct Sums {
+  static constexpr int NS = NC > 1 ? 2 + NC + NC * (NC + 1) / 2 : 2;
+};
+
+template <int NC>
+__device__ __forceinline__ double *sum_target(const KernelArgs &a, long long h, int s)
+{
+  constexpr int NP = NC * (NC + 1) / 2;
+  if (s == 0) return a.s1 + h;
+  if (s == 1) return a.s2 + h;
+  if (s < 2 + NC) return a.c1 + h * NC + (s - 2);
+  return a.c2 + h * NP + (s - 2 - NC);
+}
+
+template <int NC>
+__device__ __forceinline__ void flush(const KernelArgs &a, long long h, double *acc)
+{
+#pragma unroll
+  for (int s = 0; s < Sums<NC>::NS; s++) {
+    atomicAdd(sum_target<NC>(a, h, s), acc[s]);
+    acc[s] = 0.0;
+  }
+}
+
+/* D > 0: the dimension is known at compile time, so the per-axis arrays live
+ * in registers; D = 0: any dimension up to STRATA_MAX_DIM, arrays in local
+ * memory.  PTS: where the points come from (kPhilox, kSobol, kLattice).  F:
+ * the integrand, a type with a static __device__ eval(x, dim, params,
+ * tables, out) writing NC values. */
+template <class F, int D, bool ADAPT, int PTS, int NC>
+__global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
+{
+  constexpr int NS = Sums<NC>::NS;
+  constexpr int MAXD = D > 0 ? D : STRATA_MAX_DIM;
+  const int dim = D > 0 ? D : a.dim;
+  const int ninc = a.ninc;
+  extern __shared__ double smem[];
+  double *sw = smem;
+  unsigned int *sc = reinterpret_cast<unsigned int *>(smem + (ADAPT && a.shared_acc ? dim * ninc : 0));
+  if (ADAPT && a.shared_acc) {
+    for (int c = threadIdx.x; c < dim * ninc; c += blockDim.x) {
+      sw[c] = 0.0;
+      sc[c] = 0u;
+    }
+    __syncthreads();
+  }
+  const uint2 key = make_uint2((unsigned int)a.seed, (unsigned int)(a.seed >> 32));
+  const long long nchunk = (a.total + a.spc - 1) / a.spc;
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const int lane = threadIdx.x & 31;
+  /* The loop runs warp by warp, so every lane of a warp makes the same
+   * number of trips and the warp can combine its sums below. */
+  for (long long base = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < nchunk;
+       base += stride) {
+    const long long c = base + lane;
+    const bool valid = c < nchunk;
+    long long i = a.first + c * a.spc;
+    const long long iend = valid ? min(i + a.spc, a.first + a.total) : i;
+    long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
+    int k[MAXD];
+    if (valid) hcube_coords<MAXD>(h, dim, a.M, k);
+    double acc[NS];
+#pragma unroll
+    for (int s = 0; s < NS; s++) acc[s] = 0.0;
+    unsigned long long sx[PTS == kSobol ? MAXD : 1];
+    long long qnext = -1;
+    for (; i < iend; i++) {
+      if (i >= hend) {
+        flush<NC>(a, h, acc);
+        h++;
+        hend = hcube_end(a, h);
+        hcube_coords<MAXD>(h, dim, a.M, k);
+      }
+      double x[MAXD];
+      int inc[MAXD];
+      double jac = 1.0;
+      if constexpr (PTS == kPhilox) {
+#pragma unroll
+        for (int b = 0; b < (MAXD + 3) / 4; b++) {
+          if (4 * b >= dim) break;
+          uint4 ctr = make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
+                                 (unsigned int)((unsigned long long)i >> 32));
+          uint4 r = curand_Philox4x32_10(ctr, key);
+          const unsigned int w[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+          for (int j = 0; j < 4; j++) {
+            const int d = 4 * b + j;
+            if (d < dim && d < MAXD) map_axis(a, d, (k[d] + STRATA_U32_TO_UNIT(w[j])) * a.invM, x, inc, jac);
+          }
+        }
+      } else {
+        const long long r = i >> a.log2n;
+        const unsigned long long j = (unsigned long long)i & ((1ULL << a.log2n) - 1);
+        if constexpr (PTS == kSobol) {
+          const unsigned long long *v = a.qdirs + (size_t)r * dim * 64;
+          if (i != qnext || j == 0) {
+#pragma unroll
+            for (int d = 0; d < MAXD; d++)
+              if (d < dim)
+                sx[d] = __ldg(a.qdshift + r * dim + d) ^
+                        strata_sobol_digits(reinterpret_cast<const uint64_t *>(v + 64 * d), j);
+          } else {
+            const int kk = strata_sobol_step(j);
+#pragma unroll
+            for (int d = 0; d < MAXD; d++)
+              if (d < dim) sx[d] ^= __ldg(v + 64 * d + kk);
+          }
+          qnext = i + 1;
+#pragma unroll
+          for (int d = 0; d < MAXD; d++)
+            if (d < dim) map_axis(a, d, strata_qmc_unit(sx[d]), x, inc, jac);
+        } else {
+#pragma unroll
+          for (int d = 0; d < MAXD; d++)
+            if (d < dim)
+              map_axis(a, d, strata_lattice_coord(j, a.qz[d], a.log2n, __ldg(a.qshift + r * dim + d)),
+                       x, inc, jac);
+        }
+      }
+      double out[NC];
+      F::eval(x, dim, a.params, a.tables, out);
+      bool finite = true;
+      double fx = out[0];
+#pragma unroll
+      for (int c = 0; c < NC; c++) finite = finite && isfinite(out[c]);
+      if (!finite) {
+        atomicMin(a.bad, (unsigned long long)i);
+        continue;
+      }
+      if constexpr (NC > 1) {
+        if (a.adapt_comp >= 0) {
+          fx = out[a.adapt_comp];
+        } else {
+          fx = 0.0;
+#pragma unroll
+          for (int c = 0; c < NC; c++) fx += fabs(out[c]);
+        }
+        double dc[NC];
+#pragma unroll
+        for (int c = 0; c < NC; c++) {
+          dc[c] = jac * out[c] - a.cshift[c];
+          acc[2 + c] += dc[c];
+        }
+        int p = 2 + NC;
+#pragma unroll
+        for (int c = 0; c < NC; c++)
+#pragma unroll
+          for (int e = c; e < NC; e++) acc[p++] += dc[c] * dc[e];
+      }
+      const double wgt = jac * fx, dw = wgt - a.shift;
+      acc[0] += dw;
+      acc[1] += dw * dw;
+      if (ADAPT) {
+        const double w2 = wgt * wgt;
+#pragma unroll
+        for (int d = 0; d < MAXD; d++)
+          if (d < dim) {
+            const int cell = d * ninc + inc[d];
+            if (a.shared_acc) {
+              atomicAdd(sw + cell, w2);
+              atomicAdd(sc + cell, 1u);
+            } else {
+              atomicAdd(a.wsum + cell, w2);
+              atomicAdd(a.wcnt + cell, 1ULL);
+            }
+          }
+      }
+    }
+    /* Neighbouring lanes took neighbouring chunks and mostly end in the same
+     * hypercube: add their sums within the warp (segments of equal h are
+     * runs of lanes) and let one lane per hypercube touch global memory.
+     * Under VEGAS+ most samples crowd into few hypercubes, and one atomic per
+     * lane there would serialise. */
+    __syncwarp();
+    const unsigned peers = __match_any_sync(0xffffffffu, (unsigned long long)h);
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const bool take = lane + off < 32 && ((peers >> (lane + off)) & 1u);
+#pragma unroll
+      for (int s = 0; s < NS; s++) {
+        const double o = __shfl_down_sync(0xffffffffu, acc[s], off);
+        if (take) acc[s] += o;
+      }
+    }
+    if (valid && lane == __ffs(peers) - 1) flush<NC>(a, h, acc);
+  }
+  if (ADAPT && a.shared_acc) {
+    __syncthreads();
+    for (int c = threadIdx.x; c < dim * ninc; c += blockDim.x)
+      if (sc[c]) {
+        atomicAdd(a.wsum + c, sw[c]);
+        atomicAdd(a.wcnt + c, (unsigned long long)sc[c]);
+      }
+  }
+}
+
+} // namespace strata_k
+#endif

@@ -1,0 +1,444 @@
+#include "table.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "error.h"
+#include "h5util.h"
+
+/* --- the `tables =` list ---------------------------------------------------------- */
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+/* [*b, *e) without the blanks at either end. */
+static void trim(const char **b, const char **e)
+{
+  while (*b < *e && is_blank(**b)) (*b)++;
+  while (*e > *b && is_blank((*e)[-1])) (*e)--;
+}
+
+static int is_identifier(const char *s, size_t len)
+{
+  if (len == 0 || isdigit((unsigned char)s[0])) return 0;
+  for (size_t i = 0; i < len; i++)
+    if (!isalnum((unsigned char)s[i]) && s[i] != '_') return 0;
+  return 1;
+}
+
+int strata_tables_parse(const char *spec, strata_table_spec *out, int max, int *n,
+                        const char *where)
+{
+  *n = 0;
+  if (!where) where = "tables";
+  if (!spec) spec = "";
+  const int limit = max < STRATA_MAX_TABLES ? max : STRATA_MAX_TABLES;
+  const char *p = spec;
+  while (is_blank(*p)) p++;
+  if (!*p) return STRATA_OK;
+  for (int entry = 1;; entry++) {
+    const char *end = strchr(p, ',');
+    if (!end) end = p + strlen(p);
+    const char *b = p, *e = end;
+    trim(&b, &e);
+    const int len = (int)(e - b);
+    if (len == 0)
+      return strata_error(STRATA_EINVAL, "%s: entry %d is empty (expected name=file:/dataset)",
+                          where, entry);
+    if (*n >= limit)
+      return strata_error(STRATA_EINVAL, "%s: '%.*s': more than %d tables", where, len, b, limit);
+    const char *eq = memchr(b, '=', (size_t)len);
+    if (!eq)
+      return strata_error(STRATA_EINVAL, "%s: '%.*s': expected name=file:/dataset", where, len,
+                          b);
+    const char *nb = b, *ne = eq;
+    trim(&nb, &ne);
+    const int nlen = (int)(ne - nb);
+    if (nlen == 0)
+      return strata_error(STRATA_EINVAL, "%s: '%.*s': the table has no name", where, len, b);
+    if (!is_identifier(nb, (size_t)nlen))
+      return strata_error(STRATA_EINVAL,
+                          "%s: table name '%.*s' is not a C identifier (letters, digits and _, "
+                          "not starting with a digit)", where, nlen, nb);
+    if (nlen > STRATA_TABLE_NAME_MAX)
+      return strata_error(STRATA_EINVAL, "%s: table name '%.*s' is longer than %d characters",
+                          where, nlen, nb, STRATA_TABLE_NAME_MAX);
+    for (int k = 0; k < *n; k++)
+      if ((int)strlen(out[k].name) == nlen && !memcmp(out[k].name, nb, (size_t)nlen))
+        return strata_error(STRATA_EINVAL, "%s: table name '%.*s' is given twice", where, nlen,
+                            nb);
+    /* The last ':' separates: a file name may hold one, a dataset path
+     * hardly ever does. */
+    const char *rb = eq + 1, *re = e, *colon = NULL;
+    for (const char *c = rb; c < re; c++)
+      if (*c == ':') colon = c;
+    if (!colon)
+      return strata_error(STRATA_EINVAL, "%s: table %.*s: '%.*s': expected file:/dataset (no ':')",
+                          where, nlen, nb, (int)(re - rb), rb);
+    const char *fb = rb, *fe = colon, *db = colon + 1, *de = re;
+    trim(&fb, &fe);
+    trim(&db, &de);
+    if (fe == fb)
+      return strata_error(STRATA_EINVAL, "%s: table %.*s: no file name before ':'", where, nlen,
+                          nb);
+    if (de == db)
+      return strata_error(STRATA_EINVAL, "%s: table %.*s: no dataset path after '%.*s:'", where,
+                          nlen, nb, (int)(fe - fb), fb);
+    if (fe - fb >= STRATA_TABLE_FILE_MAX || de - db >= STRATA_TABLE_DSET_MAX)
+      return strata_error(STRATA_EINVAL, "%s: table %.*s: file name or dataset path too long",
+                          where, nlen, nb);
+    strata_table_spec *s = &out[*n];
+    memcpy(s->name, nb, (size_t)nlen);
+    s->name[nlen] = '\0';
+    memcpy(s->file, fb, (size_t)(fe - fb));
+    s->file[fe - fb] = '\0';
+    memcpy(s->dataset, db, (size_t)(de - db));
+    s->dataset[de - db] = '\0';
+    (*n)++;
+    if (!*end) return STRATA_OK;
+    p = end + 1;
+  }
+}
+
+/* --- loading ---------------------------------------------------------------------- */
+
+struct strata_table_set {
+  int n;
+  strata_table t[STRATA_MAX_TABLES];
+  char names[STRATA_MAX_TABLES][STRATA_TABLE_NAME_MAX + 1];
+  const char *name_of[STRATA_MAX_TABLES];
+  double *mem[STRATA_MAX_TABLES]; /* NULL where table k shares an earlier one's */
+  size_t doubles[STRATA_MAX_TABLES];
+  size_t bytes;
+};
+
+/* Every message about a table names it, its file and its dataset. */
+STRATA_PRINTF(3, 4)
+static int fail(int code, const strata_table_spec *s, const char *fmt, ...)
+{
+  char why[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  return strata_error(code, "table %s (%s:%s): %s", s->name, s->file, s->dataset, why);
+}
+
+static const char *class_name(H5T_class_t c)
+{
+  switch (c) {
+  case H5T_STRING: return "strings";
+  case H5T_COMPOUND: return "a compound type";
+  case H5T_ENUM: return "an enum";
+  case H5T_ARRAY: return "an array type";
+  case H5T_VLEN: return "variable-length sequences";
+  case H5T_REFERENCE: return "references";
+  case H5T_OPAQUE: return "opaque data";
+  case H5T_BITFIELD: return "a bitfield";
+  case H5T_TIME: return "a time type";
+  default: return "a non-numeric type";
+  }
+}
+
+/* Integers and floating point of any size and byte order: HDF5 converts
+ * them to double on reading. */
+static int numeric_type(hid_t obj_type, H5T_class_t *cls)
+{
+  *cls = H5Tget_class(obj_type);
+  return *cls == H5T_INTEGER || *cls == H5T_FLOAT;
+}
+
+/* Reads attribute name of obj, which must be numeric with exactly n
+ * elements, into out[0..n-1]. */
+static int read_attr(const strata_table_spec *s, hid_t obj, const char *name, hssize_t n,
+                     double *out)
+{
+  int rc = STRATA_OK;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return fail(STRATA_EIO, s, "cannot read attribute %s: %s", name, strata_h5_detail());
+  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+  H5T_class_t cls = H5T_NO_CLASS;
+  hssize_t have = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  if (t < 0 || sp < 0)
+    rc = fail(STRATA_EIO, s, "cannot read attribute %s: %s", name, strata_h5_detail());
+  else if (!numeric_type(t, &cls))
+    rc = fail(STRATA_EINVAL, s, "attribute %s holds %s, not numbers", name, class_name(cls));
+  else if (have != n)
+    rc = fail(STRATA_EINVAL, s, "attribute %s has %lld value%s where %lld %s expected", name,
+              (long long)have, have == 1 ? "" : "s", (long long)n, n == 1 ? "is" : "are");
+  else if (H5Aread(a, H5T_NATIVE_DOUBLE, out) < 0)
+    rc = fail(STRATA_EIO, s, "cannot read attribute %s: %s", name, strata_h5_detail());
+  if (sp >= 0) H5Sclose(sp);
+  if (t >= 0) H5Tclose(t);
+  H5Aclose(a);
+  return rc;
+}
+
+/* One axis' grid: the array attribute `ax` (n values, strictly increasing)
+ * into grid, or the scalars `ax`0 and `ax`1 (default 0 and 1) with *uniform
+ * set.  *lo and *hi are the ends either way. */
+static int read_axis(const strata_table_spec *s, hid_t d, const char *ax, hsize_t n,
+                     double *grid, int *uniform, double *lo, double *hi)
+{
+  char n0[8], n1[8];
+  snprintf(n0, sizeof n0, "%s0", ax);
+  snprintf(n1, sizeof n1, "%s1", ax);
+  const htri_t has = H5Aexists(d, ax), has0 = H5Aexists(d, n0), has1 = H5Aexists(d, n1);
+  if (has < 0 || has0 < 0 || has1 < 0)
+    return fail(STRATA_EIO, s, "cannot read the attributes: %s", strata_h5_detail());
+  int rc;
+  if (has > 0) {
+    /* Two grids that could disagree: refuse rather than pick one. */
+    if (has0 > 0 || has1 > 0)
+      return fail(STRATA_EINVAL, s, "attributes %s and %s/%s are both given (use one)", ax, n0,
+                  n1);
+    if ((rc = read_attr(s, d, ax, (hssize_t)n, grid)) != STRATA_OK) return rc;
+    for (hsize_t i = 0; i < n; i++) {
+      if (!isfinite(grid[i]))
+        return fail(STRATA_EINVAL, s, "attribute %s: %s[%llu] = %g is not finite", ax, ax,
+                    (unsigned long long)i, grid[i]);
+      if (i > 0 && !(grid[i] > grid[i - 1]))
+        return fail(STRATA_EINVAL, s,
+                    "attribute %s is not strictly increasing: %s[%llu] = %.17g after %.17g", ax,
+                    ax, (unsigned long long)i, grid[i], grid[i - 1]);
+    }
+    *uniform = 0;
+    *lo = grid[0];
+    *hi = grid[n - 1];
+    return STRATA_OK;
+  }
+  double a = 0.0, b = 1.0;
+  if (has0 > 0 && (rc = read_attr(s, d, n0, 1, &a)) != STRATA_OK) return rc;
+  if (has1 > 0 && (rc = read_attr(s, d, n1, 1, &b)) != STRATA_OK) return rc;
+  if (!isfinite(a) || !isfinite(b))
+    return fail(STRATA_EINVAL, s, "attribute %s = %g is not finite", isfinite(a) ? n1 : n0,
+                isfinite(a) ? b : a);
+  if (!(b > a))
+    return fail(STRATA_EINVAL, s, "attribute %s = %.17g is not greater than %s = %.17g%s", n1, b,
+                n0, a, has0 > 0 && has1 > 0 ? "" : " (an absent one is 0 or 1)");
+  /* The prelude divides by the step: it must be a positive finite number. */
+  const double h = (b - a) / (double)(n - 1);
+  if (!isfinite(h) || !(h > 0.0))
+    return fail(STRATA_EINVAL, s, "the step (%s - %s)/(%llu - 1) = %g is not a positive finite "
+                "number", n1, n0, (unsigned long long)n, h);
+  *uniform = 1;
+  *lo = a;
+  *hi = b;
+  return STRATA_OK;
+}
+
+/* Reads table s into *t, its values and grids into one block *mem. */
+static int load_one(const strata_table_spec *s, strata_table *t, double **mem, size_t *ndoubles)
+{
+  *mem = NULL;
+  strata_h5_begin();
+  struct stat st;
+  if (stat(s->file, &st) != 0)
+    return fail(STRATA_EIO, s, "cannot open the file: %s", strerror(errno));
+  if (S_ISDIR(st.st_mode)) return fail(STRATA_EIO, s, "the file is a directory");
+  const htri_t is = H5Fis_hdf5(s->file);
+  if (is == 0) return fail(STRATA_EIO, s, "not an HDF5 file");
+  hid_t f = is > 0 ? H5Fopen(s->file, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+  if (f < 0) return fail(STRATA_EIO, s, "cannot open the file: %s", strata_h5_detail());
+
+  int rc = STRATA_OK;
+  hid_t d = -1, type = -1, space = -1;
+  double *block = NULL, *grids = NULL;
+  /* H5Oopen rather than H5Dopen2 so that a group there is told apart
+   * from nothing there. */
+  d = H5Oopen(f, s->dataset, H5P_DEFAULT);
+  if (d < 0) {
+    rc = fail(STRATA_EIO, s, "no such dataset in the file");
+    goto done;
+  }
+  if (H5Iget_type(d) != H5I_DATASET) {
+    rc = fail(STRATA_EINVAL, s, "%s is not a dataset", H5Iget_type(d) == H5I_GROUP ? "a group"
+                                                                                   : "the object");
+    goto done;
+  }
+  type = H5Dget_type(d);
+  space = H5Dget_space(d);
+  if (type < 0 || space < 0) {
+    rc = fail(STRATA_EIO, s, "cannot read the dataset: %s", strata_h5_detail());
+    goto done;
+  }
+  H5T_class_t cls;
+  if (!numeric_type(type, &cls)) {
+    rc = fail(STRATA_EINVAL, s, "the dataset holds %s, not numbers", class_name(cls));
+    goto done;
+  }
+  const H5S_class_t sc = H5Sget_simple_extent_type(space);
+  const int rank = sc == H5S_SIMPLE ? H5Sget_simple_extent_ndims(space) : 0;
+  if (sc != H5S_SIMPLE) {
+    rc = fail(STRATA_EINVAL, s, "the dataset is %s (tables are 1-D or 2-D)",
+              sc == H5S_SCALAR ? "a scalar" : "empty");
+    goto done;
+  }
+  if (rank < 1 || rank > 2) {
+    rc = fail(STRATA_EINVAL, s, "the dataset has rank %d (tables are 1-D or 2-D)", rank);
+    goto done;
+  }
+  hsize_t dims[2] = {1, 1};
+  H5Sget_simple_extent_dims(space, dims, NULL);
+  for (int a = 0; a < rank; a++) {
+    if (dims[a] < 2 || dims[a] > INT_MAX) {
+      rc = fail(STRATA_EINVAL, s, "the dataset has %llu point%s along axis %d (2 to %d needed)",
+                (unsigned long long)dims[a], dims[a] == 1 ? "" : "s", a, INT_MAX);
+      goto done;
+    }
+  }
+  const size_t nx = (size_t)dims[0], ny = (size_t)dims[1];
+  if (nx > (SIZE_MAX / sizeof(double) - nx - ny) / ny) {
+    rc = fail(STRATA_ENOMEM, s, "%zu x %zu values do not fit in memory", nx, ny);
+    goto done;
+  }
+  grids = malloc((nx + ny) * sizeof(double));
+  if (!grids) {
+    rc = fail(STRATA_ENOMEM, s, "no memory for the grid");
+    goto done;
+  }
+  int ux = 1, uy = 1;
+  memset(t, 0, sizeof *t);
+  rc = read_axis(s, d, "x", dims[0], grids, &ux, &t->x0, &t->x1);
+  if (rc == STRATA_OK && rank == 2)
+    rc = read_axis(s, d, "y", dims[1], grids + nx, &uy, &t->y0, &t->y1);
+  if (rc != STRATA_OK) goto done;
+  /* One block: the values, then the grid arrays of the non-uniform axes. */
+  const size_t nv = nx * ny, gx = ux ? 0 : nx, gy = uy ? 0 : ny;
+  block = malloc((nv + gx + gy) * sizeof(double));
+  if (!block) {
+    rc = fail(STRATA_ENOMEM, s, "no memory for %zu values", nv);
+    goto done;
+  }
+  if (H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, block) < 0) {
+    rc = fail(STRATA_EIO, s, "cannot read the values: %s", strata_h5_detail());
+    goto done;
+  }
+  for (size_t k = 0; k < nv; k++) {
+    if (isfinite(block[k])) continue;
+    if (rank == 1)
+      rc = fail(STRATA_EINVAL, s, "value [%zu] = %g is not finite", k, block[k]);
+    else
+      rc = fail(STRATA_EINVAL, s, "value [%zu][%zu] = %g is not finite", k / ny, k % ny, block[k]);
+    goto done;
+  }
+  memcpy(block + nv, grids, gx * sizeof(double));
+  memcpy(block + nv + gx, grids + nx, gy * sizeof(double));
+  t->v = block;
+  t->x = gx ? block + nv : NULL;
+  t->y = gy ? block + nv + gx : NULL;
+  t->nx = (int)nx;
+  t->ny = (int)ny;
+  t->rank = rank;
+  *mem = block;
+  *ndoubles = nv + gx + gy;
+  block = NULL;
+done:
+  free(grids);
+  free(block);
+  if (space >= 0) H5Sclose(space);
+  if (type >= 0) H5Tclose(type);
+  if (d >= 0) H5Oclose(d);
+  H5Fclose(f);
+  return rc;
+}
+
+int strata_tables_load(const strata_table_spec *spec, int n, strata_table_set **out)
+{
+  *out = NULL;
+  if (n < 0 || n > STRATA_MAX_TABLES || (n > 0 && !spec))
+    return strata_error(STRATA_EINVAL, "tables: %d tables (at most %d)", n, STRATA_MAX_TABLES);
+  strata_table_set *set = calloc(1, sizeof *set);
+  if (!set) return strata_error(STRATA_ENOMEM, "tables: no memory");
+  for (int k = 0; k < n; k++) {
+    snprintf(set->names[k], sizeof set->names[k], "%s", spec[k].name);
+    set->name_of[k] = set->names[k];
+    int same = -1;
+    for (int i = 0; i < k && same < 0; i++)
+      if (!strcmp(spec[i].file, spec[k].file) && !strcmp(spec[i].dataset, spec[k].dataset))
+        same = i;
+    if (same >= 0) {
+      set->t[k] = set->t[same];
+      set->doubles[k] = set->doubles[same];
+    } else {
+      int rc = load_one(&spec[k], &set->t[k], &set->mem[k], &set->doubles[k]);
+      if (rc != STRATA_OK) {
+        strata_tables_free(set);
+        return rc;
+      }
+      set->bytes += set->doubles[k] * sizeof(double);
+    }
+    set->n = k + 1;
+  }
+  *out = set;
+  return STRATA_OK;
+}
+
+void strata_tables_free(strata_table_set *set)
+{
+  if (!set) return;
+  for (int k = 0; k < STRATA_MAX_TABLES; k++) free(set->mem[k]);
+  free(set);
+}
+
+int strata_tables_count(const strata_table_set *set) { return set ? set->n : 0; }
+
+const strata_table *strata_tables_array(const strata_table_set *set)
+{
+  return set && set->n ? set->t : NULL;
+}
+
+const char *const *strata_tables_names(const strata_table_set *set)
+{
+  return set ? set->name_of : NULL;
+}
+
+const char *strata_tables_name(const strata_table_set *set, int k)
+{
+  return set && k >= 0 && k < set->n ? set->names[k] : NULL;
+}
+
+size_t strata_tables_doubles(const strata_table_set *set, int k)
+{
+  return set && k >= 0 && k < set->n ? set->doubles[k] : 0;
+}
+
+size_t strata_tables_bytes(const strata_table_set *set) { return set ? set->bytes : 0; }
+
+/* FNV-1a over 8-byte words, as strata_h5_checksum, continued from h. */
+static uint64_t mix(uint64_t h, const void *data, size_t nwords)
+{
+  const unsigned char *p = data;
+  for (size_t i = 0; i < nwords; i++) {
+    uint64_t w;
+    memcpy(&w, p + 8 * i, 8);
+    h ^= w;
+    h *= UINT64_C(1099511628211);
+  }
+  return h;
+}
+
+uint64_t strata_tables_hash(const strata_table_set *set)
+{
+  uint64_t h = UINT64_C(14695981039346656037);
+  const int n = strata_tables_count(set);
+  for (int k = 0; k < n; k++) {
+    const strata_table *t = &set->t[k];
+    /* The shape and which grids are arrays, so that equal bytes laid out
+     * differently hash differently. */
+    const int64_t shape[5] = {t->rank, t->nx, t->ny, t->x != NULL, t->y != NULL};
+    const double ends[4] = {t->x0, t->x1, t->y0, t->y1};
+    h = mix(h, shape, 5);
+    h = mix(h, ends, 4);
+    h = mix(h, t->v, (size_t)t->nx * (size_t)t->ny);
+    if (t->x) h = mix(h, t->x, (size_t)t->nx);
+    if (t->y) h = mix(h, t->y, (size_t)t->ny);
+  }
+  return h;
+}
