@@ -20,18 +20,65 @@ static const char usage[] =
     "printed them; with --csv one line per iteration with every column of the\n"
     "log at full precision.  The log may be read while the run writes it.\n";
 
-static void print_csv(const strata_log_row *r, hsize_t n)
+/* A vector integrand's per-component rows (/iterations_comp), when the log
+ * has them: n x ncomp rows of STRATA_COMP_ROW(ncomp) doubles. */
+typedef struct {
+  int ncomp;       /* 0: a scalar log */
+  hsize_t rows;    /* iterations with component rows */
+  double *v;
+} comp_rows;
+
+static int read_doubles(hid_t f, const char *name, int rank, hsize_t *dims, double **out)
+{
+  *out = NULL;
+  if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return 0;
+  hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+  hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
+  int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == rank &&
+           H5Sget_simple_extent_dims(sp, dims, NULL) == rank;
+  size_t n = 1;
+  for (int i = 0; ok && i < rank; i++) n *= (size_t)dims[i];
+  if (ok) *out = malloc(sizeof(double) * (n ? n : 1));
+  ok = ok && *out && (n == 0 || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) >= 0);
+  if (sp >= 0) H5Sclose(sp);
+  if (d >= 0) H5Dclose(d);
+  if (!ok) {
+    free(*out);
+    *out = NULL;
+    return -1;
+  }
+  return 1;
+}
+
+static const double *comp_of(const comp_rows *c, hsize_t i)
+{
+  return c->ncomp > 1 && i < c->rows
+             ? c->v + (size_t)i * (size_t)c->ncomp * STRATA_COMP_ROW(c->ncomp)
+             : NULL;
+}
+
+static void print_csv(const strata_log_row *r, hsize_t n, const comp_rows *c)
 {
   printf("itn,integral,sigma,average,average_sigma,chi2_dof,Q,neval,wall_s,elapsed_s,"
-         "kept,restarted,adapting\n");
-  for (hsize_t i = 0; i < n; i++)
-    printf("%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%lld,%.17g,%.17g,%d,%d,%d\n", r[i].itn,
+         "kept,restarted,adapting");
+  static const char *const col[] = {"integral", "sigma", "average", "average_sigma",
+                                    "chi2_dof", "Q"};
+  for (int k = 0; c->ncomp > 1 && k < c->ncomp; k++)
+    for (int j = 0; j < 6; j++) printf(",c%d_%s", k, col[j]);
+  printf("\n");
+  for (hsize_t i = 0; i < n; i++) {
+    printf("%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%lld,%.17g,%.17g,%d,%d,%d", r[i].itn,
            r[i].integral, r[i].sigma, r[i].average, r[i].average_sigma, r[i].chi2_dof, r[i].Q,
            (long long)r[i].neval, r[i].wall_s, r[i].elapsed_s, r[i].kept, r[i].restarted,
            r[i].adapting);
+    const double *v = comp_of(c, i);
+    for (int k = 0; v && k < c->ncomp; k++)
+      for (int j = 0; j < 6; j++) printf(",%.17g", v[k * STRATA_COMP_ROW(c->ncomp) + j]);
+    printf("\n");
+  }
 }
 
-static void print_table(const strata_log_row *r, hsize_t n)
+static void print_table(const strata_log_row *r, hsize_t n, const comp_rows *c)
 {
   strata_report_header(stdout);
   for (hsize_t i = 0; i < n; i++) {
@@ -47,6 +94,7 @@ static void print_table(const strata_log_row *r, hsize_t n)
                            .q = r[i].Q,
                            .adapting = r[i].adapting,
                            .time_s = r[i].wall_s};
+    if ((it.comp = comp_of(c, i))) it.ncomp = c->ncomp;
     strata_report_iteration(stdout, &it);
   }
 }
@@ -70,6 +118,24 @@ static int print_summary(hid_t f)
   res.converged = (int)conv;
   res.iterations = (int)itn;
   res.neval = neval;
+  hsize_t d1[2], d2[2];
+  double *rc = NULL, *cov = NULL;
+  int a = read_doubles(f, "result_comp", 2, d1, &rc), b = read_doubles(f, "result_cov", 2, d2, &cov);
+  int ok = a >= 0 && b >= 0;
+  if (ok && a > 0 && b > 0 && d1[0] > 1 && d1[0] <= STRATA_MAX_COMP && d1[1] == 4 &&
+      d2[0] == d1[0] && d2[1] == d1[0]) {
+    res.ncomp = (int)d1[0];
+    for (int k = 0; k < res.ncomp; k++) {
+      res.comp_integral[k] = rc[4 * k];
+      res.comp_sigma[k] = rc[4 * k + 1];
+      res.comp_chi2_dof[k] = rc[4 * k + 2];
+      res.comp_q[k] = rc[4 * k + 3];
+      for (int j = 0; j < res.ncomp; j++) res.comp_cov[k * res.ncomp + j] = cov[k * res.ncomp + j];
+    }
+  }
+  free(rc);
+  free(cov);
+  if (!ok) return -1;
   strata_report_summary(stdout, &res, exact);
   return 0;
 }
@@ -98,6 +164,7 @@ static int show(const char *path, int csv)
   int rc = 1;
   char *format = NULL, *status = NULL;
   strata_log_row *rows = NULL;
+  comp_rows cr = {0};
   hid_t d = -1, t = -1;
   if (strata_h5_get_str(f, "format", &format) != 0 || strcmp(format, STRATA_LOG_FORMAT)) {
     fprintf(stderr, "strata: %s: not a strata log (no format = \"%s\" attribute)\n", path,
@@ -115,10 +182,20 @@ static int show(const char *path, int csv)
     fprintf(stderr, "strata: %s: cannot read /iterations: %s\n", path, strata_h5_detail());
     goto out;
   }
+  hsize_t cd[3];
+  if (read_doubles(f, "iterations_comp", 3, cd, &cr.v) < 0 ||
+      (cr.v && (cd[1] < 2 || cd[1] > STRATA_MAX_COMP || cd[2] != (hsize_t)STRATA_COMP_ROW(cd[1])))) {
+    fprintf(stderr, "strata: %s: cannot read /iterations_comp: %s\n", path, strata_h5_detail());
+    goto out;
+  }
+  if (cr.v) {
+    cr.ncomp = (int)cd[1];
+    cr.rows = cd[0];
+  }
   if (csv) {
-    print_csv(rows, (hsize_t)n);
+    print_csv(rows, (hsize_t)n, &cr);
   } else {
-    print_table(rows, (hsize_t)n);
+    print_table(rows, (hsize_t)n, &cr);
     if (strata_h5_get_str(f, "status", &status) == 0 && !strcmp(status, "finished") &&
         print_summary(f) != 0) {
       fprintf(stderr, "strata: %s: the run finished but its result cannot be read: %s\n", path,
@@ -129,6 +206,7 @@ static int show(const char *path, int csv)
   fflush(stdout);
   rc = 0;
 out:
+  free(cr.v);
   free(format);
   free(status);
   free(rows);
