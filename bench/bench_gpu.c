@@ -468,6 +468,23 @@ static void user(int quick, const char *srcdir)
     rates_pr("f4 user (gauss.c)", &pr, neval);
   }
   strata_source_free(s);
+  /* What components cost: three from one sample (tests/integrands/three.c:
+   * f4's gaussian, x_1 times it, a polynomial), the map following their sum. */
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/integrands/three.c", srcdir);
+  if (strata_source_from_file(path, path, "three", 1, 3, &s) != STRATA_OK ||
+      strata_source_build_cpu(s, 1) != STRATA_OK) {
+    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+    exit(1);
+  }
+  problem("f4", 6, &pr);
+  pr.f = NULL;
+  pr.fv = s->fv;
+  pr.ncomp = 3;
+  pr.adapt_comp = -1;
+  pr.source = s;
+  rates_pr("three.c, ncomp 3, adapt sum", &pr, neval);
+  strata_source_free(s);
 }
 
 int main(int argc, char **argv)
