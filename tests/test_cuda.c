@@ -32,13 +32,10 @@ static int qmc_map;
 
 static double rel(double a, double b) { return fabs(a - b) / fmax(fabs(a), 1e-300); }
 
-/* CPU and GPU on one problem; returns the GPU's result. */
-static strata_result agree_pr(const strata_problem *prp, strata_mode mode, long neval,
-                              int maxiter)
+/* The runs compared here: fixed iterations, half of them adapting, no
+ * tolerance, so both backends do exactly the same work. */
+static strata_params fixed_params(strata_mode mode, long neval, int maxiter)
 {
-  const strata_problem pr = *prp;
-  const char *name = pr.name;
-  const int dim = pr.dim;
   strata_params p;
   strata_params_default(&p);
   p.mode = mode;
@@ -50,6 +47,17 @@ static strata_result agree_pr(const strata_problem *prp, strata_mode mode, long 
   p.seed = 77;
   p.qmc = rule;
   p.qmc_map = qmc_map;
+  return p;
+}
+
+/* CPU and GPU on one problem; returns the GPU's result. */
+static strata_result agree_pr(const strata_problem *prp, strata_mode mode, long neval,
+                              int maxiter)
+{
+  const strata_problem pr = *prp;
+  const char *name = pr.name;
+  const int dim = pr.dim;
+  const strata_params p = fixed_params(mode, neval, maxiter);
   strata_backend *cpu = strata_backend_cpu_new(0), *gpu = strata_backend_cuda_new(0);
   ck_assert_msg(gpu != NULL, "%s", strata_last_error());
   strata_result rc, rg;
@@ -204,15 +212,7 @@ START_TEST(test_user_integrand_on_gpu)
     /* The built-in and the user's copy on the GPU: nvcc and NVRTC compile
      * the same kernel, and may round differently in the last bit. */
     strata_backend *gpu = strata_backend_cuda_new(0);
-    strata_params p;
-    strata_params_default(&p);
-    p.mode = modes[m];
-    p.neval = 200000;
-    p.maxiter = 6;
-    p.adapt_iters = 3;
-    p.skip = 1;
-    p.epsrel = 0;
-    p.seed = 77;
+    const strata_params p = fixed_params(modes[m], 200000, 6);
     strata_result b;
     ck_assert_int_eq(run_with(gpu, &ref, &p, &b), STRATA_OK);
     ck_assert_msg(rel(b.integral, user.integral) <= 1e-12, "user %.17g built-in %.17g",
@@ -276,15 +276,7 @@ START_TEST(test_user_ncomp_on_gpu)
     pr.name = "three";
     const strata_mode modes[] = {STRATA_MODE_VEGASPLUS, STRATA_MODE_QMC};
     for (int m = 0; m < 2; m++) {
-      strata_params p;
-      strata_params_default(&p);
-      p.mode = modes[m];
-      p.neval = 200000;
-      p.maxiter = 6;
-      p.adapt_iters = 3;
-      p.skip = 1;
-      p.epsrel = 0;
-      p.seed = 5;
+      const strata_params p = fixed_params(modes[m], 200000, 6);
       strata_backend *cpu = strata_backend_cpu_new(0), *gpu = strata_backend_cuda_new(0);
       strata_result rc, rg;
       ck_assert_msg(run_with(cpu, &pr, &p, &rc) == STRATA_OK, "%s", strata_last_error());
