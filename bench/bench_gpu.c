@@ -3,6 +3,10 @@
  *
  *   bench/bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|user|all] [--seeds N]
  *                   [--tol-min EPS] [--tol-max EPS] [--quick]
+ *   bench/bench_gpu [--seeds N] --try 'SECTION.KEY=VALUE ...' [--try ...]
+ *
+ * --try runs the given job settings (a built-in integrand) for seeds
+ * seed..seed+N-1 instead of the parts: to compare settings side by side.
  *
  * Times are wall clock from setting up the run (strata_run_alloc) to the
  * final result, with the GPU context created beforehand and excluded; the
@@ -17,6 +21,7 @@
 #include <time.h>
 
 #include "backend_cuda.h"
+#include "job.h"
 #include "run.h"
 #include "usercode.h"
 
@@ -487,8 +492,79 @@ static void user(int quick, const char *srcdir)
   strata_source_free(s);
 }
 
+/* One configuration given on the command line as job-file assignments
+ * ("integral.integrand=f4 integral.dim=8 vegas.neval=2e6 ..."), run for
+ * seeds 1..N: time from set-up to result, iterations, and the honesty of
+ * the reported error against the exact value; then where the first seed's
+ * time went, iteration by iteration (kernel / backend call with transfers /
+ * whole step, ms). */
+static void try_case(const char *spec, int seeds)
+{
+  strata_job job;
+  strata_job_init(&job);
+  char buf[2048];
+  snprintf(buf, sizeof buf, "%s", spec);
+  for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " "))
+    if (strata_job_set(&job, tok) != STRATA_OK) {
+      fprintf(stderr, "bench_gpu: --try %s: %s\n", tok, strata_last_error());
+      exit(2);
+    }
+  strata_problem pr;
+  const strata_builtin *b = NULL;
+  if (strata_job_resolve(&job, &pr, &b) != STRATA_OK || !b) {
+    fprintf(stderr, "bench_gpu: --try: %s\n", b ? strata_last_error() : "needs a built-in integrand");
+    exit(2);
+  }
+  const double exact = b->exact(pr.dim, pr.params);
+  double t[1000], pulls[1000], its[1000], sig[1000], err[1000];
+  int honest = 0, conv = 0, n = seeds < 1000 ? seeds : 1000;
+  char trace[8192] = "";
+  for (int s = 0; s < n; s++) {
+    strata_params p = job.p;
+    p.seed = job.p.seed + (uint64_t)s;
+    double t0 = now_s();
+    strata_run *r = start_run(&pr, &p);
+    size_t at = s ? sizeof trace
+                  : (size_t)snprintf(trace, sizeof trace, "set-up %.3f ms, %lld hypercubes:",
+                                     1e3 * (now_s() - t0), (long long)r->strat->nhcube);
+    while (!strata_run_finished(r)) {
+      double a = now_s();
+      if (strata_run_step(r, NULL) != STRATA_OK) {
+        fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+        exit(1);
+      }
+      if (s == 0 && at < sizeof trace - 64)
+        at += (size_t)snprintf(trace + at, sizeof trace - at, " %.3f/%.3f/%.3f",
+                               1e3 * strata_cuda_last_kernel_s(gpu), 1e3 * r->sample_time_s,
+                               1e3 * (now_s() - a));
+    }
+    strata_result res;
+    strata_run_result(r, &res);
+    t[s] = now_s() - t0;
+    strata_run_free(r);
+    err[s] = fabs(res.integral - exact);
+    sig[s] = res.sigma;
+    pulls[s] = res.sigma > 0 ? err[s] / res.sigma : INFINITY;
+    its[s] = res.iterations;
+    honest += err[s] <= 3 * res.sigma;
+    conv += res.converged;
+  }
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  qsort(pulls, (size_t)n, sizeof *pulls, cmp_double);
+  qsort(its, (size_t)n, sizeof *its, cmp_double);
+  qsort(sig, (size_t)n, sizeof *sig, cmp_double);
+  qsort(err, (size_t)n, sizeof *err, cmp_double);
+  printf("| %s | %d/%d | %.2f ms (%.2f..%.2f) | %.0f | %.3g | %.3g (max %.3g) | %d/%d | %.2f |\n",
+         spec, conv, n, 1e3 * t[n / 2], 1e3 * t[0], 1e3 * t[n - 1], its[n / 2], sig[n / 2],
+         err[n / 2], err[n - 1], honest, n, pulls[n / 2]);
+  printf("  seed 1: %s\n", trace);
+  fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
+  const char *tries[64];
+  int ntries = 0;
   const char *part = "all";
   int seeds = 20, quick = 0;
   double tol_min = 1e-5, tol_max = 1e-3;
@@ -498,9 +574,10 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--tol-min") && i + 1 < argc) tol_min = atof(argv[++i]);
     else if (!strcmp(argv[i], "--tol-max") && i + 1 < argc) tol_max = atof(argv[++i]);
     else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--try") && i + 1 < argc && ntries < 64) tries[ntries++] = argv[++i];
     else {
       fprintf(stderr, "usage: bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|user|all] "
-                      "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick]\n");
+                      "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick] [--try 'KEY=VAL ...']...\n");
       return 2;
     }
   }
@@ -517,6 +594,12 @@ int main(int argc, char **argv)
   char desc[512];
   strata_cuda_describe(gpu, desc, sizeof desc);
   printf("# bench_gpu on %s\n", desc);
+  if (ntries) {
+    printf("\n| configuration | converged | median time (min..max) | median iterations | median sigma | "
+           "median |err| | |err| <= 3 sigma | median |err|/sigma |\n|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < ntries; i++) try_case(tries[i], seeds);
+    return 0;
+  }
   if (!strcmp(part, "all") || !strcmp(part, "throughput")) throughput(quick);
   if (!strcmp(part, "all") || !strcmp(part, "mcubes")) mcubes(seeds);
   if (!strcmp(part, "all") || !strcmp(part, "latency")) latency();

@@ -1,4 +1,5 @@
 #include "grid.h"
+#include "powfrac.h"
 #include "stamp.h"
 
 #include <math.h>
@@ -24,6 +25,7 @@ void strata_grid_free(strata_grid *g)
 {
   if (!g) return;
   free(g->edges);
+  free(g->scratch);
   free(g);
 }
 
@@ -67,7 +69,7 @@ static double damp(double s, double alpha)
 {
   if (s <= 0.0) return 0.0;
   if (s >= 1.0) return 1.0; /* limit of (1-s)/ln(1/s) as s -> 1 */
-  return pow((1.0 - s) / log(1.0 / s), alpha);
+  return strata_powfrac((1.0 - s) / log(1.0 / s), alpha);
 }
 
 static void refine_axis(double *e, int n, const double *a, double alpha,
@@ -114,12 +116,16 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
 {
   if (alpha == 0.0) return;
   const int n = g->ninc;
-  double *buf = malloc(sizeof(double) * (size_t)strata_grid_naxes(g) * (size_t)(4 * n + 1));
-  if (!buf) return; /* the map stays as it is: still correct, only less tuned */
+  /* Kept between calls: a fresh allocation of this size is fresh pages,
+   * and faulting them in cost more than the refinement. */
+  if (!g->scratch &&
+      !(g->scratch = malloc(sizeof(double) * (size_t)strata_grid_naxes(g) * (size_t)(4 * n + 1))))
+    return; /* the map stays as it is: still correct, only less tuned */
+  double *buf = g->scratch;
   /* Axes are independent; each gets its own slice of the scratch space. */
   const int naxes = strata_grid_naxes(g);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (naxes > 1 && (int64_t)naxes * n > 4096)
+#pragma omp parallel for schedule(static) if (naxes > 1 && (int64_t)naxes * n > 65536)
 #endif
   for (int ax = 0; ax < naxes; ax++) {
     double *a = buf + (size_t)ax * (4 * (size_t)n + 1), *s = a + n, *r = a + 2 * n,
@@ -143,5 +149,4 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
       refine_axis(g->edges + (size_t)ax * (size_t)(n + 1), n, a, alpha, s, r, enew);
   }
   g->generation = strata_stamp_next();
-  free(buf);
 }

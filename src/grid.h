@@ -18,6 +18,7 @@ typedef struct {
   double *edges;        /* naxes() * (ninc + 1) unit edges */
   double lower[32], width[32]; /* STRATA_MAX_DIM */
   uint64_t generation;  /* a new stamp (stamp.h) whenever the edges change */
+  double *scratch;      /* strata_grid_refine's, kept between calls */
 } strata_grid;
 
 strata_grid *strata_grid_alloc(int dim, int ninc, int shared);

@@ -236,6 +236,7 @@ static int handle_vegas(parse_ctx *c, const char *k, const char *v)
     return ok;                                                      \
   }
   COUNT("neval", 2, INT64_C(1) << 50, neval)
+  COUNT("neval_frozen", 0, INT64_C(1) << 50, neval_frozen)
   COUNT("maxeval", 2, INT64_C(1) << 60, maxeval)
   COUNT("maxiter", 1, 1000000, maxiter)
   COUNT("adapt_iters", 0, 1000000, adapt_iters)

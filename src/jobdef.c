@@ -72,6 +72,7 @@ int strata_jobdef_text(const strata_problem *pr, const strata_params *p, char *b
     add(&t, "vegas.nrand = %d\n", p->nrand);
   }
   if (p->qmc_map) add(&t, "vegas.qmc_map = on\n");
+  if (p->neval_frozen) add(&t, "vegas.neval_frozen = %lld\n", (long long)p->neval_frozen);
   if (t.overflow) return strata_error(STRATA_EINVAL, "job definition longer than %zu bytes", len);
   return STRATA_OK;
 }

@@ -101,6 +101,15 @@ int strata_params_check(const strata_params *p)
     return strata_error(STRATA_EINVAL, "min_q = %g: must be in [0, 1)", p->min_q);
   if (p->nthreads < 0)
     return strata_error(STRATA_EINVAL, "threads = %d: must be >= 0", p->nthreads);
+  if (p->neval_frozen != 0 && p->neval_frozen < 2)
+    return strata_error(STRATA_EINVAL, "neval_frozen = %lld: must be at least 2 (or 0: neval)",
+                        (long long)p->neval_frozen);
+  if (p->neval_frozen && (p->mode == STRATA_MODE_PLAIN || p->mode == STRATA_MODE_QMC))
+    return strata_error(STRATA_EINVAL, "neval_frozen: mode %s has no adapting iterations; "
+                        "set neval instead", strata_mode_name(p->mode));
+  if (p->maxeval < p->neval_frozen)
+    return strata_error(STRATA_EINVAL, "maxeval = %lld is smaller than neval_frozen = %lld",
+                        (long long)p->maxeval, (long long)p->neval_frozen);
   return STRATA_OK;
 }
 

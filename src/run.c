@@ -86,8 +86,11 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->backend = be;
   r->comm = comm;
   r->grid = strata_grid_alloc(pr->dim, p->ninc, p->mode == STRATA_MODE_VEGAS1D);
+  /* With no adapting iteration every iteration is a frozen one. */
+  const int64_t nfrozen = p->neval_frozen ? p->neval_frozen : p->neval;
+  const int64_t nfirst = p->adapt_iters == 0 ? nfrozen : p->neval;
   if (p->mode == STRATA_MODE_QMC || (p->qmc_map && vegas_mode(p))) {
-    int log2n = strata_qmc_log2n(p->neval, p->nrand);
+    int log2n = strata_qmc_log2n(nfrozen, p->nrand);
     r->qmc = strata_qmc_alloc(p->qmc, pr->dim, p->nrand, log2n);
     if (!r->qmc) {
       strata_run_free(r);
@@ -105,7 +108,7 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   if (p->mode == STRATA_MODE_PLAIN)
     r->strat = strata_strat_alloc_cells(pr->dim, plain_batches(p->neval), p->neval);
   else if (vegas_mode(p))
-    r->strat = strata_strat_alloc(pr->dim, p->neval, p->max_nhcube, p->beta,
+    r->strat = strata_strat_alloc(pr->dim, nfirst, p->max_nhcube, p->beta,
                                   p->mode != STRATA_MODE_VEGAS);
   r->hist = calloc((size_t)p->maxiter, sizeof *r->hist);
   if (!r->grid || !r->strat || !r->hist) goto nomem;
@@ -660,6 +663,10 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   if (adapt) {
     strata_grid_refine(r->grid, wsum, wcount, p->alpha);
     strata_strat_reallocate(r->strat, s1, s2);
+    /* After the last adapting iteration, so that a checkpoint written now
+     * already holds the frozen iterations' allocation. */
+    if (r->itn == p->adapt_iters && p->neval_frozen && p->neval_frozen != r->strat->neval)
+      strata_strat_rescale(r->strat, p->neval_frozen);
   }
   int restarted = update_average(r, adapt);
   r->converged = check_converged(r);

@@ -1,4 +1,5 @@
 #include "strat.h"
+#include "powfrac.h"
 #include "stamp.h"
 
 #include <math.h>
@@ -75,6 +76,8 @@ void strata_strat_free(strata_strat *s)
   if (!s) return;
   free(s->nh);
   free(s->start);
+  free(s->share);
+  free(s->fixed);
   free(s);
 }
 
@@ -113,27 +116,33 @@ void strata_strat_init(strata_strat *s)
 static double quantize(double x)
 {
   if (!isfinite(x) || x == 0.0) return x;
-  int e;
-  double m = frexp(x, &e);
-  return ldexp(nearbyint(m * 64.0) / 64.0, e);
+  /* Round half up to the leading bit and 5 more: in the bits, add half a
+   * unit of the last kept place and clear the rest (a carry moves into the
+   * exponent, as it should).  The library's frexp, nearbyint and ldexp did
+   * the same at several times the cost. */
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  b = (b + (UINT64_C(1) << 46)) & ~((UINT64_C(1) << 47) - 1);
+  memcpy(&x, &b, sizeof x);
+  return x;
 }
 
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)
 {
   if (!s->adaptive) return;
   const int64_t nh = s->nhcube;
-  double *d = malloc(sizeof(double) * (size_t)nh);
-  unsigned char *fixed = calloc((size_t)nh, 1);
-  if (!d || !fixed) { /* keep the old allocation: valid, only less tuned */
-    free(d);
-    free(fixed);
-    return;
-  }
-  /* One pow per hypercube is most of the host's work per iteration when the
-   * GPU samples: spread it over the cores (element-wise, so the result does
-   * not depend on how), then sum in order. */
+  if (!s->share) s->share = malloc(sizeof(double) * (size_t)nh);
+  if (!s->fixed) s->fixed = malloc((size_t)nh);
+  double *d = s->share;
+  unsigned char *fixed = s->fixed;
+  if (!d || !fixed) return; /* keep the old allocation: valid, only less tuned */
+  memset(fixed, 0, (size_t)nh);
+  /* One power per hypercube is most of the host's work per iteration when
+   * the GPU samples: spread it over the cores when there are many
+   * (element-wise, so the result does not depend on how), then sum in
+   * order. */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (nh > 16384)
+#pragma omp parallel for schedule(static) if (nh > 65536)
 #endif
   for (int64_t h = 0; h < nh; h++) {
     double n = (double)s->nh[h];
@@ -145,15 +154,11 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
      * needs only its 2 samples, not as a share that changes from run to
      * run. */
     if (!(var > 1e-6 * m2)) var = 0.0;
-    d[h] = s->beta == 0.0 ? 1.0 : quantize(pow(var, 0.5 * s->beta));
+    d[h] = s->beta == 0.0 ? 1.0 : quantize(strata_powfrac(var, 0.5 * s->beta));
   }
   double dsum = 0.0;
   for (int64_t h = 0; h < nh; h++) dsum += d[h];
-  if (!(dsum > 0.0) || !isfinite(dsum)) { /* no information: stay as we are */
-    free(d);
-    free(fixed);
-    return;
-  }
+  if (!(dsum > 0.0) || !isfinite(dsum)) return; /* no information: stay as we are */
   /* Water-filling: hypercubes whose share falls below the floor of 2 are
    * pinned there and the rest share what is left, until no share moves. */
   int64_t left = s->neval;
@@ -184,13 +189,31 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
       continue;
     }
     cum += (double)left * d[h] / dfree;
-    int64_t upto = h == last_free ? left : (int64_t)llround(cum);
+    int64_t upto = h == last_free ? left : (int64_t)(cum + 0.5); /* cum >= 0 */
     int64_t n = upto - given;
     given = upto;
     s->nh[h] = n < 2 ? 2 : n;
   }
-  free(d);
-  free(fixed);
+  prefix(s);
+}
+
+void strata_strat_rescale(strata_strat *s, int64_t neval)
+{
+  s->neval = neval;
+  if (!s->adaptive) {
+    strata_strat_init(s);
+    return;
+  }
+  const double per = (double)neval / (double)s->start[s->nhcube];
+  double cum = 0.0;
+  int64_t given = 0;
+  for (int64_t h = 0; h < s->nhcube; h++) {
+    cum += (double)s->nh[h] * per;
+    int64_t upto = h == s->nhcube - 1 ? neval : (int64_t)(cum + 0.5);
+    int64_t n = upto - given;
+    given = upto;
+    s->nh[h] = n < 2 ? 2 : n;
+  }
   prefix(s);
 }
 

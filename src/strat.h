@@ -20,6 +20,8 @@ typedef struct {
   int64_t *nh;          /* [nhcube] samples per hypercube */
   int64_t *start;       /* [nhcube + 1] prefix sums of nh */
   uint64_t generation;  /* a new stamp (stamp.h) whenever the allocation changes */
+  double *share;        /* strata_strat_reallocate's scratch, kept between calls */
+  unsigned char *fixed;
 } strata_strat;
 
 /* Hypercubes per axis for a budget: floor((neval/4)^(1/dim)), at least 1,
@@ -43,6 +45,11 @@ void strata_strat_init(strata_strat *s);
 /* VEGAS+ reallocation from one iteration's per-hypercube sums of J f and
  * (J f)^2: n_h proportional to sigma_h^beta, at least 2, summing to neval. */
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2);
+
+/* A new total for the same hypercubes: vegas+ keeps the shares of the
+ * current allocation (cumulative rounding, at least 2 each), classic gives
+ * every hypercube max(2, neval / nhcube).  For neval_frozen. */
+void strata_strat_rescale(strata_strat *s, int64_t neval);
 
 int64_t strata_strat_total(const strata_strat *s);
 

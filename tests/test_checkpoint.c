@@ -50,8 +50,10 @@ typedef struct {
   strata_params p;
 } fixture;
 
-/* The vegas modes' frozen iterations draw QMC points. */
+/* The vegas modes' frozen iterations draw QMC points; and have their own
+ * number of samples. */
 static int qmc_map;
+static int64_t neval_frozen;
 
 static void setup(fixture *f, strata_mode mode, int maxiter)
 {
@@ -66,6 +68,7 @@ static void setup(fixture *f, strata_mode mode, int maxiter)
   f->p.nthreads = 2;
   f->p.seed = 99;
   f->p.qmc_map = qmc_map;
+  f->p.neval_frozen = neval_frozen;
   f->be = strata_backend_cpu_new(2);
   f->comm = strata_comm_serial();
   ck_assert_msg(strata_run_alloc(&f->pr, &f->p, f->be, f->comm, &f->r) == STRATA_OK, "%s",
@@ -176,6 +179,35 @@ START_TEST(test_resume_plain_qmc)
   resume_bits(STRATA_MODE_VEGASPLUS, 3); /* adapting: next ones are qmc */
   resume_bits(STRATA_MODE_VEGASPLUS, 6); /* qmc already */
   qmc_map = 0;
+}
+END_TEST
+
+/* Iterations after adapt_iters draw neval_frozen samples (the allocation
+ * rescaled once the last adapting one is done), and a run resumed on either
+ * side of that change, or right at it, is the uninterrupted one. */
+START_TEST(test_neval_frozen)
+{
+  neval_frozen = 70000;
+  fixture f;
+  setup(&f, STRATA_MODE_VEGASPLUS, 8);
+  steps(&f, 8, NULL);
+  for (int k = 0; k < 8; k++)
+    ck_assert_int_eq(f.r->hist[k].neval, k < f.p.adapt_iters ? f.p.neval : neval_frozen);
+  teardown(&f);
+  setup(&f, STRATA_MODE_VEGAS, 8);
+  steps(&f, 8, NULL);
+  const int64_t nh = f.r->strat->nhcube, each = neval_frozen / nh;
+  ck_assert_int_eq(f.r->hist[7].neval, nh * (each < 2 ? 2 : each));
+  ck_assert_int_lt(f.r->hist[0].neval, f.r->hist[7].neval);
+  teardown(&f);
+  resume_bits(STRATA_MODE_VEGASPLUS, 4);
+  resume_bits(STRATA_MODE_VEGASPLUS, 5);
+  resume_bits(STRATA_MODE_VEGASPLUS, 7);
+  resume_bits(STRATA_MODE_VEGAS, 5);
+  qmc_map = 1;
+  resume_bits(STRATA_MODE_VEGASPLUS, 5);
+  qmc_map = 0;
+  neval_frozen = 0;
 }
 END_TEST
 
@@ -556,6 +588,7 @@ int main(void)
   tcase_add_test(tc, test_resume_vegas);
   tcase_add_test(tc, test_resume_vegas1d);
   tcase_add_test(tc, test_resume_plain_qmc);
+  tcase_add_test(tc, test_neval_frozen);
   tcase_add_test(tc, test_resume_changes_result);
   tcase_add_test(tc, test_truncated);
   tcase_add_test(tc, test_damaged);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "strat.h"
+#include "powfrac.h"
 #include "testutil.h"
 
 /* ck_assert_* records a mark point (a write to the runner) on every success;
@@ -413,6 +414,64 @@ START_TEST(test_reallocate_hand_case)
 }
 END_TEST
 
+/* neval_frozen: the new total exactly, every hypercube at least 2 and
+ * within one sample of its share of the old allocation; classic stays
+ * uniform. */
+START_TEST(test_rescale)
+{
+  rng_seed(11);
+  strata_strat *s = make(3, 20000, 1000000, 0.75, 1);
+  const int64_t N = s->nhcube;
+  double *s1 = malloc(sizeof(double) * (size_t)N), *s2 = malloc(sizeof(double) * (size_t)N);
+  int64_t *old = malloc(sizeof(int64_t) * (size_t)N);
+  fake_sums(s, 2, s1, s2);
+  strata_strat_reallocate(s, s1, s2);
+  const int64_t targets[] = {200000, 20000, 7777};
+  for (int t = 0; t < 3; t++) {
+    memcpy(old, s->nh, sizeof(int64_t) * (size_t)N);
+    const int64_t before = strata_strat_total(s);
+    strata_strat_rescale(s, targets[t]);
+    ck_assert_int_eq(s->neval, targets[t]);
+    int64_t sum = 0;
+    for (int64_t h = 0; h < N; h++) {
+      ck_assert_int_ge(s->nh[h], 2);
+      const double share = (double)old[h] * (double)targets[t] / (double)before;
+      if (share >= 3.0) ck_assert_msg(fabs((double)s->nh[h] - share) <= 1.0,
+                                      "hypercube %lld: %lld for a share of %g", (long long)h,
+                                      (long long)s->nh[h], share);
+      sum += s->nh[h];
+      ck_assert_int_eq(s->start[h + 1], sum);
+    }
+    /* Only the floor of 2 can add to the total. */
+    if (targets[t] >= before) ck_assert_int_eq(sum, targets[t]);
+    else ck_assert_int_ge(sum, targets[t]);
+  }
+  free(s1);
+  free(s2);
+  free(old);
+  strata_strat_free(s);
+  s = make(2, 5003, 1000000, 0.75, 0);
+  strata_strat_rescale(s, 60000);
+  for (int64_t h = 0; h < s->nhcube; h++) ck_assert_int_eq(s->nh[h], 60000 / s->nhcube);
+  strata_strat_free(s);
+}
+END_TEST
+
+/* The square-root powers agree with pow() to rounding, for the exponents
+ * they take and for others (which go to pow itself). */
+START_TEST(test_powfrac)
+{
+  for (int k = 1; k <= 17; k++)
+    for (double x = 1e-300; x < 1e300; x *= 3.7) {
+      const double e = k / 8.0, want = pow(x, e), got = strata_powfrac(x, e);
+      ck_assert_msg(isinf(want) ? got == want : fabs(got - want) <= 2e-14 * want, "%.17g^%g: %.17g, pow %.17g", x, e, got,
+                    want);
+    }
+  ck_assert(strata_powfrac(0.0, 0.375) == 0.0);
+  ck_assert(strata_powfrac(2.0, 0.3) == pow(2.0, 0.3));
+}
+END_TEST
+
 START_TEST(test_reallocate_beta_zero_uniform)
 {
   rng_seed(5);
@@ -628,6 +687,8 @@ static Suite *strat_suite(void)
   tcase_add_test(tc, test_reallocate_beta_zero_uniform);
   tcase_add_test(tc, test_reallocate_zero_variance_keeps);
   tcase_add_test(tc, test_reallocate_cancellation_is_zero);
+  tcase_add_test(tc, test_rescale);
+  tcase_add_test(tc, test_powfrac);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("indexing");

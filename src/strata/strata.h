@@ -71,6 +71,9 @@ typedef struct {
   strata_qmc_rule qmc;  /* point set of mode qmc and of qmc_map */
   int nrand;            /* independent randomizations per qmc iteration */
   int qmc_map;          /* vegas modes: frozen-map iterations draw qmc points */
+  /* vegas modes: evaluations of each iteration after adapt_iters; 0 = neval.
+   * Train the map on small iterations, then spend the budget on big ones. */
+  int64_t neval_frozen;
 } strata_params;
 
 typedef struct {
