@@ -137,12 +137,14 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
   unsigned char *fixed = s->fixed;
   if (!d || !fixed) return; /* keep the old allocation: valid, only less tuned */
   memset(fixed, 0, (size_t)nh);
-  /* One power per hypercube is most of the host's work per iteration when
-   * the GPU samples: spread it over the cores when there are many
-   * (element-wise, so the result does not depend on how), then sum in
-   * order. */
+  /* The powers are spread over the cores only when there are very many
+   * (element-wise, so the result does not depend on how): below that the
+   * serial passes that follow cost more, and on a small machine the cores'
+   * threads, spinning after the loop, slowed them four times (measured with
+   * bench/bench_host on 2 cores: 1.9 ms serial, 8 ms with 2 threads, at
+   * 117649 hypercubes). */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (nh > 65536)
+#pragma omp parallel for schedule(static) if (nh > 262144)
 #endif
   for (int64_t h = 0; h < nh; h++) {
     double n = (double)s->nh[h];
@@ -163,16 +165,18 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
    * pinned there and the rest share what is left, until no share moves. */
   int64_t left = s->neval;
   double dfree = dsum;
+  /* A share left d / dfree is below 2 when d is below 2 dfree / left: one
+   * division per pinned hypercube instead of one per hypercube and pass. */
   for (int pass = 0; pass < 64; pass++) {
     int changed = 0;
+    double below = 2.0 * dfree / (double)left;
     for (int64_t h = 0; h < nh; h++) {
-      if (fixed[h]) continue;
-      if ((double)left * d[h] / dfree < 2.0) {
-        fixed[h] = 1;
-        left -= 2;
-        dfree -= d[h];
-        changed = 1;
-      }
+      if (fixed[h] || !(d[h] < below)) continue;
+      fixed[h] = 1;
+      left -= 2;
+      dfree -= d[h];
+      changed = 1;
+      below = left > 0 ? 2.0 * dfree / (double)left : INFINITY;
     }
     if (!changed || !(dfree > 0.0)) break;
   }
@@ -182,13 +186,14 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
   for (int64_t h = 0; h < nh; h++)
     if (!fixed[h]) last_free = h;
   double cum = 0.0;
+  const double per = (double)left / dfree;
   int64_t given = 0;
   for (int64_t h = 0; h < nh; h++) {
     if (fixed[h] || !(dfree > 0.0)) {
       s->nh[h] = 2;
       continue;
     }
-    cum += (double)left * d[h] / dfree;
+    cum += d[h] * per;
     int64_t upto = h == last_free ? left : (int64_t)(cum + 0.5); /* cum >= 0 */
     int64_t n = upto - given;
     given = upto;
