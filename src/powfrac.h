@@ -1,10 +1,10 @@
 /* x^e for x >= 0, by square roots when 8e is a whole number from 1 to 16
  * (the defaults alpha = 0.5 and beta = 0.75 give x^0.5 and x^0.375), and by
  * pow() otherwise.  The map and the allocation take one such power per
- * increment and per hypercube after every adapting iteration; on the host
- * that was most of the work beside the GPU's sampling, and a square root
- * costs a fraction of pow().  Deterministic like pow(): the same bits on
- * every rank. */
+ * increment and per hypercube after every adapting iteration, a third of
+ * the host's work beside the GPU's sampling in a profile of short runs; a
+ * square root costs a fraction of pow().  Deterministic like pow(): the
+ * same bits on every rank. */
 #ifndef STRATA_POWFRAC_H
 #define STRATA_POWFRAC_H
 #include <math.h>
