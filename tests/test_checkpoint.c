@@ -20,35 +20,18 @@
 #include "jobdef.h"
 #include "run.h"
 #include "runlog.h"
+#include "testrun.h"
 #include "testutil.h"
 
 static char dir[256];
 
-static void make_dir(void)
-{
-  snprintf(dir, sizeof dir, "/tmp/strata-test-ckpt-XXXXXX");
-  ck_assert(mkdtemp(dir) != NULL);
-}
-
-static void remove_dir(void)
-{
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  ck_assert(system(cmd) == 0);
-}
+static void make_dir(void) { test_tmpdir(dir, sizeof dir, "ckpt"); }
+static void remove_dir(void) { test_rmdir(dir); }
 
 static void path_in(char *buf, size_t len, const char *name)
 {
   snprintf(buf, len, "%s/%s", dir, name);
 }
-
-typedef struct {
-  strata_backend *be;
-  strata_comm *comm;
-  strata_run *r;
-  strata_problem pr;
-  strata_params p;
-} fixture;
 
 /* The vegas modes' frozen iterations draw QMC points; and have their own
  * number of samples. */
@@ -57,29 +40,21 @@ static int64_t neval_frozen;
 
 static void setup(fixture *f, strata_mode mode, int maxiter)
 {
-  test_problem("f4", 4, &f->pr);
-  strata_params_default(&f->p);
-  f->p.mode = mode;
-  f->p.neval = 20000;
-  f->p.maxiter = maxiter;
-  f->p.adapt_iters = 5;
-  f->p.skip = 2;
-  f->p.epsrel = 0;
-  f->p.nthreads = 2;
-  f->p.seed = 99;
-  f->p.qmc_map = qmc_map;
-  f->p.neval_frozen = neval_frozen;
-  f->be = strata_backend_cpu_new(2);
-  f->comm = strata_comm_serial();
-  ck_assert_msg(strata_run_alloc(&f->pr, &f->p, f->be, f->comm, &f->r) == STRATA_OK, "%s",
-                strata_last_error());
-}
-
-static void teardown(fixture *f)
-{
-  strata_run_free(f->r);
-  strata_comm_free(f->comm);
-  strata_backend_free(f->be);
+  strata_problem pr;
+  test_problem("f4", 4, &pr);
+  strata_params p;
+  strata_params_default(&p);
+  p.mode = mode;
+  p.neval = 20000;
+  p.maxiter = maxiter;
+  p.adapt_iters = 5;
+  p.skip = 2;
+  p.epsrel = 0;
+  p.nthreads = 2;
+  p.seed = 99;
+  p.qmc_map = qmc_map;
+  p.neval_frozen = neval_frozen;
+  fixture_open(f, &pr, &p);
 }
 
 static void steps(fixture *f, int n, strata_iteration *rows)
@@ -89,15 +64,6 @@ static void steps(fixture *f, int n, strata_iteration *rows)
     ck_assert_msg(strata_run_step(f->r, &it) == STRATA_OK, "%s", strata_last_error());
     if (rows) rows[f->r->itn - 1] = it;
   }
-}
-
-static void write_ckpt(const char *path, fixture *f)
-{
-  char def[STRATA_JOBDEF_MAX];
-  ck_assert(strata_jobdef_text(&f->pr, &f->p, def, sizeof def) == STRATA_OK);
-  strata_ckpt_info info = {def, "test", "cpu", "host", 1, 2};
-  ck_assert_msg(strata_checkpoint_write(path, f->r, &info, NULL, NULL) == STRATA_OK, "%s",
-                strata_last_error());
 }
 
 static strata_iteration replayed[64];

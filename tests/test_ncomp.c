@@ -18,6 +18,7 @@
 #include "report.h"
 #include "run.h"
 #include "runlog.h"
+#include "testrun.h"
 #include "testutil.h"
 
 #define DIM 3
@@ -551,43 +552,14 @@ END_TEST
 /* --- checkpoints and logs --- */
 static char dir[256];
 
-static void make_dir(void)
-{
-  snprintf(dir, sizeof dir, "/tmp/strata-test-ncomp-XXXXXX");
-  ck_assert(mkdtemp(dir) != NULL);
-}
-
-static void remove_dir(void)
-{
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  ck_assert(system(cmd) == 0);
-}
-
-typedef struct {
-  strata_backend *be;
-  strata_comm *comm;
-  strata_run *r;
-  strata_problem pr;
-  strata_params p;
-} fixture;
+static void make_dir(void) { test_tmpdir(dir, sizeof dir, "ncomp"); }
+static void remove_dir(void) { test_rmdir(dir); }
 
 static void setup(fixture *f, const strata_problem *pr, strata_mode mode, int maxiter)
 {
-  f->pr = *pr;
-  f->p = params(mode, 99);
-  f->p.maxiter = maxiter;
-  f->be = strata_backend_cpu_new(2);
-  f->comm = strata_comm_serial();
-  ck_assert_msg(strata_run_alloc(&f->pr, &f->p, f->be, f->comm, &f->r) == STRATA_OK, "%s",
-                strata_last_error());
-}
-
-static void teardown(fixture *f)
-{
-  strata_run_free(f->r);
-  strata_comm_free(f->comm);
-  strata_backend_free(f->be);
+  strata_params p = params(mode, 99);
+  p.maxiter = maxiter;
+  fixture_open(f, pr, &p);
 }
 
 static void steps(fixture *f, int n, rows *out)
@@ -597,15 +569,6 @@ static void steps(fixture *f, int n, rows *out)
     ck_assert_msg(strata_run_step(f->r, &it) == STRATA_OK, "%s", strata_last_error());
     if (out) collect(&it, out);
   }
-}
-
-static void write_ckpt(const char *path, fixture *f)
-{
-  char def[STRATA_JOBDEF_MAX];
-  ck_assert(strata_jobdef_text(&f->pr, &f->p, def, sizeof def) == STRATA_OK);
-  strata_ckpt_info info = {def, "test", "cpu", "host", 1, 2};
-  ck_assert_msg(strata_checkpoint_write(path, f->r, &info, NULL, NULL) == STRATA_OK, "%s",
-                strata_last_error());
 }
 
 static int has_dataset(const char *path, const char *name)

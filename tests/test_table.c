@@ -20,18 +20,8 @@
 
 static char dir[256];
 
-static void make_dir(void)
-{
-  snprintf(dir, sizeof dir, "/tmp/strata-test-table-XXXXXX");
-  ck_assert(mkdtemp(dir) != NULL);
-}
-
-static void remove_dir(void)
-{
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  ck_assert(system(cmd) == 0);
-}
+static void make_dir(void) { test_tmpdir(dir, sizeof dir, "table"); }
+static void remove_dir(void) { test_rmdir(dir); }
 
 static const char *path_in(const char *name)
 {

@@ -19,19 +19,13 @@ static char dir[256];
 /* Every test gets a fresh cache and scratch directory. */
 static void setup(void)
 {
-  snprintf(dir, sizeof dir, "/tmp/strata-usercode-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(dir));
+  test_tmpdir(dir, sizeof dir, "usercode");
   char cache[300];
   snprintf(cache, sizeof cache, "%s/cache", dir);
   setenv("STRATA_CACHE_DIR", cache, 1);
 }
 
-static void teardown(void)
-{
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  ck_assert_int_eq(system(cmd), 0);
-}
+static void teardown(void) { test_rmdir(dir); }
 
 static const char *write_src(const char *name, const char *text)
 {

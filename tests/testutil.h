@@ -3,6 +3,7 @@
 #ifndef STRATA_TESTUTIL_H
 #define STRATA_TESTUTIL_H
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "strata/strata.h"
@@ -19,6 +20,20 @@ static inline const strata_builtin *test_problem(const char *name, int dim,
   }
   for (int i = 0; i < b->nparams; i++) pr->params[i] = b->params[i];
   return b;
+}
+
+/* A fresh directory /tmp/strata-test-TAG-XXXXXX in dir, and its removal. */
+static inline void test_tmpdir(char *dir, size_t len, const char *tag)
+{
+  snprintf(dir, len, "/tmp/strata-test-%s-XXXXXX", tag);
+  ck_assert(mkdtemp(dir) != NULL);
+}
+
+static inline void test_rmdir(const char *dir)
+{
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  ck_assert(system(cmd) == 0);
 }
 
 static inline int test_run_suite_fork(Suite *s, int fork)
