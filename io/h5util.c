@@ -146,11 +146,15 @@ int strata_h5_get_f64(hid_t obj, const char *name, double *out)
 
 uint64_t strata_h5_checksum(const void *data, size_t n)
 {
+  return strata_h5_checksum_from(UINT64_C(14695981039346656037), data, n);
+}
+
+uint64_t strata_h5_checksum_from(uint64_t h, const void *data, size_t n)
+{
   /* FNV-1a on 64-bit words: one multiply per word (about 1 ms for 8 MB),
    * and any change to a single word changes the result, since xor and
    * multiplication by an odd number are both invertible. */
   const unsigned char *p = data;
-  uint64_t h = UINT64_C(14695981039346656037);
   for (size_t i = 0; i < n; i++) {
     uint64_t w;
     memcpy(&w, p + 8 * i, 8);

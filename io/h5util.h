@@ -33,6 +33,8 @@ int strata_h5_get_f64(hid_t obj, const char *name, double *out);
 /* The checksum of n 8-byte elements: FNV-1a (64 bit) applied to whole
  * little-endian words (doc/file-formats.md). */
 uint64_t strata_h5_checksum(const void *data, size_t n);
+/* The same continued from h: several arrays into one checksum. */
+uint64_t strata_h5_checksum_from(uint64_t h, const void *data, size_t n);
 
 /* A fixed-size contiguous dataset of rank dims, of an 8-byte native type
  * (H5T_NATIVE_DOUBLE, H5T_NATIVE_INT64), with the data's checksum in its

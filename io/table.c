@@ -411,19 +411,6 @@ size_t strata_tables_doubles(const strata_table_set *set, int k)
 
 size_t strata_tables_bytes(const strata_table_set *set) { return set ? set->bytes : 0; }
 
-/* FNV-1a over 8-byte words, as strata_h5_checksum, continued from h. */
-static uint64_t mix(uint64_t h, const void *data, size_t nwords)
-{
-  const unsigned char *p = data;
-  for (size_t i = 0; i < nwords; i++) {
-    uint64_t w;
-    memcpy(&w, p + 8 * i, 8);
-    h ^= w;
-    h *= UINT64_C(1099511628211);
-  }
-  return h;
-}
-
 uint64_t strata_tables_hash(const strata_table_set *set)
 {
   uint64_t h = UINT64_C(14695981039346656037);
@@ -434,11 +421,11 @@ uint64_t strata_tables_hash(const strata_table_set *set)
      * differently hash differently. */
     const int64_t shape[5] = {t->rank, t->nx, t->ny, t->x != NULL, t->y != NULL};
     const double ends[4] = {t->x0, t->x1, t->y0, t->y1};
-    h = mix(h, shape, 5);
-    h = mix(h, ends, 4);
-    h = mix(h, t->v, (size_t)t->nx * (size_t)t->ny);
-    if (t->x) h = mix(h, t->x, (size_t)t->nx);
-    if (t->y) h = mix(h, t->y, (size_t)t->ny);
+    h = strata_h5_checksum_from(h, shape, 5);
+    h = strata_h5_checksum_from(h, ends, 4);
+    h = strata_h5_checksum_from(h, t->v, (size_t)t->nx * (size_t)t->ny);
+    if (t->x) h = strata_h5_checksum_from(h, t->x, (size_t)t->nx);
+    if (t->y) h = strata_h5_checksum_from(h, t->y, (size_t)t->ny);
   }
   return h;
 }

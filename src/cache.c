@@ -9,16 +9,6 @@
 
 #include "error.h"
 
-uint64_t strata_hash64(uint64_t h, const void *data, size_t n)
-{
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
-
 /* mkdir -p: another rank may create any part at the same moment. */
 static int make_dirs(const char *path)
 {

@@ -12,6 +12,8 @@
 #define STRATA_CACHE_H
 #include <stddef.h>
 #include <stdint.h>
+
+#include "hash.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -26,9 +28,6 @@ typedef struct {
 
 /* $STRATA_CACHE_DIR, else $XDG_CACHE_HOME/strata, else $HOME/.cache/strata. */
 int strata_cache_dir(char *buf, size_t len);
-
-uint64_t strata_hash64(uint64_t h, const void *data, size_t n);
-#define STRATA_HASH64_INIT 0xcbf29ce484222325ULL
 
 /* Looks up the entry for key; STRATA_OK with e filled (hit or not), or an
  * error when the cache directory cannot be created. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "hash.h"
 #include "qmc.h"
 #include "usercode.h"
 
@@ -106,15 +107,12 @@ static int split(const char *line, size_t n, char *key, size_t klen, char *val, 
 
 void strata_jobdef_hash(const char *s, char out[17])
 {
-  uint64_t h = UINT64_C(14695981039346656037);
+  uint64_t h = STRATA_HASH64_INIT;
   while (*s) {
     size_t n = strcspn(s, "\n");
     char key[128], val[STRATA_JOBDEF_MAX];
     if (split(s, n, key, sizeof key, val, sizeof val) != 0 || !strata_jobdef_safe_key(key))
-      for (size_t i = 0; i <= n && s[i]; i++) {
-        h ^= (unsigned char)s[i];
-        h *= UINT64_C(1099511628211);
-      }
+      h = strata_hash64(h, s, n + (s[n] == '\n')); /* the line and its newline */
     s += n;
     if (*s) s++;
   }

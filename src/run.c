@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "estimate.h"
+#include "hash.h"
 #include "stamp.h"
 
 static double now_s(void)
@@ -482,30 +483,23 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
   return STRATA_OK;
 }
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * UINT64_C(0x100000001b3);
-  return h;
-}
-
 uint64_t strata_run_state_hash(const strata_run *r)
 {
-  uint64_t h = UINT64_C(0xcbf29ce484222325);
+  uint64_t h = STRATA_HASH64_INIT;
   const size_t nedges = (size_t)strata_grid_naxes(r->grid) * (size_t)(r->grid->ninc + 1);
-  h = fnv1a(h, r->grid->edges, sizeof(double) * nedges);
-  h = fnv1a(h, r->strat->nh, sizeof(int64_t) * (size_t)r->strat->nhcube);
+  h = strata_hash64(h, r->grid->edges, sizeof(double) * nedges);
+  h = strata_hash64(h, r->strat->nh, sizeof(int64_t) * (size_t)r->strat->nhcube);
   for (int k = 0; k < r->itn; k++) { /* wall times differ by nature: left out */
-    h = fnv1a(h, &r->hist[k].integral, sizeof(double));
-    h = fnv1a(h, &r->hist[k].sigma, sizeof(double));
-    h = fnv1a(h, &r->hist[k].neval, sizeof(int64_t));
+    h = strata_hash64(h, &r->hist[k].integral, sizeof(double));
+    h = strata_hash64(h, &r->hist[k].sigma, sizeof(double));
+    h = strata_hash64(h, &r->hist[k].neval, sizeof(int64_t));
     if (r->ncomp > 1)
-      h = fnv1a(h, r->chist + (size_t)k * STRATA_CHIST_ROW(r->ncomp),
+      h = strata_hash64(h, r->chist + (size_t)k * STRATA_CHIST_ROW(r->ncomp),
                 sizeof(double) * STRATA_CHIST_ROW(r->ncomp));
   }
   int head[3] = {r->itn, r->first_kept, r->converged};
-  h = fnv1a(h, head, sizeof head);
-  return fnv1a(h, &r->neval_total, sizeof r->neval_total);
+  h = strata_hash64(h, head, sizeof head);
+  return strata_hash64(h, &r->neval_total, sizeof r->neval_total);
 }
 
 /* The debug check of identical state: rank 0's hash reaches every rank
