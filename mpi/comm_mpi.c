@@ -1,10 +1,12 @@
-/* The job communicator over MPI_COMM_WORLD.  The algorithm needs one thing
- * from its peers: the element-wise sum of an iteration's sums, after which
- * every rank applies the same update and holds the same state. */
+/* The job communicator over MPI_COMM_WORLD.  The algorithm needs two things
+ * from its peers: the element-wise sum of an iteration's sums, and the
+ * hypercubes' shares each rank worked out for its own slice; then every
+ * rank applies the same update and holds the same state. */
 #include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "comm.h"
 #include "error.h"
@@ -22,6 +24,28 @@ static int mpi_allreduce(strata_comm *c, double *buf, size_t n)
     n -= (size_t)m;
   }
   return 0;
+}
+
+static int mpi_allgather(strata_comm *c, double *buf, const int64_t *off)
+{
+  const int n = c->size;
+  if (off[n] > (int64_t)INT_MAX) {
+    /* Beyond int counts: the same through the sum, the others' parts zero. */
+    memset(buf, 0, sizeof(double) * (size_t)off[c->rank]);
+    memset(buf + off[c->rank + 1], 0, sizeof(double) * (size_t)(off[n] - off[c->rank + 1]));
+    return mpi_allreduce(c, buf, (size_t)off[n]);
+  }
+  int *count = malloc(2 * sizeof(int) * (size_t)n);
+  if (!count) return -1;
+  int *displ = count + n;
+  for (int r = 0; r < n; r++) {
+    displ[r] = (int)off[r];
+    count[r] = (int)(off[r + 1] - off[r]);
+  }
+  int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, count, displ, MPI_DOUBLE,
+                          MPI_COMM_WORLD);
+  free(count);
+  return rc == MPI_SUCCESS ? 0 : -1;
 }
 
 static void mpi_free(strata_comm *c) { free(c); }
@@ -50,6 +74,7 @@ int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)
   /* A failing rank must end the job, not leave the others in a collective. */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   c->allreduce_sum = mpi_allreduce;
+  c->allgather = mpi_allgather;
   c->free = mpi_free;
   *out = c;
   return STRATA_OK;

@@ -4,6 +4,7 @@
 #ifndef STRATA_COMM_H
 #define STRATA_COMM_H
 #include <stddef.h>
+#include <stdint.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -15,6 +16,11 @@ struct strata_comm {
   void *self;
   /* In-place element-wise sum over all ranks. */
   int (*allreduce_sum)(strata_comm *c, double *buf, size_t n);
+  /* In place: rank r holds buf[off[r] .. off[r + 1]) (off has size + 1
+   * entries, the same on every rank); afterwards every rank holds all of
+   * buf[0 .. off[size]).  For what ranks compute on disjoint slices: half
+   * the traffic of summing it with zeros, and no additions. */
+  int (*allgather)(strata_comm *c, double *buf, const int64_t *off);
   void (*free)(strata_comm *c);
 };
 

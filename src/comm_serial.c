@@ -10,6 +10,14 @@ static int serial_allreduce(strata_comm *c, double *buf, size_t n)
   return 0;
 }
 
+static int serial_allgather(strata_comm *c, double *buf, const int64_t *off)
+{
+  (void)c;
+  (void)buf;
+  (void)off;
+  return 0;
+}
+
 static void serial_free(strata_comm *c) { free(c); }
 
 strata_comm *strata_comm_serial(void)
@@ -21,6 +29,7 @@ strata_comm *strata_comm_serial(void)
   c->local_rank = 0;
   c->local_size = 1;
   c->allreduce_sum = serial_allreduce;
+  c->allgather = serial_allgather;
   c->free = serial_free;
   return c;
 }

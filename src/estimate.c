@@ -47,8 +47,11 @@ static void add_cov(int nc, const double *v, double scale, double *cov)
       }
 }
 
+/* The terms of hypercubes [h0, h1): the whole estimate when that is all of
+ * them, one rank's part of it otherwise. */
 static int stratified(const strata_strat *c, int nc, const double *c1, const double *c2,
-                      const double *shift, double *I, double *cov, int64_t *bad)
+                      const double *shift, int64_t h0, int64_t h1, double *I, double *cov,
+                      int64_t *bad)
 {
   const double V = 1.0 / (double)c->nhcube;
   if (nc == 1) {
@@ -57,7 +60,7 @@ static int stratified(const strata_strat *c, int nc, const double *c1, const dou
      * per-cell loops over components that cost more than the arithmetic
      * at 1e5 and more hypercubes. */
     double sI = 0.0, sv = 0.0;
-    for (int64_t h = 0; h < c->nhcube; h++) {
+    for (int64_t h = h0; h < h1; h++) {
       const double n = (double)c->nh[h], m = c1[h] / n,
                    v = (c2[h] / n - m * m) / (n - 1.0);
       if (!isfinite(m) || !isfinite(v)) {
@@ -75,7 +78,7 @@ static int stratified(const strata_strat *c, int nc, const double *c1, const dou
   double m[STRATA_EST_MAX_COMP], v[STRATA_EST_MAX_COMP * (STRATA_EST_MAX_COMP + 1) / 2];
   for (int a = 0; a < nc; a++) I[a] = 0.0;
   for (int a = 0; a < nc * nc; a++) cov[a] = 0.0;
-  for (int64_t h = 0; h < c->nhcube; h++) {
+  for (int64_t h = h0; h < h1; h++) {
     if (!cell_moments(nc, c1 + h * nc, c2 + h * np, (double)c->nh[h], m, v)) {
       *bad = h;
       return -1;
@@ -154,8 +157,15 @@ int strata_estimate_cov(strata_estimator kind, const strata_strat *cells, int nc
   switch (kind) {
   case STRATA_EST_POOLED: return pooled(cells, ncomp, c1, c2, shift, I, cov, bad);
   case STRATA_EST_RANDOMIZED: return randomized(cells, ncomp, c1, shift, ngroup, I, cov, bad);
-  default: return stratified(cells, ncomp, c1, c2, shift, I, cov, bad);
+  default: return stratified(cells, ncomp, c1, c2, shift, 0, cells->nhcube, I, cov, bad);
   }
+}
+
+int strata_estimate_part(const strata_strat *cells, int ncomp, const double *c1,
+                         const double *c2, const double *shift, int64_t h0, int64_t h1,
+                         double *part, int64_t *bad)
+{
+  return stratified(cells, ncomp, c1, c2, shift, h0, h1, part, part + ncomp, bad);
 }
 
 int strata_estimate(strata_estimator kind, const strata_strat *cells, const double *s1,

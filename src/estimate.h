@@ -42,4 +42,17 @@ int strata_estimate(strata_estimator kind, const strata_strat *cells, const doub
 int strata_estimate_cov(strata_estimator kind, const strata_strat *cells, int ncomp,
                         const double *c1, const double *c2, const double *shift, int ngroup,
                         double *I, double *cov, int64_t *bad);
+
+/* Ranks that sampled disjoint ranges of hypercubes can form the stratified
+ * estimate without exchanging per-hypercube sums: each adds the terms of
+ * its own hypercubes [h0, h1) into part (STRATA_EST_PART(ncomp) doubles:
+ * the ncomp estimates, then the ncomp x ncomp covariance, as
+ * strata_estimate_cov sets them), and the element-wise sum of the parts is
+ * the estimate.  Over [0, nhcube) the part is, bit for bit, what
+ * strata_estimate_cov gives; split between ranks it differs by the
+ * rounding of the order of addition.  0, or -1 with *bad as above. */
+#define STRATA_EST_PART(ncomp) ((size_t)(ncomp) * (size_t)((ncomp) + 1))
+int strata_estimate_part(const strata_strat *cells, int ncomp, const double *c1,
+                         const double *c2, const double *shift, int64_t h0, int64_t h1,
+                         double *part, int64_t *bad);
 #endif

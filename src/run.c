@@ -125,8 +125,11 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   int64_t ncell = r->strat->nhcube;
   if (r->qcells && r->qcells->nhcube > ncell) ncell = r->qcells->nhcube;
   r->buf = malloc(sizeof(double) * ((2 + comp_sums_per_cell(r->ncomp)) * (size_t)ncell +
-                                    2 * cells));
-  if (!r->buf) goto nomem;
+                                    STRATA_EST_PART(r->ncomp) + 2 * cells));
+  r->slices = malloc(sizeof(int64_t) * ((size_t)comm->size + 1));
+  if (!r->buf || !r->slices) goto nomem;
+  if (r->strat->adaptive && !(r->shares = malloc(sizeof(double) * (size_t)r->strat->nhcube)))
+    goto nomem;
   r->first_kept = first_kept(p);
   *out = r;
   return STRATA_OK;
@@ -145,6 +148,8 @@ void strata_run_free(strata_run *r)
   strata_strat_free(r->qcells);
   strata_qmc_free(r->qmc);
   free(r->buf);
+  free(r->slices);
+  free(r->shares);
   free(r->hist);
   free(r->chist);
   free(r->creport);
@@ -564,30 +569,48 @@ static int overflowed(const strata_run *r, const strata_strat *cells, int64_t ba
                       cells->M > 1 ? "hypercube" : "batch", (long long)bad, near);
 }
 
-/* A vector integrand's iteration: every component's estimate and their
- * covariance into chist, component 0 into the history. */
-static int record_comps(strata_run *r, strata_estimator est, const strata_strat *cells,
-                        const double *c1, const double *c2, const double *cshift)
+/* The iteration's estimates and their covariance (STRATA_EST_PART(ncomp)
+ * doubles) into the history, after checking that they are finite. */
+static int record_estimate(strata_run *r, const double *est)
 {
   const int nc = r->ncomp;
-  double *row = r->chist + (size_t)r->itn * STRATA_CHIST_ROW(nc);
-  int64_t bad = -1;
-  if (strata_estimate_cov(est, cells, nc, c1, c2, cshift, r->params.nrand, row, row + nc,
-                          &bad) != 0)
-    return overflowed(r, cells, bad, c1[bad * nc] / (double)cells->nh[bad] + cshift[0]);
   for (int c = 0; c < nc; c++) {
-    int ok = isfinite(row[c]);
-    for (int b = 0; b < nc; b++) ok = ok && isfinite(row[nc + c * nc + b]);
+    int ok = isfinite(est[c]);
+    for (int b = 0; b < nc; b++) ok = ok && isfinite(est[nc + c * nc + b]);
     if (!ok)
-      return strata_error(STRATA_ENOTFINITE,
-                          "integrand '%s': iteration %d overflowed (component %d: estimate "
-                          "%g, variance %g); rescale the integrand",
-                          r->problem.name ? r->problem.name : "(unnamed)", r->itn + 1, c,
-                          row[c], row[nc + c * nc + c]);
+      return nc == 1 ? strata_error(STRATA_ENOTFINITE,
+                                    "integrand '%s': iteration %d overflowed (estimate %g, "
+                                    "variance %g); rescale the integrand",
+                                    r->problem.name ? r->problem.name : "(unnamed)",
+                                    r->itn + 1, est[0], est[1])
+                     : strata_error(STRATA_ENOTFINITE,
+                                    "integrand '%s': iteration %d overflowed (component %d: "
+                                    "estimate %g, variance %g); rescale the integrand",
+                                    r->problem.name ? r->problem.name : "(unnamed)",
+                                    r->itn + 1, c, est[c], est[nc + c * nc + c]);
   }
-  r->hist[r->itn].integral = row[0];
-  r->hist[r->itn].sigma = sqrt(row[nc]);
+  if (nc > 1)
+    memcpy(r->chist + (size_t)r->itn * STRATA_CHIST_ROW(nc), est,
+           sizeof(double) * STRATA_CHIST_ROW(nc));
+  r->hist[r->itn].integral = est[0];
+  r->hist[r->itn].sigma = sqrt(est[nc]);
   return STRATA_OK;
+}
+
+/* The hypercubes of each rank's slice, as bounds off[0..size]. */
+static void slice_bounds(const strata_run *r, const strata_strat *cells, int64_t *off)
+{
+  int64_t h0, h1;
+  for (int k = 0; k < r->comm->size; k++) {
+    strata_run_slice(cells, k, r->comm->size, &h0, &h1);
+    off[k] = h0;
+    off[k + 1] = h1;
+  }
+}
+
+static void zero_slice(double *a, int64_t h0, int64_t h1, size_t stride)
+{
+  memset(a + (size_t)h0 * stride, 0, sizeof(double) * (size_t)(h1 - h0) * stride);
 }
 
 int strata_run_step(strata_run *r, strata_iteration *out)
@@ -601,11 +624,33 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   double t0 = now_s();
 
   const int nc = r->ncomp;
+  const size_t np = (size_t)nc * (size_t)(nc + 1) / 2;
   const size_t ncs = comp_sums_per_cell(nc) * (size_t)nhc;
   double *s1 = r->buf, *s2 = r->buf + nhc, *c1 = r->buf + 2 * nhc;
-  double *c2 = c1 + (size_t)nc * (size_t)nhc, *wsum = c1 + ncs, *wcount = wsum + mapcells;
-  size_t nred = 2 * (size_t)nhc + ncs + (adapt ? 2 * mapcells : 0);
-  memset(r->buf, 0, sizeof(double) * nred);
+  double *c2 = c1 + (size_t)nc * (size_t)nhc, *part = c1 + ncs;
+  double *wsum = part + STRATA_EST_PART(nc), *wcount = wsum + mapcells;
+  strata_estimator est = qmc ? STRATA_EST_RANDOMIZED
+                         : p->mode == STRATA_MODE_PLAIN ? STRATA_EST_POOLED
+                                                        : STRATA_EST_STRATIFIED;
+  /* A stratified estimate is a sum over hypercubes, so each rank adds its
+   * own and only those sums cross the network (doc/distributed.md); plain
+   * MC and QMC have few cells and combine their sums per cell, which keeps
+   * their results the same bits on any number of ranks. */
+  const int by_part = est == STRATA_EST_STRATIFIED;
+  const int realloc = adapt && r->strat->adaptive;
+  int64_t h0, h1;
+  strata_run_slice(cells, r->comm->rank, r->comm->size, &h0, &h1);
+  double *red = by_part ? part : r->buf;
+  const size_t nred = (size_t)(wsum - red) + (adapt ? 2 * mapcells : 0);
+  if (by_part) {
+    zero_slice(s1, h0, h1, 1);
+    zero_slice(s2, h0, h1, 1);
+    if (nc > 1) {
+      zero_slice(c1, h0, h1, (size_t)nc);
+      zero_slice(c2, h0, h1, np);
+    }
+  }
+  memset(red, 0, sizeof(double) * nred);
   if (qmc) strata_qmc_randomize(r->qmc, p->seed, (uint32_t)r->itn);
   double cshift[STRATA_MAX_COMP];
   for (int c = 0; c < nc; c++) cshift[c] = comp_shift(r, c);
@@ -614,49 +659,55 @@ int strata_run_step(strata_run *r, strata_iteration *out)
       .problem = &r->problem, .grid = r->grid, .strat = cells,
       .qmc = qmc ? r->qmc : NULL,
       .seed = p->seed, .iteration = (uint32_t)r->itn, .adapt = adapt,
-      .shift = sum_shift(r, cshift),
+      .shift = sum_shift(r, cshift), .h0 = h0, .h1 = h1,
       .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount,
       .cshift = nc > 1 ? cshift : NULL, .c1 = nc > 1 ? c1 : NULL, .c2 = nc > 1 ? c2 : NULL};
-  strata_run_slice(cells, r->comm->rank, r->comm->size, &job.h0, &job.h1);
   double ts = now_s();
   int rc = r->backend->sample(r->backend, &job);
   r->sample_time_s = now_s() - ts;
   if (rc != STRATA_OK) return rc;
-  /* Each cell's sums come from one rank and are zero elsewhere, so summing
-   * them is exact: every rank sees the same bits. */
+
+  /* Sums beyond the largest double are this rank's to report when it
+   * holds them alone (main ends the other ranks). */
+  const double *e1 = nc > 1 ? c1 : s1, *e2 = nc > 1 ? c2 : s2;
+  const double *eshift = nc > 1 ? cshift : &job.shift;
+  int64_t bad = -1, adapt_bad = -1;
+  double scratch[2];
+  if (by_part) {
+    if (strata_estimate_part(cells, nc, e1, e2, eshift, h0, h1, part, &bad) != 0 ||
+        (nc > 1 && strata_estimate_part(cells, 1, s1, s2, &job.shift, h0, h1, scratch,
+                                        &adapt_bad) != 0))
+      goto overflow;
+    if (realloc) strata_strat_shares(r->strat, s1, s2, h0, h1, r->shares);
+  }
   double tc = now_s();
-  int crc = r->comm->allreduce_sum(r->comm, r->buf, nred);
+  int crc = r->comm->allreduce_sum(r->comm, red, nred);
+  if (crc == 0 && realloc && by_part && r->comm->size > 1) {
+    slice_bounds(r, cells, r->slices);
+    crc = r->comm->allgather(r->comm, r->shares, r->slices);
+  }
   r->comm_time_s += now_s() - tc;
   if (crc != 0)
     return strata_error(STRATA_ECOMM, "rank %d: combining the iteration's sums failed",
                         r->comm->rank);
-
-  strata_estimator est = qmc ? STRATA_EST_RANDOMIZED
-                         : p->mode == STRATA_MODE_PLAIN ? STRATA_EST_POOLED
-                                                        : STRATA_EST_STRATIFIED;
-  double I = 0.0, var = 0.0;
-  int64_t bad = -1;
-  /* (For a vector integrand this is the adapting quantity's estimate: only
-   * its overflow matters.) */
-  if (strata_estimate(est, cells, s1, s2, job.shift, p->nrand, &I, &var, &bad) != 0)
-    return overflowed(r, cells, bad, s1[bad] / (double)cells->nh[bad] + job.shift);
-  if (!isfinite(I) || !isfinite(var))
-    return strata_error(STRATA_ENOTFINITE,
-                        "integrand '%s': iteration %d overflowed (estimate %g, variance %g); "
-                        "rescale the integrand",
-                        r->problem.name ? r->problem.name : "(unnamed)", r->itn + 1, I, var);
-
+  if (!by_part) {
+    /* Every cell's sums are here now: the same estimate on every rank. */
+    if (strata_estimate_cov(est, cells, nc, e1, e2, eshift, p->nrand, part, part + nc,
+                            &bad) != 0 ||
+        (nc > 1 && strata_estimate(est, cells, s1, s2, job.shift, p->nrand, &scratch[0],
+                                   &scratch[1], &adapt_bad) != 0))
+      goto overflow;
+    if (realloc) strata_strat_shares(r->strat, s1, s2, 0, nhc, r->shares);
+  }
+  if ((rc = record_estimate(r, part)) != STRATA_OK) return rc;
   strata_itn_record *rec = &r->hist[r->itn];
-  rec->integral = I;
-  rec->sigma = sqrt(var);
-  if (nc > 1 && (rc = record_comps(r, est, cells, c1, c2, cshift)) != STRATA_OK) return rc;
   rec->neval = strata_strat_total(cells);
   r->neval_total += rec->neval;
   r->itn++;
 
   if (adapt) {
     strata_grid_refine(r->grid, wsum, wcount, p->alpha);
-    strata_strat_reallocate(r->strat, s1, s2);
+    if (realloc) strata_strat_allocate(r->strat, r->shares);
     /* After the last adapting iteration, so that a checkpoint written now
      * already holds the frozen iterations' allocation. */
     if (r->itn == p->adapt_iters && p->neval_frozen && p->neval_frozen != r->strat->neval)
@@ -669,6 +720,11 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   rec->time_s = dt;
   if (out) describe(r, restarted, adapt, out);
   return r->check_ranks && r->comm->size > 1 ? check_ranks(r) : STRATA_OK;
+
+overflow:
+  if (bad >= 0)
+    return overflowed(r, cells, bad, e1[bad * nc] / (double)cells->nh[bad] + eshift[0]);
+  return overflowed(r, cells, adapt_bad, s1[adapt_bad] / (double)cells->nh[adapt_bad] + job.shift);
 }
 
 int strata_run_finished(const strata_run *r)

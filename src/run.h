@@ -31,9 +31,13 @@ typedef struct strata_run {
   strata_qmc *qmc;          /* qmc, and the vegas modes with qmc_map: the point sets */
   strata_strat *qcells;     /* qmc_map: the cells of the frozen-map iterations */
   /* s1, s2 (per cell); for a vector integrand the components' c1, c2 (per
-   * cell, backend.h); then wsum, wcount (dim*ninc each).  One allreduce
-   * combines it all. */
+   * cell, backend.h); the rank's part of a stratified estimate
+   * (STRATA_EST_PART); then wsum, wcount (dim*ninc each).  One allreduce
+   * combines the part and the map's sums, or, for plain MC and QMC, all of
+   * it. */
   double *buf;
+  double *shares;           /* vegas+: every hypercube's share of the next allocation */
+  int64_t *slices;          /* [ranks + 1]: the ranks' slices of hypercubes */
   /* [maxiter]; for a vector integrand integral and sigma are component 0's. */
   strata_itn_record *hist;
   int ncomp;                /* 1 for a scalar integrand, else problem.ncomp */

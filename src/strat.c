@@ -127,16 +127,9 @@ static double quantize(double x)
   return x;
 }
 
-void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)
+void strata_strat_shares(const strata_strat *s, const double *s1, const double *s2,
+                         int64_t h0, int64_t h1, double *d)
 {
-  if (!s->adaptive) return;
-  const int64_t nh = s->nhcube;
-  if (!s->share) s->share = malloc(sizeof(double) * (size_t)nh);
-  if (!s->fixed) s->fixed = malloc((size_t)nh);
-  double *d = s->share;
-  unsigned char *fixed = s->fixed;
-  if (!d || !fixed) return; /* keep the old allocation: valid, only less tuned */
-  memset(fixed, 0, (size_t)nh);
   /* The powers are spread over the cores only when there are very many
    * (element-wise, so the result does not depend on how): below that the
    * serial passes that follow cost more, and on a small machine the cores'
@@ -144,9 +137,9 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
    * bench/bench_host on 2 cores: 1.9 ms serial, 8 ms with 2 threads, at
    * 117649 hypercubes). */
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (nh > 262144)
+#pragma omp parallel for schedule(static) if (h1 - h0 > 262144)
 #endif
-  for (int64_t h = 0; h < nh; h++) {
+  for (int64_t h = h0; h < h1; h++) {
     double n = (double)s->nh[h];
     double m1 = s1[h] / n, m2 = s2[h] / n;
     double var = m2 - m1 * m1;
@@ -158,6 +151,25 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
     if (!(var > 1e-6 * m2)) var = 0.0;
     d[h] = s->beta == 0.0 ? 1.0 : quantize(strata_powfrac(var, 0.5 * s->beta));
   }
+}
+
+void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)
+{
+  if (!s->adaptive) return;
+  if (!s->share) s->share = malloc(sizeof(double) * (size_t)s->nhcube);
+  if (!s->share) return; /* keep the old allocation: valid, only less tuned */
+  strata_strat_shares(s, s1, s2, 0, s->nhcube, s->share);
+  strata_strat_allocate(s, s->share);
+}
+
+void strata_strat_allocate(strata_strat *s, const double *d)
+{
+  if (!s->adaptive) return;
+  const int64_t nh = s->nhcube;
+  if (!s->fixed) s->fixed = malloc((size_t)nh);
+  unsigned char *fixed = s->fixed;
+  if (!fixed) return; /* as above */
+  memset(fixed, 0, (size_t)nh);
   double dsum = 0.0;
   for (int64_t h = 0; h < nh; h++) dsum += d[h];
   if (!(dsum > 0.0) || !isfinite(dsum)) return; /* no information: stay as we are */

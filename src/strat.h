@@ -43,8 +43,17 @@ strata_strat *strata_strat_alloc_cells(int dim, int64_t ncell, int64_t neval);
 void strata_strat_init(strata_strat *s);
 
 /* VEGAS+ reallocation from one iteration's per-hypercube sums of J f and
- * (J f)^2: n_h proportional to sigma_h^beta, at least 2, summing to neval. */
+ * (J f)^2: n_h proportional to sigma_h^beta, at least 2, summing to neval.
+ * Does nothing unless adaptive. */
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2);
+
+/* The same in two steps, so that ranks can split the first: the shares
+ * d[h] (sigma_h^beta, rounded to be stable, below) of hypercubes [h0, h1)
+ * from their sums, which need only those hypercubes' sums; then the
+ * allocation from every hypercube's share. */
+void strata_strat_shares(const strata_strat *s, const double *s1, const double *s2,
+                         int64_t h0, int64_t h1, double *d);
+void strata_strat_allocate(strata_strat *s, const double *d);
 
 /* A new total for the same hypercubes: vegas+ keeps the shares of the
  * current allocation (cumulative rounding, at least 2 each), classic gives

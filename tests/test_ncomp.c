@@ -18,6 +18,7 @@
 #include "report.h"
 #include "run.h"
 #include "runlog.h"
+#include "testcomm.h"
 #include "testrun.h"
 #include "testutil.h"
 
@@ -461,48 +462,8 @@ START_TEST(test_threads_same_bits)
 }
 END_TEST
 
-/* --- ranks: four threads of this process, each a rank of a communicator
- * whose sum adds the ranks' buffers in rank order --- */
+/* --- ranks: four threads of this process (testcomm.h) --- */
 #define NRANK 4
-typedef struct {
-  pthread_barrier_t bar;
-  double *bufs[NRANK];
-} shared_comm;
-
-static int thread_allreduce(strata_comm *c, double *buf, size_t n)
-{
-  shared_comm *sh = c->self;
-  double *sum = calloc(n > 0 ? n : 1, sizeof(double));
-  if (!sum) return -1;
-  sh->bufs[c->rank] = buf;
-  pthread_barrier_wait(&sh->bar);
-  for (int r = 0; r < c->size; r++)
-    for (size_t i = 0; i < n; i++) sum[i] += sh->bufs[r][i];
-  pthread_barrier_wait(&sh->bar);
-  memcpy(buf, sum, sizeof(double) * n);
-  free(sum);
-  return 0;
-}
-
-typedef struct {
-  strata_comm comm;
-  strata_problem pr;
-  strata_params p;
-  strata_result res;
-  int rc;
-} rank_job;
-
-static void *rank_main(void *arg)
-{
-  rank_job *j = arg;
-  strata_backend *be = strata_backend_cpu_new(1);
-  strata_run *r = NULL;
-  j->rc = strata_run_alloc(&j->pr, &j->p, be, &j->comm, &r);
-  if (j->rc == STRATA_OK) j->rc = strata_run_integrate(r, NULL, NULL, &j->res);
-  strata_run_free(r);
-  strata_backend_free(be);
-  return NULL;
-}
 
 static int close_to(double a, double b, double tol)
 {
@@ -517,19 +478,9 @@ START_TEST(test_ranks)
     p.nthreads = 1;
     strata_result one;
     integrate(&pr, &p, NULL, NULL, &one);
-    shared_comm sh;
-    pthread_barrier_init(&sh.bar, NULL, NRANK);
-    rank_job jobs[NRANK];
-    pthread_t tid[NRANK];
-    for (int r = 0; r < NRANK; r++) {
-      jobs[r] = (rank_job){.comm = {.rank = r, .size = NRANK, .local_rank = r,
-                                    .local_size = NRANK, .self = &sh,
-                                    .allreduce_sum = thread_allreduce},
-                           .pr = pr, .p = p};
-      ck_assert(pthread_create(&tid[r], NULL, rank_main, &jobs[r]) == 0);
-    }
-    for (int r = 0; r < NRANK; r++) pthread_join(tid[r], NULL);
-    pthread_barrier_destroy(&sh.bar);
+    static testcomm sh;
+    testcomm_rank jobs[NRANK];
+    testcomm_run(&sh, NRANK, &pr, &p, jobs);
     for (int r = 0; r < NRANK; r++) {
       ck_assert_msg(jobs[r].rc == STRATA_OK, "rank %d: %s", r, strata_last_error());
       /* Every rank holds the same numbers. */

@@ -671,6 +671,42 @@ START_TEST(test_reallocate_cancellation_is_zero)
 }
 END_TEST
 
+/* Shares worked out in slices (as ranks do) and then allocated give the
+ * allocation of one reallocation over everything, to the bit; a slice
+ * leaves the shares outside it alone. */
+START_TEST(test_shares_in_slices)
+{
+  strata_strat *a = strata_strat_alloc(3, 200000, 1000000, 0.75, 1);
+  strata_strat *b = strata_strat_alloc(3, 200000, 1000000, 0.75, 1);
+  const int64_t n = a->nhcube;
+  double *s1 = malloc(sizeof(double) * (size_t)n), *s2 = malloc(sizeof(double) * (size_t)n);
+  double *d = malloc(sizeof(double) * (size_t)n);
+  uint64_t x = 12345;
+  for (int64_t h = 0; h < n; h++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    double sig = (double)(x >> 11) / 9007199254740992.0 * (h % 7 == 0 ? 100.0 : 1.0);
+    double m = 0.1 * (double)(h % 5), k = (double)a->nh[h];
+    s1[h] = k * m;
+    s2[h] = k * (sig * sig + m * m);
+  }
+  strata_strat_reallocate(a, s1, s2);
+  const int64_t cut[4] = {0, n / 3, n / 3 + 1, n};
+  for (int64_t h = 0; h < n; h++) d[h] = -1.0;
+  for (int k = 0; k < 3; k++) {
+    strata_strat_shares(b, s1, s2, cut[k], cut[k + 1], d);
+    for (int64_t h = cut[k + 1]; h < n; h++) ck_assert(d[h] == -1.0);
+  }
+  strata_strat_allocate(b, d);
+  ck_assert(memcmp(a->nh, b->nh, sizeof(int64_t) * (size_t)n) == 0);
+  ck_assert_int_eq(strata_strat_total(b), 200000);
+  free(s1);
+  free(s2);
+  free(d);
+  strata_strat_free(a);
+  strata_strat_free(b);
+}
+END_TEST
+
 static Suite *strat_suite(void)
 {
   Suite *s = suite_create("strat");
@@ -687,6 +723,7 @@ static Suite *strat_suite(void)
   tcase_add_test(tc, test_reallocate_beta_zero_uniform);
   tcase_add_test(tc, test_reallocate_zero_variance_keeps);
   tcase_add_test(tc, test_reallocate_cancellation_is_zero);
+  tcase_add_test(tc, test_shares_in_slices);
   tcase_add_test(tc, test_rescale);
   tcase_add_test(tc, test_powfrac);
   suite_add_tcase(s, tc);
