@@ -3,7 +3,7 @@
  * few hundred microseconds, the map refinement, the VEGAS+ reallocation and
  * the estimate are what a short run waits for.
  *
- *   bench/bench_host [DIM [NINC [NHCUBE_CAP [REPEATS]]]]     (default 8 1000 1e4 200)
+ *   bench/bench_host [DIM [NINC [NHCUBE_CAP [REPEATS [NEVAL]]]]]   (default 8 1000 1e4 200 1e6)
  *
  * Inputs are synthetic but shaped like an adapted run's: per-increment
  * weights that vary over the axis, per-hypercube sums whose variances span
@@ -41,8 +41,9 @@ int main(int argc, char **argv)
   const int dim = argc > 1 ? atoi(argv[1]) : 8, ninc = argc > 2 ? atoi(argv[2]) : 1000;
   const int64_t cap = argc > 3 ? (int64_t)atof(argv[3]) : 10000;
   const int reps = argc > 4 ? atoi(argv[4]) : 200;
-  if (dim < 1 || dim > 32 || ninc < 2 || cap < 1 || reps < 1) {
-    fprintf(stderr, "usage: bench_host [DIM [NINC [NHCUBE_CAP [REPEATS]]]]\n");
+  const int64_t neval = argc > 5 ? (int64_t)atof(argv[5]) : 1000000;
+  if (dim < 1 || dim > 32 || ninc < 2 || cap < 1 || reps < 1 || neval < 2) {
+    fprintf(stderr, "usage: bench_host [DIM [NINC [NHCUBE_CAP [REPEATS [NEVAL]]]]]\n");
     return 2;
   }
   double *t = malloc(sizeof(double) * (size_t)reps);
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
   strata_grid_init(g, lo, hi);
   const size_t cells = (size_t)dim * (size_t)ninc;
   double *w = malloc(sizeof(double) * cells), *c = malloc(sizeof(double) * cells);
-  strata_strat *s = strata_strat_alloc(dim, 1000000, cap, 0.75, 1);
+  strata_strat *s = strata_strat_alloc(dim, neval, cap, 0.75, 1);
   const int64_t nh = s->nhcube;
   double *s1 = malloc(sizeof(double) * (size_t)nh), *s2 = malloc(sizeof(double) * (size_t)nh);
   if (!t || !g || !w || !c || !s || !s1 || !s2) {
@@ -81,6 +82,14 @@ int main(int argc, char **argv)
     t[k] = now_s() - t0;
   }
   double realloc = median_us(t, reps);
+  double *d = malloc(sizeof(double) * (size_t)nh);
+  for (int k = 0; k < reps && d; k++) {
+    double t0 = now_s();
+    strata_strat_shares(s, s1, s2, 0, nh, d);
+    t[k] = now_s() - t0;
+  }
+  double shares = d ? median_us(t, reps) : NAN;
+  free(d);
   double I, var;
   int64_t bad;
   for (int k = 0; k < reps; k++) {
@@ -89,8 +98,8 @@ int main(int argc, char **argv)
     t[k] = now_s() - t0;
   }
   double est = median_us(t, reps);
-  printf("dim %d, ninc %d, %lld hypercubes: map refinement %.1f us, reallocation %.1f us, "
-         "estimate %.1f us, sum %.1f us (medians of %d)\n",
-         dim, ninc, (long long)nh, refine, realloc, est, refine + realloc + est, reps);
+  printf("dim %d, ninc %d, %lld hypercubes: map refinement %.1f us, reallocation %.1f us "
+         "(of which shares %.1f us), estimate %.1f us, sum %.1f us (medians of %d)\n",
+         dim, ninc, (long long)nh, refine, realloc, shares, est, refine + realloc + est, reps);
   return 0;
 }

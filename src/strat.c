@@ -1,5 +1,5 @@
 #include "strat.h"
-#include "powfrac.h"
+#include "ladder.h"
 #include "stamp.h"
 
 #include <math.h>
@@ -55,6 +55,16 @@ strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
   if (!s) return NULL;
   s->beta = beta;
   s->adaptive = adaptive;
+  if (adaptive && beta > 0.0) {
+    strata_ladder l;
+    if (strata_ladder_init(&l, 0.5 * beta) == 0) {
+      if (!(s->ladder = malloc(sizeof l))) {
+        strata_strat_free(s);
+        return NULL;
+      }
+      *s->ladder = l;
+    }
+  }
   strata_strat_init(s);
   return s;
 }
@@ -78,6 +88,7 @@ void strata_strat_free(strata_strat *s)
   free(s->start);
   free(s->share);
   free(s->fixed);
+  free(s->ladder);
   free(s);
 }
 
@@ -104,22 +115,14 @@ void strata_strat_init(strata_strat *s)
   prefix(s);
 }
 
-/* Rounds to 6 significant bits.  Backends, rank counts and even two runs on
- * one GPU (atomics) add the same samples in different orders, so the points,
- * and with them sigma_h, differ in their last bits; were those bits to move
- * one sigma_h^beta across a rounding step, the total it enters would shift
- * every later share and the next iteration would draw other samples
- * altogether.  The chance of that is the bits' relative wobble over the step
- * (measured: 24 bits parted 1 and 4 ranks at iteration 10 of an f4 run; 10
- * bits still parted two runs on one GPU at 1e9 samples per iteration).  An
- * allocation of whole samples needs no more than 6 bits. */
+/* The shares when beta/2 is not a multiple of 1/8 (ladder.h is for the
+ * others): pow() rounded to 6 significant bits, the ladder's resolution, and
+ * for the same reason.  Round half up to the leading bit and 5 more: in the
+ * bits, add half a unit of the last kept place and clear the rest (a carry
+ * moves into the exponent, as it should). */
 static double quantize(double x)
 {
   if (!isfinite(x) || x == 0.0) return x;
-  /* Round half up to the leading bit and 5 more: in the bits, add half a
-   * unit of the last kept place and clear the rest (a carry moves into the
-   * exponent, as it should).  The library's frexp, nearbyint and ldexp did
-   * the same at several times the cost. */
   uint64_t b;
   memcpy(&b, &x, sizeof b);
   b = (b + (UINT64_C(1) << 46)) & ~((UINT64_C(1) << 47) - 1);
@@ -149,7 +152,9 @@ void strata_strat_shares(const strata_strat *s, const double *s1, const double *
      * needs only its 2 samples, not as a share that changes from run to
      * run. */
     if (!(var > 1e-6 * m2)) var = 0.0;
-    d[h] = s->beta == 0.0 ? 1.0 : quantize(strata_powfrac(var, 0.5 * s->beta));
+    d[h] = s->beta == 0.0 ? 1.0
+           : s->ladder  ? strata_ladder_pow(s->ladder, var)
+                        : quantize(pow(var, 0.5 * s->beta));
   }
 }
 
@@ -179,11 +184,20 @@ void strata_strat_allocate(strata_strat *s, const double *d)
   double dfree = dsum;
   /* A share left d / dfree is below 2 when d is below 2 dfree / left: one
    * division per pinned hypercube instead of one per hypercube and pass. */
+  /* (The threshold only rises within a pass, so a hypercube found free
+   * stays free to the pass's end: the last pass, which pins none, also
+   * finds the last free one.) */
+  int64_t last_free = -1;
   for (int pass = 0; pass < 64; pass++) {
     int changed = 0;
     double below = 2.0 * dfree / (double)left;
+    last_free = -1;
     for (int64_t h = 0; h < nh; h++) {
-      if (fixed[h] || !(d[h] < below)) continue;
+      if (fixed[h]) continue;
+      if (!(d[h] < below)) {
+        last_free = h;
+        continue;
+      }
       fixed[h] = 1;
       left -= 2;
       dfree -= d[h];
@@ -193,25 +207,24 @@ void strata_strat_allocate(strata_strat *s, const double *d)
     if (!changed || !(dfree > 0.0)) break;
   }
   /* Cumulative rounding: each n_h is within one of its share and the total
-   * is exactly what was shared. */
-  int64_t last_free = -1;
-  for (int64_t h = 0; h < nh; h++)
-    if (!fixed[h]) last_free = h;
+   * is exactly what was shared; the prefix sums in the same pass. */
   double cum = 0.0;
   const double per = (double)left / dfree;
   int64_t given = 0;
+  s->start[0] = 0;
   for (int64_t h = 0; h < nh; h++) {
-    if (fixed[h] || !(dfree > 0.0)) {
-      s->nh[h] = 2;
-      continue;
+    int64_t n = 2;
+    if (!fixed[h] && dfree > 0.0) {
+      cum += d[h] * per;
+      int64_t upto = h == last_free ? left : (int64_t)(cum + 0.5); /* cum >= 0 */
+      n = upto - given;
+      given = upto;
+      if (n < 2) n = 2;
     }
-    cum += d[h] * per;
-    int64_t upto = h == last_free ? left : (int64_t)(cum + 0.5); /* cum >= 0 */
-    int64_t n = upto - given;
-    given = upto;
-    s->nh[h] = n < 2 ? 2 : n;
+    s->nh[h] = n;
+    s->start[h + 1] = s->start[h] + n;
   }
-  prefix(s);
+  s->generation = strata_stamp_next();
 }
 
 void strata_strat_rescale(strata_strat *s, int64_t neval)

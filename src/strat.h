@@ -20,6 +20,7 @@ typedef struct {
   int64_t *nh;          /* [nhcube] samples per hypercube */
   int64_t *start;       /* [nhcube + 1] prefix sums of nh */
   uint64_t generation;  /* a new stamp (stamp.h) whenever the allocation changes */
+  struct strata_ladder_s *ladder; /* sigma_h^beta as the shares take it; NULL: pow */
   double *share;        /* strata_strat_reallocate's scratch, kept between calls */
   unsigned char *fixed;
 } strata_strat;

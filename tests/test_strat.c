@@ -5,6 +5,7 @@
  * separate water-filling written from the design text (sort by sigma^beta,
  * pin the smallest at 2 while their share is below 2). */
 #include <check.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "strat.h"
+#include "ladder.h"
 #include "powfrac.h"
 #include "testutil.h"
 
@@ -472,6 +474,39 @@ START_TEST(test_powfrac)
 }
 END_TEST
 
+/* The ladder: within its step of pow(), never decreasing, flat between
+ * steps (so the last bits of x do not move it), 0 at 0; other exponents
+ * are refused. */
+START_TEST(test_ladder)
+{
+  strata_ladder l;
+  ck_assert_int_eq(strata_ladder_init(&l, 0.3), -1);
+  ck_assert_int_eq(strata_ladder_init(&l, 2.5), -1);
+  for (int k = 1; k <= 16; k++) {
+    ck_assert_int_eq(strata_ladder_init(&l, k / 8.0), 0);
+    const double e = k / 8.0;
+    /* log2 x is read to within 0.07 (a sixteenth, rounded, of an interval
+     * a sixteenth wide), and the power rounded down to 1/128 octave. */
+    const double tol = exp2(0.07 * e + 1.0 / 128) - 1.0;
+    double prev = 0.0;
+    int flat = 0;
+    for (double x = 1e-200; x < 1e200; x *= 1.0137) {
+      const double got = strata_ladder_pow(&l, x), want = pow(x, e);
+      ck_assert_msg(!(want >= DBL_MIN && want <= 1e300) || fabs(got - want) <= tol * want, "%.17g^%g: ladder %.17g, pow %.17g", x,
+                    e, got, want);
+      ck_assert_msg(got >= prev, "not monotone at %.17g^%g", x, e);
+      flat += got == prev;
+      prev = got;
+      ck_assert(strata_ladder_pow(&l, nextafter(x, INFINITY)) == got ||
+                strata_ladder_pow(&l, nextafter(x, 0.0)) == got);
+    }
+    ck_assert(flat > 0);
+    ck_assert(strata_ladder_pow(&l, 0.0) == 0.0);
+    ck_assert(isinf(strata_ladder_pow(&l, INFINITY)));
+  }
+}
+END_TEST
+
 START_TEST(test_reallocate_beta_zero_uniform)
 {
   rng_seed(5);
@@ -726,6 +761,7 @@ static Suite *strat_suite(void)
   tcase_add_test(tc, test_shares_in_slices);
   tcase_add_test(tc, test_rescale);
   tcase_add_test(tc, test_powfrac);
+  tcase_add_test(tc, test_ladder);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("indexing");
