@@ -7,6 +7,9 @@
  *
  * --try runs the given job settings (a built-in integrand) for seeds
  * seed..seed+N-1 instead of the parts: to compare settings side by side.
+ * With --cpu the tries run on the CPU backend (the same points, so the same
+ * errors and iterations; the times are the CPU's): to check settings, and
+ * the scripts that call this, where there is no GPU.
  *
  * Times are wall clock from setting up the run (strata_run_alloc) to the
  * final result, with the GPU context created beforehand and excluded; the
@@ -54,6 +57,7 @@ static const strata_builtin *problem(const char *name, int dim, strata_problem *
 
 static strata_comm *comm;
 static strata_backend *gpu;
+static int on_cpu; /* --cpu: gpu is the CPU backend (--try only) */
 
 static strata_run *start_run(const strata_problem *pr, const strata_params *p)
 {
@@ -535,7 +539,8 @@ static void try_case(const char *spec, int seeds)
       }
       if (s == 0 && at < sizeof trace - 64)
         at += (size_t)snprintf(trace + at, sizeof trace - at, " %.3f/%.3f/%.3f",
-                               1e3 * strata_cuda_last_kernel_s(gpu), 1e3 * r->sample_time_s,
+                               on_cpu ? NAN : 1e3 * strata_cuda_last_kernel_s(gpu),
+                               1e3 * r->sample_time_s,
                                1e3 * (now_s() - a));
     }
     strata_result res;
@@ -561,6 +566,12 @@ static void try_case(const char *spec, int seeds)
   fflush(stdout);
 }
 
+static void try_header(void)
+{
+  printf("\n| configuration | converged | median time (min..max) | median iterations | median sigma | "
+         "median |err| | |err| <= 3 sigma | median |err|/sigma |\n|---|---|---|---|---|---|---|---|\n");
+}
+
 int main(int argc, char **argv)
 {
   const char *tries[64];
@@ -574,12 +585,27 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--tol-min") && i + 1 < argc) tol_min = atof(argv[++i]);
     else if (!strcmp(argv[i], "--tol-max") && i + 1 < argc) tol_max = atof(argv[++i]);
     else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--cpu")) on_cpu = 1;
     else if (!strcmp(argv[i], "--try") && i + 1 < argc && ntries < 64) tries[ntries++] = argv[++i];
     else {
       fprintf(stderr, "usage: bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|user|all] "
-                      "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick] [--try 'KEY=VAL ...']...\n");
+                      "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick] [--cpu] [--try 'KEY=VAL ...']...\n");
       return 2;
     }
+  }
+  if (on_cpu && ntries == 0) {
+    fprintf(stderr, "bench_gpu: --cpu goes with --try\n");
+    return 2;
+  }
+  if (on_cpu) {
+    comm = strata_comm_serial();
+    gpu = strata_backend_cpu_new(0);
+    printf("# bench_gpu --cpu: the CPU backend, times are the CPU's\n");
+    try_header();
+    for (int i = 0; i < ntries; i++) try_case(tries[i], seeds);
+    strata_backend_free(gpu);
+    strata_comm_free(comm);
+    return 0;
   }
   if (strata_cuda_device_count() == 0) {
     fprintf(stderr, "bench_gpu: no CUDA device visible\n");
@@ -595,8 +621,7 @@ int main(int argc, char **argv)
   strata_cuda_describe(gpu, desc, sizeof desc);
   printf("# bench_gpu on %s\n", desc);
   if (ntries) {
-    printf("\n| configuration | converged | median time (min..max) | median iterations | median sigma | "
-           "median |err| | |err| <= 3 sigma | median |err|/sigma |\n|---|---|---|---|---|---|---|---|\n");
+    try_header();
     for (int i = 0; i < ntries; i++) try_case(tries[i], seeds);
     return 0;
   }
