@@ -55,6 +55,12 @@ strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
   if (!s) return NULL;
   s->beta = beta;
   s->adaptive = adaptive;
+  /* Allocated now, so that no rank can fail to reallocate where the others
+   * succeed and part from them. */
+  if (adaptive && !(s->fixed = malloc((size_t)s->nhcube))) {
+    strata_strat_free(s);
+    return NULL;
+  }
   if (adaptive && beta > 0.0) {
     strata_ladder l;
     if (strata_ladder_init(&l, 0.5 * beta) == 0) {
@@ -171,9 +177,7 @@ void strata_strat_allocate(strata_strat *s, const double *d)
 {
   if (!s->adaptive) return;
   const int64_t nh = s->nhcube;
-  if (!s->fixed) s->fixed = malloc((size_t)nh);
   unsigned char *fixed = s->fixed;
-  if (!fixed) return; /* as above */
   memset(fixed, 0, (size_t)nh);
   double dsum = 0.0;
   for (int64_t h = 0; h < nh; h++) dsum += d[h];
