@@ -2,9 +2,15 @@
  * time to tolerance with the honesty of the reported errors side by side.
  *
  *   bench/bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|user|all] [--seeds N]
- *                   [--tol-min EPS] [--tol-max EPS] [--quick]
+ *                   [--tol-min EPS] [--tol-max EPS] [--quick] [--neval N]
+ *                   [--case NAME:DIM]...
  *   bench/bench_gpu [--seeds N] --try 'SECTION.KEY=VALUE ...' [--try ...]
  *
+ * --case NAME:DIM limits the tolerance table to the rows named (1e-6 runs
+ * take seconds each).
+ * --neval sets the throughput table's samples per iteration (default 1e9,
+ * 1e8 with --quick): small iterations are where the map sums' atomics and
+ * the launch show.
  * --try runs the given job settings (a built-in integrand) for seeds
  * seed..seed+N-1 instead of the parts: to compare settings side by side.
  * With --cpu the tries run on the CPU backend (the same points, so the same
@@ -109,11 +115,13 @@ static void rates(const char *label, const char *name, int dim, int64_t neval)
   rates_pr(label, &pr, neval);
 }
 
+static int64_t throughput_neval;
+
 static void throughput(int quick)
 {
   static const struct { const char *name; int dim; } cases[] = {
       {"f4", 6}, {"f4", 9}, {"f2", 6}, {"f3", 8}, {"f5", 8}, {"f6", 8}, {"fA", 6}, {"fB", 9}};
-  const int64_t neval = quick ? 100000000 : 1000000000;
+  const int64_t neval = throughput_neval > 0 ? throughput_neval : quick ? 100000000 : 1000000000;
   printf("\n## Throughput (evaluations per second), neval %.0e per iteration, vegas+\n\n", (double)neval);
   printf("| integrand | d | adapting, kernel | adapting, iteration | frozen, kernel | frozen, iteration |\n");
   printf("|---|---|---|---|---|---|\n");
@@ -232,6 +240,21 @@ static void latency(void)
   }
 }
 
+/* --case NAME:DIM (repeatable): the tolerance table's rows to run; all
+ * when none is given. */
+static const char *only[32];
+static int nonly;
+
+static int wanted(const char *name, int dim)
+{
+  if (!nonly) return 1;
+  char key[64];
+  snprintf(key, sizeof key, "%s:%d", name, dim);
+  for (int i = 0; i < nonly; i++)
+    if (!strcmp(only[i], key)) return 1;
+  return 0;
+}
+
 static void tolerance(int seeds, double tol_min, double tol_max)
 {
   static const struct { const char *name; int dim; } cases[] = {
@@ -248,6 +271,7 @@ static void tolerance(int seeds, double tol_min, double tol_max)
       /* fA (sin of a sum over a 1e6 volume, |I| = 49) needs ~1e14 evaluations
        * for 1e-3: it is run at its m-CUBES settings above instead. */
       if (!strcmp(cases[c].name, "fA") && eps < 1e-2) continue;
+      if (!wanted(cases[c].name, cases[c].dim)) continue;
       double t[1000], pulls[1000], its[1000];
       int honest = 0, conv = 0, n = seeds < 1000 ? seeds : 1000;
       strata_params p;
@@ -585,11 +609,15 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--tol-min") && i + 1 < argc) tol_min = atof(argv[++i]);
     else if (!strcmp(argv[i], "--tol-max") && i + 1 < argc) tol_max = atof(argv[++i]);
     else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--case") && i + 1 < argc && nonly < 32) only[nonly++] = argv[++i];
+    else if (!strcmp(argv[i], "--neval") && i + 1 < argc)
+      throughput_neval = (int64_t)atof(argv[++i]);
     else if (!strcmp(argv[i], "--cpu")) on_cpu = 1;
     else if (!strcmp(argv[i], "--try") && i + 1 < argc && ntries < 64) tries[ntries++] = argv[++i];
     else {
       fprintf(stderr, "usage: bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|user|all] "
-                      "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick] [--cpu] [--try 'KEY=VAL ...']...\n");
+                      "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick] [--neval N] "
+                      "[--case NAME:DIM]... [--cpu] [--try 'KEY=VAL ...']...\n");
       return 2;
     }
   }

@@ -18,5 +18,6 @@ fb="integral.integrand=fB integral.dim=9 vegas.mode=vegas1d vegas.alpha=1 vegas.
   --try "integral.integrand=f2 integral.dim=6 $short" \
   --try "integral.integrand=f2 integral.dim=6 $short vegas.neval=2e6" \
   --try "$fb" \
+  --try "$fb vegas.beta=0" \
   --try "$fb vegas.max_nhcube=2e4" \
   --try "integral.integrand=fA integral.dim=6 vegas.mode=qmc vegas.neval=4.3e9 vegas.maxiter=1 vegas.epsrel=0"

@@ -385,15 +385,15 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
     for (int d = 0; d < dim; d++) a.qz[d] = job->qmc->z[d];
   }
 
-  /* Map sums in shared memory pay off only when every block sees many
-   * samples per cell (each block clears and flushes all cells); a small
-   * iteration instead runs the full grid with global atomics, which on
-   * Hopper cost little next to a kernel's launch. */
+  /* Map sums go to shared memory whenever they fit.  Global atomics on a
+   * few thousand cells serialise: measured on an H100 (doc/benchmarks.md,
+   * "Map sums in shared memory"), adapting kernels ran at 2-4e9 samples/s
+   * through global memory for 1e6 to 1e8 samples per iteration, and at
+   * 1.2e10 (1e6) to 2.8e10 (1e8) through shared memory. */
   size_t smem = 0;
   if (job->adapt) {
-    size_t need = cells * (sizeof(double) + sizeof(unsigned int));
-    if (need <= st->smem_optin &&
-        s->start[job->h1] - s->start[job->h0] >= (int64_t)32 * (int64_t)cells * st->nsm) {
+    const size_t need = cells * (sizeof(double) + sizeof(unsigned int));
+    if (need <= st->smem_optin) {
       a.shared_acc = 1;
       smem = need;
     }
@@ -410,12 +410,15 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   long long blocks = (nchunk + kThreads - 1) / kThreads;
   const long long resident = (long long)per_sm * st->nsm;
   if (blocks > resident) blocks = resident;
-  /* Every block clears and flushes the whole shared map sums: keep enough
-   * samples per block that this stays small next to the sampling. */
+  /* Every block clears and flushes all cells: give each at least half a
+   * sample per cell (of 8, 2 and 1/2 samples per cell per block, 1/2 was
+   * twice as fast at 1e6 samples; at 1e7 and up the three were alike). */
   if (a.shared_acc) {
-    long long cap = a.total / (8 * (long long)cells);
+    long long cap = 2 * a.total / (long long)cells;
     if (cap < 1) cap = 1;
     if (blocks > cap) blocks = cap;
+    /* The shared counts are 32-bit: no block may take 2^32 samples. */
+    if (blocks <= a.total >> 31) blocks = (a.total >> 31) + 1;
   }
   if (blocks < 1) blocks = 1;
 
