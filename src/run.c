@@ -128,7 +128,8 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                                     STRATA_EST_PART(r->ncomp) + 2 * cells));
   r->slices = malloc(sizeof(int64_t) * ((size_t)comm->size + 1));
   if (!r->buf || !r->slices) goto nomem;
-  if (r->strat->adaptive && !(r->shares = malloc(sizeof(double) * (size_t)r->strat->nhcube)))
+  if (strata_strat_moves(r->strat) &&
+      !(r->shares = malloc(sizeof(double) * (size_t)r->strat->nhcube)))
     goto nomem;
   r->first_kept = first_kept(p);
   *out = r;
@@ -637,7 +638,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
    * MC and QMC have few cells and combine their sums per cell, which keeps
    * their results the same bits on any number of ranks. */
   const int by_part = est == STRATA_EST_STRATIFIED;
-  const int realloc = adapt && r->strat->adaptive;
+  const int realloc = adapt && strata_strat_moves(r->strat);
   int64_t h0, h1;
   strata_run_slice(cells, r->comm->rank, r->comm->size, &h0, &h1);
   double *red = by_part ? part : r->buf;

@@ -5,6 +5,7 @@
  * vegas+ iterations (as a gather), and in frozen iterations two numbers. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "estimate.h"
 #include "testcomm.h"
@@ -67,7 +68,9 @@ START_TEST(test_ranks_agree)
 }
 END_TEST
 
-START_TEST(test_payload)
+/* What rank 0 sends per iteration, for vegas+ at the given beta; at beta 0
+ * nothing moves between hypercubes, so no shares are gathered. */
+static void payload(double beta)
 {
   strata_problem pr;
   test_problem("f4", 5, &pr);
@@ -75,7 +78,9 @@ START_TEST(test_payload)
   p.neval = 2000000; /* 13^5 = 371293 hypercubes */
   p.maxiter = 5;
   p.adapt_iters = 3;
+  p.beta = beta;
   static testcomm sh;
+  memset(&sh, 0, sizeof sh);
   testcomm_rank jobs[4];
   testcomm_run(&sh, 4, &pr, &p, jobs);
   ck_assert_msg(jobs[0].rc == STRATA_OK, "%s", strata_last_error());
@@ -98,7 +103,14 @@ START_TEST(test_payload)
     sums++;
   }
   ck_assert_int_eq(sums, p.maxiter);
-  ck_assert_int_eq(gathers, p.adapt_iters);
+  ck_assert_msg(gathers == (beta > 0 ? p.adapt_iters : 0), "beta %g: %d gathers", beta,
+                gathers);
+}
+
+START_TEST(test_payload)
+{
+  payload(0.75);
+  payload(0.0);
 }
 END_TEST
 
