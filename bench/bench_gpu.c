@@ -283,6 +283,9 @@ static void tolerance(int seeds, double tol_min, double tol_max)
        * 1e6), and report no result. */
       if (!strcmp(cases[c].name, "fB") && p.neval < 10000000) p.neval = 10000000;
       p.maxiter = 100;
+      /* Stop at the tolerance or maxiter, not at the default maxeval (1e10
+       * stopped every 1e-6 run after 10 iterations of 1e9). */
+      p.maxeval = p.neval * p.maxiter;
       p.epsrel = eps;
       for (int s = 0; s < n; s++) {
         p.seed = 1000 + (uint64_t)s;
