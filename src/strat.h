@@ -43,8 +43,8 @@ strata_strat *strata_strat_alloc_cells(int dim, int64_t ncell, int64_t neval);
  * every hypercube; vegas+ spreads exactly neval as evenly as integers allow. */
 void strata_strat_init(strata_strat *s);
 
-/* Whether adapting iterations move samples between hypercubes: vegas+ with
- * beta > 0.  At beta = 0 every share is 1 and the even first allocation
+/* Whether adapting iterations move samples between hypercubes: vegas+ and
+ * vegas1d with beta > 0.  At beta = 0 every share is 1 and the even first allocation
  * stands, so the per-hypercube passes (shares, gather, allocation) are
  * skipped: with 262144 hypercubes they were most of an iteration's time on
  * a GPU. */
