@@ -57,11 +57,11 @@ strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
   s->adaptive = adaptive;
   /* Allocated now, so that no rank can fail to reallocate where the others
    * succeed and part from them. */
-  if (adaptive && !(s->fixed = malloc((size_t)s->nhcube))) {
+  if (strata_strat_moves(s) && !(s->fixed = malloc((size_t)s->nhcube))) {
     strata_strat_free(s);
     return NULL;
   }
-  if (adaptive && beta > 0.0) {
+  if (strata_strat_moves(s)) {
     strata_ladder l;
     if (strata_ladder_init(&l, 0.5 * beta) == 0) {
       if (!(s->ladder = malloc(sizeof l))) {
@@ -166,7 +166,7 @@ void strata_strat_shares(const strata_strat *s, const double *s1, const double *
 
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)
 {
-  if (!s->adaptive) return;
+  if (!strata_strat_moves(s)) return;
   if (!s->share) s->share = malloc(sizeof(double) * (size_t)s->nhcube);
   if (!s->share) return; /* keep the old allocation: valid, only less tuned */
   strata_strat_shares(s, s1, s2, 0, s->nhcube, s->share);
@@ -175,7 +175,7 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
 
 void strata_strat_allocate(strata_strat *s, const double *d)
 {
-  if (!s->adaptive) return;
+  if (!strata_strat_moves(s)) return;
   const int64_t nh = s->nhcube;
   unsigned char *fixed = s->fixed;
   memset(fixed, 0, (size_t)nh);

@@ -44,10 +44,10 @@ strata_strat *strata_strat_alloc_cells(int dim, int64_t ncell, int64_t neval);
 void strata_strat_init(strata_strat *s);
 
 /* Whether adapting iterations move samples between hypercubes: vegas+ and
- * vegas1d with beta > 0.  At beta = 0 every share is 1 and the even first allocation
- * stands, so the per-hypercube passes (shares, gather, allocation) are
- * skipped: with 262144 hypercubes they were most of an iteration's time on
- * a GPU. */
+ * vegas1d with beta > 0.  At beta = 0 every share would be 1, so the even
+ * first allocation stands and the per-hypercube passes (shares, gather,
+ * allocation) are skipped: with 262144 hypercubes they were most of an
+ * iteration's time on a GPU. */
 static inline int strata_strat_moves(const strata_strat *s)
 {
   return s->adaptive && s->beta > 0.0;
@@ -55,7 +55,7 @@ static inline int strata_strat_moves(const strata_strat *s)
 
 /* VEGAS+ reallocation from one iteration's per-hypercube sums of J f and
  * (J f)^2: n_h proportional to sigma_h^beta, at least 2, summing to neval.
- * Does nothing unless adaptive. */
+ * Does nothing unless strata_strat_moves. */
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2);
 
 /* The same in two steps, so that ranks can split the first: the shares
