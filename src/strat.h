@@ -15,7 +15,7 @@ typedef struct {
   int M;                /* hypercubes per axis */
   int64_t nhcube;       /* M^dim */
   int64_t neval;        /* target per iteration */
-  double beta;          /* 0: classic equal allocation */
+  double beta;          /* 0: the first, even allocation stays */
   int adaptive;         /* vegas+: reallocate after each adapting iteration */
   int64_t *nh;          /* [nhcube] samples per hypercube */
   int64_t *start;       /* [nhcube + 1] prefix sums of nh */
