@@ -492,8 +492,8 @@ START_TEST(test_ladder)
     int flat = 0;
     for (double x = 1e-200; x < 1e200; x *= 1.0137) {
       const double got = strata_ladder_pow(&l, x), want = pow(x, e);
-      ck_assert_msg(!(want >= DBL_MIN && want <= 1e300) || fabs(got - want) <= tol * want, "%.17g^%g: ladder %.17g, pow %.17g", x,
-                    e, got, want);
+      ck_assert_msg(!(want >= DBL_MIN && want <= 1e300) || fabs(got - want) <= tol * want,
+                    "%.17g^%g: ladder %.17g, pow %.17g", x, e, got, want);
       ck_assert_msg(got >= prev, "not monotone at %.17g^%g", x, e);
       flat += got == prev;
       prev = got;
