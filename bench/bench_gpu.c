@@ -1,7 +1,7 @@
 /* GPU benchmark: sampling throughput, the m-CUBES comparison cases, and
  * time to tolerance with the honesty of the reported errors side by side.
  *
- *   bench/bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|user|all] [--seeds N]
+ *   bench/bench_gpu [--part iteration|throughput|mcubes|latency|tolerance|qmc|user|all] [--seeds N]
  *                   [--tol-min EPS] [--tol-max EPS] [--quick] [--neval N]
  *                   [--case NAME:DIM]...
  *   bench/bench_gpu [--seeds N] --try 'SECTION.KEY=VALUE ...' [--try ...]
@@ -238,6 +238,151 @@ static void latency(void)
     printf(" ms (kernel/step); total %.3f ms\n", 1e3 * (now_s() - t0));
     strata_run_free(r);
   }
+}
+
+/* Percentile q (0..1) of n sorted values. */
+static double pct(const double *v, int n, double q)
+{
+  int i = (int)(q * (n - 1) + 0.5);
+  return v[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+/* Per iteration of runs with the given settings over seeds: the kernel and
+ * the whole step, and their difference (what the host and the other
+ * launches add).  The first iteration of every run pays for uploads and is
+ * left out. */
+static void step_costs(const char *label, const strata_problem *pr, strata_params p, int seeds,
+                       int only_adapting)
+{
+  static double kern[1 << 16], step[1 << 16], out[1 << 16];
+  int n = 0;
+  for (int s = 0; s < seeds; s++) {
+    p.seed = 1 + (uint64_t)s;
+    strata_run *r = start_run(pr, &p);
+    for (int it = 0; !strata_run_finished(r) && n < (1 << 16); it++) {
+      const int adapt = it < p.adapt_iters;
+      double a = now_s();
+      if (strata_run_step(r, NULL) != STRATA_OK) {
+        fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+        exit(1);
+      }
+      double w = now_s() - a, k = strata_cuda_last_kernel_s(gpu);
+      if (it == 0 || (only_adapting && !adapt)) continue;
+      kern[n] = k;
+      step[n] = w;
+      out[n] = w - k;
+      n++;
+    }
+    strata_run_free(r);
+  }
+  qsort(kern, (size_t)n, sizeof *kern, cmp_double);
+  qsort(step, (size_t)n, sizeof *step, cmp_double);
+  qsort(out, (size_t)n, sizeof *out, cmp_double);
+  printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f |\n", label, n, 1e3 * pct(kern, n, 0.5),
+         1e3 * pct(step, n, 0.5), 1e3 * pct(out, n, 0.5), 1e3 * pct(out, n, 0.9),
+         1e3 * out[n - 1]);
+  fflush(stdout);
+}
+
+/* Time from set-up to result over seeds with the given settings. */
+static void to_tolerance(const char *label, const char *name, int dim, strata_params p,
+                         int seeds)
+{
+  double t[1000];
+  int honest = 0, conv = 0, n = seeds < 1000 ? seeds : 1000;
+  double its = 0;
+  for (int s = 0; s < n; s++) {
+    p.seed = 1 + (uint64_t)s;
+    outcome o = run_case(name, dim, &p);
+    t[s] = o.time_s;
+    honest += o.err <= 3 * o.sigma;
+    conv += o.converged;
+    its += o.iterations;
+  }
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  printf("| %s | %.2f ms (%.2f..%.2f) | %.1f | %d/%d | %d/%d |\n", label, 1e3 * t[n / 2],
+         1e3 * t[0], 1e3 * t[n - 1], its / n, conv, n, honest, n);
+  fflush(stdout);
+}
+
+/* The whole iteration on the device: what the host adds to every step,
+ * short runs with the defaults, and the rate of whole iterations against
+ * the kernel's at 1e9.  One table, so that runs can be compared line by
+ * line (doc/benchmarks.md). */
+static void iteration(int seeds, const char *srcdir)
+{
+  static const struct { const char *name; int dim; } short_cases[] = {{"f4", 8}, {"f2", 6}};
+  strata_params p;
+  printf("\n## One iteration: kernel against the whole step (ms), %d seeds\n\n", seeds);
+  printf("| case | iterations | kernel median | step median | step - kernel median | "
+         "p90 | max |\n|---|---|---|---|---|---|---|\n");
+  for (int c = 0; c < 2; c++) {
+    strata_problem pr;
+    problem(short_cases[c].name, short_cases[c].dim, &pr);
+    strata_params_default(&p);
+    p.neval = 1000000;
+    p.maxiter = 10;
+    p.adapt_iters = 10;
+    p.epsrel = 0;
+    char label[128];
+    snprintf(label, sizeof label, "%s d=%d, adapting vegas+, neval 1e6, defaults",
+             short_cases[c].name, short_cases[c].dim);
+    step_costs(label, &pr, p, seeds, 1);
+  }
+  /* A user's integrand (examples/integrands/gauss.c, f4 by hand) compiled
+   * by NVRTC, every iteration of default runs to 1e-3. */
+  char path[1024], cache[] = "/tmp/strata-bench-cache-XXXXXX";
+  snprintf(path, sizeof path, "%s/examples/integrands/gauss.c", srcdir);
+  strata_source *src = NULL;
+  if (mkdtemp(cache)) setenv("STRATA_CACHE_DIR", cache, 1);
+  if (strata_source_from_file(path, path, "gauss", 0, 1, &src) != STRATA_OK ||
+      strata_source_build_cpu(src, 1) != STRATA_OK) {
+    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+    exit(1);
+  }
+  for (int dim = 8; dim <= 10; dim += 2) {
+    strata_problem pr;
+    problem("f4", dim, &pr);
+    pr.f = src->f;
+    pr.source = src;
+    pr.name = "gauss (user)";
+    strata_params_default(&p);
+    char label[128];
+    snprintf(label, sizeof label, "user gauss.c d=%d, every iteration to epsrel 1e-3, defaults",
+             dim);
+    step_costs(label, &pr, p, seeds, 0);
+  }
+  strata_source_free(src);
+
+  printf("\n## Short runs with the defaults, set-up to result, %d seeds\n\n", seeds);
+  printf("| case | median (min..max) | mean iterations | converged | within 3 sigma |\n"
+         "|---|---|---|---|---|\n");
+  for (int c = 0; c < 2; c++)
+    for (double eps = 1e-3; eps >= 0.99e-4; eps /= 10) {
+      strata_params_default(&p);
+      p.epsrel = eps;
+      char label[128];
+      snprintf(label, sizeof label, "%s d=%d to epsrel %.0e", short_cases[c].name,
+               short_cases[c].dim, eps);
+      to_tolerance(label, short_cases[c].name, short_cases[c].dim, p, seeds);
+    }
+
+  printf("\n## Whole iterations against the kernel at neval 1e9 (evaluations/s)\n\n");
+  printf("| integrand | d | adapting, kernel | adapting, iteration | frozen, kernel | frozen, "
+         "iteration |\n|---|---|---|---|---|---|\n");
+  rates("f4", "f4", 6, 1000000000);
+  rates("fB", "fB", 9, 1000000000);
+
+  printf("\n## f4 d=6, 5 frozen iterations of 1e9 (adapt_iters 0), whole run\n\n");
+  printf("| case | median (min..max) | mean iterations | converged | within 3 sigma |\n"
+         "|---|---|---|---|---|\n");
+  strata_params_default(&p);
+  p.neval = 1000000000;
+  p.maxiter = 5;
+  p.adapt_iters = 0;
+  p.skip = 0;
+  p.epsrel = 0;
+  to_tolerance("f4 d=6, 5 x 1e9 frozen", "f4", 6, p, seeds < 5 ? seeds : 5);
 }
 
 /* --case NAME:DIM (repeatable): the tolerance table's rows to run; all
@@ -618,7 +763,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--cpu")) on_cpu = 1;
     else if (!strcmp(argv[i], "--try") && i + 1 < argc && ntries < 64) tries[ntries++] = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_gpu [--part throughput|mcubes|latency|tolerance|qmc|user|all] "
+      fprintf(stderr, "usage: bench_gpu [--part iteration|throughput|mcubes|latency|tolerance|qmc|user|all] "
                       "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick] [--neval N] "
                       "[--case NAME:DIM]... [--cpu] [--try 'KEY=VAL ...']...\n");
       return 2;
@@ -656,6 +801,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < ntries; i++) try_case(tries[i], seeds);
     return 0;
   }
+  if (!strcmp(part, "all") || !strcmp(part, "iteration"))
+    iteration(seeds, getenv("srcdir") ? getenv("srcdir") : ".");
   if (!strcmp(part, "all") || !strcmp(part, "throughput")) throughput(quick);
   if (!strcmp(part, "all") || !strcmp(part, "mcubes")) mcubes(seeds);
   if (!strcmp(part, "all") || !strcmp(part, "latency")) latency();

@@ -19,16 +19,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <climits>
+#include <thread>
 #include <vector>
 
 extern "C" {
 #include "error.h"
+#include "ladder.h"
 #include "philox.h"
+#include "stamp.h"
 }
 #include "backend_cuda.h"
 #include "integrands_fn.h"
 #include "jit.h"
 #include "sample_kernel.cuh"
+#include "adapt.cuh"
 
 namespace {
 
@@ -145,7 +150,7 @@ struct cuda_state {
   int generic;               /* STRATA_CUDA_GENERIC=1: no per-dimension kernels */
   dbuf<double> edges, s1, s2, wsum;
   dbuf<long long> start;
-  dbuf<unsigned long long> wcnt, bad, qdirs, qdshift;
+  dbuf<unsigned long long> wcnt, qdirs, qdshift;
   dbuf<double> qshift;
   dbuf<double> c1, c2;           /* vector integrands: per-hypercube component sums */
   hbuf<double> h_c1, h_c2;
@@ -161,6 +166,21 @@ struct cuda_state {
   hbuf<double> h_s1, h_s2, h_w;  /* staging for what comes back */
   hbuf<unsigned long long> h_c;
   hbuf<long long> h_start;       /* staging for the allocation */
+  /* The iteration kept on the device (adapt.cuh): */
+  dbuf<IterRecord> rec;
+  hbuf<IterRecord> h_rec;        /* [0] what the device's record starts from, [1] what comes back */
+  dbuf<double> level, step, refine_scratch;
+  dbuf<unsigned long long> dshare, hist;
+  dbuf<long long> count;
+  dbuf<unsigned char> cub_tmp;
+  bool sums_clean = false;       /* s1, s2 are zero on the device */
+  bool map_sums_clean = false;   /* wsum, wcnt likewise */
+  bool adapted = false;          /* the last sample call also adapted */
+  long long adapted_total = 0;   /* ... and the samples of its new allocation */
+  uint64_t step_gen = 0;         /* the ladder the step table came from */
+  const void *occ_kernel = nullptr; /* the last occupancy asked for */
+  size_t occ_smem = 0;
+  int occ_per_sm = 1;
 };
 
 int cuda_fail(cudaError_t e, const char *what, int device)
@@ -264,7 +284,151 @@ int upload_tables(cuda_state *st, const strata_problem *pr, cudaStream_t q)
   return STRATA_OK;
 }
 
-int cuda_sample(strata_backend *b, const strata_sample_job *job)
+/* The record an iteration starts from: nothing found yet. */
+void init_record(IterRecord *r)
+{
+  memset(r, 0, sizeof *r);
+  r->bad = kNoBad;
+  r->bad_h = LLONG_MAX;
+  r->tmax = INT_MIN;
+}
+
+/* What the iteration kept on the device needs beyond the sampling's own
+ * buffers: the record, and with reallocation the levels, the shares'
+ * scratch, the histogram, the step table and CUB's scratch. */
+int reserve_resident(cuda_state *st, const strata_strat *s, const strata_grid *g, int dim,
+                     bool resident, bool realloc, bool refine)
+{
+  const size_t nhc = (size_t)s->nhcube;
+  bool ok = st->rec.reserve(1);
+  if (ok && !st->h_rec.p) {
+    ok = st->h_rec.reserve(2);
+    if (ok) init_record(&st->h_rec.p[0]);
+  }
+  if (ok && resident && st->level.n < nhc) {
+    ok = st->level.reserve(nhc);
+  }
+  if (ok && realloc) {
+    if (!st->hist.p) {
+      ok = st->hist.reserve(STRATA_SHARE_BINS + 1) &&
+           cudaMemset(st->hist.p, 0, (STRATA_SHARE_BINS + 1) * sizeof(unsigned long long)) ==
+               cudaSuccess;
+    }
+    size_t need = 0, other = 0;
+    ok = ok && st->dshare.reserve(nhc) && st->count.reserve(nhc) && st->step.reserve(STRATA_SHARE_STEPS);
+    if (ok) {
+      cub::DeviceScan::InclusiveSum(nullptr, need, st->dshare.p, st->dshare.p, (int64_t)nhc);
+      cub::DeviceScan::InclusiveSum(nullptr, other, st->count.p, st->start.p + 1, (int64_t)nhc);
+      ok = st->cub_tmp.reserve(need > other ? need : other);
+    }
+    if (ok && st->step_gen != (uint64_t)(uintptr_t)s->ladder) {
+      ok = cudaMemcpy(st->step.p, s->ladder->step, sizeof s->ladder->step,
+                      cudaMemcpyHostToDevice) == cudaSuccess;
+      st->step_gen = (uint64_t)(uintptr_t)s->ladder;
+    }
+  }
+  if (ok && refine)
+    ok = st->refine_scratch.reserve((size_t)strata_grid_naxes(g) * 4 * ((size_t)g->ninc + 1));
+  (void)dim;
+  if (!ok)
+    return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory to keep "
+                        "%lld hypercubes' iteration on the device", st->device, st->name,
+                        (long long)s->nhcube);
+  return STRATA_OK;
+}
+
+long long grid_for(long long n, int threads, int nsm)
+{
+  long long b = (n + threads - 1) / threads, cap = 8LL * nsm;
+  return b < 1 ? 1 : b > cap ? cap : b;
+}
+
+/* The estimate, and with one rank the new allocation and map, queued
+ * behind the sampling kernel. */
+int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+                    const strata_grid *g, bool uniform, bool realloc, bool refine)
+{
+  cudaStream_t q = st->stream;
+  EstimateArgs ea;
+  ea.s1 = st->s1.p;
+  ea.s2 = st->s2.p;
+  ea.start = st->start.p;
+  ea.h0 = job->h0;
+  ea.h1 = job->h1;
+  ea.nh_uniform = uniform ? s->nh[0] : 0;
+  ea.V = 1.0 / (double)s->nhcube;
+  ea.shift = job->shift;
+  ea.level = job->level ? st->level.p : nullptr;
+  ea.kk = s->ladder ? s->ladder->kk : 0.0;
+  ea.rec = st->rec.p;
+  estimate_kernel<<<(unsigned)grid_for(job->h1 - job->h0, kAdaptThreads, st->nsm), kAdaptThreads,
+                    0, q>>>(ea);
+  if (realloc) {
+    AllocArgs aa;
+    aa.level = st->level.p;
+    aa.start = st->start.p;
+    aa.count = st->count.p;
+    aa.dshare = st->dshare.p;
+    aa.hist = st->hist.p;
+    aa.step = st->step.p;
+    aa.nhcube = s->nhcube;
+    aa.neval = s->neval;
+    aa.rec = st->rec.p;
+    const unsigned blocks = (unsigned)grid_for(s->nhcube, kAdaptThreads, st->nsm);
+    histogram_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
+    cut_kernel<<<1, kCutThreads, 0, q>>>(aa);
+    dshare_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
+    size_t bytes = st->cub_tmp.n;
+    cub::DeviceScan::InclusiveSum(st->cub_tmp.p, bytes, st->dshare.p, st->dshare.p,
+                                  (int64_t)s->nhcube, q);
+    count_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
+    bytes = st->cub_tmp.n;
+    cub::DeviceScan::InclusiveSum(st->cub_tmp.p, bytes, st->count.p, st->start.p + 1,
+                                  (int64_t)s->nhcube, q);
+    total_kernel<<<1, 1, 0, q>>>(st->start.p, s->nhcube, st->rec.p);
+  }
+  if (refine) {
+    RefineArgs ra;
+    ra.edges = st->edges.p;
+    ra.wsum = st->wsum.p;
+    ra.wcnt = st->wcnt.p;
+    ra.wcount = nullptr;
+    ra.scratch = st->refine_scratch.p;
+    ra.dim = g->dim;
+    ra.ninc = g->ninc;
+    ra.shared = g->shared;
+    ra.alpha = job->alpha;
+    ra.rec = st->rec.p;
+    refine_kernel<<<(unsigned)strata_grid_naxes(g), kRefineThreads, 0, q>>>(ra);
+  }
+  cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? STRATA_OK : cuda_fail(e, "launching the iteration's kernels", st->device);
+}
+
+void read_kernel_time(cuda_state *st)
+{
+  float ms = 0.0f;
+  if (cudaEventElapsedTime(&ms, st->ev0, st->ev1) == cudaSuccess) st->last_kernel_s = 1e-3 * ms;
+}
+
+/* Names the hypercube whose sums overflowed, with the value they came to,
+ * as the host's estimate would. */
+int report_overflow(cuda_state *st, strata_sample_job *job, long long h)
+{
+  double s1 = 0.0;
+  long long se[2] = {0, 0};
+  cudaMemcpy(&s1, st->s1.p + h, sizeof s1, cudaMemcpyDeviceToHost);
+  cudaMemcpy(se, st->start.p + h, sizeof se, cudaMemcpyDeviceToHost);
+  const strata_strat *s = job->strat;
+  const double n = !s->adaptive && se[1] == 0 ? (double)s->nh[0] : (double)(se[1] - se[0]);
+  job->bad = h;
+  job->bad_near = s1 / n + job->shift;
+  return STRATA_OK;
+}
+
+int cuda_pull(strata_backend *b, strata_grid *g, strata_strat *s);
+
+int cuda_sample(strata_backend *b, strata_sample_job *job)
 {
   cuda_state *st = static_cast<cuda_state *>(b->self);
   const strata_problem *pr = job->problem;
@@ -299,7 +463,7 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(ninc + 1);
   if (!st->edges.reserve(nedges) || !st->start.reserve((size_t)s->nhcube + 1) ||
       !st->s1.reserve((size_t)s->nhcube) || !st->s2.reserve((size_t)s->nhcube) ||
-      !st->wsum.reserve(cells) || !st->wcnt.reserve(cells) || !st->bad.reserve(1))
+      !st->wsum.reserve(cells) || !st->wcnt.reserve(cells))
     return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory for "
                         "%lld hypercubes and %zu map cells", st->device, st->name,
                         (long long)s->nhcube, cells);
@@ -337,13 +501,29 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
     cudaMemsetAsync(st->c1.p + job->h0 * nc, 0, (size_t)nh * nc * sizeof(double), q);
     cudaMemsetAsync(st->c2.p + job->h0 * np, 0, (size_t)nh * np * sizeof(double), q);
   }
-  cudaMemsetAsync(st->s1.p + job->h0, 0, (size_t)nh * sizeof(double), q);
-  cudaMemsetAsync(st->s2.p + job->h0, 0, (size_t)nh * sizeof(double), q);
-  cudaMemsetAsync(st->bad.p, 0xff, sizeof(unsigned long long), q);
-  if (job->adapt) {
+  /* Stratified scalar iterations stay on the device: the estimate, and
+   * with one rank the adaptation too, follow the sampling there, and one
+   * record comes back.  Otherwise the cells' sums come back (plain MC and
+   * QMC have few cells; vector integrands' sums take the host's path). */
+  const bool resident = job->part && nc == 1;
+  const bool adapt_here = resident && job->adapt && job->local;
+  const bool realloc_here = adapt_here && job->level;
+  const bool refine_here = adapt_here && job->alpha != 0.0;
+  st->adapted = false;
+  int rrc = reserve_resident(st, s, g, dim, resident, realloc_here, refine_here);
+  if (rrc != STRATA_OK) return rrc;
+  if (!resident || !st->sums_clean) {
+    cudaMemsetAsync(st->s1.p + job->h0, 0, (size_t)nh * sizeof(double), q);
+    cudaMemsetAsync(st->s2.p + job->h0, 0, (size_t)nh * sizeof(double), q);
+  }
+  st->sums_clean = false;
+  if (job->adapt && !(refine_here && st->map_sums_clean)) {
     cudaMemsetAsync(st->wsum.p, 0, cells * sizeof(double), q);
     cudaMemsetAsync(st->wcnt.p, 0, cells * sizeof(unsigned long long), q);
   }
+  st->map_sums_clean = false;
+  IterRecord *rec = st->rec.p;
+  cudaMemcpyAsync(rec, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
 
   KernelArgs a;
   memset(&a, 0, sizeof a);
@@ -353,7 +533,7 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   a.s2 = st->s2.p;
   a.wsum = st->wsum.p;
   a.wcnt = st->wcnt.p;
-  a.bad = st->bad.p;
+  a.bad = &rec->bad;
   for (int d = 0; d < dim; d++) {
     a.lower[d] = g->lower[d];
     a.width[d] = g->width[d];
@@ -371,8 +551,10 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   a.invM = 1.0 / s->M;
   a.h0 = job->h0;
   a.h1 = job->h1;
-  a.first = s->start[job->h0];
-  a.total = s->start[job->h1] - a.first;
+  /* (An allocation adapted on the device has a stale start[] here, but
+   * then this is the only rank: its range starts at sample 0.) */
+  a.first = job->h0 == 0 ? 0 : s->start[job->h0];
+  a.total = (job->h1 == s->nhcube ? s->total : s->start[job->h1]) - a.first;
   a.nh_uniform = uniform ? s->nh[0] : 0;
   a.seed = job->seed;
   a.iteration = job->iteration;
@@ -398,18 +580,22 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
       smem = need;
     }
   }
-  if (smem > 48 * 1024) {
-    e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return cuda_fail(e, "reserving shared memory", st->device);
+  if (k != st->occ_kernel || smem != st->occ_smem) {
+    if (smem > 48 * 1024) {
+      e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+      if (e != cudaSuccess) return cuda_fail(e, "reserving shared memory", st->device);
+    }
+    int per_sm = 0;
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem);
+    st->occ_kernel = k;
+    st->occ_smem = smem;
+    st->occ_per_sm = e != cudaSuccess || per_sm < 1 ? 1 : per_sm;
   }
-  int per_sm = 0;
-  e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem);
-  if (e != cudaSuccess || per_sm < 1) per_sm = 1;
   a.spc = a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
   const long long nchunk = (a.total + a.spc - 1) / a.spc;
   long long blocks = (nchunk + kThreads - 1) / kThreads;
-  const long long resident = (long long)per_sm * st->nsm;
-  if (blocks > resident) blocks = resident;
+  const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
+  if (blocks > resident_blocks) blocks = resident_blocks;
   /* Every block clears and flushes all cells: give each at least half a
    * sample per cell (of 8, 2 and 1/2 samples per cell per block, 1/2 was
    * twice as fast at 1e6 samples; at 1e7 and up the three were alike). */
@@ -428,12 +614,46 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   if (e != cudaSuccess) return cuda_fail(e, "launching the sampling kernel", st->device);
   cudaEventRecord(st->ev1, q);
 
+  if (resident) {
+    int arc = launch_resident(st, job, s, g, uniform, realloc_here, refine_here);
+    if (arc != STRATA_OK) return arc;
+    cudaMemcpyAsync(&st->h_rec.p[1], rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
+    if (!job->local) {
+      cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
+      cudaMemcpyAsync(st->h_c.p, st->wcnt.p, cells * sizeof(unsigned long long),
+                      cudaMemcpyDeviceToHost, q);
+      if (job->level)
+        cudaMemcpyAsync(job->level + job->h0, st->level.p + job->h0, (size_t)nh * sizeof(double),
+                        cudaMemcpyDeviceToHost, q);
+    }
+    e = cudaStreamSynchronize(q);
+    if (e != cudaSuccess) return cuda_fail(e, "running the iteration", st->device);
+    read_kernel_time(st);
+    const IterRecord &out = st->h_rec.p[1];
+    if (out.bad != kNoBad) return report_bad(job, (long long)out.bad);
+    if (out.bad_h != LLONG_MAX) return report_overflow(st, job, out.bad_h);
+    st->sums_clean = true;
+    job->part[0] = out.part[0];
+    job->part[1] = out.part[1];
+    if (job->adapt && !job->local)
+      for (size_t c = 0; c < cells; c++) {
+        job->wsum[c] = st->h_w.p[c];
+        job->wcount[c] = (double)st->h_c.p[c];
+      }
+    if (adapt_here) {
+      st->adapted = true;
+      st->map_sums_clean = refine_here;
+      st->adapted_total = out.total;
+    }
+    return STRATA_OK;
+  }
+
   unsigned long long *bad = st->h_c.p + cells; /* one spare slot: see reserve below */
   cudaMemcpyAsync(st->h_s1.p, st->s1.p + job->h0, (size_t)nh * sizeof(double),
                   cudaMemcpyDeviceToHost, q);
   cudaMemcpyAsync(st->h_s2.p, st->s2.p + job->h0, (size_t)nh * sizeof(double),
                   cudaMemcpyDeviceToHost, q);
-  cudaMemcpyAsync(bad, st->bad.p, sizeof *bad, cudaMemcpyDeviceToHost, q);
+  cudaMemcpyAsync(bad, &rec->bad, sizeof *bad, cudaMemcpyDeviceToHost, q);
   if (nc > 1) {
     cudaMemcpyAsync(st->h_c1.p, st->c1.p + job->h0 * nc, (size_t)nh * nc * sizeof(double),
                     cudaMemcpyDeviceToHost, q);
@@ -447,8 +667,7 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
   }
   e = cudaStreamSynchronize(q);
   if (e != cudaSuccess) return cuda_fail(e, "running the sampling kernel", st->device);
-  float ms = 0.0f;
-  if (cudaEventElapsedTime(&ms, st->ev0, st->ev1) == cudaSuccess) st->last_kernel_s = 1e-3 * ms;
+  read_kernel_time(st);
   if (*bad != kNoBad) return report_bad(job, (long long)*bad);
   memcpy(job->s1 + job->h0, st->h_s1.p, (size_t)nh * sizeof(double));
   memcpy(job->s2 + job->h0, st->h_s2.p, (size_t)nh * sizeof(double));
@@ -461,6 +680,53 @@ int cuda_sample(strata_backend *b, const strata_sample_job *job)
       job->wsum[c] += st->h_w.p[c];
       job->wcount[c] += (double)st->h_c.p[c];
     }
+  return job->part ? strata_backend_host_part(job) : STRATA_OK;
+}
+
+/* After a sample call that adapted on the device, only the host's
+ * bookkeeping is left; otherwise the host adapts its own copies (ranks
+ * that exchange sums through host memory, vector integrands), and the
+ * next iteration uploads what changed. */
+int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
+{
+  cuda_state *st = static_cast<cuda_state *>(b->self);
+  if (!st->adapted) {
+    int rc = cuda_pull(b, job->grid, job->strat);
+    return rc != STRATA_OK ? rc : strata_backend_host_adapt(b, job);
+  }
+  st->adapted = false;
+  if (job->alpha != 0.0) {
+    job->grid->generation = strata_stamp_next();
+    job->grid->on_device = 1;
+    st->grid_gen = job->grid->generation;
+  }
+  if (job->reallocate) {
+    job->strat->generation = strata_stamp_next();
+    job->strat->on_device = 1;
+    job->strat->total = st->adapted_total;
+    st->strat_gen = job->strat->generation;
+  }
+  return STRATA_OK;
+}
+
+int cuda_pull(strata_backend *b, strata_grid *g, strata_strat *s)
+{
+  cuda_state *st = static_cast<cuda_state *>(b->self);
+  cudaStream_t q = st->stream;
+  cudaError_t e = cudaSetDevice(st->device);
+  if (e == cudaSuccess && g->on_device)
+    e = cudaMemcpyAsync(g->edges, st->edges.p,
+                        (size_t)strata_grid_naxes(g) * (g->ninc + 1) * sizeof(double),
+                        cudaMemcpyDeviceToHost, q);
+  if (e == cudaSuccess && s->on_device)
+    e = cudaMemcpyAsync(s->start, st->start.p, ((size_t)s->nhcube + 1) * sizeof(long long),
+                        cudaMemcpyDeviceToHost, q);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(q);
+  if (e != cudaSuccess) return cuda_fail(e, "copying the map and allocation back", st->device);
+  if (s->on_device)
+    for (int64_t h = 0; h < s->nhcube; h++) s->nh[h] = s->start[h + 1] - s->start[h];
+  g->on_device = 0;
+  s->on_device = 0;
   return STRATA_OK;
 }
 
@@ -474,7 +740,15 @@ void cuda_free(strata_backend *b)
   st->wsum.release();
   st->start.release();
   st->wcnt.release();
-  st->bad.release();
+  st->rec.release();
+  st->h_rec.release();
+  st->level.release();
+  st->step.release();
+  st->refine_scratch.release();
+  st->dshare.release();
+  st->hist.release();
+  st->count.release();
+  st->cub_tmp.release();
   st->qdirs.release();
   st->qdshift.release();
   st->qshift.release();
@@ -499,14 +773,43 @@ void cuda_free(strata_backend *b)
 
 } // namespace
 
+static void prepare_wait(void);
+
 extern "C" int strata_cuda_device_count(void)
 {
+  prepare_wait();
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     cudaGetLastError(); /* clear the sticky "no device" error */
     return 0;
   }
   return n;
+}
+
+/* Creating a context takes a few hundred milliseconds of the driver's
+ * time, most of a short job's start: a thread does it while the job is
+ * read, the integrand compiled and the files opened.  The primary context
+ * is the process's, so the backend then finds it made.  Whatever asks the
+ * driver anything first waits for the thread, and so does exit (the
+ * runtime's own exit handlers were registered before main, so they run
+ * after this one). */
+static std::thread prepare_thread;
+
+static void prepare_wait(void)
+{
+  if (prepare_thread.joinable()) prepare_thread.join();
+}
+
+extern "C" void strata_cuda_prepare(int local_rank)
+{
+  if (prepare_thread.joinable()) return;
+  atexit(prepare_wait);
+  prepare_thread = std::thread([local_rank] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0 && cudaSetDevice(local_rank % n) == cudaSuccess)
+      cudaFree(0);
+    cudaGetLastError();
+  });
 }
 
 extern "C" strata_backend *strata_backend_cuda_new(int device)
@@ -552,6 +855,8 @@ extern "C" strata_backend *strata_backend_cuda_new(int device)
   b->name = "cuda";
   b->self = st;
   b->sample = cuda_sample;
+  b->adapt = cuda_adapt;
+  b->pull = cuda_pull;
   b->free = cuda_free;
   return b;
 }

@@ -11,6 +11,10 @@ extern "C" {
  * no device or no driver.  Never fails loudly: auto falls back to the CPU. */
 int strata_cuda_device_count(void);
 
+/* Starts creating the CUDA context of the device that local rank would
+ * take, in the background; returns at once.  Harmless without a GPU. */
+void strata_cuda_prepare(int local_rank);
+
 /* A backend on visible device `device`; NULL with strata_last_error() set
  * when the device cannot be used. */
 strata_backend *strata_backend_cuda_new(int device);

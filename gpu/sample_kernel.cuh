@@ -14,7 +14,9 @@
 #define STRATA_SAMPLE_KERNEL_CUH
 #include <curand_philox4x32_x.h>
 
+#include "hcube.h"
 #include "hostdev.h"
+#include "maplookup.h"
 #include "philox.h"
 #include "qmc_points.h"
 #include "strata/table.h"
@@ -85,31 +87,12 @@ __device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
   return a.nh_uniform > 0 ? a.first + (h - a.h0 + 1) * a.nh_uniform : __ldg(a.start + h + 1);
 }
 
-/* The integer coordinates of hypercube h, as strata_strat_coords. */
-template <int MAXD>
-__device__ __forceinline__ void hcube_coords(long long h, int dim, int M, int *k)
-{
-#pragma unroll
-  for (int d = 0; d < MAXD; d++)
-    if (d < dim) {
-      k[d] = (int)(h % M);
-      h /= M;
-    }
-}
-
 /* y in (0,1) on axis d through the map, as strata_grid_map. */
 __device__ __forceinline__ void map_axis(const KernelArgs &a, int d, double y, double *x,
                                          int *inc, double &jac)
 {
-  const int ninc = a.ninc;
-  const double t = y * ninc;
-  int ii = (int)t;
-  if (ii >= ninc) ii = ninc - 1;
-  const double *e = a.edges + (size_t)d * a.axis_stride;
-  const double e0 = __ldg(e + ii), du = __ldg(e + ii + 1) - e0;
-  x[d] = a.lower[d] + a.width[d] * (e0 + (t - ii) * du);
-  jac *= ninc * du * a.width[d];
-  inc[d] = ii;
+  inc[d] = strata_map_axis(a.edges + (size_t)d * a.axis_stride, a.ninc, a.lower[d], a.width[d],
+                           y, &x[d], &jac);
 }
 
 /* The sums a thread keeps for its current hypercube: J f - shift and its
@@ -176,7 +159,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     const long long iend = valid ? min(i + a.spc, a.first + a.total) : i;
     long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
     int k[MAXD];
-    if (valid) hcube_coords<MAXD>(h, dim, a.M, k);
+    if (valid) strata_hcube_coords(h, dim, a.M, k);
     double acc[NS];
 #pragma unroll
     for (int s = 0; s < NS; s++) acc[s] = 0.0;
@@ -187,7 +170,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         flush<NC>(a, h, acc);
         h++;
         hend = hcube_end(a, h);
-        hcube_coords<MAXD>(h, dim, a.M, k);
+        strata_hcube_coords(h, dim, a.M, k);
       }
       double x[MAXD];
       int inc[MAXD];

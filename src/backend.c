@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "estimate.h"
 
 void strata_backend_free(strata_backend *b)
 {
@@ -36,4 +37,36 @@ int strata_backend_report_nonfinite(const strata_sample_job *job, double fx,
                       job->problem->name ? job->problem->name : "(unnamed)",
                       isnan(fx) ? "NaN" : (fx > 0 ? "+Inf" : "-Inf"), pt,
                       job->iteration + 1, (long long)index);
+}
+
+int strata_backend_host_part(strata_sample_job *job)
+{
+  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  const double *e1 = nc > 1 ? job->c1 : job->s1, *e2 = nc > 1 ? job->c2 : job->s2;
+  const double *eshift = nc > 1 ? job->cshift : &job->shift;
+  double scratch[2];
+  job->bad = -1;
+  if (strata_estimate_part(job->strat, nc, e1, e2, eshift, job->h0, job->h1, job->part,
+                           &job->bad) != 0) {
+    job->bad_near = e1[job->bad * nc] / (double)job->strat->nh[job->bad] + eshift[0];
+    return STRATA_OK;
+  }
+  /* A vector integrand adapts to its own quantity, whose sums can
+   * overflow where no component's do. */
+  if (nc > 1 && strata_estimate_part(job->strat, 1, job->s1, job->s2, &job->shift, job->h0,
+                                     job->h1, scratch, &job->bad) != 0) {
+    job->bad_near = job->s1[job->bad] / (double)job->strat->nh[job->bad] + job->shift;
+    return STRATA_OK;
+  }
+  if (job->level)
+    strata_strat_levels(job->strat, job->s1, job->s2, job->h0, job->h1, job->level);
+  return STRATA_OK;
+}
+
+int strata_backend_host_adapt(strata_backend *b, const strata_adapt_job *job)
+{
+  (void)b;
+  strata_grid_refine(job->grid, job->wsum, job->wcount, job->alpha);
+  if (job->reallocate) strata_strat_allocate(job->strat, job->level);
+  return STRATA_OK;
 }

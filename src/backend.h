@@ -1,6 +1,11 @@
 /* The narrow interface between the algorithm and whatever evaluates samples
- * (CPU threads here, CUDA in gpu/).  A backend fills the sums of one
- * iteration for a range of hypercubes; everything else stays in src/. */
+ * (CPU threads here, CUDA in gpu/).  A backend samples one iteration for a
+ * range of hypercubes and, for the stratified estimate, reduces what it
+ * sampled to the few numbers the driver needs; then it adapts the map and
+ * the allocation where they live.  A GPU thus keeps an iteration's sums,
+ * the map and the allocation on the device: the driver sees the estimate,
+ * and the full state only when it asks (pull).  The arithmetic both sides
+ * share is in hcube.h, maplookup.h, maprefine.h and shares.h. */
 #ifndef STRATA_BACKEND_H
 #define STRATA_BACKEND_H
 #include "grid.h"
@@ -42,7 +47,37 @@ typedef struct {
    * npair = ncomp (ncomp + 1) / 2.  Zeroed by the caller like s1, s2. */
   const double *cshift;
   double *c1, *c2;
+  /* Stratified iterations: part asks the backend for the estimate's part of
+   * hypercubes [h0, h1) (STRATA_EST_PART(ncomp) doubles, zeroed by the
+   * caller, estimate.h) instead of the cells' sums in s1, s2, c1, c2, which
+   * it then uses as it likes.  With level as well, the levels of the shares
+   * of those hypercubes (strata_strat_levels) for the next allocation. */
+  double *part;
+  double *level;
+  /* The only rank: the map sums and the levels are nobody else's, so a
+   * backend that can adapt where it sampled keeps them there and leaves
+   * wsum, wcount and level alone. */
+  int local;
+  /* With adapt, part and local: the map's damping, for a backend that
+   * adapts where it sampled in the same pass (strata_adapt_job then finds
+   * the work done).  The allocation moves when level is set. */
+  double alpha;
+  /* Output with part: the first hypercube whose sums are not finite, or -1,
+   * and the value near which they overflowed. */
+  int64_t bad;
+  double bad_near;
 } strata_sample_job;
+
+/* The adaptation after an iteration. */
+typedef struct {
+  strata_grid *grid;
+  strata_strat *strat;
+  double alpha;                /* the map's damping; 0: the map stays */
+  int reallocate;              /* VEGAS+: a new allocation from the levels */
+  const double *wsum, *wcount; /* every rank's summed map sums, unless local */
+  const double *level;         /* every hypercube's level, unless local */
+  int local;                   /* as in strata_sample_job */
+} strata_adapt_job;
 
 typedef struct strata_backend strata_backend;
 struct strata_backend {
@@ -50,9 +85,22 @@ struct strata_backend {
   void *self;
   /* Returns STRATA_OK, or an error code with strata_last_error() set (for a
    * non-finite integrand value: the point, iteration and sample index). */
-  int (*sample)(strata_backend *b, const strata_sample_job *job);
+  int (*sample)(strata_backend *b, strata_sample_job *job);
+  /* Refines the map and reallocates; a backend that does so on its device
+   * leaves the host's copies behind, marked on_device. */
+  int (*adapt)(strata_backend *b, const strata_adapt_job *job);
+  /* Brings a map and allocation marked on_device back into grid and strat;
+   * NULL where they never leave the host. */
+  int (*pull)(strata_backend *b, strata_grid *g, strata_strat *s);
   void (*free)(strata_backend *b);
 };
+
+/* What a backend that samples into host memory does with a stratified
+ * job's sums (s1, s2, c1, c2 filled): the part of the estimate, the first
+ * overflowing hypercube and the levels, as strata_sample_job asks. */
+int strata_backend_host_part(strata_sample_job *job);
+/* The adaptation on the host's map and allocation. */
+int strata_backend_host_adapt(strata_backend *b, const strata_adapt_job *job);
 
 /* nthreads 0: all available. */
 strata_backend *strata_backend_cpu_new(int nthreads);

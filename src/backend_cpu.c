@@ -170,7 +170,7 @@ static int report_bad(const strata_sample_job *job, const chunk_status *st)
                       job->problem->ncomp);
 }
 
-static int cpu_sample(strata_backend *b, const strata_sample_job *job)
+static int cpu_sample(strata_backend *b, strata_sample_job *job)
 {
   cpu_backend *cb = b->self;
   const strata_strat *s = job->strat;
@@ -247,7 +247,7 @@ static int cpu_sample(strata_backend *b, const strata_sample_job *job)
       job->wcount[i] += n;
     }
   }
-  return STRATA_OK;
+  return job->part ? strata_backend_host_part(job) : STRATA_OK;
 }
 
 static void cpu_free(strata_backend *b)
@@ -272,6 +272,7 @@ strata_backend *strata_backend_cpu_new(int nthreads)
   b->name = "cpu";
   b->self = cb;
   b->sample = cpu_sample;
+  b->adapt = strata_backend_host_adapt;
   b->free = cpu_free;
   return b;
 }

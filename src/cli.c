@@ -12,6 +12,16 @@
 #include "backend_cuda.h"
 #endif
 
+void strata_cli_prepare_backend(const strata_job *job, const strata_comm *comm)
+{
+#ifdef HAVE_CUDA
+  if (strcmp(job->backend, "cpu")) strata_cuda_prepare(comm->local_rank);
+#else
+  (void)job;
+  (void)comm;
+#endif
+}
+
 int strata_cli_backend(const strata_job *job, strata_comm *comm, int verbose,
                        strata_backend **out)
 {

@@ -6,6 +6,10 @@
 #include "job.h"
 
 /* The backend the job asks for; auto says what it picked when verbose. */
+/* Starts what the backend will need and takes long to make (a GPU's
+ * context) in the background, so that it overlaps compiling the integrand
+ * and opening files. */
+void strata_cli_prepare_backend(const strata_job *job, const strata_comm *comm);
 int strata_cli_backend(const strata_job *job, strata_comm *comm, int verbose,
                        strata_backend **out);
 struct strata_source;

@@ -1,5 +1,5 @@
 #include "grid.h"
-#include "powfrac.h"
+#include "maprefine.h"
 #include "stamp.h"
 
 #include <math.h>
@@ -39,6 +39,7 @@ void strata_grid_init(strata_grid *g, const double *lower, const double *upper)
     double *e = g->edges + (size_t)a * (size_t)(g->ninc + 1);
     for (int i = 0; i <= g->ninc; i++) e[i] = (double)i / g->ninc;
   }
+  g->on_device = 0;
   g->generation = strata_stamp_next();
 }
 
@@ -50,64 +51,39 @@ int strata_grid_copy(strata_grid *dst, const strata_grid *src)
   memcpy(dst->width, src->width, sizeof dst->width);
   memcpy(dst->edges, src->edges,
          sizeof(double) * (size_t)strata_grid_naxes(src) * (size_t)(src->ninc + 1));
+  dst->on_device = 0;
   dst->generation = strata_stamp_next();
   return 0;
 }
 
-/* An integrand that underflows to exactly 0 over most of the box (fB, a
- * 9-D gaussian of width 0.01) gives weight to the few increments one lucky
- * sample hit and none to the rest; with r = 0 there the map would collapse
- * onto that sample and creep towards the peak over dozens of iterations.
- * Treating a zero share as the smallest a double shows keeps, after the
- * logarithmic damping, about 1/25 of an increment's usual density there
- * (alpha 0.5): the map still narrows fast but never abandons a region. */
-#define STRATA_GRID_SHARE_FLOOR 1e-300
-
-/* Lepage's damping: compresses the range of the smoothed weights so that one
- * noisy iteration cannot collapse the map. */
-static double damp(double s, double alpha)
-{
-  if (s <= 0.0) return 0.0;
-  if (s >= 1.0) return 1.0; /* limit of (1-s)/ln(1/s) as s -> 1 */
-  return strata_powfrac((1.0 - s) / log(1.0 / s), alpha);
-}
-
+/* One axis: a[] the average weight per increment, scratch s, r, pre of n
+ * each and enew of n + 1.  The GPU's refinement (gpu/adapt.cuh) does the
+ * same with block-wide sums in place of the loops. */
 static void refine_axis(double *e, int n, const double *a, double alpha,
-                        double *s, double *r, double *enew)
+                        double *s, double *r, double *pre, double *enew)
 {
   if (n == 1) return;
-  s[0] = (7.0 * a[0] + a[1]) / 8.0;
-  for (int i = 1; i < n - 1; i++) s[i] = (a[i - 1] + 6.0 * a[i] + a[i + 1]) / 8.0;
-  s[n - 1] = (a[n - 2] + 7.0 * a[n - 1]) / 8.0;
   double ssum = 0.0;
-  for (int i = 0; i < n; i++) ssum += s[i];
+  for (int i = 0; i < n; i++) {
+    s[i] = strata_map_smooth(a, n, i);
+    ssum += s[i];
+  }
   if (!(ssum > 0.0) || !isfinite(ssum)) return;
   double rsum = 0.0;
   for (int i = 0; i < n; i++) {
-    double si = s[i] / ssum;
-    if (si < STRATA_GRID_SHARE_FLOOR) si = STRATA_GRID_SHARE_FLOOR;
-    r[i] = damp(si, alpha);
+    r[i] = strata_map_damp(s[i] / ssum, alpha);
+    pre[i] = rsum;
     rsum += r[i];
   }
   if (!(rsum > 0.0)) return;
-  double per = rsum / n, acc = 0.0;
-  int j = 0;
+  const double per = rsum / n;
   enew[0] = 0.0;
   for (int k = 1; k < n; k++) {
-    double target = k * per;
-    while (j < n - 1 && acc + r[j] < target) acc += r[j++];
-    double frac = r[j] > 0.0 ? (target - acc) / r[j] : 0.0;
-    if (frac > 1.0) frac = 1.0;
-    if (frac < 0.0) frac = 0.0;
-    enew[k] = e[j] + frac * (e[j + 1] - e[j]);
+    const double target = k * per;
+    enew[k] = strata_map_edge(e, pre, r, strata_map_find(pre, r, n, target), target);
   }
   enew[n] = 1.0;
-  /* Rounding could in principle tie two edges; a zero-width increment would
-   * give J = 0 for its samples, so keep the edges strictly increasing. */
-  for (int k = 1; k <= n; k++)
-    if (!(enew[k] > enew[k - 1])) enew[k] = nextafter(enew[k - 1], 2.0);
-  if (enew[n] > 1.0) return; /* cannot repair: keep the old map */
-  enew[n] = 1.0;
+  if (strata_map_repair(enew, n) != 0) return; /* cannot repair: keep the old map */
   memcpy(e, enew, sizeof(double) * (size_t)(n + 1));
 }
 
@@ -119,7 +95,7 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
   /* Kept between calls: a fresh allocation of this size is fresh pages,
    * and faulting them in cost more than the refinement. */
   if (!g->scratch &&
-      !(g->scratch = malloc(sizeof(double) * (size_t)strata_grid_naxes(g) * (size_t)(4 * n + 1))))
+      !(g->scratch = malloc(sizeof(double) * (size_t)strata_grid_naxes(g) * (size_t)(5 * n + 1))))
     return; /* the map stays as it is: still correct, only less tuned */
   double *buf = g->scratch;
   /* Axes are independent; each gets its own slice of the scratch space. */
@@ -128,8 +104,8 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
 #pragma omp parallel for schedule(static) if (naxes > 1 && (int64_t)naxes * n > 65536)
 #endif
   for (int ax = 0; ax < naxes; ax++) {
-    double *a = buf + (size_t)ax * (4 * (size_t)n + 1), *s = a + n, *r = a + 2 * n,
-           *enew = a + 3 * n;
+    double *a = buf + (size_t)ax * (5 * (size_t)n + 1), *s = a + n, *r = a + 2 * n,
+           *pre = a + 3 * n, *enew = a + 4 * n;
     int any = 0;
     for (int i = 0; i < n; i++) {
       double w = 0.0, c = 0.0;
@@ -146,7 +122,8 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
       if (a[i] > 0.0) any = 1;
     }
     if (any)
-      refine_axis(g->edges + (size_t)ax * (size_t)(n + 1), n, a, alpha, s, r, enew);
+      refine_axis(g->edges + (size_t)ax * (size_t)(n + 1), n, a, alpha, s, r, pre, enew);
   }
+  g->on_device = 0;
   g->generation = strata_stamp_next();
 }

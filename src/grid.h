@@ -7,6 +7,8 @@
 #define STRATA_GRID_H
 #include <stddef.h>
 #include <stdint.h>
+
+#include "maplookup.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -18,6 +20,7 @@ typedef struct {
   double *edges;        /* naxes() * (ninc + 1) unit edges */
   double lower[32], width[32]; /* STRATA_MAX_DIM */
   uint64_t generation;  /* a new stamp (stamp.h) whenever the edges change */
+  int on_device;        /* a backend holds newer edges than these (backend.h) */
   double *scratch;      /* strata_grid_refine's, kept between calls */
 } strata_grid;
 
@@ -43,17 +46,9 @@ static inline double strata_grid_map(const strata_grid *g, const double *y,
                                      double *x, int *inc)
 {
   double jac = 1.0;
-  const int n = g->ninc;
-  for (int d = 0; d < g->dim; d++) {
-    const double *e = strata_grid_axis(g, d);
-    double t = y[d] * n;
-    int i = (int)t;
-    if (i >= n) i = n - 1;
-    double du = e[i + 1] - e[i];
-    x[d] = g->lower[d] + g->width[d] * (e[i] + (t - i) * du);
-    jac *= n * du * g->width[d];
-    inc[d] = i;
-  }
+  for (int d = 0; d < g->dim; d++)
+    inc[d] = strata_map_axis(strata_grid_axis(g, d), g->ninc, g->lower[d], g->width[d], y[d],
+                             &x[d], &jac);
   return jac;
 }
 

@@ -7,4 +7,12 @@
 #else
 #define STRATA_HD static inline
 #endif
+
+/* A load from memory that nothing writes while the kernel runs: through the
+ * read-only data cache on the device. */
+#ifdef __CUDA_ARCH__
+#define STRATA_LOAD(p) __ldg(p)
+#else
+#define STRATA_LOAD(p) (*(p))
+#endif
 #endif

@@ -119,6 +119,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   strata_problem pr;
   const strata_builtin *b = NULL;
   if (rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, &b);
+  if (rc == STRATA_OK) strata_cli_prepare_backend(&job, comm);
   struct strata_source *src = NULL;
   struct strata_table_set *tables = NULL;
   if (rc == STRATA_OK) rc = strata_cli_integrand(&job, comm, verbose, &pr, &src, &tables);

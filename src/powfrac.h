@@ -9,7 +9,9 @@
 #define STRATA_POWFRAC_H
 #include <math.h>
 
-static inline double strata_powfrac(double x, double e)
+#include "hostdev.h"
+
+STRATA_HD double strata_powfrac(double x, double e)
 {
   const double k8 = 8.0 * e;
   if (!(k8 >= 1.0 && k8 <= 16.0) || k8 != floor(k8)) return pow(x, e);

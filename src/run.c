@@ -129,7 +129,7 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->slices = malloc(sizeof(int64_t) * ((size_t)comm->size + 1));
   if (!r->buf || !r->slices) goto nomem;
   if (strata_strat_moves(r->strat) &&
-      !(r->shares = malloc(sizeof(double) * (size_t)r->strat->nhcube)))
+      !(r->levels = malloc(sizeof(double) * (size_t)r->strat->nhcube)))
     goto nomem;
   r->first_kept = first_kept(p);
   *out = r;
@@ -150,7 +150,7 @@ void strata_run_free(strata_run *r)
   strata_qmc_free(r->qmc);
   free(r->buf);
   free(r->slices);
-  free(r->shares);
+  free(r->levels);
   free(r->hist);
   free(r->chist);
   free(r->creport);
@@ -387,8 +387,26 @@ int strata_run_kept(const strata_run *r, int k)
   return k >= r->first_kept && k < r->itn && informative(&r->hist[k]);
 }
 
+/* The host's copies of a map and allocation adapted on a device are only
+ * brought up to date when read: these readers take a const run, since its
+ * state does not change, only where it is kept.  A failed copy is kept and
+ * returned by the next step, which cannot run on that device either. */
+static void sync_for_reading(const strata_run *r)
+{
+  strata_run *w = (strata_run *)r;
+  int rc = strata_run_sync(w);
+  if (rc != STRATA_OK && w->sync_rc == STRATA_OK) w->sync_rc = rc;
+}
+
+const double *strata_run_edges(const strata_run *r)
+{
+  sync_for_reading(r);
+  return r->grid->edges;
+}
+
 void strata_run_state_get(const strata_run *r, strata_run_state *st)
 {
+  sync_for_reading(r);
   st->itn = r->itn;
   st->neval_total = r->neval_total;
   st->time_s = r->time_s;
@@ -491,6 +509,7 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
 
 uint64_t strata_run_state_hash(const strata_run *r)
 {
+  sync_for_reading(r);
   uint64_t h = STRATA_HASH64_INIT;
   const size_t nedges = (size_t)strata_grid_naxes(r->grid) * (size_t)(r->grid->ninc + 1);
   h = strata_hash64(h, r->grid->edges, sizeof(double) * nedges);
@@ -609,13 +628,17 @@ static void slice_bounds(const strata_run *r, const strata_strat *cells, int64_t
   }
 }
 
-static void zero_slice(double *a, int64_t h0, int64_t h1, size_t stride)
+/* Brings a map and allocation that a backend adapted on its device back
+ * into the run's own, for whatever reads them on the host. */
+int strata_run_sync(strata_run *r)
 {
-  memset(a + (size_t)h0 * stride, 0, sizeof(double) * (size_t)(h1 - h0) * stride);
+  if (!r->grid->on_device && !r->strat->on_device) return STRATA_OK;
+  return r->backend->pull(r->backend, r->grid, r->strat);
 }
 
 int strata_run_step(strata_run *r, strata_iteration *out)
 {
+  if (r->sync_rc != STRATA_OK) return r->sync_rc;
   const strata_params *p = &r->params;
   const int dim = r->problem.dim;
   const int adapt = adapting(r, r->itn), qmc = qmc_points(r, r->itn);
@@ -625,7 +648,6 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   double t0 = now_s();
 
   const int nc = r->ncomp;
-  const size_t np = (size_t)nc * (size_t)(nc + 1) / 2;
   const size_t ncs = comp_sums_per_cell(nc) * (size_t)nhc;
   double *s1 = r->buf, *s2 = r->buf + nhc, *c1 = r->buf + 2 * nhc;
   double *c2 = c1 + (size_t)nc * (size_t)nhc, *part = c1 + ncs;
@@ -633,24 +655,21 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   strata_estimator est = qmc ? STRATA_EST_RANDOMIZED
                          : p->mode == STRATA_MODE_PLAIN ? STRATA_EST_POOLED
                                                         : STRATA_EST_STRATIFIED;
-  /* A stratified estimate is a sum over hypercubes, so each rank adds its
-   * own and only those sums cross the network (doc/distributed.md); plain
-   * MC and QMC have few cells and combine their sums per cell, which keeps
-   * their results the same bits on any number of ranks. */
+  /* A stratified estimate is a sum over hypercubes, so each rank's backend
+   * adds its own and only those sums cross the network
+   * (doc/distributed.md); plain MC and QMC have few cells and combine their
+   * sums per cell, which keeps their results the same bits on any number
+   * of ranks. */
   const int by_part = est == STRATA_EST_STRATIFIED;
   const int realloc = adapt && strata_strat_moves(r->strat);
+  /* One rank with a backend that adapts on its device: the map sums stay
+   * there, and only the estimate comes back. */
+  const int local = r->comm->size == 1;
+  const int sums_here = !(local && by_part && r->backend->pull);
   int64_t h0, h1;
   strata_run_slice(cells, r->comm->rank, r->comm->size, &h0, &h1);
   double *red = by_part ? part : r->buf;
-  const size_t nred = (size_t)(wsum - red) + (adapt ? 2 * mapcells : 0);
-  if (by_part) {
-    zero_slice(s1, h0, h1, 1);
-    zero_slice(s2, h0, h1, 1);
-    if (nc > 1) {
-      zero_slice(c1, h0, h1, (size_t)nc);
-      zero_slice(c2, h0, h1, np);
-    }
-  }
+  const size_t nred = (size_t)(wsum - red) + (adapt && sums_here ? 2 * mapcells : 0);
   memset(red, 0, sizeof(double) * nred);
   if (qmc) strata_qmc_randomize(r->qmc, p->seed, (uint32_t)r->itn);
   double cshift[STRATA_MAX_COMP];
@@ -662,30 +681,22 @@ int strata_run_step(strata_run *r, strata_iteration *out)
       .seed = p->seed, .iteration = (uint32_t)r->itn, .adapt = adapt,
       .shift = sum_shift(r, cshift), .h0 = h0, .h1 = h1,
       .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount,
-      .cshift = nc > 1 ? cshift : NULL, .c1 = nc > 1 ? c1 : NULL, .c2 = nc > 1 ? c2 : NULL};
+      .cshift = nc > 1 ? cshift : NULL, .c1 = nc > 1 ? c1 : NULL, .c2 = nc > 1 ? c2 : NULL,
+      .part = by_part ? part : NULL, .level = by_part && realloc ? r->levels : NULL,
+      .local = local, .alpha = p->alpha, .bad = -1};
   double ts = now_s();
   int rc = r->backend->sample(r->backend, &job);
   r->sample_time_s = now_s() - ts;
   if (rc != STRATA_OK) return rc;
-
   /* Sums beyond the largest double are this rank's to report when it
    * holds them alone (main ends the other ranks). */
-  const double *e1 = nc > 1 ? c1 : s1, *e2 = nc > 1 ? c2 : s2;
-  const double *eshift = nc > 1 ? cshift : &job.shift;
-  int64_t bad = -1, adapt_bad = -1;
-  double scratch[2];
-  if (by_part) {
-    if (strata_estimate_part(cells, nc, e1, e2, eshift, h0, h1, part, &bad) != 0 ||
-        (nc > 1 && strata_estimate_part(cells, 1, s1, s2, &job.shift, h0, h1, scratch,
-                                        &adapt_bad) != 0))
-      goto overflow;
-    if (realloc) strata_strat_shares(r->strat, s1, s2, h0, h1, r->shares);
-  }
+  if (job.bad >= 0) return overflowed(r, cells, job.bad, job.bad_near);
+
   double tc = now_s();
   int crc = r->comm->allreduce_sum(r->comm, red, nred);
-  if (crc == 0 && realloc && by_part && r->comm->size > 1) {
+  if (crc == 0 && realloc && by_part && !local) {
     slice_bounds(r, cells, r->slices);
-    crc = r->comm->allgather(r->comm, r->shares, r->slices);
+    crc = r->comm->allgather(r->comm, r->levels, r->slices);
   }
   r->comm_time_s += now_s() - tc;
   if (crc != 0)
@@ -693,12 +704,17 @@ int strata_run_step(strata_run *r, strata_iteration *out)
                         r->comm->rank);
   if (!by_part) {
     /* Every cell's sums are here now: the same estimate on every rank. */
+    const double *e1 = nc > 1 ? c1 : s1, *e2 = nc > 1 ? c2 : s2;
+    const double *eshift = nc > 1 ? cshift : &job.shift;
+    int64_t bad = -1, adapt_bad = -1;
+    double scratch[2];
     if (strata_estimate_cov(est, cells, nc, e1, e2, eshift, p->nrand, part, part + nc,
-                            &bad) != 0 ||
-        (nc > 1 && strata_estimate(est, cells, s1, s2, job.shift, p->nrand, &scratch[0],
-                                   &scratch[1], &adapt_bad) != 0))
-      goto overflow;
-    if (realloc) strata_strat_shares(r->strat, s1, s2, 0, nhc, r->shares);
+                            &bad) != 0)
+      return overflowed(r, cells, bad, e1[bad * nc] / (double)cells->nh[bad] + eshift[0]);
+    if (nc > 1 && strata_estimate(est, cells, s1, s2, job.shift, p->nrand, &scratch[0],
+                                  &scratch[1], &adapt_bad) != 0)
+      return overflowed(r, cells, adapt_bad,
+                        s1[adapt_bad] / (double)cells->nh[adapt_bad] + job.shift);
   }
   if ((rc = record_estimate(r, part)) != STRATA_OK) return rc;
   strata_itn_record *rec = &r->hist[r->itn];
@@ -707,12 +723,16 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   r->itn++;
 
   if (adapt) {
-    strata_grid_refine(r->grid, wsum, wcount, p->alpha);
-    if (realloc) strata_strat_allocate(r->strat, r->shares);
+    strata_adapt_job aj = {.grid = r->grid, .strat = r->strat, .alpha = p->alpha,
+                           .reallocate = realloc, .wsum = wsum, .wcount = wcount,
+                           .level = r->levels, .local = !sums_here};
+    if ((rc = r->backend->adapt(r->backend, &aj)) != STRATA_OK) return rc;
     /* After the last adapting iteration, so that a checkpoint written now
      * already holds the frozen iterations' allocation. */
-    if (r->itn == p->adapt_iters && p->neval_frozen && p->neval_frozen != r->strat->neval)
+    if (r->itn == p->adapt_iters && p->neval_frozen && p->neval_frozen != r->strat->neval) {
+      if ((rc = strata_run_sync(r)) != STRATA_OK) return rc;
       strata_strat_rescale(r->strat, p->neval_frozen);
+    }
   }
   int restarted = update_average(r, adapt);
   r->converged = check_converged(r);
@@ -721,11 +741,6 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   rec->time_s = dt;
   if (out) describe(r, restarted, adapt, out);
   return r->check_ranks && r->comm->size > 1 ? check_ranks(r) : STRATA_OK;
-
-overflow:
-  if (bad >= 0)
-    return overflowed(r, cells, bad, e1[bad * nc] / (double)cells->nh[bad] + eshift[0]);
-  return overflowed(r, cells, adapt_bad, s1[adapt_bad] / (double)cells->nh[adapt_bad] + job.shift);
 }
 
 int strata_run_finished(const strata_run *r)

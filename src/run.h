@@ -36,7 +36,8 @@ typedef struct strata_run {
    * combines the part and the map's sums, or, for plain MC and QMC, all of
    * it. */
   double *buf;
-  double *shares;           /* vegas+: every hypercube's share of the next allocation */
+  double *levels;           /* vegas+: every hypercube's share of the next allocation, as
+                             * its level (shares.h) */
   int64_t *slices;          /* [ranks + 1]: the ranks' slices of hypercubes */
   /* [maxiter]; for a vector integrand integral and sigma are component 0's. */
   strata_itn_record *hist;
@@ -55,6 +56,7 @@ typedef struct strata_run {
   double sample_time_s;     /* this rank's time inside the backend, last iteration */
   double comm_time_s;       /* this rank's time combining sums with its peers, all iterations */
   int check_ranks;          /* debug: after every iteration, compare state hashes across ranks */
+  int sync_rc;              /* a failed copy of the state from the backend's device */
 } strata_run;
 
 /* Checks the problem and parameters; STRATA_OK and *out set, or an error. */
@@ -80,6 +82,12 @@ typedef struct {
   const double *comp_hist;
 } strata_run_state;
 
+/* A backend that adapts on its device (backend.h) leaves the run's own map
+ * and allocation behind; this brings them up to date.  The readers below
+ * call it themselves. */
+int strata_run_sync(strata_run *r);
+/* The map's unit edges, naxes x (ninc + 1), up to date. */
+const double *strata_run_edges(const strata_run *r);
 /* The run's state; the pointers are the run's own, valid until its next step. */
 void strata_run_state_get(const strata_run *r, strata_run_state *st);
 /* Continues from a saved state.  Refuses a state that does not fit this run

@@ -318,7 +318,7 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
   if (s->log) {
     rc = strata_runlog_append(s->log, it, r->time_s, rank_s, s->comm->size);
     if (rc == STRATA_OK && job->log_map > 0 && r->itn % job->log_map == 0)
-      rc = strata_runlog_map(s->log, r->itn, r->grid->edges);
+      rc = strata_runlog_map(s->log, r->itn, strata_run_edges(r));
   }
   if (rc != STRATA_OK || !job->checkpoint[0]) return rc;
   /* The last checkpoint's sync has long finished; a failure of it stops
@@ -340,7 +340,7 @@ static int finish_log(strata_session *s, const strata_run *r, const strata_resul
   int rc = STRATA_OK;
   /* (A resumed run that had nothing left to do has its snapshot already.) */
   if (s->ran > 0 && !(job->log_map > 0 && r->itn % job->log_map == 0))
-    rc = strata_runlog_map(s->log, r->itn, r->grid->edges);
+    rc = strata_runlog_map(s->log, r->itn, strata_run_edges(r));
   if (rc == STRATA_OK) rc = strata_runlog_finish(s->log, res);
   return rc;
 }

@@ -1,5 +1,6 @@
 #include "strat.h"
 #include "ladder.h"
+#include "shares.h"
 #include "stamp.h"
 
 #include <math.h>
@@ -57,18 +58,12 @@ strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
   s->adaptive = adaptive;
   /* Allocated now, so that no rank can fail to reallocate where the others
    * succeed and part from them. */
-  if (strata_strat_moves(s) && !(s->fixed = malloc((size_t)s->nhcube))) {
-    strata_strat_free(s);
-    return NULL;
-  }
   if (strata_strat_moves(s)) {
-    strata_ladder l;
-    if (strata_ladder_init(&l, 0.5 * beta) == 0) {
-      if (!(s->ladder = malloc(sizeof l))) {
-        strata_strat_free(s);
-        return NULL;
-      }
-      *s->ladder = l;
+    s->hist = malloc(sizeof(uint64_t) * STRATA_SHARE_BINS);
+    s->ladder = malloc(sizeof *s->ladder);
+    if (!s->hist || !s->ladder || strata_ladder_init(s->ladder, 0.5 * beta) != 0) {
+      strata_strat_free(s);
+      return NULL;
     }
   }
   strata_strat_init(s);
@@ -92,8 +87,8 @@ void strata_strat_free(strata_strat *s)
   if (!s) return;
   free(s->nh);
   free(s->start);
-  free(s->share);
-  free(s->fixed);
+  free(s->level);
+  free(s->hist);
   free(s->ladder);
   free(s);
 }
@@ -102,6 +97,8 @@ static void prefix(strata_strat *s)
 {
   s->start[0] = 0;
   for (int64_t h = 0; h < s->nhcube; h++) s->start[h + 1] = s->start[h] + s->nh[h];
+  s->total = s->start[s->nhcube];
+  s->on_device = 0;
   s->generation = strata_stamp_next();
 }
 
@@ -121,113 +118,84 @@ void strata_strat_init(strata_strat *s)
   prefix(s);
 }
 
-/* The shares when beta/2 is not a multiple of 1/8 (ladder.h is for the
- * others): pow() rounded to 6 significant bits, the ladder's resolution, and
- * for the same reason.  Round half up to the leading bit and 5 more: in the
- * bits, add half a unit of the last kept place and clear the rest (a carry
- * moves into the exponent, as it should). */
-static double quantize(double x)
+void strata_strat_levels(const strata_strat *s, const double *s1, const double *s2,
+                         int64_t h0, int64_t h1, double *level)
 {
-  if (!isfinite(x) || x == 0.0) return x;
-  uint64_t b;
-  memcpy(&b, &x, sizeof b);
-  b = (b + (UINT64_C(1) << 46)) & ~((UINT64_C(1) << 47) - 1);
-  memcpy(&x, &b, sizeof x);
-  return x;
-}
-
-void strata_strat_shares(const strata_strat *s, const double *s1, const double *s2,
-                         int64_t h0, int64_t h1, double *d)
-{
-  /* The powers are spread over the cores only when there are very many
-   * (element-wise, so the result does not depend on how): below that the
-   * serial passes that follow cost more, and on a small machine the cores'
-   * threads, spinning after the loop, slowed them four times (measured with
-   * bench/bench_host on 2 cores: 1.9 ms serial, 8 ms with 2 threads, at
-   * 117649 hypercubes). */
+  /* Spread over the cores only when there are very many (element-wise, so
+   * the result does not depend on how): below that the serial passes that
+   * follow cost more, and on a small machine the cores' threads, spinning
+   * after the loop, slowed them four times (measured with bench/bench_host
+   * on 2 cores: 1.9 ms serial, 8 ms with 2 threads, at 117649 hypercubes). */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (h1 - h0 > 262144)
 #endif
-  for (int64_t h = h0; h < h1; h++) {
-    double n = (double)s->nh[h];
-    double m1 = s1[h] / n, m2 = s2[h] / n;
-    double var = m2 - m1 * m1;
-    /* Below 1e-6 of the second moment the difference is mostly cancellation
-     * (a hypercube in the tail, where J f << the shift), and its last digits
-     * differ between backends and ranks: counted as zero, a hypercube that
-     * needs only its 2 samples, not as a share that changes from run to
-     * run. */
-    if (!(var > 1e-6 * m2)) var = 0.0;
-    d[h] = s->beta == 0.0 ? 1.0
-           : s->ladder  ? strata_ladder_pow(s->ladder, var)
-                        : quantize(pow(var, 0.5 * s->beta));
-  }
+  for (int64_t h = h0; h < h1; h++)
+    level[h] = strata_share_level(strata_share_var(s1[h], s2[h], (double)s->nh[h]),
+                                  s->ladder->kk);
 }
 
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)
 {
   if (!strata_strat_moves(s)) return;
-  if (!s->share) s->share = malloc(sizeof(double) * (size_t)s->nhcube);
-  if (!s->share) return; /* keep the old allocation: valid, only less tuned */
-  strata_strat_shares(s, s1, s2, 0, s->nhcube, s->share);
-  strata_strat_allocate(s, s->share);
+  if (!s->level) s->level = malloc(sizeof(double) * (size_t)s->nhcube);
+  if (!s->level) return; /* keep the old allocation: valid, only less tuned */
+  strata_strat_levels(s, s1, s2, 0, s->nhcube, s->level);
+  strata_strat_allocate(s, s->level);
 }
 
-void strata_strat_allocate(strata_strat *s, const double *d)
+void strata_strat_cut(const uint64_t *hist, int64_t nzero, int64_t neval, const double *step,
+                      strata_share_cut *out)
+{
+  uint64_t dtot = 0;
+  for (int b = 0; b < STRATA_SHARE_BINS; b++) dtot += hist[b] * strata_share_of_bin(b, step);
+  uint64_t dpin = 0;
+  int64_t pinned = nzero;
+  int b = 0;
+  for (; b < STRATA_SHARE_BINS; b++) {
+    if (!hist[b]) continue;
+    const uint64_t D = strata_share_of_bin(b, step);
+    if (!strata_share_pinned(D, dtot - dpin, neval - 2 * pinned)) break;
+    pinned += (int64_t)hist[b];
+    dpin += hist[b] * D;
+  }
+  out->cut = b;
+  out->dfree = dtot - dpin;
+  out->left = neval - 2 * pinned;
+  out->per = out->dfree ? (double)out->left / (double)out->dfree : 0.0;
+}
+
+void strata_strat_allocate(strata_strat *s, const double *level)
 {
   if (!strata_strat_moves(s)) return;
   const int64_t nh = s->nhcube;
-  unsigned char *fixed = s->fixed;
-  memset(fixed, 0, (size_t)nh);
-  double dsum = 0.0;
-  for (int64_t h = 0; h < nh; h++) dsum += d[h];
-  if (!(dsum > 0.0) || !isfinite(dsum)) return; /* no information: stay as we are */
-  /* Water-filling: hypercubes whose share falls below the floor of 2 are
-   * pinned there and the rest share what is left, until no share moves. */
-  int64_t left = s->neval;
-  double dfree = dsum;
-  /* A share left d / dfree is below 2 when d is below 2 dfree / left: one
-   * division per pinned hypercube instead of one per hypercube and pass. */
-  /* (The threshold only rises within a pass, so a hypercube found free
-   * stays free to the pass's end: the last pass, which pins none, also
-   * finds the last free one.) */
-  int64_t last_free = -1;
-  for (int pass = 0; pass < 64; pass++) {
-    int changed = 0;
-    double below = 2.0 * dfree / (double)left;
-    last_free = -1;
-    for (int64_t h = 0; h < nh; h++) {
-      if (fixed[h]) continue;
-      if (!(d[h] < below)) {
-        last_free = h;
-        continue;
-      }
-      fixed[h] = 1;
-      left -= 2;
-      dfree -= d[h];
-      changed = 1;
-      below = left > 0 ? 2.0 * dfree / (double)left : INFINITY;
-    }
-    if (!changed || !(dfree > 0.0)) break;
+  double tmax = -INFINITY;
+  for (int64_t h = 0; h < nh; h++)
+    if (level[h] > tmax) tmax = level[h];
+  if (!(tmax > -INFINITY)) return; /* no information: stay as we are */
+  memset(s->hist, 0, sizeof(uint64_t) * STRATA_SHARE_BINS);
+  int64_t nzero = 0;
+  for (int64_t h = 0; h < nh; h++) {
+    const int b = strata_share_bin(level[h], tmax);
+    if (b < 0) nzero++;
+    else s->hist[b]++;
   }
-  /* Cumulative rounding: each n_h is within one of its share and the total
-   * is exactly what was shared; the prefix sums in the same pass. */
-  double cum = 0.0;
-  const double per = (double)left / dfree;
-  int64_t given = 0;
+  strata_share_cut c;
+  strata_strat_cut(s->hist, nzero, s->neval, s->ladder->step, &c);
+  uint64_t cum = 0;
   s->start[0] = 0;
   for (int64_t h = 0; h < nh; h++) {
+    const int b = strata_share_bin(level[h], tmax);
     int64_t n = 2;
-    if (!fixed[h] && dfree > 0.0) {
-      cum += d[h] * per;
-      int64_t upto = h == last_free ? left : (int64_t)(cum + 0.5); /* cum >= 0 */
-      n = upto - given;
-      given = upto;
-      if (n < 2) n = 2;
+    if (b >= c.cut) {
+      const uint64_t D = strata_share_of_bin(b, s->ladder->step);
+      cum += D;
+      n = strata_share_count(cum, D, c.dfree, c.left, c.per);
     }
     s->nh[h] = n;
     s->start[h + 1] = s->start[h] + n;
   }
+  s->total = s->start[nh];
+  s->on_device = 0;
   s->generation = strata_stamp_next();
 }
 
@@ -250,8 +218,6 @@ void strata_strat_rescale(strata_strat *s, int64_t neval)
   }
   prefix(s);
 }
-
-int64_t strata_strat_total(const strata_strat *s) { return s->start[s->nhcube]; }
 
 void strata_strat_restore(strata_strat *s, const int64_t *nh)
 {

@@ -6,6 +6,8 @@
 #ifndef STRATA_STRAT_H
 #define STRATA_STRAT_H
 #include <stdint.h>
+
+#include "hcube.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -20,9 +22,11 @@ typedef struct {
   int64_t *nh;          /* [nhcube] samples per hypercube */
   int64_t *start;       /* [nhcube + 1] prefix sums of nh */
   uint64_t generation;  /* a new stamp (stamp.h) whenever the allocation changes */
-  struct strata_ladder_s *ladder; /* sigma_h^beta as the shares take it; NULL: pow */
-  double *share;        /* strata_strat_reallocate's scratch, kept between calls */
-  unsigned char *fixed;
+  int64_t total;        /* sum of nh: valid also while the counts live on a device */
+  int on_device;        /* a backend holds a newer allocation than nh and start (backend.h) */
+  struct strata_ladder_s *ladder; /* the shares' levels and their powers (shares.h) */
+  double *level;        /* strata_strat_reallocate's scratch, kept between calls */
+  uint64_t *hist;       /* the allocation's histogram of levels, kept */
 } strata_strat;
 
 /* Hypercubes per axis for a budget: floor((neval/4)^(1/dim)), at least 1,
@@ -58,20 +62,33 @@ static inline int strata_strat_moves(const strata_strat *s)
  * Does nothing unless strata_strat_moves. */
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2);
 
-/* The same in two steps, so that ranks can split the first: the shares
- * d[h] (sigma_h^beta, rounded to be stable, below) of hypercubes [h0, h1)
- * from their sums, which need only those hypercubes' sums; then the
- * allocation from every hypercube's share. */
-void strata_strat_shares(const strata_strat *s, const double *s1, const double *s2,
-                         int64_t h0, int64_t h1, double *d);
-void strata_strat_allocate(strata_strat *s, const double *d);
+/* The same in two steps, so that ranks can split the first: the shares'
+ * levels (shares.h) of hypercubes [h0, h1) from their sums, which need
+ * only those hypercubes' sums; then the allocation from every hypercube's
+ * level.  The allocation is a fixed function of the levels in integer
+ * arithmetic: the GPU's (gpu/adapt.cuh) gives the same counts. */
+void strata_strat_levels(const strata_strat *s, const double *s1, const double *s2,
+                         int64_t h0, int64_t h1, double *level);
+void strata_strat_allocate(strata_strat *s, const double *level);
+
+/* The water-filling's outcome from the histogram of levels (hist[b]
+ * hypercubes in bin b, nzero with no share): the first free bin, and what
+ * the free hypercubes share.  Host and device both call it. */
+typedef struct {
+  int cut;         /* bins below are pinned at 2 samples */
+  uint64_t dfree;  /* the free hypercubes' summed D */
+  int64_t left;    /* the samples they share */
+  double per;      /* left / dfree */
+} strata_share_cut;
+void strata_strat_cut(const uint64_t *hist, int64_t nzero, int64_t neval, const double *step,
+                      strata_share_cut *out);
 
 /* A new total for the same hypercubes: vegas+ keeps the shares of the
  * current allocation (cumulative rounding, at least 2 each), classic gives
  * every hypercube max(2, neval / nhcube).  For neval_frozen. */
 void strata_strat_rescale(strata_strat *s, int64_t neval);
 
-int64_t strata_strat_total(const strata_strat *s);
+static inline int64_t strata_strat_total(const strata_strat *s) { return s->total; }
 
 /* Takes a saved allocation (nhcube counts) as the current one: resuming. */
 void strata_strat_restore(strata_strat *s, const int64_t *nh);
@@ -81,10 +98,7 @@ int64_t strata_strat_find(const strata_strat *s, int64_t i);
 
 static inline void strata_strat_coords(const strata_strat *s, int64_t h, int *k)
 {
-  for (int d = 0; d < s->dim; d++) {
-    k[d] = (int)(h % s->M);
-    h /= s->M;
-  }
+  strata_hcube_coords(h, s->dim, s->M, k);
 }
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 #include "backend_cuda.h"
 #include "error.h"
 #include "run.h"
+#include "testcomm.h"
 #include "testutil.h"
 #include "usercode.h"
 
@@ -349,6 +350,38 @@ START_TEST(test_user_nvrtc_error)
 }
 END_TEST
 
+static strata_backend *gpu_backend(void) { return strata_backend_cuda_new(0); }
+
+/* Ranks that share the GPU: the iteration's sums go through host memory
+ * and the adaptation runs on the host, yet every rank holds the same state
+ * and the result is one rank's (on the device) to 1e-12. */
+START_TEST(test_ranks_on_gpu)
+{
+  strata_problem pr;
+  test_problem("f4", 6, &pr);
+  const strata_mode modes[] = {STRATA_MODE_VEGASPLUS, STRATA_MODE_VEGAS, STRATA_MODE_VEGAS1D};
+  for (int m = 0; m < 3; m++) {
+    const strata_params p = fixed_params(modes[m], 300000, 8);
+    static testcomm sh;
+    testcomm_rank one[1], jobs[3];
+    testcomm_run_on(&sh, 1, &pr, &p, one, gpu_backend);
+    ck_assert_msg(one[0].rc == STRATA_OK, "%s", strata_last_error());
+    for (int n = 2; n <= 3; n++) {
+      testcomm_run_on(&sh, n, &pr, &p, jobs, gpu_backend);
+      for (int r = 0; r < n; r++) {
+        ck_assert_msg(jobs[r].rc == STRATA_OK, "%s", strata_last_error());
+        ck_assert(jobs[r].state == jobs[0].state);
+        ck_assert_msg(rel(jobs[r].res.integral, one[0].res.integral) <= 1e-12 &&
+                          rel(jobs[r].res.sigma, one[0].res.sigma) <= 1e-12,
+                      "%s, %d ranks: %.17g +- %.17g, one rank %.17g +- %.17g",
+                      strata_mode_name(p.mode), n, jobs[r].res.integral, jobs[r].res.sigma,
+                      one[0].res.integral, one[0].res.sigma);
+      }
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_bad_device)
 {
   ck_assert(strata_backend_cuda_new(1000) == NULL);
@@ -380,6 +413,7 @@ int main(void)
   tcase_add_test(tc, test_user_nvrtc_error);
   tcase_add_test(tc, test_user_tables_on_gpu);
   tcase_add_test(tc, test_user_ncomp_on_gpu);
+  tcase_add_test(tc, test_ranks_on_gpu);
   tcase_add_test(tc, test_bad_device);
   suite_add_tcase(s, tc);
   /* No fork: a CUDA context does not survive fork(), and main() has already

@@ -480,7 +480,7 @@ END_TEST
 START_TEST(test_ladder)
 {
   strata_ladder l;
-  ck_assert_int_eq(strata_ladder_init(&l, 0.3), -1);
+  ck_assert_int_eq(strata_ladder_init(&l, 0.0), -1);
   ck_assert_int_eq(strata_ladder_init(&l, 2.5), -1);
   for (int k = 1; k <= 16; k++) {
     ck_assert_int_eq(strata_ladder_init(&l, k / 8.0), 0);
@@ -726,10 +726,10 @@ START_TEST(test_shares_in_slices)
   }
   strata_strat_reallocate(a, s1, s2);
   const int64_t cut[4] = {0, n / 3, n / 3 + 1, n};
-  for (int64_t h = 0; h < n; h++) d[h] = -1.0;
+  for (int64_t h = 0; h < n; h++) d[h] = NAN;
   for (int k = 0; k < 3; k++) {
-    strata_strat_shares(b, s1, s2, cut[k], cut[k + 1], d);
-    for (int64_t h = cut[k + 1]; h < n; h++) ck_assert(d[h] == -1.0);
+    strata_strat_levels(b, s1, s2, cut[k], cut[k + 1], d);
+    for (int64_t h = cut[k + 1]; h < n; h++) ck_assert(isnan(d[h]));
   }
   strata_strat_allocate(b, d);
   ck_assert(memcmp(a->nh, b->nh, sizeof(int64_t) * (size_t)n) == 0);

@@ -64,12 +64,13 @@ typedef struct {
   strata_result res;
   uint64_t state;   /* strata_run_state_hash at the end */
   int rc;
+  strata_backend *(*new_backend)(void); /* NULL: one CPU thread */
 } testcomm_rank;
 
 static inline void *testcomm_rank_main(void *arg)
 {
   testcomm_rank *j = arg;
-  strata_backend *be = strata_backend_cpu_new(1);
+  strata_backend *be = j->new_backend ? j->new_backend() : strata_backend_cpu_new(1);
   strata_run *r = NULL;
   j->rc = strata_run_alloc(&j->pr, &j->p, be, &j->comm, &r);
   if (j->rc == STRATA_OK) j->rc = strata_run_integrate(r, NULL, NULL, &j->res);
@@ -79,9 +80,11 @@ static inline void *testcomm_rank_main(void *arg)
   return NULL;
 }
 
-/* Runs the problem on n thread ranks (n <= TESTCOMM_MAXRANK) into jobs[0..n). */
-static inline void testcomm_run(testcomm *sh, int n, const strata_problem *pr,
-                                const strata_params *p, testcomm_rank *jobs)
+/* Runs the problem on n thread ranks (n <= TESTCOMM_MAXRANK) into jobs[0..n),
+ * each with a backend of its own from new_backend (NULL: one CPU thread). */
+static inline void testcomm_run_on(testcomm *sh, int n, const strata_problem *pr,
+                                   const strata_params *p, testcomm_rank *jobs,
+                                   strata_backend *(*new_backend)(void))
 {
   memset(sh, 0, sizeof *sh);
   sh->size = n;
@@ -92,10 +95,16 @@ static inline void testcomm_run(testcomm *sh, int n, const strata_problem *pr,
                                        .local_size = n, .self = sh,
                                        .allreduce_sum = testcomm_allreduce,
                                        .allgather = testcomm_allgather},
-                              .pr = *pr, .p = *p};
+                              .pr = *pr, .p = *p, .new_backend = new_backend};
     if (pthread_create(&tid[r], NULL, testcomm_rank_main, &jobs[r]) != 0) abort();
   }
   for (int r = 0; r < n; r++) pthread_join(tid[r], NULL);
   pthread_barrier_destroy(&sh->bar);
+}
+
+static inline void testcomm_run(testcomm *sh, int n, const strata_problem *pr,
+                                const strata_params *p, testcomm_rank *jobs)
+{
+  testcomm_run_on(sh, n, pr, p, jobs, NULL);
 }
 #endif

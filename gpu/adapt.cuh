@@ -1,0 +1,325 @@
+/* What follows the sampling kernel in an iteration, on the device: the
+ * stratified estimate, the VEGAS+ shares and allocation, and the map's
+ * refinement.  The arithmetic is the host's (src/shares.h, src/maprefine.h);
+ * only the sums are a GPU's: block reductions and scans (CUB) instead of
+ * loops.  Sums of the allocation are integers, so the counts are the
+ * host's to the sample; the estimate and the map's sums are doubles, added
+ * in another order than the host's, so they agree to rounding. */
+#ifndef STRATA_ADAPT_CUH
+#define STRATA_ADAPT_CUH
+#include <cub/cub.cuh>
+
+#include "maprefine.h"
+#include "shares.h"
+#include "strat.h"
+
+namespace strata_k {
+
+/* The few numbers of an iteration that the host reads back: one copy. */
+struct IterRecord {
+  double part[2];              /* this slice's integral and variance */
+  unsigned long long bad;      /* first sample with a non-finite value (kNoBad: none) */
+  long long bad_h;             /* first hypercube whose sums overflowed (LLONG_MAX: none) */
+  int tmax;                    /* the largest level (INT_MIN: no share anywhere) */
+  int moved;                   /* the allocation changed */
+  long long total;             /* samples of the next allocation */
+  strata_share_cut cut;
+};
+
+constexpr int kAdaptThreads = 256;
+constexpr int kCutThreads = 1024;
+constexpr int kRefineThreads = 512;
+
+struct EstimateArgs {
+  double *s1, *s2;             /* zeroed behind the read, for the next iteration */
+  const long long *start;
+  long long h0, h1, nh_uniform;
+  double V, shift;             /* 1 / nhcube, the iteration's shift */
+  double *level;               /* NULL: no shares this iteration */
+  double kk;
+  IterRecord *rec;
+};
+
+__device__ __forceinline__ double hcube_n(const long long *start, long long nh_uniform, long long h)
+{
+  return nh_uniform > 0 ? (double)nh_uniform : (double)(__ldg(start + h + 1) - __ldg(start + h));
+}
+
+/* The terms of strata_estimate_part, the levels of strata_strat_levels and
+ * their maximum. */
+__global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateArgs a)
+{
+  typedef cub::BlockReduce<double, kAdaptThreads> Reduce;
+  __shared__ typename Reduce::TempStorage t1, t2;
+  double sI = 0.0, sv = 0.0;
+  int tmax = INT_MIN;
+  for (long long h = a.h0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.h1;
+       h += (long long)gridDim.x * blockDim.x) {
+    const double n = hcube_n(a.start, a.nh_uniform, h), S1 = a.s1[h], S2 = a.s2[h];
+    const double m = S1 / n, v = (S2 - S1 * m) / (n * (n - 1.0));
+    if (!isfinite(m) || !isfinite(v)) {
+      atomicMin(&a.rec->bad_h, h);
+      continue;
+    }
+    sI += a.V * (a.shift + m);
+    if (v > 0.0) sv += a.V * a.V * v;
+    if (a.level) {
+      const double t = strata_share_level(strata_share_var(S1, S2, n), a.kk);
+      a.level[h] = t;
+      if (t > -INFINITY && (int)t > tmax) tmax = (int)t;
+    }
+    a.s1[h] = 0.0;
+    a.s2[h] = 0.0;
+  }
+  const double bI = Reduce(t1).Sum(sI), bv = Reduce(t2).Sum(sv);
+  if (a.level) {
+    if (tmax > INT_MIN) atomicMax(&a.rec->tmax, tmax);
+  }
+  if (threadIdx.x == 0) {
+    atomicAdd(&a.rec->part[0], bI);
+    atomicAdd(&a.rec->part[1], bv);
+  }
+}
+
+struct AllocArgs {
+  const double *level;
+  long long *start;            /* nhcube + 1: start[0] = 0 stays */
+  long long *count;            /* nhcube: the new counts, scanned into start + 1 */
+  unsigned long long *dshare;  /* nhcube: D of the free hypercubes, scanned in place */
+  unsigned long long *hist;    /* STRATA_SHARE_BINS + 1: the last counts the none */
+  const double *step;          /* 2^(r/128) (ladder.h) */
+  long long nhcube, neval;
+  IterRecord *rec;
+};
+
+/* Nothing to reallocate from: an overflow (the run stops) or no share at
+ * all (the allocation stays, as on the host). */
+__device__ __forceinline__ bool alloc_idle(const IterRecord *rec)
+{
+  return rec->bad != kNoBad || rec->bad_h != LLONG_MAX || rec->tmax == INT_MIN;
+}
+
+__global__ void __launch_bounds__(kAdaptThreads) histogram_kernel(const AllocArgs a)
+{
+  __shared__ unsigned int bins[STRATA_SHARE_BINS + 1];
+  if (alloc_idle(a.rec)) return;
+  for (int b = threadIdx.x; b <= STRATA_SHARE_BINS; b += blockDim.x) bins[b] = 0u;
+  __syncthreads();
+  const double tmax = (double)a.rec->tmax;
+  for (long long h = blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.nhcube;
+       h += (long long)gridDim.x * blockDim.x) {
+    const int b = strata_share_bin(a.level[h], tmax);
+    atomicAdd(&bins[b < 0 ? STRATA_SHARE_BINS : b], 1u);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b <= STRATA_SHARE_BINS; b += blockDim.x)
+    if (bins[b]) atomicAdd(&a.hist[b], (unsigned long long)bins[b]);
+}
+
+/* strata_strat_cut with every bin tested at once: bin b is the cut when it
+ * is the first non-empty bin that is not pinned given all bins below it
+ * pinned, which prefix sums over the bins give each thread.  One block;
+ * the histogram is cleared behind it. */
+__global__ void __launch_bounds__(kCutThreads) cut_kernel(const AllocArgs a)
+{
+  constexpr int PER = STRATA_SHARE_BINS / kCutThreads;
+  typedef cub::BlockScan<unsigned long long, kCutThreads> Scan;
+  typedef cub::BlockReduce<int, kCutThreads> Reduce;
+  __shared__ typename Scan::TempStorage ts;
+  __shared__ typename Reduce::TempStorage tr;
+  __shared__ unsigned long long dtot;
+  if (alloc_idle(a.rec)) return;
+  unsigned long long cnt[PER], dsum[PER], pbefore[PER], dbefore[PER], D[PER];
+  for (int i = 0; i < PER; i++) {
+    const int b = threadIdx.x * PER + i;
+    cnt[i] = a.hist[b];
+    D[i] = strata_share_of_bin(b, a.step);
+    dsum[i] = cnt[i] * D[i];
+  }
+  const long long nzero = (long long)a.hist[STRATA_SHARE_BINS];
+  Scan(ts).ExclusiveSum(cnt, pbefore);
+  __syncthreads();
+  unsigned long long total;
+  Scan(ts).ExclusiveSum(dsum, dbefore, total);
+  if (threadIdx.x == 0) dtot = total;
+  __syncthreads();
+  int first = STRATA_SHARE_BINS;
+  for (int i = 0; i < PER; i++) {
+    const int b = threadIdx.x * PER + i;
+    const long long left = a.neval - 2 * (nzero + (long long)pbefore[i]);
+    if (cnt[i] && b < first && !strata_share_pinned(D[i], dtot - dbefore[i], left)) first = b;
+  }
+  const int cut = Reduce(tr).Reduce(first, [](int x, int y) { return x < y ? x : y; });
+  for (int i = 0; i < PER; i++) a.hist[threadIdx.x * PER + i] = 0ull;
+  __shared__ int s_cut;
+  if (threadIdx.x == 0) s_cut = cut;
+  __syncthreads();
+  /* The thread holding the cut's bin knows what is pinned below it. */
+  for (int i = 0; i < PER; i++) {
+    const int b = threadIdx.x * PER + i;
+    if (b == s_cut || (s_cut == STRATA_SHARE_BINS && b == STRATA_SHARE_BINS - 1)) {
+      const bool all = s_cut == STRATA_SHARE_BINS;
+      const unsigned long long dpin = all ? dtot : dbefore[i];
+      const long long pinned = nzero + (long long)(all ? pbefore[i] + cnt[i] : pbefore[i]);
+      strata_share_cut c;
+      c.cut = s_cut;
+      c.dfree = dtot - dpin;
+      c.left = a.neval - 2 * pinned;
+      c.per = c.dfree ? (double)c.left / (double)c.dfree : 0.0;
+      a.rec->cut = c;
+      a.rec->moved = 1;
+    }
+  }
+  if (threadIdx.x == 0) a.hist[STRATA_SHARE_BINS] = 0ull;
+}
+
+__device__ __forceinline__ int free_bin(const AllocArgs &a, long long h)
+{
+  const int b = strata_share_bin(a.level[h], (double)a.rec->tmax);
+  return b >= a.rec->cut.cut ? b : -1;
+}
+
+__global__ void __launch_bounds__(kAdaptThreads) dshare_kernel(const AllocArgs a)
+{
+  const bool moved = a.rec->moved;
+  for (long long h = blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.nhcube;
+       h += (long long)gridDim.x * blockDim.x)
+    a.dshare[h] = moved ? strata_share_of_bin(free_bin(a, h), a.step) : 0ull;
+}
+
+/* After the scan of dshare: every hypercube's count, or the old one when
+ * nothing moved. */
+__global__ void __launch_bounds__(kAdaptThreads) count_kernel(const AllocArgs a)
+{
+  const IterRecord *rec = a.rec;
+  for (long long h = blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.nhcube;
+       h += (long long)gridDim.x * blockDim.x) {
+    long long n;
+    if (!rec->moved) {
+      n = a.start[h + 1] - a.start[h];
+    } else {
+      const int b = free_bin(a, h);
+      n = b < 0 ? 2
+                : strata_share_count(a.dshare[h], strata_share_of_bin(b, a.step), rec->cut.dfree,
+                                     rec->cut.left, rec->cut.per);
+    }
+    a.count[h] = n;
+  }
+}
+
+__global__ void total_kernel(const long long *start, long long nhcube, IterRecord *rec)
+{
+  rec->total = start[nhcube];
+}
+
+struct RefineArgs {
+  double *edges;               /* naxes x (ninc + 1), replaced */
+  double *wsum;                /* dim x ninc, zeroed behind the read */
+  unsigned long long *wcnt;    /* dim x ninc (device counts), zeroed; or NULL and: */
+  const double *wcount;        /* dim x ninc (counts from the host) */
+  double *scratch;             /* naxes x 4 (ninc + 1) */
+  int dim, ninc, shared;
+  double alpha;
+  const IterRecord *rec;
+};
+
+/* The exclusive prefix sums of x[0..n) into pre, and their total, by one
+ * block in tiles of its width. */
+template <int T>
+__device__ double block_exclusive_sum(const double *x, double *pre, int n)
+{
+  typedef cub::BlockScan<double, T> Scan;
+  __shared__ typename Scan::TempStorage ts;
+  __shared__ double carry;
+  if (threadIdx.x == 0) carry = 0.0;
+  __syncthreads();
+  for (int base = 0; base < n; base += T) {
+    const int i = base + threadIdx.x;
+    double v = i < n ? x[i] : 0.0, out, tile;
+    Scan(ts).ExclusiveSum(v, out, tile);
+    if (i < n) pre[i] = carry + out;
+    __syncthreads();
+    if (threadIdx.x == 0) carry += tile;
+    __syncthreads();
+  }
+  return carry;
+}
+
+template <int T>
+__device__ double block_sum(double v)
+{
+  typedef cub::BlockReduce<double, T> Reduce;
+  __shared__ typename Reduce::TempStorage tr;
+  __shared__ double total;
+  const double s = Reduce(tr).Sum(v);
+  if (threadIdx.x == 0) total = s;
+  __syncthreads();
+  return total;
+}
+
+/* strata_grid_refine, one block per axis. */
+__global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs a)
+{
+  if (a.rec->bad != kNoBad || a.rec->bad_h != LLONG_MAX) return;
+  const int n = a.ninc, ax = blockIdx.x, ndims = a.shared ? a.dim : 1;
+  double *e = a.edges + (size_t)ax * (n + 1);
+  double *w = a.scratch + (size_t)ax * 4 * (n + 1), *r = w + (n + 1), *pre = r + (n + 1),
+         *enew = pre + (n + 1);
+  __shared__ int any;
+  if (threadIdx.x == 0) any = 0;
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    double ws = 0.0, c = 0.0;
+    for (int d = 0; d < ndims; d++) {
+      const size_t cell = (size_t)(a.shared ? d : ax) * n + i;
+      ws += a.wsum[cell];
+      c += a.wcnt ? (double)a.wcnt[cell] : a.wcount[cell];
+    }
+    w[i] = c > 0.0 ? ws / c : 0.0;
+    if (w[i] > 0.0) any = 1;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x)
+    for (int d = 0; d < ndims; d++) {
+      const size_t cell = (size_t)(a.shared ? d : ax) * n + i;
+      a.wsum[cell] = 0.0;
+      if (a.wcnt) a.wcnt[cell] = 0ull;
+    }
+  if (!any || n == 1) return;
+  double part = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    r[i] = strata_map_smooth(w, n, i); /* the smoothed weights, for now */
+    part += r[i];
+  }
+  const double ssum = block_sum<kRefineThreads>(part);
+  if (!(ssum > 0.0) || !isfinite(ssum)) return;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) r[i] = strata_map_damp(r[i] / ssum, a.alpha);
+  __syncthreads();
+  const double rsum = block_exclusive_sum<kRefineThreads>(r, pre, n);
+  if (!(rsum > 0.0)) return;
+  const double per = rsum / n;
+  for (int k = 1 + threadIdx.x; k < n; k += blockDim.x) {
+    const double target = k * per;
+    enew[k] = strata_map_edge(e, pre, r, strata_map_find(pre, r, n, target), target);
+  }
+  if (threadIdx.x == 0) {
+    enew[0] = 0.0;
+    enew[n] = 1.0;
+  }
+  __syncthreads();
+  __shared__ int ok;
+  if (threadIdx.x == 0) ok = 1;
+  __syncthreads();
+  for (int k = 1 + threadIdx.x; k <= n; k += blockDim.x)
+    if (!(enew[k] > enew[k - 1])) ok = 0;
+  __syncthreads();
+  if (!ok) { /* rare: mend in order, as the host does */
+    if (threadIdx.x == 0) ok = strata_map_repair(enew, n) == 0 ? 2 : 0;
+    __syncthreads();
+    if (!ok) return;
+  }
+  for (int k = threadIdx.x; k <= n; k += blockDim.x) e[k] = enew[k];
+}
+
+} // namespace strata_k
+#endif

@@ -1,0 +1,75 @@
+/* The arithmetic of the map's refinement, written once for the host
+ * (grid.c) and the device (gpu/adapt.cuh): the same smoothing, damping and
+ * placing of edges, with only the sums (sequential on the host, a block
+ * scan on the device) left to each. */
+#ifndef STRATA_MAPREFINE_H
+#define STRATA_MAPREFINE_H
+#include "hostdev.h"
+#include "powfrac.h"
+
+/* Lepage's smoothing of the average weights a[] of n increments: what the
+ * refinement distributes the edges by, before damping. */
+STRATA_HD double strata_map_smooth(const double *a, int n, int i)
+{
+  if (i == 0) return (7.0 * a[0] + a[1]) / 8.0;
+  if (i == n - 1) return (a[n - 2] + 7.0 * a[n - 1]) / 8.0;
+  return (a[i - 1] + 6.0 * a[i] + a[i + 1]) / 8.0;
+}
+
+/* An integrand that underflows to exactly 0 over most of the box (fB, a
+ * 9-D gaussian of width 0.01) gives weight to the few increments one lucky
+ * sample hit and none to the rest; with a zero share there the map would
+ * collapse onto that sample and creep towards the peak over dozens of
+ * iterations.  Treating a zero share as the smallest a double shows keeps,
+ * after the damping, about 1/25 of an increment's usual density there
+ * (alpha 0.5): the map still narrows fast but never abandons a region. */
+#define STRATA_MAP_SHARE_FLOOR 1e-300
+
+/* Lepage's damping of an increment's share s of the smoothed weight:
+ * ((1 - s) / ln(1/s))^alpha compresses the range so that one noisy
+ * iteration cannot collapse the map. */
+STRATA_HD double strata_map_damp(double s, double alpha)
+{
+  if (s < STRATA_MAP_SHARE_FLOOR) s = STRATA_MAP_SHARE_FLOOR;
+  if (s >= 1.0) return 1.0; /* the limit of (1-s)/ln(1/s) as s -> 1 */
+  return strata_powfrac((1.0 - s) / log(1.0 / s), alpha);
+}
+
+/* The first increment j whose damped weight r[j] reaches the target
+ * (k / n of the total) when added to the weight before it, pre[j] (the
+ * exclusive prefix sums of r); j stops at n - 1.  A binary search, so that
+ * every new edge can be placed on its own. */
+STRATA_HD int strata_map_find(const double *pre, const double *r, int n, double target)
+{
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (pre[mid] + r[mid] < target) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The new edge where the target falls inside increment j of the old map,
+ * by linear interpolation of the damped weight across it. */
+STRATA_HD double strata_map_edge(const double *e, const double *pre, const double *r, int j,
+                                 double target)
+{
+  double frac = r[j] > 0.0 ? (target - pre[j]) / r[j] : 0.0;
+  if (frac > 1.0) frac = 1.0;
+  if (frac < 0.0) frac = 0.0;
+  return e[j] + frac * (e[j + 1] - e[j]);
+}
+
+/* Rounding could in principle tie two new edges; a zero-width increment
+ * would give J = 0 for its samples, so the edges are kept strictly
+ * increasing.  0, or -1 when that would push the last edge past 1. */
+STRATA_HD int strata_map_repair(double *enew, int n)
+{
+  for (int k = 1; k <= n; k++)
+    if (!(enew[k] > enew[k - 1])) enew[k] = nextafter(enew[k - 1], 2.0);
+  if (enew[n] > 1.0) return -1;
+  enew[n] = 1.0;
+  return 0;
+}
+#endif
