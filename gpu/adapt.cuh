@@ -30,6 +30,15 @@ constexpr int kAdaptThreads = 256;
 constexpr int kCutThreads = 1024;
 constexpr int kRefineThreads = 512;
 
+/* strata_strat's first, even allocation, written on the device. */
+__global__ void __launch_bounds__(kAdaptThreads)
+    even_start_kernel(long long *start, long long nhcube, long long q, long long rem)
+{
+  for (long long h = blockIdx.x * (long long)blockDim.x + threadIdx.x; h <= nhcube;
+       h += (long long)gridDim.x * blockDim.x)
+    start[h] = strata_even_start(h, q, rem);
+}
+
 struct EstimateArgs {
   double *s1, *s2;             /* zeroed behind the read, for the next iteration */
   const long long *start;
@@ -188,10 +197,11 @@ __global__ void __launch_bounds__(kAdaptThreads) dshare_kernel(const AllocArgs a
 }
 
 /* After the scan of dshare: every hypercube's count, or the old one when
- * nothing moved. */
+ * nothing moved, and their total (integers: any order gives it exactly). */
 __global__ void __launch_bounds__(kAdaptThreads) count_kernel(const AllocArgs a)
 {
   const IterRecord *rec = a.rec;
+  long long total = 0;
   for (long long h = blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.nhcube;
        h += (long long)gridDim.x * blockDim.x) {
     long long n;
@@ -204,12 +214,12 @@ __global__ void __launch_bounds__(kAdaptThreads) count_kernel(const AllocArgs a)
                                      rec->cut.left, rec->cut.per);
     }
     a.count[h] = n;
+    total += n;
   }
-}
-
-__global__ void total_kernel(const long long *start, long long nhcube, IterRecord *rec)
-{
-  rec->total = start[nhcube];
+  typedef cub::BlockReduce<long long, kAdaptThreads> Reduce;
+  __shared__ typename Reduce::TempStorage tr;
+  const long long bt = Reduce(tr).Sum(total);
+  if (threadIdx.x == 0) atomicAdd((unsigned long long *)&a.rec->total, (unsigned long long)bt);
 }
 
 struct RefineArgs {
@@ -257,14 +267,30 @@ __device__ double block_sum(double v)
   return total;
 }
 
+/* The refinement's arrays per axis: in shared memory up to this many
+ * increments (the binary searches then read no global memory), else in the
+ * global scratch. */
+constexpr int kRefineSharedInc = 1536;
+
 /* strata_grid_refine, one block per axis. */
 __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs a)
 {
-  if (a.rec->bad != kNoBad || a.rec->bad_h != LLONG_MAX) return;
+  /* (Beside the estimate: an overflow it finds ends the run anyway.) */
+  if (a.rec->bad != kNoBad) return;
   const int n = a.ninc, ax = blockIdx.x, ndims = a.shared ? a.dim : 1;
   double *e = a.edges + (size_t)ax * (n + 1);
-  double *w = a.scratch + (size_t)ax * 4 * (n + 1), *r = w + (n + 1), *pre = r + (n + 1),
-         *enew = pre + (n + 1);
+  __shared__ double sh[3 * kRefineSharedInc];
+  double *w, *r, *pre;
+  if (n <= kRefineSharedInc) {
+    w = sh;
+    r = sh + kRefineSharedInc;
+    pre = sh + 2 * kRefineSharedInc;
+  } else {
+    w = a.scratch + (size_t)ax * 4 * (n + 1);
+    r = w + (n + 1);
+    pre = r + (n + 1);
+  }
+  double *enew = a.scratch + (size_t)ax * 4 * (n + 1) + 3 * (size_t)(n + 1);
   __shared__ int any;
   if (threadIdx.x == 0) any = 0;
   __syncthreads();
@@ -274,17 +300,13 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
       const size_t cell = (size_t)(a.shared ? d : ax) * n + i;
       ws += a.wsum[cell];
       c += a.wcnt ? (double)a.wcnt[cell] : a.wcount[cell];
+      a.wsum[cell] = 0.0;
+      if (a.wcnt) a.wcnt[cell] = 0ull;
     }
     w[i] = c > 0.0 ? ws / c : 0.0;
     if (w[i] > 0.0) any = 1;
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < n; i += blockDim.x)
-    for (int d = 0; d < ndims; d++) {
-      const size_t cell = (size_t)(a.shared ? d : ax) * n + i;
-      a.wsum[cell] = 0.0;
-      if (a.wcnt) a.wcnt[cell] = 0ull;
-    }
   if (!any || n == 1) return;
   double part = 0.0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {

@@ -144,8 +144,8 @@ struct cuda_state {
   int nsm;
   size_t smem_optin;
   char name[256];
-  cudaStream_t stream;
-  cudaEvent_t ev0, ev1;
+  cudaStream_t stream, stream2;  /* stream2: the map's refinement, beside the allocation */
+  cudaEvent_t ev0, ev1, ev_join;
   double last_kernel_s;
   int generic;               /* STRATA_CUDA_GENERIC=1: no per-dimension kernels */
   dbuf<double> edges, s1, s2, wsum;
@@ -346,7 +346,7 @@ long long grid_for(long long n, int threads, int nsm)
 /* The estimate, and with one rank the new allocation and map, queued
  * behind the sampling kernel. */
 int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
-                    const strata_grid *g, bool uniform, bool realloc, bool refine)
+                    const strata_grid *g, long long nh_uniform, bool realloc, bool refine)
 {
   cudaStream_t q = st->stream;
   EstimateArgs ea;
@@ -355,7 +355,7 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
   ea.start = st->start.p;
   ea.h0 = job->h0;
   ea.h1 = job->h1;
-  ea.nh_uniform = uniform ? s->nh[0] : 0;
+  ea.nh_uniform = nh_uniform;
   ea.V = 1.0 / (double)s->nhcube;
   ea.shift = job->shift;
   ea.level = job->level ? st->level.p : nullptr;
@@ -385,9 +385,11 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
     bytes = st->cub_tmp.n;
     cub::DeviceScan::InclusiveSum(st->cub_tmp.p, bytes, st->count.p, st->start.p + 1,
                                   (int64_t)s->nhcube, q);
-    total_kernel<<<1, 1, 0, q>>>(st->start.p, s->nhcube, st->rec.p);
   }
   if (refine) {
+    /* The map's refinement needs only the map sums: it runs beside the
+     * estimate and the allocation, on a stream of its own. */
+    cudaStreamWaitEvent(st->stream2, st->ev1, 0);
     RefineArgs ra;
     ra.edges = st->edges.p;
     ra.wsum = st->wsum.p;
@@ -399,7 +401,9 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
     ra.shared = g->shared;
     ra.alpha = job->alpha;
     ra.rec = st->rec.p;
-    refine_kernel<<<(unsigned)strata_grid_naxes(g), kRefineThreads, 0, q>>>(ra);
+    refine_kernel<<<(unsigned)strata_grid_naxes(g), kRefineThreads, 0, st->stream2>>>(ra);
+    cudaEventRecord(st->ev_join, st->stream2);
+    cudaStreamWaitEvent(q, st->ev_join, 0);
   }
   cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? STRATA_OK : cuda_fail(e, "launching the iteration's kernels", st->device);
@@ -420,7 +424,8 @@ int report_overflow(cuda_state *st, strata_sample_job *job, long long h)
   cudaMemcpy(&s1, st->s1.p + h, sizeof s1, cudaMemcpyDeviceToHost);
   cudaMemcpy(se, st->start.p + h, sizeof se, cudaMemcpyDeviceToHost);
   const strata_strat *s = job->strat;
-  const double n = !s->adaptive && se[1] == 0 ? (double)s->nh[0] : (double)(se[1] - se[0]);
+  const double n = !s->adaptive ? (double)(s->even ? s->even_q : s->nh[0])
+                                 : (double)(se[1] - se[0]);
   job->bad = h;
   job->bad_near = s1 / n + job->shift;
   return STRATA_OK;
@@ -467,9 +472,13 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory for "
                         "%lld hypercubes and %zu map cells", st->device, st->name,
                         (long long)s->nhcube, cells);
-  if (!st->h_s1.reserve((size_t)nh) || !st->h_s2.reserve((size_t)nh) ||
-      !st->h_w.reserve(cells) || !st->h_c.reserve(cells + 1) ||
-      !st->h_start.reserve((size_t)s->nhcube + 1))
+  /* Page-locked staging only for what crosses PCIe on this path: locking
+   * memory takes milliseconds per megabyte, more than a short run. */
+  const bool resident_path = job->part && nc == 1;
+  const bool upload_start = !s->even && st->strat_gen != s->generation;
+  if (!st->h_w.reserve(cells) || !st->h_c.reserve(cells + 1) ||
+      (!resident_path && (!st->h_s1.reserve((size_t)nh) || !st->h_s2.reserve((size_t)nh))) ||
+      (upload_start && !st->h_start.reserve((size_t)s->nhcube + 1)))
     return strata_error(STRATA_ENOMEM, "cuda device %d: cannot lock %zu MB of host memory "
                         "for transfers", st->device,
                         (size_t)(2 * nh + 2 * (long long)cells + s->nhcube) * 8 >> 20);
@@ -479,7 +488,15 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     if (e != cudaSuccess) return cuda_fail(e, "uploading the map", st->device);
     st->grid_gen = g->generation;
   }
-  const bool uniform = !s->adaptive && s->start[s->nhcube] == s->nh[0] * s->nhcube;
+  const bool uniform =
+      !s->adaptive && (s->even || s->start[s->nhcube] == s->nh[0] * s->nhcube);
+  const long long nh_uniform = !uniform ? 0 : s->even ? s->even_q : s->nh[0];
+  if (!uniform && st->strat_gen != s->generation && s->even) {
+    /* The first allocation is a formula: made here, not copied. */
+    even_start_kernel<<<(unsigned)grid_for(s->nhcube + 1, kAdaptThreads, st->nsm), kAdaptThreads,
+                        0, q>>>(st->start.p, s->nhcube, s->even_q, s->even_rem);
+    st->strat_gen = s->generation;
+  }
   if (!uniform && st->strat_gen != s->generation) {
     memcpy(st->h_start.p, s->start, ((size_t)s->nhcube + 1) * sizeof(long long));
     e = cudaMemcpyAsync(st->start.p, st->h_start.p, ((size_t)s->nhcube + 1) * sizeof(long long),
@@ -555,7 +572,11 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
    * then this is the only rank: its range starts at sample 0.) */
   a.first = job->h0 == 0 ? 0 : s->start[job->h0];
   a.total = (job->h1 == s->nhcube ? s->total : s->start[job->h1]) - a.first;
-  a.nh_uniform = uniform ? s->nh[0] : 0;
+  a.nh_uniform = nh_uniform;
+  if (!uniform && s->even) {
+    a.even_q = s->even_q;
+    a.even_rem = s->even_rem;
+  }
   a.seed = job->seed;
   a.iteration = job->iteration;
   a.shift = job->shift;
@@ -615,7 +636,7 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   cudaEventRecord(st->ev1, q);
 
   if (resident) {
-    int arc = launch_resident(st, job, s, g, uniform, realloc_here, refine_here);
+    int arc = launch_resident(st, job, s, g, nh_uniform, realloc_here, refine_here);
     if (arc != STRATA_OK) return arc;
     cudaMemcpyAsync(&st->h_rec.p[1], rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
     if (!job->local) {
@@ -675,10 +696,12 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     memcpy(job->c1 + job->h0 * nc, st->h_c1.p, (size_t)nh * nc * sizeof(double));
     memcpy(job->c2 + job->h0 * np, st->h_c2.p, (size_t)nh * np * sizeof(double));
   }
+  /* (Set, not added: this backend is its rank's only contributor, and the
+   * caller leaves the host's map sums alone where the device kept them.) */
   if (job->adapt)
     for (size_t c = 0; c < cells; c++) {
-      job->wsum[c] += st->h_w.p[c];
-      job->wcount[c] += (double)st->h_c.p[c];
+      job->wsum[c] = st->h_w.p[c];
+      job->wcount[c] = (double)st->h_c.p[c];
     }
   return job->part ? strata_backend_host_part(job) : STRATA_OK;
 }
@@ -703,6 +726,7 @@ int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
   if (job->reallocate) {
     job->strat->generation = strata_stamp_next();
     job->strat->on_device = 1;
+    job->strat->even = 0;
     job->strat->total = st->adapted_total;
     st->strat_gen = job->strat->generation;
   }
@@ -711,6 +735,7 @@ int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
 
 int cuda_pull(strata_backend *b, strata_grid *g, strata_strat *s)
 {
+  strata_strat_materialize(s); /* (the even allocation is the host's to write) */
   cuda_state *st = static_cast<cuda_state *>(b->self);
   cudaStream_t q = st->stream;
   cudaError_t e = cudaSetDevice(st->device);
@@ -766,7 +791,9 @@ void cuda_free(strata_backend *b)
   strata_jit_free(st->jit);
   cudaEventDestroy(st->ev0);
   cudaEventDestroy(st->ev1);
+  cudaEventDestroy(st->ev_join);
   cudaStreamDestroy(st->stream);
+  cudaStreamDestroy(st->stream2);
   delete st;
   free(b);
 }
@@ -840,8 +867,10 @@ extern "C" strata_backend *strata_backend_cuda_new(int device)
   snprintf(st->name, sizeof st->name, "%s", prop.name);
   const char *gen = getenv("STRATA_CUDA_GENERIC");
   st->generic = gen && *gen == '1';
-  if (cudaStreamCreate(&st->stream) != cudaSuccess || cudaEventCreate(&st->ev0) != cudaSuccess ||
-      cudaEventCreate(&st->ev1) != cudaSuccess) {
+  if (cudaStreamCreate(&st->stream) != cudaSuccess ||
+      cudaStreamCreate(&st->stream2) != cudaSuccess || cudaEventCreate(&st->ev0) != cudaSuccess ||
+      cudaEventCreate(&st->ev1) != cudaSuccess ||
+      cudaEventCreateWithFlags(&st->ev_join, cudaEventDisableTiming) != cudaSuccess) {
     strata_error(STRATA_EBACKEND, "cuda device %d: cannot create a stream", device);
     delete st;
     return NULL;

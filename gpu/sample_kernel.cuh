@@ -48,6 +48,7 @@ struct KernelArgs {
   double invM;
   long long h0, h1, first, total;
   long long nh_uniform;      /* > 0: every hypercube has this many samples */
+  long long even_q, even_rem; /* even_q > 0: the even allocation (hcube.h), no search */
   unsigned long long seed;
   unsigned int iteration;
   double shift;
@@ -73,6 +74,7 @@ enum { kPhilox = 0, kSobol = 1, kLattice = 2 };
 __device__ __forceinline__ long long find_hcube(const KernelArgs &a, long long i)
 {
   if (a.nh_uniform > 0) return a.h0 + (i - a.first) / a.nh_uniform;
+  if (a.even_q > 0) return strata_even_find(i, a.even_q, a.even_rem);
   long long lo = a.h0, hi = a.h1 - 1;
   while (lo < hi) {
     long long mid = lo + (hi - lo + 1) / 2;
@@ -84,7 +86,9 @@ __device__ __forceinline__ long long find_hcube(const KernelArgs &a, long long i
 
 __device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
 {
-  return a.nh_uniform > 0 ? a.first + (h - a.h0 + 1) * a.nh_uniform : __ldg(a.start + h + 1);
+  if (a.nh_uniform > 0) return a.first + (h - a.h0 + 1) * a.nh_uniform;
+  if (a.even_q > 0) return strata_even_start(h + 1, a.even_q, a.even_rem);
+  return __ldg(a.start + h + 1);
 }
 
 /* y in (0,1) on axis d through the map, as strata_grid_map. */

@@ -33,9 +33,10 @@ typedef struct {
    * approaches as the map improves): the variance then comes from sums that
    * do not cancel, and so agrees between backends that add in other orders. */
   double shift;
-  /* Outputs, zeroed by the caller: per hypercube sums of J f - shift and its
-   * square for h in [h0, h1); with adapt, per axis and increment the summed
-   * (J f)^2 and sample counts (dim * ninc each). */
+  /* Outputs: per hypercube sums of J f - shift and its square for h in
+   * [h0, h1); with adapt, per axis and increment the summed (J f)^2 and
+   * sample counts (dim * ninc each), zeroed by the caller, who leaves them
+   * alone where the backend keeps them (local, below). */
   double *s1, *s2;
   double *wsum, *wcount;
   /* Vector integrands (problem->ncomp > 1; NULL otherwise): s1, s2 and the

@@ -1,5 +1,6 @@
-/* Hypercube h's integer coordinates, k_d = (h / M^d) % M: written once for
- * the host and the sampling kernels (NVRTC compiles it too). */
+/* Hypercubes: their integer coordinates and the even allocation's
+ * layout, written once for the host and the sampling kernels (NVRTC
+ * compiles it too). */
 #ifndef STRATA_HCUBE_H
 #define STRATA_HCUBE_H
 #include "hostdev.h"
@@ -10,5 +11,19 @@ STRATA_HD void strata_hcube_coords(long long h, int dim, int M, int *k)
     k[d] = (int)(h % M);
     h /= M;
   }
+}
+
+/* The even allocation (strat.h): q samples in every hypercube and one more
+ * in the first rem.  Hypercube h's first sample, and the hypercube that
+ * holds sample i: no search. */
+STRATA_HD long long strata_even_start(long long h, long long q, long long rem)
+{
+  return h * q + (h < rem ? h : rem);
+}
+
+STRATA_HD long long strata_even_find(long long i, long long q, long long rem)
+{
+  const long long big = rem * (q + 1);
+  return i < big ? i / (q + 1) : rem + (i - big) / q;
 }
 #endif

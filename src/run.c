@@ -109,8 +109,8 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   if (p->mode == STRATA_MODE_PLAIN)
     r->strat = strata_strat_alloc_cells(pr->dim, plain_batches(p->neval), p->neval);
   else if (vegas_mode(p))
-    r->strat = strata_strat_alloc(pr->dim, nfirst, p->max_nhcube, p->beta,
-                                  p->mode != STRATA_MODE_VEGAS);
+    r->strat = strata_strat_alloc_even(pr->dim, nfirst, p->max_nhcube, p->beta,
+                                       p->mode != STRATA_MODE_VEGAS);
   r->hist = calloc((size_t)p->maxiter, sizeof *r->hist);
   if (!r->grid || !r->strat || !r->hist) goto nomem;
   r->ncomp = pr->ncomp > 1 ? pr->ncomp : 1;
@@ -632,6 +632,7 @@ static void slice_bounds(const strata_run *r, const strata_strat *cells, int64_t
  * into the run's own, for whatever reads them on the host. */
 int strata_run_sync(strata_run *r)
 {
+  strata_strat_materialize(r->strat);
   if (!r->grid->on_device && !r->strat->on_device) return STRATA_OK;
   return r->backend->pull(r->backend, r->grid, r->strat);
 }
@@ -666,6 +667,9 @@ int strata_run_step(strata_run *r, strata_iteration *out)
    * there, and only the estimate comes back. */
   const int local = r->comm->size == 1;
   const int sums_here = !(local && by_part && r->backend->pull);
+  /* A backend that keeps the iteration on its device makes its own copy
+   * of the first, even allocation; everything else reads the host's. */
+  if (sums_here || nc > 1) strata_strat_materialize(r->strat);
   int64_t h0, h1;
   strata_run_slice(cells, r->comm->rank, r->comm->size, &h0, &h1);
   double *red = by_part ? part : r->buf;

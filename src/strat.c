@@ -48,8 +48,18 @@ static strata_strat *alloc_layout(int dim, int M, int64_t ncell, int64_t neval)
   return s;
 }
 
+static void init_even(strata_strat *s);
+
 strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
                                  double beta, int adaptive)
+{
+  strata_strat *s = strata_strat_alloc_even(dim, neval, max_nhcube, beta, adaptive);
+  if (s) strata_strat_materialize(s);
+  return s;
+}
+
+strata_strat *strata_strat_alloc_even(int dim, int64_t neval, int64_t max_nhcube,
+                                      double beta, int adaptive)
 {
   int M = strata_strat_hcubes_per_axis(dim, neval, max_nhcube);
   strata_strat *s = alloc_layout(dim, M, ipow_capped(M, dim, INT64_MAX / 2), neval);
@@ -66,7 +76,7 @@ strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
       return NULL;
     }
   }
-  strata_strat_init(s);
+  init_even(s);
   return s;
 }
 
@@ -99,23 +109,53 @@ static void prefix(strata_strat *s)
   for (int64_t h = 0; h < s->nhcube; h++) s->start[h + 1] = s->start[h] + s->nh[h];
   s->total = s->start[s->nhcube];
   s->on_device = 0;
+  s->even = 0;
   s->generation = strata_stamp_next();
+}
+
+/* The first allocation: every hypercube q = neval / nhcube samples, and
+ * for vegas+ the remainder one by one to the first ones, so the total is
+ * exactly neval; at least 2 each. */
+static void even_counts(const strata_strat *s, int64_t *q, int64_t *rem)
+{
+  *q = s->neval / s->nhcube;
+  *rem = s->adaptive ? s->neval % s->nhcube : 0;
 }
 
 void strata_strat_init(strata_strat *s)
 {
-  if (!s->adaptive) {
-    int64_t n = s->neval / s->nhcube;
-    if (n < 2) n = 2;
-    for (int64_t h = 0; h < s->nhcube; h++) s->nh[h] = n;
-  } else {
-    /* Spread the remainder one by one so the total is exactly neval. */
-    int64_t q = s->neval / s->nhcube, rem = s->neval % s->nhcube;
-    for (int64_t h = 0; h < s->nhcube; h++) s->nh[h] = q + (h < rem ? 1 : 0);
-    for (int64_t h = 0; h < s->nhcube; h++)
-      if (s->nh[h] < 2) s->nh[h] = 2;
+  int64_t q, rem;
+  even_counts(s, &q, &rem);
+  for (int64_t h = 0; h < s->nhcube; h++) {
+    const int64_t n = q + (h < rem ? 1 : 0);
+    s->nh[h] = n < 2 ? 2 : n;
   }
+  s->even = 0;
   prefix(s);
+}
+
+/* The same allocation described, not written: a GPU makes its own copy
+ * (strata_even_start) and the host's pages are only touched when read,
+ * which at 1e5 hypercubes and more was most of a short run's set-up. */
+static void init_even(strata_strat *s)
+{
+  int64_t q, rem;
+  even_counts(s, &q, &rem);
+  if (q < 2) {
+    strata_strat_init(s);
+    return;
+  }
+  s->even = 1;
+  s->even_q = q;
+  s->even_rem = rem;
+  s->total = q * s->nhcube + rem;
+  s->on_device = 0;
+  s->generation = strata_stamp_next();
+}
+
+void strata_strat_materialize(strata_strat *s)
+{
+  if (s->even) strata_strat_init(s);
 }
 
 void strata_strat_levels(const strata_strat *s, const double *s1, const double *s2,
@@ -196,11 +236,13 @@ void strata_strat_allocate(strata_strat *s, const double *level)
   }
   s->total = s->start[nh];
   s->on_device = 0;
+  s->even = 0;
   s->generation = strata_stamp_next();
 }
 
 void strata_strat_rescale(strata_strat *s, int64_t neval)
 {
+  strata_strat_materialize(s);
   s->neval = neval;
   if (!s->adaptive) {
     strata_strat_init(s);

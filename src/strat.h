@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "hcube.h"
+#include "hostdev.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -24,6 +25,8 @@ typedef struct {
   uint64_t generation;  /* a new stamp (stamp.h) whenever the allocation changes */
   int64_t total;        /* sum of nh: valid also while the counts live on a device */
   int on_device;        /* a backend holds a newer allocation than nh and start (backend.h) */
+  int even;             /* nh and start not written yet: the first, even allocation, */
+  int64_t even_q, even_rem; /* q samples each and one more for the first rem */
   struct strata_ladder_s *ladder; /* the shares' levels and their powers (shares.h) */
   double *level;        /* strata_strat_reallocate's scratch, kept between calls */
   uint64_t *hist;       /* the allocation's histogram of levels, kept */
@@ -35,6 +38,13 @@ int strata_strat_hcubes_per_axis(int dim, int64_t neval, int64_t max_nhcube);
 
 strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
                                  double beta, int adaptive);
+/* The same with the first allocation only described (even, above): nh and
+ * start are written by strata_strat_materialize, which whatever reads them
+ * on the host calls first. */
+strata_strat *strata_strat_alloc_even(int dim, int64_t neval, int64_t max_nhcube,
+                                      double beta, int adaptive);
+void strata_strat_materialize(strata_strat *s);
+
 void strata_strat_free(strata_strat *s);
 
 /* A layout of ncell cells that each span the whole unit cube (M = 1, so
