@@ -102,6 +102,110 @@ START_TEST(test_bad_jobs)
 }
 END_TEST
 
+/* Issue 17, item 8: whole numbers are decimal (leading zeros too) or 0x hex,
+ * never octal, in every integer key and in --set. */
+START_TEST(test_whole_numbers)
+{
+  strata_job job;
+  ck_assert_int_eq(load_text(&job, "[vegas]\nseed = 010\nneval = 0100\nmaxiter = 08\n"
+                                   "maxeval = 1152921504606846975\n[integral]\ndim = 09\n"),
+                   STRATA_OK);
+  ck_assert(job.p.seed == 10);
+  ck_assert_int_eq(job.p.neval, 100);
+  ck_assert_int_eq(job.p.maxiter, 8);
+  ck_assert_int_eq(job.dim, 9);
+  /* 2^60 - 1 exactly: through a double it would be 2^60 */
+  ck_assert(job.p.maxeval == (INT64_C(1) << 60) - 1);
+  ck_assert_int_eq(load_text(&job, "[vegas]\nseed = 18446744073709551615\nneval = 2.5e3\n"),
+                   STRATA_OK);
+  ck_assert(job.p.seed == UINT64_MAX && job.p.neval == 2500);
+  ck_assert_int_eq(strata_job_set(&job, "vegas.seed=0X1f"), STRATA_OK);
+  ck_assert(job.p.seed == 31);
+  ck_assert_int_eq(strata_job_set(&job, "vegas.seed=007"), STRATA_OK);
+  ck_assert(job.p.seed == 7);
+  ck_assert_int_ne(strata_job_set(&job, "vegas.seed=1e3"), STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "vegas.seed = '1e3': expected a whole number in "
+                   "0..2^64-1, decimal or 0x hex") != NULL);
+  rejects("[vegas]\nseed = 18446744073709551616\n", ":2: vegas.seed = '18446744073709551616'");
+  rejects("[vegas]\nseed = 0x\n", ":2: vegas.seed = '0x'");
+  rejects("[vegas]\nseed = +5\n", ":2: vegas.seed = '+5'");
+  rejects("[vegas]\nneval = 0x1p4\n", ":2: vegas.neval = '0x1p4'");
+  rejects("[vegas]\nneval = 1e3e\n", ":2: vegas.neval = '1e3e'");
+  rejects("[run]\nthreads = 1e400\n", ":2: run.threads = '1e400'");
+}
+END_TEST
+
+/* Issue 17, item 9: a key given twice is refused naming both lines. */
+START_TEST(test_duplicate_keys)
+{
+  rejects("[integral]\nintegrand = f4\n[vegas]\nneval = 1000\nseed = 2\n\nneval = 2000\n",
+          ":7: key vegas.neval given twice (first on line 4)");
+  rejects("[vegas]\nneval = 1000\n[integral]\nintegrand = f4\n[vegas]\nneval = 2000\n",
+          ":6: key vegas.neval given twice (first on line 2)");
+  rejects("[integral]\nintegrand = inline\nbody = return 1;\nbody = return 2;\n",
+          ":4: key integral.body given twice (first on line 3)");
+  /* an indented line is another value of the key above: only body has lines */
+  rejects("[integral]\nintegrand = f4\nlower = 0,\n  0.5\n",
+          ":4: an indented line continues integral.lower, which takes one line");
+  strata_job job;
+  /* one section in two pieces, with other keys: fine */
+  ck_assert_int_eq(load_text(&job, "[vegas]\nneval = 1000\n[integral]\nintegrand = f4\n"
+                                   "[vegas]\nseed = 3\n"),
+                   STRATA_OK);
+  ck_assert(job.p.neval == 1000 && job.p.seed == 3);
+  /* a body over several lines */
+  ck_assert_int_eq(load_text(&job, "[integral]\nintegrand = inline\nbody = double s = x[0];\n"
+                                   "  return s;\ndim = 1\n"),
+                   STRATA_OK);
+  ck_assert_str_eq(job.body, "double s = x[0];\nreturn s;");
+  /* --set overrides the file's key: no duplicate */
+  ck_assert_int_eq(load_text(&job, "[vegas]\nneval = 1000\n"), STRATA_OK);
+  ck_assert_int_eq(strata_job_set(&job, "vegas.neval=3000"), STRATA_OK);
+  ck_assert_int_eq(job.p.neval, 3000);
+}
+END_TEST
+
+/* Issue 17, item 12: long lines are read whole (inih's buffer is 200 bytes)
+ * up to 4096 characters, and a longer one is refused on its own line. */
+START_TEST(test_long_lines)
+{
+  char text[12000];
+  char pad[5001];
+  memset(pad, 'x', 5000);
+  pad[300] = '\0';
+  snprintf(text, sizeof text, "[integral]\nintegrand = f4\n; %s\ndim = 3\nfoo = 1\n", pad);
+  rejects(text, ":5: unknown key 'foo' in [integral]");
+  /* 32 bounds at full precision: longer than 200 characters */
+  char list[1024] = "";
+  for (int i = 0; i < 32; i++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s0.10000000000000001", i ? ", " : "");
+  snprintf(text, sizeof text, "[integral]\nintegrand = f1\ndim = 32\nlower = %s\n", list);
+  strata_job job;
+  ck_assert_int_eq(load_text(&job, text), STRATA_OK);
+  ck_assert_int_eq(job.nlower, 32);
+  ck_assert(job.lower[31] == 0.1);
+  pad[300] = 'x';
+  snprintf(text, sizeof text, "[integral]\nintegrand = f4\n; %s\ndim = 3\n", pad);
+  rejects(text, ":3: line too long (5002 characters; at most 4096)");
+  char set[5100];
+  snprintf(set, sizeof set, "run.log=%s", pad);
+  strata_job_init(&job);
+  ck_assert_int_ne(strata_job_set(&job, set), STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "--set run.log: value too long (5000 characters; at "
+                   "most 4096)") != NULL);
+}
+END_TEST
+
+START_TEST(test_directory_job)
+{
+  strata_job job;
+  strata_job_init(&job);
+  ck_assert_int_eq(strata_job_load(&job, "/tmp"), STRATA_EIO);
+  ck_assert_msg(strstr(strata_last_error(), "/tmp: cannot read job file: is a directory") != NULL,
+                "%s", strata_last_error());
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
   strata_job job;
@@ -216,6 +320,10 @@ int main(void)
   tcase_add_test(tc, test_default_job);
   tcase_add_test(tc, test_bad_jobs);
   tcase_add_test(tc, test_missing_file);
+  tcase_add_test(tc, test_whole_numbers);
+  tcase_add_test(tc, test_duplicate_keys);
+  tcase_add_test(tc, test_long_lines);
+  tcase_add_test(tc, test_directory_job);
   tcase_add_test(tc, test_bad_set);
   tcase_add_test(tc, test_nonfinite_integrand);
   tcase_add_test(tc, test_overflowing_sums);
