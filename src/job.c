@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <ini.h>
 #include <math.h>
 #include <stdarg.h>
@@ -42,6 +43,9 @@ void strata_job_init(strata_job *job)
    * then loses at most a minute; a signal loses nothing. */
   job->checkpoint_every_s = 60;
 }
+
+#define STRATA_STR_(x) #x
+#define STRATA_STR(x) STRATA_STR_(x)
 
 /* The longest line of a job file, and of a --set value: room for 32
  * bounds at full precision, and an inline body's longest line. */
@@ -139,16 +143,19 @@ static int parse_count(const char *v, int64_t lo, int64_t hi, int64_t *out)
   return 0;
 }
 
+/* The number of values, -1 for a malformed one, -2 for more than max. */
 static int parse_list(const char *v, double *out, int max)
 {
-  char buf[4096];
+  char buf[STRATA_JOB_LINE_MAX + 1];
   if (strlen(v) >= sizeof buf) return -1;
   strcpy(buf, v);
   int n = 0;
   for (char *save = NULL, *tok = strtok_r(buf, ", \t", &save); tok;
        tok = strtok_r(NULL, ", \t", &save)) {
-    if (n == max || parse_double(tok, &out[n]) != 0) return -1;
-    n++;
+    double x;
+    if (parse_double(tok, &x) != 0) return -1;
+    if (n == max) return -2;
+    out[n++] = x;
   }
   return n;
 }
@@ -241,12 +248,17 @@ static int handle_integral(parse_ctx *c, const char *k, const char *v)
   if (!strcmp(k, "lower") || !strcmp(k, "upper")) {
     int lower = !strcmp(k, "lower");
     int m = parse_list(v, lower ? j->lower : j->upper, STRATA_MAX_DIM);
+    if (m == -2)
+      return bad(c, "integral", k, v, "at most " STRATA_STR(STRATA_MAX_DIM) " values (one per "
+                 "axis)");
     if (m < 1) return bad(c, "integral", k, v, "expected one number, or one per axis");
     *(lower ? &j->nlower : &j->nupper) = m;
     return 1;
   }
   if (!strcmp(k, "params")) {
     int m = strlen(v) ? parse_list(v, j->params, STRATA_MAX_PARAMS) : 0;
+    if (m == -2)
+      return bad(c, "integral", k, v, "at most " STRATA_STR(STRATA_MAX_PARAMS) " parameters");
     if (m < 0) return bad(c, "integral", k, v, "expected a list of numbers");
     j->nparams = m;
     return 1;
@@ -536,7 +548,19 @@ static int resolve_domain(const strata_job *job, int dim, double lo, double hi,
     if (!(pr->lower[d] < pr->upper[d]))
       return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: axis %d has lower %g >= "
                           "upper %g", src, d + 1, pr->lower[d], pr->upper[d]);
+    /* The map scales by the width: beyond the largest double every sample
+     * would be inf or NaN. */
+    if (!isfinite(pr->upper[d] - pr->lower[d]))
+      return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: axis %d from %g to %g is "
+                          "wider than the largest double", src, d + 1, pr->lower[d],
+                          pr->upper[d]);
   }
+  /* Every sample's weight holds the volume: it must be a normal double. */
+  double vol = 1.0;
+  for (int d = 0; d < dim; d++) vol *= pr->upper[d] - pr->lower[d];
+  if (!isfinite(vol) || vol < DBL_MIN)
+    return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: the box's volume %g is "
+                        "beyond the range of doubles (rescale the variables)", src, vol);
   return STRATA_OK;
 }
 

@@ -450,10 +450,26 @@ static int check_state(const strata_run *r, const strata_run_state *st)
       return strata_error(STRATA_EINVAL, "saved map of axis %d does not increase from 0 "
                           "to 1", a + 1);
   }
-  for (int64_t h = 0; h < st->nhcube; h++)
+  /* No allocation of this job exceeds its budget (neval, neval_frozen, or
+   * a fixed layout's own total) by more than the floor of 2 per hypercube.
+   * A larger one, edited under a valid checksum, would run iterations of
+   * another size, or none at all (2^62 samples are past any maxeval). */
+  const strata_params *p = &r->params;
+  int64_t budget = p->neval > p->neval_frozen ? p->neval : p->neval_frozen;
+  if (strata_strat_total(r->strat) > budget) budget = strata_strat_total(r->strat);
+  const int64_t most = budget + 2 * r->strat->nhcube;
+  int64_t sum = 0;
+  for (int64_t h = 0; h < st->nhcube; h++) {
     if (st->nh[h] < 2)
       return strata_error(STRATA_EINVAL, "saved allocation gives hypercube %lld %lld "
                           "samples (at least 2)", (long long)h, (long long)st->nh[h]);
+    if (st->nh[h] > most - sum) /* sum + nh[h] > most, without overflow */
+      return strata_error(STRATA_EINVAL, "saved allocation gives hypercube %lld %lld "
+                          "samples, beyond the %lld this job can allocate in all (%lld and "
+                          "2 per hypercube)", (long long)h, (long long)st->nh[h],
+                          (long long)most, (long long)budget);
+    sum += st->nh[h];
+  }
   int64_t total = 0;
   for (int k = 0; k < st->itn; k++) {
     const strata_itn_record *h = &st->hist[k];

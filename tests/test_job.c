@@ -10,6 +10,8 @@
 
 static char path[256];
 
+static double corner(const double *x, int dim, const double *params);
+
 static int load_text(strata_job *job, const char *text)
 {
   snprintf(path, sizeof path, "/tmp/strata-test-job-%d.ini", (int)getpid());
@@ -196,6 +198,36 @@ START_TEST(test_long_lines)
 }
 END_TEST
 
+/* Issue 17, item 12: limits named, boxes beyond doubles refused. */
+START_TEST(test_limits)
+{
+  rejects("[integral]\nintegrand = inline\ndim = 1\nbody = return 1;\n"
+          "params = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\n",
+          ":5: integral.params = '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17': at most 16 "
+          "parameters");
+  rejects("[integral]\nintegrand = f1\nupper = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 "
+          "20 21 22 23 24 25 26 27 28 29 30 31 32 33\n", ":3: integral.upper = '1 2 3");
+  rejects("[integral]\nintegrand = f1\nupper = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 "
+          "20 21 22 23 24 25 26 27 28 29 30 31 32 33\n", "': at most 32 values (one per axis)");
+  rejects("[integral]\nintegrand = f1\ndim = 2\nlower = -1e308\nupper = 1e308\n",
+          "integral.lower/upper: axis 1 from -1e+308 to 1e+308 is wider than the largest double");
+  rejects("[integral]\nintegrand = f1\ndim = 4\nlower = 0\nupper = 1e100\n",
+          "integral.lower/upper: the box's volume inf is beyond the range of doubles");
+  rejects("[integral]\nintegrand = f1\ndim = 4\nlower = 0\nupper = 1e-100\n",
+          "integral.lower/upper: the box's volume 0 is beyond the range of doubles");
+  strata_problem pr = {.f = corner, .dim = 2, .nparams = 2, .name = "corner"};
+  pr.lower[0] = -1e308;
+  pr.upper[0] = 1e308;
+  pr.upper[1] = 1.0;
+  strata_params p;
+  strata_params_default(&p);
+  strata_result r;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_EINVAL);
+  ck_assert_msg(strstr(strata_last_error(), "axis 1: the width from -1e+308 to 1e+308 is "
+                       "beyond the largest double"), "%s", strata_last_error());
+}
+END_TEST
+
 START_TEST(test_directory_job)
 {
   strata_job job;
@@ -324,6 +356,7 @@ int main(void)
   tcase_add_test(tc, test_duplicate_keys);
   tcase_add_test(tc, test_long_lines);
   tcase_add_test(tc, test_directory_job);
+  tcase_add_test(tc, test_limits);
   tcase_add_test(tc, test_bad_set);
   tcase_add_test(tc, test_nonfinite_integrand);
   tcase_add_test(tc, test_overflowing_sums);
