@@ -310,6 +310,89 @@ START_TEST(test_overflowing_sums)
 }
 END_TEST
 
+/* Issue 17, item 6: zero and tiny integrands gave nan +- nan with success. */
+static double zero_f(const double *x, int dim, const double *params)
+{
+  (void)dim;
+  (void)params;
+  return x[0] > 2.0 ? 1.0 : 0.0;
+}
+
+static double tiny_f(const double *x, int dim, const double *params)
+{
+  (void)dim;
+  return params[0] * (params[1] ? x[0] : 1.0);
+}
+
+static void zero_comp(const double *x, int dim, const double *params,
+                      const strata_table *tables, double *out)
+{
+  (void)dim;
+  (void)params;
+  (void)tables;
+  out[0] = x[0];
+  out[1] = 0.0;
+  out[2] = x[1] * x[1];
+}
+
+static int run_small(strata_problem *pr, int64_t maxeval, strata_result *r)
+{
+  pr->dim = 2;
+  pr->upper[0] = pr->upper[1] = 1.0;
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 10000;
+  p.maxiter = 10;
+  p.nthreads = 1;
+  if (maxeval) p.maxeval = maxeval;
+  return strata_integrate(pr, &p, NULL, NULL, r);
+}
+
+START_TEST(test_zero_and_tiny_integrands)
+{
+  strata_result r;
+  strata_problem pr = {.f = zero_f, .name = "zero"};
+  ck_assert_int_eq(run_small(&pr, 0, &r), STRATA_OK);
+  ck_assert_msg(r.integral == 0.0 && r.sigma == 0.0 && r.chi2_dof == 0.0 && r.q == 1.0,
+                "zero: %g +- %g, chi2/dof %g, Q %g", r.integral, r.sigma, r.chi2_dof, r.q);
+  ck_assert(r.converged);
+  /* 1e-300 is a double: its estimates' squares underflow, not the estimates */
+  pr = (strata_problem){.f = tiny_f, .nparams = 2, .name = "tiny"};
+  pr.params[0] = 1e-300;
+  ck_assert_int_eq(run_small(&pr, 0, &r), STRATA_OK);
+  ck_assert_msg(fabs(r.integral - 1e-300) <= 1e-13 * 1e-300 && r.sigma >= 0.0 &&
+                r.sigma <= 1e-13 * 1e-300, "1e-300: %g +- %g", r.integral, r.sigma);
+  pr.params[0] = 1e-160;
+  pr.params[1] = 1.0;
+  ck_assert_int_eq(run_small(&pr, 0, &r), STRATA_OK);
+  ck_assert_msg(isfinite(r.integral) && r.sigma > 0.0 && r.sigma < 1e-3 * r.integral &&
+                fabs(r.integral - 5e-161) < 5 * r.sigma, "1e-160 x: %g +- %g", r.integral,
+                r.sigma);
+  ck_assert(!r.converged); /* no errors of its own: agreement untested */
+  pr.params[0] = 1e-157;
+  ck_assert_int_eq(run_small(&pr, 0, &r), STRATA_OK);
+  ck_assert_msg(r.sigma > 0.0 && r.sigma < 1e-3 * r.integral &&
+                fabs(r.integral - 5e-158) < 5 * r.sigma, "1e-157 x: %g +- %g", r.integral,
+                r.sigma);
+  /* a zero component beside two others */
+  pr = (strata_problem){.fv = zero_comp, .ncomp = 3, .adapt_comp = 0, .name = "zero_comp"};
+  ck_assert_int_eq(run_small(&pr, 0, &r), STRATA_OK);
+  ck_assert(r.comp_integral[1] == 0.0 && r.comp_sigma[1] == 0.0 && r.comp_q[1] == 1.0);
+  ck_assert(fabs(r.comp_integral[0] - 0.5) < 5 * r.comp_sigma[0]);
+  ck_assert(fabs(r.comp_integral[2] - 1.0 / 3.0) < 5 * r.comp_sigma[2]);
+  ck_assert(r.comp_cov[1 * 3 + 0] == 0.0 && r.comp_cov[1 * 3 + 1] == 0.0);
+  ck_assert(r.converged);
+  /* maxeval ends the run inside the warm-up (skip = 5): its estimates stand */
+  pr = (strata_problem){.f = tiny_f, .nparams = 2, .name = "warm"};
+  pr.params[0] = 1.0;
+  pr.params[1] = 1.0;
+  ck_assert_int_eq(run_small(&pr, 30000, &r), STRATA_OK);
+  ck_assert_int_eq(r.iterations, 3);
+  ck_assert_msg(fabs(r.integral - 0.5) < 5 * r.sigma && r.sigma > 0.0 && !r.converged,
+                "warm-up only: %g +- %g", r.integral, r.sigma);
+}
+END_TEST
+
 START_TEST(test_bad_params_api)
 {
   strata_problem pr;
@@ -361,6 +444,7 @@ int main(void)
   tcase_add_test(tc, test_nonfinite_integrand);
   tcase_add_test(tc, test_overflowing_sums);
   tcase_add_test(tc, test_bad_params_api);
+  tcase_add_test(tc, test_zero_and_tiny_integrands);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }
