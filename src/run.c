@@ -356,8 +356,14 @@ static int comp_converged(const strata_run *r, int c)
 
 static int check_converged(const strata_run *r)
 {
-  for (int c = 0; c < r->ncomp; c++)
+  for (int c = 0; c < r->ncomp; c++) {
     if (!comp_converged(r, c)) return 0;
+    /* 0 +- 0 from zeros alone meets any epsrel, yet a peak not found yet
+     * (fB's first iterations) looks the same: only epsabs, the user's word
+     * that a small enough answer is an answer, stops such a run. */
+    if (r->cavg[c].mean == 0.0 && r->cavg[c].sigma == 0.0 && !(r->params.epsabs > 0.0))
+      return 0;
+  }
   return 1;
 }
 
