@@ -1,6 +1,11 @@
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
 #include "job.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <ini.h>
 #include <math.h>
 #include <stdarg.h>
@@ -8,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "qmc.h"
@@ -38,6 +44,16 @@ void strata_job_init(strata_job *job)
   job->checkpoint_every_s = 60;
 }
 
+#define STRATA_STR_(x) #x
+#define STRATA_STR(x) STRATA_STR_(x)
+
+/* The longest line of a job file, and of a --set value: room for 32
+ * bounds at full precision, and an inline body's longest line. */
+#define STRATA_JOB_LINE_MAX 4096
+
+/* More than the job keys there are: a key seen once, and where. */
+#define STRATA_JOB_MAX_KEYS 64
+
 /* Where a value came from, for messages: "job.ini:12" or "--set ...". */
 typedef struct {
   strata_job *job;
@@ -47,6 +63,15 @@ typedef struct {
   int rc;
   FILE *file;           /* the reader's source: a file ... */
   const char *text;     /* ... or a string */
+  char *buf;            /* the reader's whole line (getline) */
+  size_t bufsize;
+  int indented;         /* the line read starts with white space */
+  char prev_key[128];   /* "section.key" of the last key line, "" after a [section] */
+  struct {
+    char key[128];
+    int line;
+  } seen[STRATA_JOB_MAX_KEYS];
+  int nseen;
 } parse_ctx;
 
 /* Records the handler's first error, prefixed with where it happened. */
@@ -84,26 +109,53 @@ static int parse_double(const char *v, double *out)
   return 0;
 }
 
+/* A whole number as the docs promise it: decimal digits (010 is ten:
+ * strtoull's base 0 would read octal eight, and refuse 08) or 0x and hex
+ * digits; with exp, also decimal notation of a whole number (1e6, 2.5e5),
+ * through strtod, which by itself would take hex floats, inf and nan. */
+static int parse_whole(const char *v, int exp, uint64_t *out)
+{
+  char *end;
+  errno = 0;
+  int hex = v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+  if (!isdigit((unsigned char)v[hex ? 2 : 0]) && !(hex && isxdigit((unsigned char)v[2])))
+    return -1;
+  unsigned long long x = strtoull(hex ? v + 2 : v, &end, hex ? 16 : 10);
+  if (errno == ERANGE) return -1;
+  if (*end == '\0') {
+    *out = x;
+    return 0;
+  }
+  if (hex || !exp || (*end != '.' && *end != 'e' && *end != 'E')) return -1;
+  double d;
+  /* 2^64 and beyond do not fit: no count comes near it. */
+  if (parse_double(v, &d) != 0 || d != floor(d) || d >= 18446744073709551616.0) return -1;
+  *out = (uint64_t)d;
+  return 0;
+}
+
 /* Counts are often written 1e6; accept that, but only for whole numbers. */
 static int parse_count(const char *v, int64_t lo, int64_t hi, int64_t *out)
 {
-  double x;
-  if (parse_double(v, &x) != 0 || x != floor(x) || x < (double)lo || x > (double)hi)
-    return -1;
+  uint64_t x;
+  if (parse_whole(v, 1, &x) != 0 || x < (uint64_t)lo || x > (uint64_t)hi) return -1;
   *out = (int64_t)x;
   return 0;
 }
 
+/* The number of values, -1 for a malformed one, -2 for more than max. */
 static int parse_list(const char *v, double *out, int max)
 {
-  char buf[4096];
+  char buf[STRATA_JOB_LINE_MAX + 1];
   if (strlen(v) >= sizeof buf) return -1;
   strcpy(buf, v);
   int n = 0;
   for (char *save = NULL, *tok = strtok_r(buf, ", \t", &save); tok;
        tok = strtok_r(NULL, ", \t", &save)) {
-    if (n == max || parse_double(tok, &out[n]) != 0) return -1;
-    n++;
+    double x;
+    if (parse_double(tok, &x) != 0) return -1;
+    if (n == max) return -2;
+    out[n++] = x;
   }
   return n;
 }
@@ -196,12 +248,17 @@ static int handle_integral(parse_ctx *c, const char *k, const char *v)
   if (!strcmp(k, "lower") || !strcmp(k, "upper")) {
     int lower = !strcmp(k, "lower");
     int m = parse_list(v, lower ? j->lower : j->upper, STRATA_MAX_DIM);
+    if (m == -2)
+      return bad(c, "integral", k, v, "at most " STRATA_STR(STRATA_MAX_DIM) " values (one per "
+                 "axis)");
     if (m < 1) return bad(c, "integral", k, v, "expected one number, or one per axis");
     *(lower ? &j->nlower : &j->nupper) = m;
     return 1;
   }
   if (!strcmp(k, "params")) {
     int m = strlen(v) ? parse_list(v, j->params, STRATA_MAX_PARAMS) : 0;
+    if (m == -2)
+      return bad(c, "integral", k, v, "at most " STRATA_STR(STRATA_MAX_PARAMS) " parameters");
     if (m < 0) return bad(c, "integral", k, v, "expected a list of numbers");
     j->nparams = m;
     return 1;
@@ -246,11 +303,10 @@ static int handle_vegas(parse_ctx *c, const char *k, const char *v)
   COUNT("nrand", 2, 4096, nrand)
 #undef COUNT
   if (!strcmp(k, "seed")) {
-    char *end;
-    errno = 0;
-    unsigned long long s = strtoull(v, &end, 0);
-    if (end == v || *end || errno || v[0] == '-')
-      return bad(c, "vegas", k, v, "expected a whole number in 0..2^64-1");
+    /* No 1e6 form: a double holds only 53 bits of a 64-bit seed. */
+    uint64_t s;
+    if (parse_whole(v, 0, &s) != 0)
+      return bad(c, "vegas", k, v, "expected a whole number in 0..2^64-1, decimal or 0x hex");
     p->seed = s;
     return 1;
   }
@@ -305,10 +361,37 @@ static int handle_run(parse_ctx *c, const char *k, const char *v)
   return -1;
 }
 
+/* A key given twice in a file would silently take the last value: refused,
+ * also across two [section] headers of one name (a repeated header with
+ * other keys is fine).  --set is no file line: it overrides, as it should.
+ * inih hands an indented line over as another value of the key above it;
+ * only integral.body has lines to continue. */
+static int once(parse_ctx *c, const char *section, const char *key)
+{
+  char name[128];
+  snprintf(name, sizeof name, "%s.%s", section, key);
+  if (c->indented && !strcmp(name, c->prev_key)) {
+    if (!strcmp(name, "integral.body")) return 1;
+    return fail(c, "an indented line continues %s, which takes one line (indent only "
+                "integral.body's lines)", name);
+  }
+  snprintf(c->prev_key, sizeof c->prev_key, "%s", name);
+  for (int i = 0; i < c->nseen; i++)
+    if (!strcmp(c->seen[i].key, name))
+      return fail(c, "key %s given twice (first on line %d)", name, c->seen[i].line);
+  if (c->nseen < STRATA_JOB_MAX_KEYS) {
+    snprintf(c->seen[c->nseen].key, sizeof c->seen[c->nseen].key, "%s", name);
+    c->seen[c->nseen++].line = c->line;
+  }
+  return 1;
+}
+
 static int handler(void *user, const char *section, const char *key, const char *value)
 {
   parse_ctx *c = user;
   int r;
+  int known = !strcmp(section, "integral") || !strcmp(section, "vegas") || !strcmp(section, "run");
+  if (known && (c->file || c->text) && !once(c, section, key)) return 0;
   if (!strcmp(section, "integral")) r = handle_integral(c, key, value);
   else if (!strcmp(section, "vegas")) r = handle_vegas(c, key, value);
   else if (!strcmp(section, "run")) r = handle_run(c, key, value);
@@ -320,24 +403,44 @@ static int handler(void *user, const char *section, const char *key, const char 
 }
 
 /* inih's own reader does not tell the handler the line it is on; this one
- * counts lines so that every message names its line. */
+ * counts lines so that every message names its line.  It reads each line
+ * whole: inih's buffer (num) would cut a longer one in two, the rest then
+ * parsed as a line of its own, and every line number after it one off. */
 static char *read_line(char *str, int num, void *stream)
 {
   parse_ctx *c = stream;
-  char *r = NULL;
+  size_t n;
+  const char *line;
   if (c->file) {
-    r = fgets(str, num, c->file);
-  } else if (*c->text) {
-    size_t n = strcspn(c->text, "\n");
+    ssize_t got = getline(&c->buf, &c->bufsize, c->file);
+    if (got < 0) return NULL;
+    line = c->buf;
+    n = (size_t)got;
+  } else {
+    if (!*c->text) return NULL;
+    line = c->text;
+    n = strcspn(c->text, "\n");
     if (c->text[n] == '\n') n++;
-    if (n > (size_t)num - 1) n = (size_t)num - 1;
-    memcpy(str, c->text, n);
-    str[n] = '\0';
     c->text += n;
-    r = str;
   }
-  if (r) c->line++;
-  return r;
+  c->line++;
+  size_t len = n;
+  while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+  /* inih needs room for "\r\n" and the terminating '\0'. */
+  size_t max = (size_t)num - 3 < STRATA_JOB_LINE_MAX ? (size_t)num - 3 : STRATA_JOB_LINE_MAX;
+  if (len > max) {
+    fail(c, "line too long (%zu characters; at most %zu)", len, max);
+    strcpy(str, "\n"); /* a blank line in its place keeps the count */
+    return str;
+  }
+  memcpy(str, line, n);
+  str[n] = '\0';
+  c->indented = isspace((unsigned char)str[0]) && str[0] != '\n' && str[0] != '\r';
+  const char *start = str + strspn(str, " \t\r\v\f");
+  /* After a [section] line inih continues no key (an indented one is a
+   * continuation, inih's rule checked before the section's). */
+  if (*start == '[' && (!c->indented || !c->prev_key[0])) c->prev_key[0] = '\0';
+  return str;
 }
 
 static int load_with(strata_job *job, const char *path, const char *text)
@@ -346,9 +449,23 @@ static int load_with(strata_job *job, const char *path, const char *text)
   snprintf(c.where, sizeof c.where, "%s", path ? path : "(default job)");
   if (path && !(c.file = fopen(path, "r")))
     return strata_error(STRATA_EIO, "%s: cannot open job file: %s", path, strerror(errno));
+  struct stat sb;
+  if (c.file && fstat(fileno(c.file), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    fclose(c.file);
+    return strata_error(STRATA_EIO, "%s: cannot read job file: is a directory", path);
+  }
+#ifdef HAVE_INI_MAX_LINE_VAR
+  /* Never lowered: another user of inih in the process keeps what it set. */
+  if (ini_max_line < STRATA_JOB_LINE_MAX + 3) ini_max_line = STRATA_JOB_LINE_MAX + 3;
+#endif
   int line = ini_parse_stream(read_line, &c, handler, &c);
+  int read_errno = c.file && ferror(c.file) ? errno : 0;
   if (c.file) fclose(c.file);
+  free(c.buf);
   if (line == -2) return strata_error(STRATA_ENOMEM, "%s: out of memory", c.where);
+  if (read_errno)
+    return strata_error(STRATA_EIO, "%s:%d: cannot read job file: %s", c.where, c.line + 1,
+                        strerror(read_errno));
   /* inih goes on after a bad line: report whichever came first. */
   if (line > 0 && (c.rc == STRATA_OK || line < c.err_line))
     return strata_error(STRATA_EINVAL, "%s:%d: syntax error (expected [section] or "
@@ -387,7 +504,10 @@ int strata_job_set(strata_job *job, const char *a)
   trim(section);
   trim(key);
   /* Trim the way inih trims, so --set and the file agree. */
-  char value[4096];
+  char value[STRATA_JOB_LINE_MAX + 1];
+  if (strlen(eq + 1) > STRATA_JOB_LINE_MAX)
+    return strata_error(STRATA_EINVAL, "--set %s.%s: value too long (%zu characters; at "
+                        "most %d)", section, key, strlen(eq + 1), STRATA_JOB_LINE_MAX);
   snprintf(value, sizeof value, "%s", eq + 1);
   trim(value);
   parse_ctx c = {.job = job, .rc = STRATA_OK};
@@ -428,7 +548,19 @@ static int resolve_domain(const strata_job *job, int dim, double lo, double hi,
     if (!(pr->lower[d] < pr->upper[d]))
       return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: axis %d has lower %g >= "
                           "upper %g", src, d + 1, pr->lower[d], pr->upper[d]);
+    /* The map scales by the width: beyond the largest double every sample
+     * would be inf or NaN. */
+    if (!isfinite(pr->upper[d] - pr->lower[d]))
+      return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: axis %d from %g to %g is "
+                          "wider than the largest double", src, d + 1, pr->lower[d],
+                          pr->upper[d]);
   }
+  /* Every sample's weight holds the volume: it must be a normal double. */
+  double vol = 1.0;
+  for (int d = 0; d < dim; d++) vol *= pr->upper[d] - pr->lower[d];
+  if (!isfinite(vol) || vol < DBL_MIN)
+    return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: the box's volume %g is "
+                        "beyond the range of doubles (rescale the variables)", src, vol);
   return STRATA_OK;
 }
 

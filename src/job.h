@@ -11,7 +11,7 @@ typedef struct {
   char source[STRATA_PATH_MAX];  /* job file path, or "(default job)" */
   char integrand[STRATA_PATH_MAX]; /* a built-in name, "file:PATH" or "inline" */
   char function[64];             /* file: the function to integrate */
-  char body[4096];               /* inline: the function's body (repeated lines append) */
+  char body[4096];               /* inline: the function's body (indented lines append) */
   int form;                      /* STRATA_FORM_*: the user function's signature */
   int ncomp;                     /* 0 until set */
   int adapt_comp;                /* -1: sum of |f_c|; -2 until set (component 0) */

@@ -1,6 +1,7 @@
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,7 +137,16 @@ int strata_problem_check(const strata_problem *pr)
     if (!(pr->lower[d] < pr->upper[d]))
       return strata_error(STRATA_EINVAL, "axis %d: lower %g must be below upper %g", d + 1,
                           pr->lower[d], pr->upper[d]);
+    if (!isfinite(pr->upper[d] - pr->lower[d]))
+      return strata_error(STRATA_EINVAL, "axis %d: the width from %g to %g is beyond the "
+                          "largest double", d + 1, pr->lower[d], pr->upper[d]);
   }
+  /* The volume is a factor of every sample's weight (the map's Jacobian). */
+  double vol = 1.0;
+  for (int d = 0; d < pr->dim; d++) vol *= pr->upper[d] - pr->lower[d];
+  if (!isfinite(vol) || vol < DBL_MIN)
+    return strata_error(STRATA_EINVAL, "the box's volume %g is beyond the range of doubles "
+                        "(rescale the variables)", vol);
   return STRATA_OK;
 }
 

@@ -178,13 +178,26 @@ void strata_run_slice(const strata_strat *s, int rank, int size, int64_t *h0,
                          : lower_bound(s, (int64_t)((double)total * (rank + 1) / size));
 }
 
-/* sigma = 0 is an exact answer only for an integrand constant under the map.
- * It also comes out when every sample was exactly zero (a peak not found
- * yet) or so small that its square underflowed: such an iteration saw
- * nothing it can vouch for and carries no weight at all. */
+/* What an iteration's estimate can vouch for, in rising order.  sigma = 0
+ * is an exact answer for an integrand constant under the map; it also
+ * comes out when every sample was exactly zero (the integrand is 0, or a
+ * peak was not found yet), and when the samples were so small (1e-160)
+ * that their squares underflowed: then the error is unknown, not 0. */
+enum { ITN_TINY = 1, ITN_ZERO = 2, ITN_MEASURED = 3 };
+
+static int itn_class(double integral, double sigma)
+{
+  if (sigma > 0.0) return ITN_MEASURED;
+  if (integral == 0.0) return ITN_ZERO;
+  return fabs(integral) >= sqrt(DBL_MIN) ? ITN_MEASURED : ITN_TINY;
+}
+
+/* Every iteration is an estimate; which ones an average takes is the
+ * average's choice (average_comp): one of zeros says nothing against
+ * measured ones, but a run of only zeros is exactly 0. */
 static int informative_value(double integral, double sigma)
 {
-  return !(sigma == 0.0 && !(fabs(integral) >= sqrt(DBL_MIN)));
+  return itn_class(integral, sigma) > 0;
 }
 
 static int informative(const strata_itn_record *h)
@@ -218,26 +231,56 @@ static int comp_informative(const strata_run *r, int k, int c)
   return informative_value(I, sig);
 }
 
-static int kept_count_comp(const strata_run *r, int c)
+/* The best class among iterations [from, itn) of component c: the ones
+ * its average takes. */
+static int comp_class(const strata_run *r, int c, int from)
 {
-  int n = 0;
-  for (int k = r->first_kept; k < r->itn; k++) n += comp_informative(r, k, c);
+  int best = 0;
+  for (int k = from; k < r->itn; k++) {
+    double s, v = comp_value(r, k, c, &s);
+    int cl = itn_class(v, s);
+    if (cl > best) best = cl;
+  }
+  return best;
+}
+
+static int count_comp(const strata_run *r, int c, int from)
+{
+  int n = 0, best = comp_class(r, c, from);
+  for (int k = from; k < r->itn; k++) {
+    double s, v = comp_value(r, k, c, &s);
+    n += comp_informative(r, k, c) && itn_class(v, s) == best;
+  }
   return n;
 }
 
-static void average_comp(const strata_run *r, int c, strata_average *out)
+static int kept_count_comp(const strata_run *r, int c)
 {
-  int n = 0, span = r->itn - r->first_kept;
+  return count_comp(r, c, r->first_kept);
+}
+
+/* Measured iterations (and exact ones) are averaged by their errors; with
+ * none, zeros give 0 +- 0; with neither, tiny estimates whose errors
+ * underflowed give their mean, with the error from their scatter. */
+static void average_from(const strata_run *r, int c, int from, strata_average *out)
+{
+  int n = 0, span = r->itn - from, best = comp_class(r, c, from);
   double I[span > 0 ? span : 1], sig[span > 0 ? span : 1];
-  for (int k = r->first_kept; k < r->itn; k++) {
+  for (int k = from; k < r->itn; k++) {
     double s, v = comp_value(r, k, c, &s);
-    if (informative_value(v, s)) {
+    if (itn_class(v, s) == best) {
       I[n] = v;
       sig[n] = s;
       n++;
     }
   }
-  strata_stats_average(I, sig, n, out);
+  if (best == ITN_TINY) strata_stats_scatter(I, n, out);
+  else strata_stats_average(I, sig, n, out);
+}
+
+static void average_comp(const strata_run *r, int c, strata_average *out)
+{
+  average_from(r, c, r->first_kept, out);
 }
 
 /* The covariance of the averages of components a and b: each average
@@ -253,9 +296,9 @@ static double average_cov(const strata_run *r, int a, int b)
   int span = r->itn - r->first_kept, n = 0;
   double sa[span > 0 ? span : 1], sb[span > 0 ? span : 1], cab[span > 0 ? span : 1];
   for (int k = r->first_kept; k < r->itn; k++, n++) {
-    double Ia = comp_value(r, k, a, &sa[n]), Ib = comp_value(r, k, b, &sb[n]);
-    if (!informative_value(Ia, sa[n])) sa[n] = 0.0;
-    if (!informative_value(Ib, sb[n])) sb[n] = 0.0;
+    /* sigma 0 (zeros, exact or tiny estimates) is weight 0 */
+    comp_value(r, k, a, &sa[n]);
+    comp_value(r, k, b, &sb[n]);
     cab[n] = comp_cov(r, k, a, b);
   }
   return strata_stats_average_cov(sa, sb, cab, n);
@@ -313,8 +356,14 @@ static int comp_converged(const strata_run *r, int c)
 
 static int check_converged(const strata_run *r)
 {
-  for (int c = 0; c < r->ncomp; c++)
+  for (int c = 0; c < r->ncomp; c++) {
     if (!comp_converged(r, c)) return 0;
+    /* 0 +- 0 from zeros alone meets any epsrel, yet a peak not found yet
+     * (fB's first iterations) looks the same: only epsabs, the user's word
+     * that a small enough answer is an answer, stops such a run. */
+    if (r->cavg[c].mean == 0.0 && r->cavg[c].sigma == 0.0 && !(r->params.epsabs > 0.0))
+      return 0;
+  }
   return 1;
 }
 
@@ -468,10 +517,26 @@ static int check_state(const strata_run *r, const strata_run_state *st)
       return strata_error(STRATA_EINVAL, "saved map of axis %d does not increase from 0 "
                           "to 1", a + 1);
   }
-  for (int64_t h = 0; h < st->nhcube; h++)
+  /* No allocation of this job exceeds its budget (neval, neval_frozen, or
+   * a fixed layout's own total) by more than the floor of 2 per hypercube.
+   * A larger one, edited under a valid checksum, would run iterations of
+   * another size, or none at all (2^62 samples are past any maxeval). */
+  const strata_params *p = &r->params;
+  int64_t budget = p->neval > p->neval_frozen ? p->neval : p->neval_frozen;
+  if (strata_strat_total(r->strat) > budget) budget = strata_strat_total(r->strat);
+  const int64_t most = budget + 2 * r->strat->nhcube;
+  int64_t sum = 0;
+  for (int64_t h = 0; h < st->nhcube; h++) {
     if (st->nh[h] < 2)
       return strata_error(STRATA_EINVAL, "saved allocation gives hypercube %lld %lld "
                           "samples (at least 2)", (long long)h, (long long)st->nh[h]);
+    if (st->nh[h] > most - sum) /* sum + nh[h] > most, without overflow */
+      return strata_error(STRATA_EINVAL, "saved allocation gives hypercube %lld %lld "
+                          "samples, beyond the %lld this job can allocate in all (%lld and "
+                          "2 per hypercube)", (long long)h, (long long)st->nh[h],
+                          (long long)most, (long long)budget);
+    sum += st->nh[h];
+  }
   int64_t total = 0;
   for (int k = 0; k < st->itn; k++) {
     const strata_itn_record *h = &st->hist[k];
@@ -761,11 +826,19 @@ void strata_run_result(const strata_run *r, strata_result *res)
   const int nc = r->ncomp;
   res->ncomp = nc;
   for (int c = 0; c < nc; c++) {
-    if (kept_count_comp(r, c) > 0) {
-      res->comp_integral[c] = r->cavg[c].mean;
-      res->comp_sigma[c] = r->cavg[c].sigma;
-      res->comp_chi2_dof[c] = r->cavg[c].chi2_dof;
-      res->comp_q[c] = r->cavg[c].q;
+    /* A run that maxeval stopped inside the warm-up still has estimates:
+     * their average stands (converged stays no) rather than none. */
+    strata_average warm;
+    const strata_average *a = &r->cavg[c];
+    if (kept_count_comp(r, c) == 0 && r->itn > 0) {
+      average_from(r, c, 0, &warm);
+      a = &warm;
+    }
+    if (r->itn > 0) {
+      res->comp_integral[c] = a->mean;
+      res->comp_sigma[c] = a->sigma;
+      res->comp_chi2_dof[c] = a->chi2_dof;
+      res->comp_q[c] = a->q;
     } else {
       res->comp_integral[c] = res->comp_sigma[c] = res->comp_q[c] = NAN;
     }

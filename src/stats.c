@@ -22,25 +22,35 @@ void strata_stats_average(const double *I, const double *sig, int n,
       nexact++;
       exact_sum += I[k];
     }
+  /* The weights 1/sigma^2 overflow for sigma below 1e-154 (a tiny
+   * integrand, 1e-160 x), and the mean then came out inf/inf = NaN: they
+   * are taken in units of 2^e, e the exponent of the smallest sigma, so the
+   * largest weight is about 1.  A power of two scales exactly: where
+   * nothing overflowed before, the bits are the same. */
+  int e = 0;
+  double smin = INFINITY;
+  for (int k = 0; k < n; k++)
+    if (sig[k] > 0.0 && sig[k] < smin) smin = sig[k];
+  if (isfinite(smin)) e = ilogb(smin);
   if (nexact > 0) {
     out->mean = exact_sum / nexact;
     out->sigma = 0.0;
   } else {
     double sw = 0.0, swi = 0.0;
     for (int k = 0; k < n; k++) {
-      double w = 1.0 / (sig[k] * sig[k]);
+      double s = ldexp(sig[k], -e), w = 1.0 / (s * s);
       sw += w;
       swi += w * I[k];
     }
     out->mean = swi / sw;
-    out->sigma = sqrt(1.0 / sw);
+    out->sigma = ldexp(sqrt(1.0 / sw), e);
   }
   /* Two-pass chi^2 about the mean: the one-pass form loses all digits when
    * the estimates agree to many places. */
   double chi2 = 0.0;
   for (int k = 0; k < n; k++) {
-    double r = I[k] - out->mean;
-    if (sig[k] > 0.0) chi2 += r * r / (sig[k] * sig[k]);
+    double r = ldexp(I[k] - out->mean, -e), s = ldexp(sig[k], -e);
+    if (sig[k] > 0.0) chi2 += r * r / (s * s);
   }
   out->chi2 = chi2;
   out->dof = n - 1;
@@ -50,17 +60,60 @@ void strata_stats_average(const double *I, const double *sig, int n,
   }
 }
 
+/* The exponent of the smallest positive s[k], 0 if none: weights in units
+ * of 2^(2e) cannot overflow (strata_stats_average). */
+static int min_exponent(const double *s, int n)
+{
+  double m = INFINITY;
+  for (int k = 0; k < n; k++)
+    if (s[k] > 0.0 && s[k] < m) m = s[k];
+  return isfinite(m) ? ilogb(m) : 0;
+}
+
 double strata_stats_average_cov(const double *sa, const double *sb, const double *cab, int n)
 {
+  /* Each average's weights may be scaled alone: the scale cancels. */
+  const int ea = min_exponent(sa, n), eb = min_exponent(sb, n);
   double swa = 0.0, swb = 0.0, sab = 0.0;
   for (int k = 0; k < n; k++) {
-    double wa = sa[k] > 0.0 ? 1.0 / (sa[k] * sa[k]) : 0.0;
-    double wb = sb[k] > 0.0 ? 1.0 / (sb[k] * sb[k]) : 0.0;
+    double a = ldexp(sa[k], -ea), b = ldexp(sb[k], -eb);
+    double wa = sa[k] > 0.0 ? 1.0 / (a * a) : 0.0;
+    double wb = sb[k] > 0.0 ? 1.0 / (b * b) : 0.0;
     swa += wa;
     swb += wb;
     if (wa > 0.0 && wb > 0.0) sab += wa * wb * cab[k];
   }
   return swa > 0.0 && swb > 0.0 ? sab / (swa * swb) : NAN;
+}
+
+void strata_stats_scatter(const double *I, int n, strata_average *out)
+{
+  memset(out, 0, sizeof *out);
+  out->dof = n - 1;
+  if (n <= 0) {
+    out->mean = out->sigma = out->chi2 = out->chi2_dof = out->q = NAN;
+    return;
+  }
+  /* In units of 2^e, e the largest estimate's exponent: the squares of
+   * 1e-160 and its differences would underflow. */
+  double big = 0.0;
+  for (int k = 0; k < n; k++)
+    if (fabs(I[k]) > big) big = fabs(I[k]);
+  const int e = big > 0.0 ? ilogb(big) : 0;
+  double sum = 0.0;
+  for (int k = 0; k < n; k++) sum += ldexp(I[k], -e);
+  const double m = sum / n;
+  double ss = 0.0;
+  for (int k = 0; k < n; k++) ss += (ldexp(I[k], -e) - m) * (ldexp(I[k], -e) - m);
+  out->mean = ldexp(m, e);
+  if (n >= 2 && ss == 0.0) {
+    out->q = 1.0; /* all alike: nothing scattered, nothing disagrees */
+    return;
+  }
+  /* One estimate has no scatter to measure; several give the error, but no
+   * errors of their own to test their agreement with. */
+  out->sigma = n >= 2 ? ldexp(sqrt(ss / ((double)n * (n - 1))), e) : NAN;
+  out->chi2 = out->chi2_dof = out->q = NAN;
 }
 
 /* Series for P(a,x), good for x < a + 1. */

@@ -19,6 +19,14 @@ typedef struct {
 void strata_stats_average(const double *I, const double *sig, int n,
                           strata_average *out);
 
+/* The average of n estimates I[k] whose own errors are unknown (tiny ones
+ * whose variances underflowed to 0): their plain mean, with the error from
+ * their scatter, sqrt(sum (I_k - mean)^2 / (n (n - 1))).  Computed in a
+ * scale that cannot underflow.  With n >= 2 equal estimates, sigma 0, chi^2
+ * 0 and Q 1; otherwise chi^2, chi2_dof and Q are NaN (no errors to test the
+ * estimates against), and so is sigma for a single estimate. */
+void strata_stats_scatter(const double *I, int n, strata_average *out);
+
 /* The covariance of two such averages, A of estimates with errors sa[k] and
  * B with errors sb[k], over the same n iterations whose covariances are
  * cab[k]: sum_k wa_k wb_k cab[k] / (sum_k wa_k sum_k wb_k), w = 1/sigma^2.

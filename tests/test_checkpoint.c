@@ -357,6 +357,26 @@ START_TEST(test_state_checks)
   ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);
   ck_assert(strstr(strata_last_error(), "axis 2"));
   free(edges);
+  /* Issue 17, item 12: a hypercube holding 2^62 samples (a valid checksum
+   * over an edited file) ran nothing and ended with status 0. */
+  int64_t *nh = malloc(sizeof(int64_t) * (size_t)st.nhcube);
+  memcpy(nh, st.nh, sizeof(int64_t) * (size_t)st.nhcube);
+  nh[7] = INT64_C(1) << 62;
+  bad = st;
+  bad.nh = nh;
+  ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "saved allocation gives hypercube 7 "
+                       "4611686018427387904 samples, beyond the"), "%s", strata_last_error());
+  /* many hypercubes each within the total, together beyond it (and beyond
+   * int64 if added up unchecked) */
+  for (int64_t h = 0; h < st.nhcube; h++) nh[h] = INT64_MAX / 4;
+  ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "saved allocation gives hypercube 0 "));
+  memcpy(nh, st.nh, sizeof(int64_t) * (size_t)st.nhcube);
+  nh[0] += 20000 + 2 * st.nhcube; /* just past neval + 2 per hypercube */
+  ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "this job can allocate in all"));
+  free(nh);
   g.r->params.maxiter = 2;
   ck_assert(strata_run_restore(g.r, &st, NULL, NULL) != STRATA_OK);
   ck_assert(strstr(strata_last_error(), "maxiter"));

@@ -10,6 +10,8 @@
 
 static char path[256];
 
+static double corner(const double *x, int dim, const double *params);
+
 static int load_text(strata_job *job, const char *text)
 {
   snprintf(path, sizeof path, "/tmp/strata-test-job-%d.ini", (int)getpid());
@@ -102,6 +104,140 @@ START_TEST(test_bad_jobs)
 }
 END_TEST
 
+/* Issue 17, item 8: whole numbers are decimal (leading zeros too) or 0x hex,
+ * never octal, in every integer key and in --set. */
+START_TEST(test_whole_numbers)
+{
+  strata_job job;
+  ck_assert_int_eq(load_text(&job, "[vegas]\nseed = 010\nneval = 0100\nmaxiter = 08\n"
+                                   "maxeval = 1152921504606846975\n[integral]\ndim = 09\n"),
+                   STRATA_OK);
+  ck_assert(job.p.seed == 10);
+  ck_assert_int_eq(job.p.neval, 100);
+  ck_assert_int_eq(job.p.maxiter, 8);
+  ck_assert_int_eq(job.dim, 9);
+  /* 2^60 - 1 exactly: through a double it would be 2^60 */
+  ck_assert(job.p.maxeval == (INT64_C(1) << 60) - 1);
+  ck_assert_int_eq(load_text(&job, "[vegas]\nseed = 18446744073709551615\nneval = 2.5e3\n"),
+                   STRATA_OK);
+  ck_assert(job.p.seed == UINT64_MAX && job.p.neval == 2500);
+  ck_assert_int_eq(strata_job_set(&job, "vegas.seed=0X1f"), STRATA_OK);
+  ck_assert(job.p.seed == 31);
+  ck_assert_int_eq(strata_job_set(&job, "vegas.seed=007"), STRATA_OK);
+  ck_assert(job.p.seed == 7);
+  ck_assert_int_ne(strata_job_set(&job, "vegas.seed=1e3"), STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "vegas.seed = '1e3': expected a whole number in "
+                   "0..2^64-1, decimal or 0x hex") != NULL);
+  rejects("[vegas]\nseed = 18446744073709551616\n", ":2: vegas.seed = '18446744073709551616'");
+  rejects("[vegas]\nseed = 0x\n", ":2: vegas.seed = '0x'");
+  rejects("[vegas]\nseed = +5\n", ":2: vegas.seed = '+5'");
+  rejects("[vegas]\nneval = 0x1p4\n", ":2: vegas.neval = '0x1p4'");
+  rejects("[vegas]\nneval = 1e3e\n", ":2: vegas.neval = '1e3e'");
+  rejects("[run]\nthreads = 1e400\n", ":2: run.threads = '1e400'");
+}
+END_TEST
+
+/* Issue 17, item 9: a key given twice is refused naming both lines. */
+START_TEST(test_duplicate_keys)
+{
+  rejects("[integral]\nintegrand = f4\n[vegas]\nneval = 1000\nseed = 2\n\nneval = 2000\n",
+          ":7: key vegas.neval given twice (first on line 4)");
+  rejects("[vegas]\nneval = 1000\n[integral]\nintegrand = f4\n[vegas]\nneval = 2000\n",
+          ":6: key vegas.neval given twice (first on line 2)");
+  rejects("[integral]\nintegrand = inline\nbody = return 1;\nbody = return 2;\n",
+          ":4: key integral.body given twice (first on line 3)");
+  /* an indented line is another value of the key above: only body has lines */
+  rejects("[integral]\nintegrand = f4\nlower = 0,\n  0.5\n",
+          ":4: an indented line continues integral.lower, which takes one line");
+  strata_job job;
+  /* one section in two pieces, with other keys: fine */
+  ck_assert_int_eq(load_text(&job, "[vegas]\nneval = 1000\n[integral]\nintegrand = f4\n"
+                                   "[vegas]\nseed = 3\n"),
+                   STRATA_OK);
+  ck_assert(job.p.neval == 1000 && job.p.seed == 3);
+  /* a body over several lines */
+  ck_assert_int_eq(load_text(&job, "[integral]\nintegrand = inline\nbody = double s = x[0];\n"
+                                   "  return s;\ndim = 1\n"),
+                   STRATA_OK);
+  ck_assert_str_eq(job.body, "double s = x[0];\nreturn s;");
+  /* --set overrides the file's key: no duplicate */
+  ck_assert_int_eq(load_text(&job, "[vegas]\nneval = 1000\n"), STRATA_OK);
+  ck_assert_int_eq(strata_job_set(&job, "vegas.neval=3000"), STRATA_OK);
+  ck_assert_int_eq(job.p.neval, 3000);
+}
+END_TEST
+
+/* Issue 17, item 12: long lines are read whole (inih's buffer is 200 bytes)
+ * up to 4096 characters, and a longer one is refused on its own line. */
+START_TEST(test_long_lines)
+{
+  char text[12000];
+  char pad[5001];
+  memset(pad, 'x', 5000);
+  pad[300] = '\0';
+  snprintf(text, sizeof text, "[integral]\nintegrand = f4\n; %s\ndim = 3\nfoo = 1\n", pad);
+  rejects(text, ":5: unknown key 'foo' in [integral]");
+  /* 32 bounds at full precision: longer than 200 characters */
+  char list[1024] = "";
+  for (int i = 0; i < 32; i++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s0.10000000000000001", i ? ", " : "");
+  snprintf(text, sizeof text, "[integral]\nintegrand = f1\ndim = 32\nlower = %s\n", list);
+  strata_job job;
+  ck_assert_int_eq(load_text(&job, text), STRATA_OK);
+  ck_assert_int_eq(job.nlower, 32);
+  ck_assert(job.lower[31] == 0.1);
+  pad[300] = 'x';
+  snprintf(text, sizeof text, "[integral]\nintegrand = f4\n; %s\ndim = 3\n", pad);
+  rejects(text, ":3: line too long (5002 characters; at most 4096)");
+  char set[5100];
+  snprintf(set, sizeof set, "run.log=%s", pad);
+  strata_job_init(&job);
+  ck_assert_int_ne(strata_job_set(&job, set), STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "--set run.log: value too long (5000 characters; at "
+                   "most 4096)") != NULL);
+}
+END_TEST
+
+/* Issue 17, item 12: limits named, boxes beyond doubles refused. */
+START_TEST(test_limits)
+{
+  rejects("[integral]\nintegrand = inline\ndim = 1\nbody = return 1;\n"
+          "params = 1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17\n",
+          ":5: integral.params = '1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17': at most 16 "
+          "parameters");
+  rejects("[integral]\nintegrand = f1\nupper = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 "
+          "20 21 22 23 24 25 26 27 28 29 30 31 32 33\n", ":3: integral.upper = '1 2 3");
+  rejects("[integral]\nintegrand = f1\nupper = 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 "
+          "20 21 22 23 24 25 26 27 28 29 30 31 32 33\n", "': at most 32 values (one per axis)");
+  rejects("[integral]\nintegrand = f1\ndim = 2\nlower = -1e308\nupper = 1e308\n",
+          "integral.lower/upper: axis 1 from -1e+308 to 1e+308 is wider than the largest double");
+  rejects("[integral]\nintegrand = f1\ndim = 4\nlower = 0\nupper = 1e100\n",
+          "integral.lower/upper: the box's volume inf is beyond the range of doubles");
+  rejects("[integral]\nintegrand = f1\ndim = 4\nlower = 0\nupper = 1e-100\n",
+          "integral.lower/upper: the box's volume 0 is beyond the range of doubles");
+  strata_problem pr = {.f = corner, .dim = 2, .nparams = 2, .name = "corner"};
+  pr.lower[0] = -1e308;
+  pr.upper[0] = 1e308;
+  pr.upper[1] = 1.0;
+  strata_params p;
+  strata_params_default(&p);
+  strata_result r;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_EINVAL);
+  ck_assert_msg(strstr(strata_last_error(), "axis 1: the width from -1e+308 to 1e+308 is "
+                       "beyond the largest double"), "%s", strata_last_error());
+}
+END_TEST
+
+START_TEST(test_directory_job)
+{
+  strata_job job;
+  strata_job_init(&job);
+  ck_assert_int_eq(strata_job_load(&job, "/tmp"), STRATA_EIO);
+  ck_assert_msg(strstr(strata_last_error(), "/tmp: cannot read job file: is a directory") != NULL,
+                "%s", strata_last_error());
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
   strata_job job;
@@ -174,6 +310,94 @@ START_TEST(test_overflowing_sums)
 }
 END_TEST
 
+/* Issue 17, item 6: zero and tiny integrands gave nan +- nan with success. */
+static double zero_f(const double *x, int dim, const double *params)
+{
+  (void)dim;
+  (void)params;
+  return x[0] > 2.0 ? 1.0 : 0.0;
+}
+
+static double tiny_f(const double *x, int dim, const double *params)
+{
+  (void)dim;
+  return params[0] * (params[1] ? x[0] : 1.0);
+}
+
+static void zero_comp(const double *x, int dim, const double *params,
+                      const strata_table *tables, double *out)
+{
+  (void)dim;
+  (void)params;
+  (void)tables;
+  out[0] = x[0];
+  out[1] = 0.0;
+  out[2] = x[1] * x[1];
+}
+
+static int run_small(strata_problem *pr, int64_t maxeval, double epsabs, strata_result *r)
+{
+  pr->dim = 2;
+  pr->upper[0] = pr->upper[1] = 1.0;
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 10000;
+  p.maxiter = 10;
+  p.nthreads = 1;
+  p.epsabs = epsabs;
+  if (maxeval) p.maxeval = maxeval;
+  return strata_integrate(pr, &p, NULL, NULL, r);
+}
+
+START_TEST(test_zero_and_tiny_integrands)
+{
+  strata_result r;
+  strata_problem pr = {.f = zero_f, .name = "zero"};
+  ck_assert_int_eq(run_small(&pr, 0, 0.0, &r), STRATA_OK);
+  ck_assert_msg(r.integral == 0.0 && r.sigma == 0.0 && r.chi2_dof == 0.0 && r.q == 1.0,
+                "zero: %g +- %g, chi2/dof %g, Q %g", r.integral, r.sigma, r.chi2_dof, r.q);
+  /* only zeros seen: a peak not found yet looks the same, so epsrel alone
+   * goes on to maxiter; epsabs stops it */
+  ck_assert(!r.converged && r.iterations == 10);
+  ck_assert_int_eq(run_small(&pr, 0, 1e-30, &r), STRATA_OK);
+  ck_assert(r.integral == 0.0 && r.sigma == 0.0 && r.converged && r.iterations == 7);
+  /* 1e-300 is a double: its estimates' squares underflow, not the estimates */
+  pr = (strata_problem){.f = tiny_f, .nparams = 2, .name = "tiny"};
+  pr.params[0] = 1e-300;
+  ck_assert_int_eq(run_small(&pr, 0, 0.0, &r), STRATA_OK);
+  ck_assert_msg(fabs(r.integral - 1e-300) <= 1e-13 * 1e-300 && r.sigma >= 0.0 &&
+                r.sigma <= 1e-13 * 1e-300, "1e-300: %g +- %g", r.integral, r.sigma);
+  pr.params[0] = 1e-160;
+  pr.params[1] = 1.0;
+  ck_assert_int_eq(run_small(&pr, 0, 0.0, &r), STRATA_OK);
+  ck_assert_msg(isfinite(r.integral) && r.sigma > 0.0 && r.sigma < 1e-3 * r.integral &&
+                fabs(r.integral - 5e-161) < 5 * r.sigma, "1e-160 x: %g +- %g", r.integral,
+                r.sigma);
+  ck_assert(!r.converged); /* no errors of its own: agreement untested */
+  pr.params[0] = 1e-157;
+  ck_assert_int_eq(run_small(&pr, 0, 0.0, &r), STRATA_OK);
+  ck_assert_msg(r.sigma > 0.0 && r.sigma < 1e-3 * r.integral &&
+                fabs(r.integral - 5e-158) < 5 * r.sigma, "1e-157 x: %g +- %g", r.integral,
+                r.sigma);
+  /* a zero component beside two others */
+  pr = (strata_problem){.fv = zero_comp, .ncomp = 3, .adapt_comp = 0, .name = "zero_comp"};
+  ck_assert_int_eq(run_small(&pr, 0, 0.0, &r), STRATA_OK);
+  ck_assert(r.comp_integral[1] == 0.0 && r.comp_sigma[1] == 0.0 && r.comp_q[1] == 1.0);
+  ck_assert(fabs(r.comp_integral[0] - 0.5) < 5 * r.comp_sigma[0]);
+  ck_assert(fabs(r.comp_integral[2] - 1.0 / 3.0) < 5 * r.comp_sigma[2]);
+  ck_assert(r.comp_cov[1 * 3 + 0] == 0.0 && r.comp_cov[1 * 3 + 1] == 0.0);
+  ck_assert(!r.converged);
+  /* maxeval ends the run inside the warm-up (skip = 5): its estimates stand */
+  pr = (strata_problem){.f = tiny_f, .nparams = 2, .name = "warm"};
+  pr.params[0] = 1.0;
+  pr.params[1] = 1.0;
+  ck_assert_int_eq(run_small(&pr, 30000, 0.0, &r), STRATA_OK);
+  ck_assert_int_eq(r.iterations, 3);
+  ck_assert_msg(fabs(r.integral - 0.5) < 5 * r.sigma && r.sigma > 0.0 && !r.converged,
+                "warm-up only: %g +- %g", r.integral, r.sigma);
+}
+END_TEST
+
 START_TEST(test_bad_params_api)
 {
   strata_problem pr;
@@ -216,10 +440,16 @@ int main(void)
   tcase_add_test(tc, test_default_job);
   tcase_add_test(tc, test_bad_jobs);
   tcase_add_test(tc, test_missing_file);
+  tcase_add_test(tc, test_whole_numbers);
+  tcase_add_test(tc, test_duplicate_keys);
+  tcase_add_test(tc, test_long_lines);
+  tcase_add_test(tc, test_directory_job);
+  tcase_add_test(tc, test_limits);
   tcase_add_test(tc, test_bad_set);
   tcase_add_test(tc, test_nonfinite_integrand);
   tcase_add_test(tc, test_overflowing_sums);
   tcase_add_test(tc, test_bad_params_api);
+  tcase_add_test(tc, test_zero_and_tiny_integrands);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }

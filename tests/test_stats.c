@@ -121,6 +121,62 @@ START_TEST(test_average_single_and_empty)
 }
 END_TEST
 
+/* Issue 17, item 6: estimates near 1e-160, whose 1/sigma^2 overflow, are
+ * averaged as they would be at 1 (the same numbers times 2^600). */
+START_TEST(test_average_tiny)
+{
+  const double I[3] = {5.0e-161, 5.2e-161, 4.9e-161}, sig[3] = {1e-164, 2e-164, 1.5e-164};
+  double Is[3], ss[3];
+  for (int k = 0; k < 3; k++) {
+    Is[k] = ldexp(I[k], 600);
+    ss[k] = ldexp(sig[k], 600);
+  }
+  strata_average av, as;
+  strata_stats_average(I, sig, 3, &av);
+  strata_stats_average(Is, ss, 3, &as);
+  ck_assert_msg(isfinite(av.mean) && isfinite(av.sigma), "%g +- %g", av.mean, av.sigma);
+  check_close(av.mean, ldexp(as.mean, -600), 1e-15, 0, "tiny mean");
+  check_close(av.sigma, ldexp(as.sigma, -600), 1e-15, 0, "tiny sigma");
+  check_close(av.chi2, as.chi2, 1e-14, 0, "tiny chi2");
+  check_close(av.q, as.q, 1e-14, 0, "tiny Q");
+  /* sigma as small as doubles go, beside a larger one */
+  const double I2[2] = {1e-310, 2e-310}, s2[2] = {4.9406564584124654e-324, 1e-300};
+  strata_stats_average(I2, s2, 2, &av);
+  ck_assert_double_eq(av.mean, 1e-310);
+  ck_assert_double_eq(av.sigma, 4.9406564584124654e-324);
+  /* zeros of a vector integrand: 0 +- 0 in every iteration is exactly 0 */
+  const double Z[3] = {0, 0, 0};
+  strata_stats_average(Z, Z, 3, &av);
+  ck_assert(av.mean == 0.0 && av.sigma == 0.0 && av.chi2 == 0.0 && av.q == 1.0);
+  /* the covariance of two such averages, sum w^2 cab / (sum w)^2 = cab / 2:
+   * cab near 1e-310, weights near 1e320 */
+  const double sa[2] = {1e-160, 1e-160}, cab[2] = {4e-310, 4e-310};
+  check_close(strata_stats_average_cov(sa, sa, cab, 2), 2e-310, 1e-12, 0, "tiny covariance");
+}
+END_TEST
+
+/* Tiny estimates with no errors of their own (their variances underflowed):
+ * the mean, and the error from their scatter, in a scale without underflow. */
+START_TEST(test_scatter)
+{
+  const double I[3] = {1.0e-160, 1.1e-160, 0.9e-160};
+  strata_average av;
+  strata_stats_scatter(I, 3, &av);
+  check_close(av.mean, 1e-160, 1e-14, 0, "scatter mean");
+  /* sum of squares 2 (0.1e-160)^2 over 3 * 2 */
+  check_close(av.sigma, 1e-161 * sqrt(2.0 / 6.0), 1e-12, 0, "scatter sigma");
+  ck_assert(isnan(av.chi2_dof) && isnan(av.q));
+  ck_assert_int_eq(av.dof, 2);
+  const double C[2] = {1e-300, 1e-300};
+  strata_stats_scatter(C, 2, &av);
+  ck_assert(av.mean == 1e-300 && av.sigma == 0.0 && av.q == 1.0 && av.chi2_dof == 0.0);
+  strata_stats_scatter(I, 1, &av);
+  ck_assert(av.mean == 1e-160 && isnan(av.sigma));
+  strata_stats_scatter(I, 0, &av);
+  ck_assert(isnan(av.mean));
+}
+END_TEST
+
 START_TEST(test_average_exact_estimates)
 {
   /* Estimates with sigma 0 are exact: their plain mean with sigma 0, and
@@ -432,6 +488,8 @@ static Suite *stats_suite(void)
   tcase_add_test(tc, test_average_hand);
   tcase_add_test(tc, test_average_single_and_empty);
   tcase_add_test(tc, test_average_exact_estimates);
+  tcase_add_test(tc, test_average_tiny);
+  tcase_add_test(tc, test_scatter);
   tcase_add_test(tc, test_average_close_estimates);
   tcase_add_test(tc, test_average_random_vs_direct);
   suite_add_tcase(s, tc);
