@@ -83,8 +83,11 @@ static const char *launcher(void)
       "PMI_FD"};
   for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
     if (getenv(vars[i])) return vars[i];
-  if (getenv("SLURM_PROCID") && (getenv("SLURM_STEP_ID") || getenv("SLURM_STEPID")))
-    return getenv("SLURM_STEP_ID") ? "SLURM_STEP_ID" : "SLURM_STEPID";
+  const char *name = getenv("SLURM_STEP_ID") ? "SLURM_STEP_ID" : "SLURM_STEPID";
+  const char *step = getenv(name);
+  /* The batch, extern and interactive steps have reserved ids at the top
+   * of the 32-bit range: no srun task runs in them. */
+  if (getenv("SLURM_PROCID") && step && strtoull(step, NULL, 10) < 0xfffffff0ULL) return name;
   return NULL;
 }
 
