@@ -198,35 +198,33 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
 
   strata_session ss = {.job = &job, .comm = comm, .resume = resume, .force = force,
                        .verbose = verbose};
-  {
-    r->check_ranks = job.check_ranks;
-    int talk = comm->rank == 0;
-    FILE *table = talk && !quiet ? stdout : NULL;
-    double exact = NAN;
-    if (b && job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
-    if (talk && verbose)
-      fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), "
-              "ninc %d, %d rank%s\n", pr.name, pr.dim, strata_mode_name(job.p.mode),
-              (long long)r->strat->nhcube, r->strat->M, job.p.ninc, comm->size,
-              comm->size == 1 ? "" : "s");
-    ss.backend = be->name;
-    ss.exact = exact;
-    strata_result res;
-    rc = strata_session_open(&ss, r);
-    if (rc == STRATA_OK && table) strata_report_header(table);
-    if (rc == STRATA_OK)
-      rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, table, &res);
-    strata_stop_guard_exit(NULL);
-    if (rc == STRATA_OK && talk && !ss.stopped) {
-      if (!quiet) strata_report_summary(stdout, &res, exact);
-      if (json) {
-        strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), be->name,
-                                   comm->size, exact};
-        strata_report_json(stdout, &res, &info);
-      }
+  r->check_ranks = job.check_ranks;
+  int talk = comm->rank == 0;
+  FILE *table = talk && !quiet ? stdout : NULL;
+  double exact = NAN;
+  if (b && job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
+  if (talk && verbose)
+    fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), "
+            "ninc %d, %d rank%s\n", pr.name, pr.dim, strata_mode_name(job.p.mode),
+            (long long)r->strat->nhcube, r->strat->M, job.p.ninc, comm->size,
+            comm->size == 1 ? "" : "s");
+  ss.backend = be->name;
+  ss.exact = exact;
+  strata_result res;
+  rc = strata_session_open(&ss, r);
+  if (rc == STRATA_OK && table) strata_report_header(table);
+  if (rc == STRATA_OK)
+    rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, table, &res);
+  strata_stop_guard_exit(NULL);
+  if (rc == STRATA_OK && talk && !ss.stopped) {
+    if (!quiet) strata_report_summary(stdout, &res, exact);
+    if (json) {
+      strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), be->name,
+                                 comm->size, exact};
+      strata_report_json(stdout, &res, &info);
     }
-    strata_session_close(&ss);
   }
+  strata_session_close(&ss);
   strata_run_free(r);
   strata_backend_free(be);
   strata_cli_integrand_free(src, tables);

@@ -52,6 +52,7 @@ void strata_stop_raise(int sig)
   sigaddset(&set, sig);
   sigprocmask(SIG_UNBLOCK, &set, NULL);
   raise(sig);
+  _exit(128 + sig); /* a signal whose default is to be ignored */
 }
 
 void strata_stop_uninstall(void)
