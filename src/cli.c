@@ -261,10 +261,9 @@ int strata_cli_integrand_load(const strata_job *job, strata_problem *pr, strata_
   return STRATA_OK;
 }
 
-int strata_cli_integrand_build(const strata_job *job, strata_comm *comm, int verbose,
-                               strata_problem *pr, strata_source *src)
+int strata_cli_integrand_build(strata_comm *comm, int verbose, strata_problem *pr,
+                               strata_source *src)
 {
-  (void)job;
   if (!src) return 0;
   /* Rank 0 compiles alone first: a job of many ranks then compiles once
    * and the others load the result from the cache (or, on a node that does

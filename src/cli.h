@@ -37,8 +37,8 @@ int strata_cli_integrand_load(const strata_job *job, strata_problem *pr,
                               struct strata_source **src, struct strata_table_set **tables);
 /* Compiles it for the CPU (rank 0 first, then the others find it in the
  * cache) and completes pr.  Agreed: returns like strata_cli_agree. */
-int strata_cli_integrand_build(const strata_job *job, strata_comm *comm, int verbose,
-                               strata_problem *pr, struct strata_source *src);
+int strata_cli_integrand_build(strata_comm *comm, int verbose, strata_problem *pr,
+                               struct strata_source *src);
 void strata_cli_integrand_free(struct strata_source *src, struct strata_table_set *tables);
 /* Prints "strata: MSG" (with the rank in a multi-rank job) and returns the
  * exit status 1; in a multi-rank job it ends all ranks, since the others may

@@ -136,7 +136,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
     case 'f': force = 1; break;
     case 'p': fputs(strata_default_job, stdout); st = STRATA_CLI_DONE; break;
     case 'h': fputs(usage_text, stdout); st = STRATA_CLI_DONE; break;
-    case ':': st = usage_status("missing value for", optopt ? shown : argv[optind - 1]); break;
+    case ':': st = usage_status("missing value for", argv[optind - 1]); break;
     default: st = usage_status("bad option for run", optopt ? shown : argv[optind - 1]); break;
     }
   }
@@ -179,7 +179,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   snprintf(guard, sizeof guard, "strata: %sthe integrand's code called exit() before the run "
            "finished (exit status 1)\n", who);
   strata_stop_guard_exit(guard);
-  st = strata_cli_integrand_build(&job, comm, verbose, &pr, src);
+  st = strata_cli_integrand_build(comm, verbose, &pr, src);
   strata_backend *be = NULL;
   if (st == 0) {
     rc = strata_cli_backend(&job, comm, verbose, &be);
