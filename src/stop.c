@@ -77,9 +77,12 @@ void strata_stop_child(int pid)
   if (!installed) return;
   if (pid > 0) {
     /* Ctrl-C and a closed terminal reach only the terminal's process
-     * group, no longer the child's: pass them on while it runs. */
-    catch(SIGINT, &saved_int);
-    catch(SIGHUP, &saved_hup);
+     * group, no longer the child's: pass them on while it runs (unless
+     * they are ignored, as under nohup or in a background job). */
+    sigaction(SIGINT, NULL, &saved_int);
+    sigaction(SIGHUP, NULL, &saved_hup);
+    if (saved_int.sa_handler != SIG_IGN) catch(SIGINT, NULL);
+    if (saved_hup.sa_handler != SIG_IGN) catch(SIGHUP, NULL);
     child = pid;
     /* A signal before the child was known: it must not start its work. */
     if (requested) kill(-(pid_t)pid, SIGTERM);
