@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "comm.h"
 #include "error.h"
@@ -48,14 +49,63 @@ static int mpi_allgather(strata_comm *c, double *buf, const int64_t *off)
   return rc == MPI_SUCCESS ? 0 : -1;
 }
 
+static int mpi_broadcast(strata_comm *c, void *buf, size_t n, int root)
+{
+  (void)c;
+  char *p = buf;
+  while (n > 0) {
+    int m = n > (size_t)INT_MAX ? INT_MAX : (int)n;
+    if (MPI_Bcast(p, m, MPI_BYTE, root, MPI_COMM_WORLD) != MPI_SUCCESS) return -1;
+    p += m;
+    n -= (size_t)m;
+  }
+  return 0;
+}
+
 static void mpi_free(strata_comm *c) { free(c); }
+
+/* Set when MPI_Init ran: only then may MPI be called (finalize, abort). */
+static int mpi_up;
+static char how[160] = "serial: no MPI launcher in the environment";
+
+/* The variable that shows a launcher started this process, or NULL.  A
+ * singleton MPI_Init (no launcher) costs ~0.4 s, more than a small run,
+ * and gives one rank anyway.  Slurm sets SLURM_ variables in a batch
+ * script too, which is no task of a step: srun's tasks have a step id
+ * together with a task rank (SLURM_PROCID), so a batch script that runs
+ * strata directly starts serial and a task of srun still calls MPI_Init. */
+static const char *launcher(void)
+{
+  static const char *const vars[] = {
+      "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", /* Open MPI's mpirun */
+      "PMIX_RANK",            "PMIX_NAMESPACE",       /* PMIx: prterun, srun --mpi=pmix */
+      "PMI_RANK",             "PMI_SIZE",             /* PMI-1/2: hydra, srun --mpi=pmi2 */
+      "PMI_FD"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+    if (getenv(vars[i])) return vars[i];
+  const char *name = getenv("SLURM_STEP_ID") ? "SLURM_STEP_ID" : "SLURM_STEPID";
+  const char *step = getenv(name);
+  /* The batch, extern and interactive steps have reserved ids at the top
+   * of the 32-bit range: no srun task runs in them. */
+  if (getenv("SLURM_PROCID") && step && strtoull(step, NULL, 10) < 0xfffffff0ULL) return name;
+  return NULL;
+}
+
+const char *strata_comm_world_how(void) { return how; }
 
 int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)
 {
   *out = NULL;
+  const char *by = launcher();
+  if (!by) {
+    *out = strata_comm_serial();
+    return *out ? STRATA_OK : strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  snprintf(how, sizeof how, "MPI: launched (%s is set)", by);
   int provided;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
     return strata_error(STRATA_ECOMM, "MPI_Init failed");
+  mpi_up = 1;
   strata_comm *c = calloc(1, sizeof *c);
   if (!c) return strata_error(STRATA_ENOMEM, "out of memory");
   MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
@@ -75,6 +125,7 @@ int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   c->allreduce_sum = mpi_allreduce;
   c->allgather = mpi_allgather;
+  c->broadcast = mpi_broadcast;
   c->free = mpi_free;
   *out = c;
   return STRATA_OK;
@@ -84,19 +135,24 @@ void strata_comm_world_close(strata_comm *c, int status)
 {
   (void)status;
   strata_comm_free(c);
-  MPI_Finalize();
+  if (mpi_up) MPI_Finalize();
 }
 
 void strata_comm_abort(strata_comm *c, int status)
 {
   (void)c;
-  MPI_Abort(MPI_COMM_WORLD, status);
+  if (mpi_up) MPI_Abort(MPI_COMM_WORLD, status);
   exit(status);
 }
 
 void strata_comm_where(strata_comm *c, char *buf, int len)
 {
   (void)c;
+  if (!mpi_up) {
+    if (gethostname(buf, (size_t)len) != 0) buf[0] = '\0';
+    buf[len - 1] = '\0';
+    return;
+  }
   char name[MPI_MAX_PROCESSOR_NAME];
   int n = 0;
   if (MPI_Get_processor_name(name, &n) != MPI_SUCCESS) n = 0;

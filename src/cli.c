@@ -2,9 +2,12 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "jobdef.h"
+#include "stop.h"
 #include "table.h"
 #include "usercode.h"
 
@@ -73,6 +76,7 @@ int strata_cli_fail(strata_comm *comm, const char *fmt, ...)
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  strata_stop_guard_exit(NULL);
   if (comm->size > 1) {
     fprintf(stderr, "strata: rank %d: %s\n", comm->rank, msg);
     fflush(stderr);
@@ -113,39 +117,125 @@ static int strata_cli_tables(const strata_job *job, strata_source *src, strata_p
   return rc;
 }
 
-/* Rank 0's status reaches every rank; then every rank's failure does. */
-static int agree(strata_comm *comm, int failed)
+int strata_cli_agree(strata_comm *comm, int status, int all_acted)
 {
-  double f = failed ? 1.0 : 0.0;
-  if (comm->size > 1 && comm->allreduce_sum(comm, &f, 1) != STRATA_OK) return 1;
-  return f > 0.0;
+  /* Every rank's status, so that every rank knows which one speaks and
+   * leaves with the same exit status: the lowest rank that was stopped,
+   * else the lowest with an error, else one that is done. */
+  const int n = comm->size;
+  /* A signal also makes what it interrupted fail (a compile it ended):
+   * the stop is the news, not that failure. */
+  if (strata_stop_requested()) status = STRATA_CLI_STOPPED + strata_stop_requested();
+  double mine = status, *all = &mine;
+  double *buf = NULL;
+  if (n > 1) {
+    buf = calloc((size_t)n, sizeof(double));
+    int64_t *off = malloc(sizeof(int64_t) * ((size_t)n + 1));
+    int ok = buf && off;
+    if (ok) {
+      for (int r = 0; r <= n; r++) off[r] = r;
+      buf[comm->rank] = status;
+      ok = comm->allgather(comm, buf, off) == 0;
+    }
+    free(off);
+    if (!ok) {
+      const char *why = buf ? "communication failed" : "out of memory";
+      free(buf);
+      /* Where the others may be waiting in the gather: end them all. */
+      return strata_cli_fail(comm, "cannot agree with the other ranks (%s)", why);
+    }
+    all = buf;
+  }
+  int speaker = -1, failed = 0;
+  for (int pass = 0; pass < 3 && speaker < 0; pass++)
+    for (int r = 0; r < n && speaker < 0; r++) {
+      int st = (int)all[r];
+      if (pass == 0 ? st > STRATA_CLI_STOPPED
+                    : pass == 1 ? st > 0 && st < STRATA_CLI_DONE : st == STRATA_CLI_DONE)
+        speaker = r;
+    }
+  for (int r = 0; r < n; r++) failed += all[r] != 0;
+  int agreed = speaker < 0 ? 0 : (int)all[speaker];
+  free(buf);
+  if (speaker < 0) return 0;
+  if (agreed > STRATA_CLI_STOPPED) return agreed;
+  if (agreed == STRATA_CLI_DONE) {
+    /* --help or --print-job on some ranks only: the others cannot run alone. */
+    if (failed == n) return STRATA_CLI_DONE;
+    if (comm->rank == speaker)
+      fprintf(stderr, "strata: rank %d: --help and --print-job end the run, given to some ranks "
+              "only\n", speaker);
+    return 2;
+  }
+  if (comm->rank == speaker) {
+    if (n > 1 && all_acted && failed < n)
+      fprintf(stderr, "strata: rank %d: %s\n", speaker, strata_last_error());
+    else
+      fprintf(stderr, "strata: %s\n", strata_last_error());
+    fflush(stderr);
+  }
+  return agreed;
 }
 
-static int build_source(const strata_job *job, strata_comm *comm, int verbose,
-                        strata_source *src)
+/* Of "key = value" lines: the first key of mine whose value in theirs
+ * differs or is missing, with both values. */
+static int first_difference(const char *mine, const char *theirs, char *key, size_t klen,
+                            char *a, char *b, size_t vlen)
 {
-  /* Rank 0 compiles alone first: a job of many ranks then compiles once
-   * and the others load the result from the cache (or, on a node that does
-   * not share the cache directory, compile their own). */
-  int rc = comm->rank == 0 ? strata_source_build_cpu(src, verbose) : STRATA_OK;
-  if (agree(comm, rc != STRATA_OK)) {
-    if (comm->rank != 0) strata_error(STRATA_EINVAL, "rank 0 could not compile %s", src->origin);
-    return rc != STRATA_OK ? rc : STRATA_EINVAL;
+  for (const char *s = mine; *s;) {
+    size_t n = strcspn(s, "\n");
+    const char *eq = strstr(s, " = ");
+    if (eq && eq > s && (size_t)(eq - s) + 3 <= n) {
+      size_t kn = (size_t)(eq - s);
+      snprintf(key, klen, "%.*s", (int)kn, s);
+      snprintf(a, vlen, "%.*s", (int)(n - kn - 3), eq + 3);
+      snprintf(b, vlen, "(missing)");
+      for (const char *t = theirs; *t;) {
+        size_t m = strcspn(t, "\n");
+        if (m >= kn + 3 && !strncmp(t, s, kn + 3)) {
+          snprintf(b, vlen, "%.*s", (int)(m - kn - 3), t + kn + 3);
+          break;
+        }
+        t += m;
+        if (*t) t++;
+      }
+      if (strcmp(a, b)) return 1;
+    }
+    s += n;
+    if (*s) s++;
   }
-  if (comm->rank != 0) rc = strata_source_build_cpu(src, 0);
-  if (agree(comm, rc != STRATA_OK)) {
-    if (rc != STRATA_OK) fprintf(stderr, "strata: rank %d: %s\n", comm->rank, strata_last_error());
-    return strata_error(STRATA_EINVAL, "%s: a rank could not build the integrand (see above)",
-                        job->source);
-  }
-  if (verbose && comm->rank == 0)
-    fprintf(stderr, "strata: integrand %s from %s: %s for the CPU in %.3f s\n", src->function,
-            src->origin, src->cpu_cached ? "loaded from the cache" : "compiled", src->cpu_build_s);
-  return STRATA_OK;
+  return 0;
 }
 
-int strata_cli_integrand(const strata_job *job, strata_comm *comm, int verbose,
-                         strata_problem *pr, strata_source **srcp, strata_table_set **tables)
+int strata_cli_same_job(strata_comm *comm, const strata_job *job, const strata_problem *pr)
+{
+  /* The whole definition, the keys --force may change too (maxiter decides
+   * how many collectives a rank makes), and check_ranks (whether it makes
+   * the state comparisons).  Ranks that disagree on any of it would take
+   * part in different collectives with buffers of different sizes. */
+  static char mine[STRATA_JOBDEF_MAX + 64], root[STRATA_JOBDEF_MAX + 64];
+  int rc = strata_jobdef_text(pr, &job->p, mine, STRATA_JOBDEF_MAX);
+  if (rc == STRATA_OK)
+    snprintf(mine + strlen(mine), sizeof mine - strlen(mine), "run.check_ranks = %s\n",
+             job->check_ranks ? "on" : "off");
+  if (comm->size > 1) {
+    memcpy(root, mine, sizeof root);
+    /* A rank whose text failed still takes part, or the others would wait. */
+    if (comm->broadcast(comm, root, sizeof root, 0) != 0)
+      return strata_cli_fail(comm, "cannot receive rank 0's job definition");
+    char key[128], a[STRATA_JOBDEF_MAX], b[STRATA_JOBDEF_MAX];
+    if (rc == STRATA_OK && (first_difference(mine, root, key, sizeof key, a, b, sizeof a) ||
+                            first_difference(root, mine, key, sizeof key, b, a, sizeof a)))
+      rc = strata_error(STRATA_EINVAL, "%s: not the job of rank 0: %s = %s here, %s on rank 0%s "
+                        "(every rank must run the same job)", job->source, key, a, b,
+                        !strcmp(key, "integral.source") ? " (the integrand's code or "
+                        "tables differ)" : "");
+  }
+  return strata_cli_agree(comm, rc == STRATA_OK ? 0 : 1, 1);
+}
+
+int strata_cli_integrand_load(const strata_job *job, strata_problem *pr, strata_source **srcp,
+                              strata_table_set **tables)
 {
   *srcp = NULL;
   *tables = NULL;
@@ -169,16 +259,37 @@ int strata_cli_integrand(const strata_job *job, strata_comm *comm, int verbose,
     }
   }
   if (rc == STRATA_OK) rc = strata_cli_tables(job, src, pr, tables);
-  if (rc == STRATA_OK) rc = build_source(job, comm, verbose, src);
   if (rc != STRATA_OK) {
     strata_source_free(src);
+    strata_tables_free(*tables);
+    *tables = NULL;
     return rc;
   }
-  pr->f = src->f;
-  pr->fv = src->fv;
+  /* The definition (strata_cli_same_job) hashes the code and the tables. */
   pr->source = src;
   *srcp = src;
   return STRATA_OK;
+}
+
+int strata_cli_integrand_build(strata_comm *comm, int verbose, strata_problem *pr,
+                               strata_source *src)
+{
+  if (!src) return 0;
+  /* Rank 0 compiles alone first: a job of many ranks then compiles once
+   * and the others load the result from the cache (or, on a node that does
+   * not share the cache directory, compile their own). */
+  int rc = comm->rank == 0 ? strata_source_build_cpu(src, verbose) : STRATA_OK;
+  int st = strata_cli_agree(comm, rc != STRATA_OK, 0);
+  if (st != 0) return st;
+  if (comm->rank != 0) rc = strata_source_build_cpu(src, 0);
+  st = strata_cli_agree(comm, rc != STRATA_OK, 1);
+  if (st != 0) return st;
+  if (verbose && comm->rank == 0)
+    fprintf(stderr, "strata: integrand %s from %s: %s for the CPU in %.3f s\n", src->function,
+            src->origin, src->cpu_cached ? "loaded from the cache" : "compiled", src->cpu_build_s);
+  pr->f = src->f;
+  pr->fv = src->fv;
+  return 0;
 }
 
 void strata_cli_integrand_free(strata_source *src, strata_table_set *tables)

@@ -18,6 +18,15 @@ static int serial_allgather(strata_comm *c, double *buf, const int64_t *off)
   return 0;
 }
 
+static int serial_broadcast(strata_comm *c, void *buf, size_t n, int root)
+{
+  (void)c;
+  (void)buf;
+  (void)n;
+  (void)root;
+  return 0;
+}
+
 static void serial_free(strata_comm *c) { free(c); }
 
 strata_comm *strata_comm_serial(void)
@@ -30,6 +39,7 @@ strata_comm *strata_comm_serial(void)
   c->local_size = 1;
   c->allreduce_sum = serial_allreduce;
   c->allgather = serial_allgather;
+  c->broadcast = serial_broadcast;
   c->free = serial_free;
   return c;
 }

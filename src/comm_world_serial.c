@@ -13,6 +13,8 @@ int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)
   return *out ? STRATA_OK : strata_error(STRATA_ENOMEM, "out of memory");
 }
 
+const char *strata_comm_world_how(void) { return "serial: built without MPI"; }
+
 void strata_comm_world_close(strata_comm *c, int status)
 {
   (void)status;

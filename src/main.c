@@ -9,12 +9,14 @@
 #include "backend.h"
 #include "cli.h"
 #include "comm.h"
+#include "error.h"
 #include "io.h"
 #include "job.h"
 #include "logcmd.h"
 #include "report.h"
 #include "run.h"
 #include "session.h"
+#include "stop.h"
 
 static const char usage_text[] =
     "Usage: strata run [JOB.ini] [--set SECTION.KEY=VALUE]... [--json] [-q] [-v]\n"
@@ -34,8 +36,9 @@ static const char usage_text[] =
     "  -s, --set SECTION.KEY=VALUE   override a job-file key (repeatable)\n"
     "  -j, --json       end stdout with one line of JSON holding the result\n"
     "  -q, --quiet      no iteration table (with --json: only the JSON line)\n"
-    "  -v, --verbose    say which backend and how many hypercubes were chosen,\n"
-    "                   and when a checkpoint is resumed or written\n"
+    "  -v, --verbose    say how many ranks (and whether through MPI), which backend\n"
+    "                   and how many hypercubes were chosen, and when a checkpoint\n"
+    "                   is resumed or written\n"
     "  -t, --threads N  CPU threads (default: all; same as --set run.threads=N)\n"
     "  -p, --print-job  print the default job file and exit\n"
     "  -r, --resume     continue from run.checkpoint (same as run.resume = yes)\n"
@@ -75,6 +78,33 @@ static int cmd_list(void)
   return 0;
 }
 
+/* A usage error of this rank: its message, for strata_cli_agree to print. */
+static int usage_status(const char *msg, const char *arg)
+{
+  strata_error(STRATA_EINVAL, "%s%s%s (try 'strata --help')", msg, arg ? " " : "",
+               arg ? arg : "");
+  return 2;
+}
+
+/* Where the ranks agree that none may go on: the exit status. */
+static int stop_early(strata_comm *comm, const strata_job *job, int st)
+{
+  if (st == STRATA_CLI_DONE) return 0;
+  if (st < STRATA_CLI_STOPPED) return st;
+  int sig = st - STRATA_CLI_STOPPED;
+  /* Nothing computed, no file written: with a checkpoint, "please requeue"
+   * loses nothing; without one the signal has its usual effect. */
+  if (!job->checkpoint[0] || (sig != SIGTERM && sig != SIGUSR1)) {
+    strata_comm_world_close(comm, 1);
+    strata_stop_raise(sig);
+  }
+  if (comm->rank == 0)
+    fprintf(stderr, "strata: stopped by a signal (%s) before the run started: nothing was "
+            "computed or written; run it again (exit status %d)\n",
+            sig == SIGTERM ? "SIGTERM" : "SIGUSR1", STRATA_EXIT_REQUEUE);
+  return STRATA_EXIT_REQUEUE;
+}
+
 static int cmd_run(int argc, char **argv, strata_comm *comm)
 {
   static const struct option opts[] = {
@@ -85,13 +115,18 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
       {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
   int json = 0, quiet = 0, verbose = 0, nset = 0, resume = 0, force = 0;
   const char *sets[256], *threads = NULL;
-  int c;
+  int c, st = 0;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "s:jqvt:phrf", opts, NULL)) != -1) {
+  /* Errors before the ranks agree are this rank's alone; a rank that
+   * returned now would leave the others waiting in their first collective
+   * (and itself in MPI_Finalize's). */
+  opterr = 0;
+  while (st == 0 && (c = getopt_long(argc, argv, ":s:jqvt:phrf", opts, NULL)) != -1) {
+    char shown[3] = {'-', (char)optopt, '\0'};
     switch (c) {
     case 's':
-      if (nset == 256) return usage_error("too many --set options", NULL);
-      sets[nset++] = optarg;
+      if (nset == 256) st = usage_status("too many --set options", NULL);
+      else sets[nset++] = optarg;
       break;
     case 'j': json = 1; break;
     case 'q': quiet = 1; break;
@@ -99,72 +134,99 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
     case 't': threads = optarg; break;
     case 'r': resume = 1; break;
     case 'f': force = 1; break;
-    case 'p': fputs(strata_default_job, stdout); return 0;
-    case 'h': fputs(usage_text, stdout); return 0;
-    default: return usage_error("bad option for run", NULL);
+    case 'p': fputs(strata_default_job, stdout); st = STRATA_CLI_DONE; break;
+    case 'h': fputs(usage_text, stdout); st = STRATA_CLI_DONE; break;
+    case ':': st = usage_status("missing value for", argv[optind - 1]); break;
+    default: st = usage_status("bad option for run", optopt ? shown : argv[optind - 1]); break;
     }
   }
-  if (argc - optind > 1) return usage_error("run takes at most one job file, got", argv[optind + 1]);
+  if (st == 0 && argc - optind > 1)
+    st = usage_status("run takes at most one job file, got", argv[optind + 1]);
   const char *path = optind < argc ? argv[optind] : NULL;
 
   strata_job job;
   strata_job_init(&job);
-  int rc = strata_job_load(&job, path);
-  for (int i = 0; rc == STRATA_OK && i < nset; i++) rc = strata_job_set(&job, sets[i]);
-  if (rc == STRATA_OK && threads) {
+  strata_problem pr;
+  memset(&pr, 0, sizeof pr);
+  const strata_builtin *b = NULL;
+  struct strata_source *src = NULL;
+  struct strata_table_set *tables = NULL;
+  int rc = st == 0 ? strata_job_load(&job, path) : STRATA_OK;
+  for (int i = 0; st == 0 && rc == STRATA_OK && i < nset; i++) rc = strata_job_set(&job, sets[i]);
+  if (st == 0 && rc == STRATA_OK && threads) {
     char a[64];
     snprintf(a, sizeof a, "run.threads=%s", threads);
     rc = strata_job_set(&job, a);
   }
-  strata_problem pr;
-  const strata_builtin *b = NULL;
-  if (rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, &b);
-  if (rc == STRATA_OK) strata_cli_prepare_backend(&job, comm);
-  struct strata_source *src = NULL;
-  struct strata_table_set *tables = NULL;
-  if (rc == STRATA_OK) rc = strata_cli_integrand(&job, comm, verbose, &pr, &src, &tables);
+  if (st == 0 && rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, &b);
+  if (st == 0 && rc == STRATA_OK) strata_cli_prepare_backend(&job, comm);
+  if (st == 0 && rc == STRATA_OK) rc = strata_cli_integrand_load(&job, &pr, &src, &tables);
+  if (st == 0 && rc != STRATA_OK) st = 1;
+  if (verbose && comm->rank == 0 && st == 0)
+    fprintf(stderr, "strata: %d rank%s, %s\n", comm->size, comm->size == 1 ? "" : "s",
+            strata_comm_world_how());
+  /* Every rank read its job, code and tables; only if all could, and all
+   * have the same job, does any allocate, compile or run. */
+  st = strata_cli_agree(comm, st, 1);
+  if (st == 0) st = strata_cli_same_job(comm, &job, &pr);
+  if (st != 0) {
+    strata_cli_integrand_free(src, tables);
+    return stop_early(comm, &job, st);
+  }
+  /* From the first line of user code (a constructor runs at dlopen) until
+   * the run has ended, an exit() is none of strata's. */
+  static char guard[160], who[32];
+  if (comm->size > 1) snprintf(who, sizeof who, "rank %d: ", comm->rank);
+  snprintf(guard, sizeof guard, "strata: %sthe integrand's code called exit() before the run "
+           "finished (exit status 1)\n", who);
+  strata_stop_guard_exit(guard);
+  st = strata_cli_integrand_build(comm, verbose, &pr, src);
   strata_backend *be = NULL;
-  if (rc == STRATA_OK) rc = strata_cli_backend(&job, comm, verbose, &be);
-  if (rc != STRATA_OK) {
-    /* Every rank read the same job and failed the same way: one says so. */
-    if (comm->rank == 0) fprintf(stderr, "strata: %s\n", strata_last_error());
+  if (st == 0) {
+    rc = strata_cli_backend(&job, comm, verbose, &be);
+    st = strata_cli_agree(comm, rc != STRATA_OK, 1);
+  }
+  strata_run *r = NULL;
+  if (st == 0) {
+    rc = strata_run_alloc(&pr, &job.p, be, comm, &r);
+    st = strata_cli_agree(comm, rc != STRATA_OK, 1);
+  }
+  if (st != 0) {
+    strata_run_free(r);
     strata_backend_free(be);
     strata_cli_integrand_free(src, tables);
-    return 1;
+    return stop_early(comm, &job, st);
   }
 
-  strata_run *r = NULL;
   strata_session ss = {.job = &job, .comm = comm, .resume = resume, .force = force,
                        .verbose = verbose};
-  rc = strata_run_alloc(&pr, &job.p, be, comm, &r);
-  if (rc == STRATA_OK) {
-    r->check_ranks = job.check_ranks;
-    int talk = comm->rank == 0;
-    FILE *table = talk && !quiet ? stdout : NULL;
-    double exact = NAN;
-    if (b && job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
-    if (talk && verbose)
-      fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), "
-              "ninc %d, %d rank%s\n", pr.name, pr.dim, strata_mode_name(job.p.mode),
-              (long long)r->strat->nhcube, r->strat->M, job.p.ninc, comm->size,
-              comm->size == 1 ? "" : "s");
-    ss.backend = be->name;
-    ss.exact = exact;
-    strata_result res;
-    rc = strata_session_open(&ss, r);
-    if (rc == STRATA_OK && table) strata_report_header(table);
-    if (rc == STRATA_OK)
-      rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, table, &res);
-    if (rc == STRATA_OK && talk && !ss.stopped) {
-      if (!quiet) strata_report_summary(stdout, &res, exact);
-      if (json) {
-        strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), be->name,
-                                   comm->size, exact};
-        strata_report_json(stdout, &res, &info);
-      }
+  r->check_ranks = job.check_ranks;
+  int talk = comm->rank == 0;
+  FILE *table = talk && !quiet ? stdout : NULL;
+  double exact = NAN;
+  if (b && job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
+  if (talk && verbose)
+    fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), "
+            "ninc %d, %d rank%s\n", pr.name, pr.dim, strata_mode_name(job.p.mode),
+            (long long)r->strat->nhcube, r->strat->M, job.p.ninc, comm->size,
+            comm->size == 1 ? "" : "s");
+  ss.backend = be->name;
+  ss.exact = exact;
+  strata_result res;
+  rc = strata_session_open(&ss, r);
+  if (rc == STRATA_OK && table) strata_report_header(table);
+  if (rc == STRATA_OK)
+    rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, table, &res);
+  strata_stop_guard_exit(NULL);
+  if (rc == STRATA_OK && talk && !ss.stopped) {
+    if (!quiet) strata_report_summary(stdout, &res, exact);
+    if (json) {
+      strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), be->name,
+                                 comm->size, exact};
+      strata_report_json(stdout, &res, &info);
     }
-    strata_session_close(&ss);
   }
+  strata_session_close(&ss);
   strata_run_free(r);
   strata_backend_free(be);
   strata_cli_integrand_free(src, tables);
@@ -184,6 +246,13 @@ int main(int argc, char **argv)
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     fputs(usage_text, stdout);
     return 0;
+  }
+  /* First: a stop signal during start-up (MPI_Init, reading the job, a
+   * compile) must not end a run that could be requeued with status 143 or
+   * 138; the ranks see it where they next agree (strata_cli_agree). */
+  if (!strcmp(argv[1], "run") && strata_stop_install() != 0) {
+    perror("strata: cannot catch SIGTERM and SIGUSR1");
+    return 1;
   }
   if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
     printf("strata %s\n", strata_version());
@@ -209,6 +278,7 @@ int main(int argc, char **argv)
     return 1;
   }
   int rc = cmd_run(argc - 1, argv + 1, comm);
+  strata_stop_guard_exit(NULL);
   strata_comm_world_close(comm, rc);
   return rc;
 }

@@ -222,6 +222,9 @@ int strata_session_open(strata_session *s, strata_run *r)
   s->pending = NULL;
   s->stopped = 0;
   s->agreed = 1;
+  /* Caught since start-up; a job without a checkpoint has nothing to save
+   * from here on, so the signals end it as they would any program. */
+  if (!job->checkpoint[0]) strata_stop_uninstall();
   strata_comm_where(s->comm, s->host, sizeof s->host);
   int rc = strata_jobdef_text(&r->problem, &r->params, s->definition, sizeof s->definition);
   if (rc != STRATA_OK) return rc; /* the same on every rank */

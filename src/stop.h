@@ -1,11 +1,42 @@
 /* Stop requests from outside: SIGTERM and SIGUSR1 (what Slurm sends before
  * a time limit or a preemption) only set a flag; the driver looks at it
- * between iterations, where the state is whole and can be saved. */
+ * between iterations, where the state is whole and can be saved, and
+ * before the run at the points where the ranks agree (doc/jobs.md).
+ *
+ * Also the process's other ways out that strata does not choose: a child
+ * it runs (the C compiler) is ended with it, and an exit() from user code
+ * is not taken for a finished run. */
 #ifndef STRATA_STOP_H
 #define STRATA_STOP_H
 
-/* Catches SIGTERM and SIGUSR1 from now on.  Returns 0, or -1 with errno. */
+/* Catches SIGTERM and SIGUSR1 from now on.  Returns 0, or -1 with errno.
+ * The program calls it first thing, so that a signal during start-up
+ * (MPI_Init, a compile) is seen rather than ending the process. */
 int strata_stop_install(void);
+/* SIGTERM and SIGUSR1 get their usual effect again (a job without a
+ * checkpoint has nothing to save); one that arrived meanwhile takes it now. */
+void strata_stop_uninstall(void);
 /* The signal that asked to stop, or 0. */
 int strata_stop_requested(void);
+/* Ends the process as the signal sig would have without strata's handler. */
+void strata_stop_raise(int sig);
+
+/* system(), except that once strata_stop_install ran the command runs in
+ * a process group of its own which a stop signal (or SIGINT or SIGHUP
+ * meanwhile) ends, compiler and all, before this returns: a compile must
+ * not outlive strata and leave its output half-written.  The caller
+ * removes its temporary files as after any failed command, and finds the
+ * signal in strata_stop_requested. */
+int strata_stop_system(const char *command);
+/* For a caller that starts its own child (posix_spawn with
+ * POSIX_SPAWN_SETPGROUP and group 0, wanted when strata_stop_installed()):
+ * pid from spawning until it has been waited for, then 0. */
+void strata_stop_child(int pid);
+int strata_stop_installed(void);
+
+/* From now on an exit() that strata does not make (user code that calls
+ * exit, in its function or a constructor) prints msg, a whole line, and
+ * ends the process with status 1 instead of its own (0 would read as a
+ * finished run).  msg NULL: strata's own exit follows. */
+void strata_stop_guard_exit(const char *msg);
 #endif

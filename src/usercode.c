@@ -13,6 +13,7 @@
 
 #include "cache.h"
 #include "error.h"
+#include "stop.h"
 
 #define MAX_SOURCE_BYTES (16 << 20)
 #define INLINE_NAME "strata_inline"
@@ -362,7 +363,7 @@ static int compile_cpu(strata_source *s, int talk, const char *cc, const char *f
   } else if (!cmd.p) {
     rc = strata_error(STRATA_ENOMEM, "out of memory");
   } else {
-    int st = system(cmd.p);
+    int st = strata_stop_system(cmd.p);
     char *out = read_all(log);
     if (st != 0) {
       if (talk && out && *out) fprintf(stderr, "%s", out);

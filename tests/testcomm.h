@@ -57,6 +57,17 @@ static inline int testcomm_allgather(strata_comm *c, double *buf, const int64_t 
   return 0;
 }
 
+static inline int testcomm_broadcast(strata_comm *c, void *buf, size_t n, int root)
+{
+  testcomm *sh = c->self;
+  testcomm_note(sh, c, 0);
+  sh->bufs[c->rank] = buf;
+  pthread_barrier_wait(&sh->bar);
+  if (c->rank != root) memcpy(buf, sh->bufs[root], n);
+  pthread_barrier_wait(&sh->bar);
+  return 0;
+}
+
 typedef struct {
   strata_comm comm;
   strata_problem pr;
@@ -94,7 +105,8 @@ static inline void testcomm_run_on(testcomm *sh, int n, const strata_problem *pr
     jobs[r] = (testcomm_rank){.comm = {.rank = r, .size = n, .local_rank = r,
                                        .local_size = n, .self = sh,
                                        .allreduce_sum = testcomm_allreduce,
-                                       .allgather = testcomm_allgather},
+                                       .allgather = testcomm_allgather,
+                                       .broadcast = testcomm_broadcast},
                               .pr = *pr, .p = *p, .new_backend = new_backend};
     if (pthread_create(&tid[r], NULL, testcomm_rank_main, &jobs[r]) != 0) abort();
   }
