@@ -67,6 +67,13 @@ static int decide(strata_session *s, int *resume, strata_checkpoint **ck)
   int want = s->resume || job->resume == STRATA_RESUME_YES;
   int autom = job->resume == STRATA_RESUME_AUTO;
   *resume = 0;
+  /* Before anything looks at the checkpoint or its temporary files: a
+   * second run on it, even one that is refused, must touch nothing. */
+  if (cp) {
+    int rc = strata_lock_take(cp, "checkpoint", &s->lockfd);
+    if (rc != STRATA_OK) return rc;
+    strata_atomic_sweep(cp);
+  }
   if (cp && lp && same_file(cp, lp))
     return strata_error(STRATA_EINVAL, "%s: run.log and run.checkpoint name the same file "
                         "'%s'", job->source, cp);
@@ -222,6 +229,7 @@ int strata_session_open(strata_session *s, strata_run *r)
   s->pending = NULL;
   s->stopped = 0;
   s->agreed = 1;
+  s->lockfd = -1;
   strata_comm_where(s->comm, s->host, sizeof s->host);
   int rc = strata_jobdef_text(&r->problem, &r->params, s->definition, sizeof s->definition);
   if (rc != STRATA_OK) return rc; /* the same on every rank */
@@ -419,6 +427,8 @@ void strata_session_close(strata_session *s)
   }
   free(s->rows);
   s->rows = NULL;
+  if (s->lockfd >= 0) close(s->lockfd); /* the checkpoint is whole: the next run may have it */
+  s->lockfd = -1;
   /* No rank may leave while rank 0 still writes: under mpirun the first
    * rank to exit with status 3 gets the others killed. */
   if (s->agreed && s->comm->size > 1) {
