@@ -383,11 +383,12 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_iteration_
     int finished = strata_run_finished(r);
     rc = root ? record(s, r, &it, buf + 1, stop, finished) : STRATA_OK;
     rc = agree_status(s, rc);
-    if (rc != STRATA_OK) break;
     /* The row after its record: once row n shows, the checkpoint of n-1 is
      * on disk and that of n on its way, so a kill -9 loses at most the
-     * iteration whose row is the last one shown (bench/fault_inject.sh). */
+     * iteration whose row is the last one shown (bench/fault_inject.sh).
+     * A row whose record failed is shown all the same, before the error. */
     if (cb) cb(&it, ctx);
+    if (rc != STRATA_OK) break;
     if (stop && !finished) {
       s->stopped = 1;
       break;
