@@ -139,6 +139,9 @@ int strata_cache_open(const char *path)
                  (unsigned)(sb.st_mode & 07777));
     return -2;
   }
+  /* Entries of earlier versions were readable by all, and keys hold the
+   * source: made private as they are met. */
+  if (sb.st_mode & 077) fchmod(fd, 0600);
   return fd;
 }
 
