@@ -530,9 +530,10 @@ static int compile_cpu(strata_source *s, int talk, const char *cc, const char *c
   argv[k++] = (char *)cc;
   int nw = words ? split_words(words, argv + k, MAX_CFLAGS) : -1;
   if (nw < 0) {
+    const int nomem = !words;
     free(words);
-    return strata_error(words ? STRATA_EINVAL : STRATA_ENOMEM, "STRATA_CFLAGS: %s",
-                        words ? "more than 256 words" : "out of memory");
+    return strata_error(nomem ? STRATA_ENOMEM : STRATA_EINVAL, "STRATA_CFLAGS: %s",
+                        nomem ? "out of memory" : "more than 256 words");
   }
   k += nw;
   static const char *const fixed[] = {"-std=c11", "-D_GNU_SOURCE", "-fPIC", "-shared",
