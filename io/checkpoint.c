@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "atomic.h"
 #include "error.h"
@@ -86,9 +87,10 @@ static int write_comp_history(hid_t f, const strata_run *r)
  * replacement make it the checkpoint.  (H5Fget_file_image would spare the
  * temporary file, but in HDF5 1.10 its image of a 1.8-format file carries a
  * stale superblock checksum.) */
-static int write_tmp(const char *path, const char *tmp, const strata_run *r,
+static int write_tmp(const char *path, const strata_tmpfile *t, const strata_run *r,
                      const strata_ckpt_info *info)
 {
+  const char *tmp = t->path;
   strata_h5_begin();
   strata_run_state st;
   strata_run_state_get(r, &st);
@@ -111,7 +113,10 @@ static int write_tmp(const char *path, const char *tmp, const strata_run *r,
   int ok = fapl >= 0 && H5Pset_fapl_core(fapl, bytes, 1) >= 0 &&
            H5Pset_core_write_tracking(fapl, 1, 4096) >= 0 &&
            H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0;
-  hid_t f = ok ? H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
+  /* By the descriptor's name where there is one: the file this process
+   * created, whatever the directory entry has become since. */
+  hid_t f = ok ? H5Fcreate(t->open_as[0] ? t->open_as : tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)
+               : -1;
   ok = f >= 0;
   ok = ok && strata_h5_put_str(f, "format", FORMAT) == 0 &&
        strata_h5_put_i64(f, "format_version", FORMAT_VERSION) == 0 &&
@@ -154,16 +159,16 @@ int strata_checkpoint_start(const char *path, const strata_run *r,
                             double *seconds, size_t *bytes)
 {
   double t0 = now_s();
-  char tmp[STRATA_PATH_MAX + 8];
+  strata_tmpfile t;
   *commit = NULL;
   if (bytes) *bytes = 0;
-  int rc = strata_atomic_tmpname(path, tmp, sizeof tmp);
+  int rc = strata_atomic_create(path, "checkpoint", &t);
   if (rc == STRATA_OK) {
-    rc = write_tmp(path, tmp, r, info);
+    rc = write_tmp(path, &t, r, info);
     struct stat sb;
-    if (bytes && rc == STRATA_OK && stat(tmp, &sb) == 0) *bytes = (size_t)sb.st_size;
-    if (rc == STRATA_OK) rc = strata_atomic_commit_start(path, "checkpoint", commit);
-    else strata_atomic_abandon(path);
+    if (bytes && rc == STRATA_OK && fstat(t.fd, &sb) == 0) *bytes = (size_t)sb.st_size;
+    if (rc == STRATA_OK) rc = strata_atomic_commit_start(&t, path, "checkpoint", commit);
+    else strata_atomic_abandon(&t);
   }
   if (seconds) *seconds = now_s() - t0;
   return rc;
@@ -335,10 +340,18 @@ int strata_checkpoint_read(const char *path, strata_checkpoint **out)
   *out = NULL;
   strata_h5_begin();
   struct stat sb;
-  if (stat(path, &sb) != 0)
+  /* Not followed, and only the user's own: a link or a file planted by
+   * another user in a shared directory is no state of this run. */
+  if (lstat(path, &sb) != 0)
     return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: %s", path, strerror(errno));
+  if (S_ISLNK(sb.st_mode))
+    return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: a symbolic link (strata "
+                        "does not follow it); the file is left as it is", path);
   if (!S_ISREG(sb.st_mode))
     return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: not a regular file", path);
+  if (sb.st_uid != geteuid())
+    return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: owned by uid %d, not by "
+                        "you; the file is left as it is", path, (int)sb.st_uid);
   /* HDF5 refuses a file shorter than its superblock says (a truncated
    * copy) when it opens it, and every array is checksummed. */
   if (H5Fis_hdf5(path) <= 0) {

@@ -471,6 +471,31 @@ static int adopt(strata_runlog *l, int itn)
   return 0;
 }
 
+/* A log that this run may not write (read-only, another user's, a link)
+ * is the user's to sort out, not damage: refused before HDF5 opens it, so
+ * that nothing is renamed or rebuilt. */
+static int check_writable(const char *path)
+{
+  int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ELOOP)
+      return strata_error(STRATA_EIO, "%s: the log is a symbolic link; strata does not follow "
+                          "it", path);
+    return strata_error(STRATA_EIO, "%s: cannot open the log for writing: %s; the log is left "
+                        "as it is", path, strerror(e));
+  }
+  struct stat sb;
+  int ok = fstat(fd, &sb) == 0;
+  close(fd);
+  if (ok && !S_ISREG(sb.st_mode))
+    return strata_error(STRATA_EIO, "%s: the log is not a regular file", path);
+  if (ok && sb.st_uid != geteuid())
+    return strata_error(STRATA_EIO, "%s: the log is owned by uid %d, not by you; the log is "
+                        "left as it is", path, (int)sb.st_uid);
+  return STRATA_OK;
+}
+
 int strata_runlog_resume(const char *path, const strata_runlog_info *info, int force,
                          const strata_iteration *rows, int itn, strata_runlog **out,
                          char *notice, int notice_len)
@@ -482,6 +507,8 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
   int rc = STRATA_OK;
   if (access(path, F_OK) != 0) {
     rc = strata_runlog_create(path, info, &l);
+  } else if ((rc = check_writable(path)) != STRATA_OK) {
+    return rc;
   } else if (H5Fis_hdf5(path) <= 0) {
     H5Eclear2(H5E_DEFAULT);
     return strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file); strata does not "

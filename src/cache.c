@@ -1,6 +1,8 @@
 #include "cache.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +11,8 @@
 
 #include "error.h"
 
-/* mkdir -p: another rank may create any part at the same moment. */
+/* mkdir -p: another rank may create any part at the same moment.  What we
+ * create is private: the cache holds code that will run as the user. */
 static int make_dirs(const char *path)
 {
   char buf[4096];
@@ -17,45 +20,148 @@ static int make_dirs(const char *path)
   for (char *p = buf + 1; *p; p++) {
     if (*p != '/') continue;
     *p = '\0';
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+    if (mkdir(buf, 0700) != 0 && errno != EEXIST) return -1;
     *p = '/';
   }
-  if (mkdir(buf, 0755) != 0 && errno != EEXIST) return -1;
+  if (mkdir(buf, 0700) != 0 && errno != EEXIST) return -1;
   return 0;
+}
+
+static int unsafe(const char *dir, const char *what, const struct stat *sb)
+{
+  return strata_error(STRATA_EIO, "%s: %s (owner uid %d, mode %04o): strata runs the code in "
+                      "its cache of compiled integrands, which must be yours and writable by "
+                      "no one else, in directories only you or root can change (chmod go-w, "
+                      "or set STRATA_CACHE_DIR to a private directory)", dir, what,
+                      (int)sb->st_uid, (unsigned)(sb->st_mode & 07777));
+}
+
+/* Whoever can replace an entry on the way to the cache can replace the
+ * cache: every directory above it must be root's or ours and, where others
+ * may write it, sticky (as /tmp), so that what is ours stays ours. */
+static int check_one(const char *d, int last)
+{
+  struct stat sb;
+  const uid_t me = geteuid();
+  if (lstat(d, &sb) != 0) return strata_error(STRATA_EIO, "%s: %s", d, strerror(errno));
+  if (!S_ISDIR(sb.st_mode)) return strata_error(STRATA_EIO, "%s: not a directory", d);
+  if (last && sb.st_uid != me) return unsafe(d, "the cache directory is not yours", &sb);
+  if (last && (sb.st_mode & 022)) return unsafe(d, "the cache directory is writable by others", &sb);
+  if (sb.st_uid != me && sb.st_uid != 0)
+    return unsafe(d, "a directory above the cache belongs to another user", &sb);
+  if ((sb.st_mode & 022) && !(sb.st_mode & S_ISVTX))
+    return unsafe(d, "a directory above the cache is writable by others and not sticky", &sb);
+  return STRATA_OK;
+}
+
+static int check_chain(const char *canon)
+{
+  char buf[4096];
+  snprintf(buf, sizeof buf, "%s", canon);
+  size_t n = strlen(buf);
+  int rc = check_one("/", n <= 1);
+  for (size_t i = 1; rc == STRATA_OK && i <= n; i++) {
+    if (i < n && buf[i] != '/') continue;
+    char keep = buf[i];
+    buf[i] = '\0';
+    rc = check_one(buf, i == n);
+    buf[i] = keep;
+  }
+  return rc;
 }
 
 int strata_cache_dir(char *buf, size_t len)
 {
   const char *d = getenv("STRATA_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"),
              *home = getenv("HOME");
+  char want[4096];
   int n;
-  if (d && *d) n = snprintf(buf, len, "%s", d);
-  else if (x && *x) n = snprintf(buf, len, "%s/strata", x);
-  else if (home && *home) n = snprintf(buf, len, "%s/.cache/strata", home);
+  if (d && *d) n = snprintf(want, sizeof want, "%s", d);
+  else if (x && *x) n = snprintf(want, sizeof want, "%s/strata", x);
+  else if (home && *home) n = snprintf(want, sizeof want, "%s/.cache/strata", home);
   else
     return strata_error(STRATA_EIO, "no cache directory for compiled integrands: set "
                         "STRATA_CACHE_DIR (HOME is not set)");
-  if (n < 0 || (size_t)n >= len)
+  if (n < 0 || (size_t)n >= sizeof want)
     return strata_error(STRATA_EIO, "cache directory name too long: %s", d ? d : x ? x : home);
-  if (make_dirs(buf) != 0)
+  if (make_dirs(want) != 0)
     return strata_error(STRATA_EIO, "cannot create the cache directory %s (set "
-                        "STRATA_CACHE_DIR): %s", buf, strerror(errno));
+                        "STRATA_CACHE_DIR): %s", want, strerror(errno));
+  /* The directory as it is, without links: the checks below are about the
+   * directories the path really passes through. */
+  char canon[PATH_MAX];
+  if (!realpath(want, canon))
+    return strata_error(STRATA_EIO, "%s: cannot resolve the cache directory: %s", want,
+                        strerror(errno));
+  if (strlen(canon) >= len)
+    return strata_error(STRATA_EIO, "cache directory name too long: %s", canon);
+  int rc = check_chain(canon);
+  if (rc != STRATA_OK) return rc;
+  snprintf(buf, len, "%s", canon);
   return STRATA_OK;
 }
 
-/* Whether the file holds exactly key. */
+int strata_cache_check_dir(const char *path)
+{
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return strata_error(STRATA_EIO, "%s: cannot open the cache directory: %s", path,
+                        strerror(errno));
+  struct stat sb;
+  int rc = STRATA_OK;
+  if (fstat(fd, &sb) != 0) rc = strata_error(STRATA_EIO, "%s: %s", path, strerror(errno));
+  else if (sb.st_uid != geteuid()) rc = unsafe(path, "not yours", &sb);
+  else if (sb.st_mode & 022) rc = unsafe(path, "writable by others", &sb);
+  close(fd);
+  return rc;
+}
+
+int strata_cache_open(const char *path)
+{
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    if (e == ENOENT) return -1;
+    strata_error(STRATA_EIO, "%s: cannot open this file of the cache of compiled integrands: "
+                 "%s%s", path, strerror(e), e == ELOOP ? " (a symbolic link: remove it)" : "");
+    return -2;
+  }
+  struct stat sb;
+  const char *why = NULL;
+  if (fstat(fd, &sb) != 0) why = strerror(errno);
+  else if (!S_ISREG(sb.st_mode)) why = "not a regular file";
+  else if (sb.st_uid != geteuid()) why = "not yours";
+  else if (sb.st_mode & 022) why = "writable by others";
+  if (why) {
+    close(fd);
+    strata_error(STRATA_EIO, "%s: %s (owner uid %d, mode %04o): strata does not load or "
+                 "compile with it (remove it)", path, why, (int)sb.st_uid,
+                 (unsigned)(sb.st_mode & 07777));
+    return -2;
+  }
+  /* Entries of earlier versions were readable by all, and keys hold the
+   * source: made private as they are met. */
+  if (sb.st_mode & 077) fchmod(fd, 0600);
+  return fd;
+}
+
+/* Whether the file holds exactly key: 1, 0, or -1 (error set) when the file
+ * is there but not to be trusted. */
 static int key_matches(const char *path, const char *key, size_t keylen)
 {
-  FILE *f = fopen(path, "rb");
-  if (!f) return 0;
+  int fd = strata_cache_open(path);
+  if (fd == -1) return 0;
+  if (fd < 0) return -1;
   int same = 1;
   char buf[8192];
-  size_t off = 0, n;
-  while (same && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-    if (off + n > keylen || memcmp(buf, key + off, n) != 0) same = 0;
-    off += n;
+  size_t off = 0;
+  ssize_t n;
+  while (same && (n = read(fd, buf, sizeof buf)) > 0) {
+    if (off + (size_t)n > keylen || memcmp(buf, key + off, (size_t)n) != 0) same = 0;
+    off += (size_t)n;
   }
-  fclose(f);
+  if (n < 0) same = 0;
+  close(fd);
   return same && off == keylen;
 }
 
@@ -74,32 +180,77 @@ int strata_cache_lookup(const char *kind, const char *ext, const char *key, size
   char host[64] = "";
   gethostname(host, sizeof host - 1);
   snprintf(e->tmp, sizeof e->tmp, "%s.tmp.%s.%ld", e->artifact, host, (long)getpid());
-  e->hit = access(e->artifact, R_OK) == 0 && key_matches(e->keyfile, key, keylen);
+  /* Left by a run of ours killed while compiling, with our pid: a writer
+   * opens the name afresh. */
+  unlink(e->tmp);
+  int fd = strata_cache_open(e->artifact);
+  if (fd == -2) return STRATA_EIO;
+  if (fd >= 0) close(fd);
+  int same = fd >= 0 ? key_matches(e->keyfile, key, keylen) : 0;
+  if (same < 0) return STRATA_EIO;
+  e->hit = same;
   return STRATA_OK;
+}
+
+/* A new private file with exactly text, renamed to path. */
+int strata_cache_write(const char *path, const char *text, size_t len)
+{
+  char tmp[4500];
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= sizeof tmp) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0) return -1;
+  size_t off = 0;
+  while (off < len) {
+    ssize_t n = write(fd, text + off, len - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    off += (size_t)n;
+  }
+  int ok = off == len;
+  int e = errno;
+  if (close(fd) != 0 && ok) {
+    ok = 0;
+    e = errno;
+  }
+  if (ok && rename(tmp, path) != 0) {
+    ok = 0;
+    e = errno;
+  }
+  if (!ok) {
+    unlink(tmp);
+    errno = e;
+    return -1;
+  }
+  return 0;
 }
 
 int strata_cache_publish(strata_cache_entry *e, const char *key, size_t keylen)
 {
+  /* The compiler (or the GPU path) wrote the temporary file by name with
+   * its own mode: it becomes private, and only if it is the plain file we
+   * expect. */
+  int fd = open(e->tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat sb;
+  int ok = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
+           fchmod(fd, 0600) == 0;
+  int err = errno;
+  if (fd >= 0) close(fd);
   /* The artifact first: a reader that finds the new key finds its artifact.
    * (Two keys with one hash would overwrite each other's entries, and the
    * key check turns that into a recompile.) */
-  if (rename(e->tmp, e->artifact) != 0) {
-    int err = errno;
+  if (!ok || rename(e->tmp, e->artifact) != 0) {
+    if (ok) err = errno;
     unlink(e->tmp);
     return strata_error(STRATA_EIO, "cannot store %s in the cache: %s", e->artifact,
                         strerror(err));
   }
-  char tmp[4400];
-  snprintf(tmp, sizeof tmp, "%s.tmp%s", e->keyfile, strrchr(e->tmp, '.'));
-  FILE *f = fopen(tmp, "wb");
-  int ok = f && fwrite(key, 1, keylen, f) == keylen;
-  if (f && fclose(f) != 0) ok = 0;
-  if (!ok || rename(tmp, e->keyfile) != 0) {
-    int err = errno;
-    unlink(tmp);
+  if (strata_cache_write(e->keyfile, key, keylen) != 0) {
     /* The artifact is usable now; only later runs lose the cache. */
     fprintf(stderr, "strata: warning: cannot write %s (%s): the compiled integrand will "
-            "not be reused\n", e->keyfile, strerror(err));
+            "not be reused\n", e->keyfile, strerror(errno));
   }
   return STRATA_OK;
 }

@@ -48,6 +48,9 @@ int strata_jobdef_text(const strata_problem *pr, const strata_params *p, char *b
    * contents, so a checkpoint refuses to continue with different code. */
   if (pr->source)
     add(&t, "integral.source = %016llx\n", (unsigned long long)strata_source_hash(pr->source));
+  /* ... and how it was compiled, where not by default. */
+  if (pr->source && strata_source_compiler(pr->source)[0])
+    add(&t, "integral.compiler = %s\n", strata_source_compiler(pr->source));
   if (pr->ncomp > 1) {
     add(&t, "integral.ncomp = %d\n", pr->ncomp);
     add(&t, "integral.adapt = %d\n", pr->adapt_comp);

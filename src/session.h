@@ -40,6 +40,7 @@ typedef struct {
   struct strata_commit *pending; /* a checkpoint still being synced to disk */
   int pending_itn;
   double last_checkpoint;
+  int lockfd;            /* rank 0: the checkpoint's lock (strata_lock_take), or -1 */
   char definition[STRATA_JOBDEF_MAX];
   char host[256];
 } strata_session;

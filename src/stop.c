@@ -98,42 +98,6 @@ void strata_stop_child(int pid)
   sigaction(SIGHUP, &saved_hup, NULL);
 }
 
-int strata_stop_system(const char *command)
-{
-  if (!installed) return system(command);
-  /* Until the child is known (to the handler) and has the default
-   * dispositions (its copy of the handler would swallow the signal and go
-   * on to exec the compiler), a stop signal waits. */
-  sigset_t stops, old;
-  sigemptyset(&stops);
-  sigaddset(&stops, SIGTERM);
-  sigaddset(&stops, SIGUSR1);
-  sigprocmask(SIG_BLOCK, &stops, &old);
-  pid_t pid = fork();
-  if (pid < 0) {
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    return -1;
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGUSR1, SIG_DFL);
-    sigprocmask(SIG_SETMASK, &old, NULL);
-    execl("/bin/sh", "sh", "-c", command, (char *)NULL);
-    _exit(127);
-  }
-  /* Also here: the group must exist before anyone signals it. */
-  setpgid(pid, pid);
-  strata_stop_child((int)pid);
-  sigprocmask(SIG_SETMASK, &old, NULL);
-  int st = 0;
-  pid_t w;
-  while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {
-  }
-  strata_stop_child(0);
-  return w < 0 ? -1 : st;
-}
-
 /* ---- exits strata does not make ------------------------------------------ */
 
 static const char *guard_msg;

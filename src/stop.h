@@ -21,16 +21,13 @@ int strata_stop_requested(void);
 /* Ends the process as the signal sig would have without strata's handler. */
 void strata_stop_raise(int sig);
 
-/* system(), except that once strata_stop_install ran the command runs in
- * a process group of its own which a stop signal (or SIGINT or SIGHUP
- * meanwhile) ends, compiler and all, before this returns: a compile must
- * not outlive strata and leave its output half-written.  The caller
- * removes its temporary files as after any failed command, and finds the
- * signal in strata_stop_requested. */
-int strata_stop_system(const char *command);
-/* For a caller that starts its own child (posix_spawn with
- * POSIX_SPAWN_SETPGROUP and group 0, wanted when strata_stop_installed()):
- * pid from spawning until it has been waited for, then 0. */
+/* A child strata runs (the C compiler), started in a process group of its
+ * own (posix_spawn with POSIX_SPAWN_SETPGROUP and group 0): pid from
+ * spawning until it has been waited for, then 0.  A stop signal meanwhile
+ * (or SIGINT or SIGHUP, passed on) ends the group, compiler and all: a
+ * compile must not outlive strata and leave its output half-written.  The
+ * caller removes its temporary files as after any failed command, and
+ * finds the signal in strata_stop_requested. */
 void strata_stop_child(int pid);
 int strata_stop_installed(void);
 

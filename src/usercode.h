@@ -31,6 +31,7 @@ typedef struct strata_source {
   strata_vfn fv;
   int cpu_cached;        /* found in the cache rather than compiled */
   double cpu_build_s;
+  char compiler[1024];   /* STRATA_CC and STRATA_CFLAGS where not the defaults, else "" */
 } strata_source;
 
 /* From "file:PATH" (path as the program opens it; shown as `shown`) or an
@@ -58,6 +59,10 @@ const char *strata_source_wrapper_name(void);
  * the user's file, line and the compiler's message; the compiler's whole
  * output goes to stderr when `talk` is set. */
 int strata_source_build_cpu(strata_source *s, int talk);
+/* How the CPU code was built ("" for the defaults): part of the job's
+ * definition, so that a checkpoint is not continued by code built
+ * otherwise. */
+const char *strata_source_compiler(const strata_source *s);
 /* The error for a failed compile, from the compiler's output: one line
  * naming the user's file and line, or the missing function. */
 int strata_source_compile_failed(const strata_source *s, const char *tool, const char *log);

@@ -5,12 +5,14 @@
  * The program-level cases (signals, kill -9, ranks) are in
  * run-checkpoint.sh. */
 #include <errno.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -417,8 +419,10 @@ START_TEST(test_write_failures)
   long n1;
   char *after = slurp(path, &n1);
   ck_assert(n0 == n1 && memcmp(before, after, (size_t)n0) == 0);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  ck_assert_msg(access(tmp, F_OK) != 0, "temporary file left behind");
+  /* Temporary files have names of their own: none may be left. */
+  snprintf(tmp, sizeof tmp, "%s.tmp*", path);
+  glob_t g;
+  ck_assert_msg(glob(tmp, 0, NULL, &g) == GLOB_NOMATCH, "temporary file left behind");
   /* The old checkpoint still reads. */
   strata_checkpoint *ck;
   ck_assert(strata_checkpoint_read(path, &ck) == STRATA_OK);
@@ -564,6 +568,60 @@ START_TEST(test_log_resume)
 }
 END_TEST
 
+/* One run per checkpoint: a second process is refused with the holder's
+ * pid, a link at the lock's name is not followed, and temporary files are
+ * new files, never a name planted beforehand. */
+START_TEST(test_lock_and_temporaries)
+{
+  make_dir();
+  char path[300], lock[310], target[300], planted[320];
+  path_in(path, sizeof path, "ck.h5");
+  int p2c[2], c2p[2];
+  ck_assert(pipe(p2c) == 0 && pipe(c2p) == 0);
+  pid_t child = fork();
+  ck_assert_int_ge(child, 0);
+  if (child == 0) {
+    int fd;
+    char c = strata_lock_take(path, "checkpoint", &fd) == STRATA_OK ? 'y' : 'n';
+    if (write(c2p[1], &c, 1) != 1 || read(p2c[0], &c, 1) != 1) _exit(2);
+    _exit(0);
+  }
+  char c = 0;
+  ck_assert(read(c2p[0], &c, 1) == 1 && c == 'y');
+  int fd = -1;
+  ck_assert(strata_lock_take(path, "checkpoint", &fd) != STRATA_OK);
+  char want[64];
+  snprintf(want, sizeof want, "in use by another strata run (pid %ld on ", (long)child);
+  ck_assert_msg(strstr(strata_last_error(), want), "message: %s", strata_last_error());
+  ck_assert(write(p2c[1], "x", 1) == 1);
+  int st;
+  ck_assert(waitpid(child, &st, 0) == child && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+  /* Free again once the holder has ended. */
+  ck_assert_msg(strata_lock_take(path, "checkpoint", &fd) == STRATA_OK, "%s", strata_last_error());
+  close(fd);
+  /* A link at the lock's name is refused, its target untouched. */
+  path_in(target, sizeof target, "precious.txt");
+  spit(target, "precious", 8);
+  path_in(planted, sizeof planted, "other.h5");
+  snprintf(lock, sizeof lock, "%s.lock", planted);
+  ck_assert(symlink(target, lock) == 0);
+  ck_assert(strata_lock_take(planted, "checkpoint", &fd) != STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "symbolic link"), "%s", strata_last_error());
+  /* A link at the old temporary name is never opened. */
+  snprintf(lock, sizeof lock, "%s.tmp", planted);
+  ck_assert(symlink(target, lock) == 0);
+  strata_tmpfile t;
+  ck_assert(strata_atomic_create(planted, "checkpoint", &t) == STRATA_OK);
+  ck_assert(strcmp(t.path, lock) && !strncmp(t.path, lock, strlen(lock)));
+  strata_atomic_abandon(&t);
+  long n;
+  char *b = slurp(target, &n);
+  ck_assert(n == 8 && !memcmp(b, "precious", 8));
+  free(b);
+  remove_dir();
+}
+END_TEST
+
 int main(void)
 {
   strata_io_init();
@@ -582,6 +640,7 @@ int main(void)
   tcase_add_test(tc, test_write_failures);
   tcase_add_test(tc, test_definitions);
   tcase_add_test(tc, test_log_resume);
+  tcase_add_test(tc, test_lock_and_temporaries);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }
