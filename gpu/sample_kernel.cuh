@@ -28,11 +28,6 @@
 namespace strata_k {
 
 constexpr int kThreads = 256;
-/* Frozen kernels of 9 and more dimensions fit 4 blocks a multiprocessor
- * once held to 64 registers: fB d=9 ran 12% faster so, f4 d=6 1% slower
- * (doc/benchmarks.md, "The whole iteration on the GPU"). */
-template <int D, bool ADAPT>
-constexpr int min_blocks() { return !ADAPT && D >= 9 ? 4 : 1; }
 /* Consecutive samples a thread takes: more amortise the hypercube search
  * per chunk, fewer keep small iterations spread over the whole GPU. */
 constexpr int kSmallChunk = 16, kLargeChunk = 64;
@@ -138,7 +133,7 @@ __device__ __forceinline__ void flush(const KernelArgs &a, long long h, double *
  * the integrand, a type with a static __device__ eval(x, dim, params,
  * tables, out) writing NC values. */
 template <class F, int D, bool ADAPT, int PTS, int NC>
-__global__ void __launch_bounds__(kThreads, (min_blocks<D, ADAPT>())) sample_kernel(const KernelArgs a)
+__global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
 {
   constexpr int NS = Sums<NC>::NS;
   constexpr int MAXD = D > 0 ? D : STRATA_MAX_DIM;
