@@ -177,7 +177,6 @@ struct cuda_state {
   bool map_sums_clean = false;   /* wsum, wcnt likewise */
   bool adapted = false;          /* the last sample call also adapted */
   long long adapted_total = 0;   /* ... and the samples of its new allocation */
-  uint64_t step_gen = 0;         /* the ladder the step table came from */
   const void *occ_kernel = nullptr; /* the last occupancy asked for */
   size_t occ_smem = 0;
   int occ_per_sm = 1;
@@ -296,8 +295,8 @@ void init_record(IterRecord *r)
 /* What the iteration kept on the device needs beyond the sampling's own
  * buffers: the record, and with reallocation the levels, the shares'
  * scratch, the histogram, the step table and CUB's scratch. */
-int reserve_resident(cuda_state *st, const strata_strat *s, const strata_grid *g, int dim,
-                     bool resident, bool realloc, bool refine)
+int reserve_resident(cuda_state *st, const strata_strat *s, const strata_grid *g, bool resident,
+                     bool realloc, bool refine)
 {
   const size_t nhc = (size_t)s->nhcube;
   bool ok = st->rec.reserve(1);
@@ -305,31 +304,28 @@ int reserve_resident(cuda_state *st, const strata_strat *s, const strata_grid *g
     ok = st->h_rec.reserve(2);
     if (ok) init_record(&st->h_rec.p[0]);
   }
-  if (ok && resident && st->level.n < nhc) {
-    ok = st->level.reserve(nhc);
-  }
+  if (ok && resident) ok = st->level.reserve(nhc);
   if (ok && realloc) {
-    if (!st->hist.p) {
+    /* The histogram is cleared behind every use; the step table is the
+     * same for every ladder (2^(r/128)): both are set once. */
+    if (!st->hist.p)
       ok = st->hist.reserve(STRATA_SHARE_BINS + 1) &&
            cudaMemset(st->hist.p, 0, (STRATA_SHARE_BINS + 1) * sizeof(unsigned long long)) ==
                cudaSuccess;
-    }
+    if (ok && !st->step.p)
+      ok = st->step.reserve(STRATA_SHARE_STEPS) &&
+           cudaMemcpy(st->step.p, s->ladder->step, sizeof s->ladder->step,
+                      cudaMemcpyHostToDevice) == cudaSuccess;
     size_t need = 0, other = 0;
-    ok = ok && st->dshare.reserve(nhc) && st->count.reserve(nhc) && st->step.reserve(STRATA_SHARE_STEPS);
+    ok = ok && st->dshare.reserve(nhc) && st->count.reserve(nhc);
     if (ok) {
       cub::DeviceScan::InclusiveSum(nullptr, need, st->dshare.p, st->dshare.p, (int64_t)nhc);
       cub::DeviceScan::InclusiveSum(nullptr, other, st->count.p, st->start.p + 1, (int64_t)nhc);
       ok = st->cub_tmp.reserve(need > other ? need : other);
     }
-    if (ok && st->step_gen != (uint64_t)(uintptr_t)s->ladder) {
-      ok = cudaMemcpy(st->step.p, s->ladder->step, sizeof s->ladder->step,
-                      cudaMemcpyHostToDevice) == cudaSuccess;
-      st->step_gen = (uint64_t)(uintptr_t)s->ladder;
-    }
   }
   if (ok && refine)
     ok = st->refine_scratch.reserve((size_t)strata_grid_naxes(g) * 4 * ((size_t)g->ninc + 1));
-  (void)dim;
   if (!ok)
     return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory to keep "
                         "%lld hypercubes' iteration on the device", st->device, st->name,
@@ -472,12 +468,16 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory for "
                         "%lld hypercubes and %zu map cells", st->device, st->name,
                         (long long)s->nhcube, cells);
+  /* Stratified scalar iterations stay on the device: the estimate, and
+   * with one rank the adaptation too, follow the sampling there, and one
+   * record comes back.  Otherwise the cells' sums come back (plain MC and
+   * QMC have few cells; vector integrands' sums take the host's path). */
+  const bool resident = job->part && nc == 1;
   /* Page-locked staging only for what crosses PCIe on this path: locking
    * memory takes milliseconds per megabyte, more than a short run. */
-  const bool resident_path = job->part && nc == 1;
   const bool upload_start = !s->even && st->strat_gen != s->generation;
   if (!st->h_w.reserve(cells) || !st->h_c.reserve(cells + 1) ||
-      (!resident_path && (!st->h_s1.reserve((size_t)nh) || !st->h_s2.reserve((size_t)nh))) ||
+      (!resident && (!st->h_s1.reserve((size_t)nh) || !st->h_s2.reserve((size_t)nh))) ||
       (upload_start && !st->h_start.reserve((size_t)s->nhcube + 1)))
     return strata_error(STRATA_ENOMEM, "cuda device %d: cannot lock %zu MB of host memory "
                         "for transfers", st->device,
@@ -518,16 +518,11 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     cudaMemsetAsync(st->c1.p + job->h0 * nc, 0, (size_t)nh * nc * sizeof(double), q);
     cudaMemsetAsync(st->c2.p + job->h0 * np, 0, (size_t)nh * np * sizeof(double), q);
   }
-  /* Stratified scalar iterations stay on the device: the estimate, and
-   * with one rank the adaptation too, follow the sampling there, and one
-   * record comes back.  Otherwise the cells' sums come back (plain MC and
-   * QMC have few cells; vector integrands' sums take the host's path). */
-  const bool resident = job->part && nc == 1;
   const bool adapt_here = resident && job->adapt && job->local;
   const bool realloc_here = adapt_here && job->level;
   const bool refine_here = adapt_here && job->alpha != 0.0;
   st->adapted = false;
-  int rrc = reserve_resident(st, s, g, dim, resident, realloc_here, refine_here);
+  int rrc = reserve_resident(st, s, g, resident, realloc_here, refine_here);
   if (rrc != STRATA_OK) return rrc;
   if (!resident || !st->sums_clean) {
     cudaMemsetAsync(st->s1.p + job->h0, 0, (size_t)nh * sizeof(double), q);

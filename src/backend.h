@@ -75,9 +75,9 @@ typedef struct {
   strata_strat *strat;
   double alpha;                /* the map's damping; 0: the map stays */
   int reallocate;              /* VEGAS+: a new allocation from the levels */
-  const double *wsum, *wcount; /* every rank's summed map sums, unless local */
-  const double *level;         /* every hypercube's level, unless local */
-  int local;                   /* as in strata_sample_job */
+  const double *wsum, *wcount; /* every rank's summed map sums, unless kept by the
+                                * backend (local in strata_sample_job) */
+  const double *level;         /* every hypercube's level, unless kept by the backend */
 } strata_adapt_job;
 
 typedef struct strata_backend strata_backend;

@@ -192,19 +192,6 @@ static int itn_class(double integral, double sigma)
   return fabs(integral) >= sqrt(DBL_MIN) ? ITN_MEASURED : ITN_TINY;
 }
 
-/* Every iteration is an estimate; which ones an average takes is the
- * average's choice (average_comp): one of zeros says nothing against
- * measured ones, but a run of only zeros is exactly 0. */
-static int informative_value(double integral, double sigma)
-{
-  return itn_class(integral, sigma) > 0;
-}
-
-static int informative(const strata_itn_record *h)
-{
-  return informative_value(h->integral, h->sigma);
-}
-
 /* Component c of iteration k: its estimate, and its error in *sigma.  The
  * history holds component 0 (the only one of a scalar integrand), so every
  * rule below is written once, for any component. */
@@ -225,14 +212,10 @@ static double comp_cov(const strata_run *r, int k, int a, int b)
   return r->chist[(size_t)k * STRATA_CHIST_ROW(r->ncomp) + (size_t)(r->ncomp + a * r->ncomp + b)];
 }
 
-static int comp_informative(const strata_run *r, int k, int c)
-{
-  double sig, I = comp_value(r, k, c, &sig);
-  return informative_value(I, sig);
-}
-
-/* The best class among iterations [from, itn) of component c: the ones
- * its average takes. */
+/* Every iteration is an estimate; which ones an average takes is the
+ * average's choice: the best class among iterations [from, itn) of
+ * component c.  One of zeros says nothing against measured ones, but a run
+ * of only zeros is exactly 0. */
 static int comp_class(const strata_run *r, int c, int from)
 {
   int best = 0;
@@ -244,19 +227,21 @@ static int comp_class(const strata_run *r, int c, int from)
   return best;
 }
 
-static int count_comp(const strata_run *r, int c, int from)
+/* Whether iteration k of component c is in the current average. */
+static int comp_kept(const strata_run *r, int k, int c)
 {
-  int n = 0, best = comp_class(r, c, from);
-  for (int k = from; k < r->itn; k++) {
-    double s, v = comp_value(r, k, c, &s);
-    n += comp_informative(r, k, c) && itn_class(v, s) == best;
-  }
-  return n;
+  double s, v = comp_value(r, k, c, &s);
+  return k >= r->first_kept && k < r->itn && itn_class(v, s) == comp_class(r, c, r->first_kept);
 }
 
 static int kept_count_comp(const strata_run *r, int c)
 {
-  return count_comp(r, c, r->first_kept);
+  int n = 0, best = comp_class(r, c, r->first_kept);
+  for (int k = r->first_kept; k < r->itn; k++) {
+    double s, v = comp_value(r, k, c, &s);
+    n += itn_class(v, s) == best;
+  }
+  return n;
 }
 
 /* Measured iterations (and exact ones) are averaged by their errors; with
@@ -397,7 +382,7 @@ static void describe(strata_run *r, int restarted, int adapt, strata_iteration *
   out->integral = rec->integral;
   out->sigma = rec->sigma;
   out->neval = rec->neval;
-  out->kept = r->itn > r->first_kept && informative(rec);
+  out->kept = comp_kept(r, r->itn - 1, 0);
   out->restarted = restarted;
   out->avg = r->avg.mean;
   out->avg_sigma = r->avg.sigma;
@@ -433,7 +418,7 @@ static void replay(strata_run *r, strata_iteration_cb cb, void *ctx)
 
 int strata_run_kept(const strata_run *r, int k)
 {
-  return k >= r->first_kept && k < r->itn && informative(&r->hist[k]);
+  return comp_kept(r, k, 0);
 }
 
 /* The host's copies of a map and allocation adapted on a device are only
@@ -630,7 +615,7 @@ static double comp_shift(const strata_run *r, int c)
 {
   if (r->itn == 0) return 0.0;
   double sigma, I = comp_value(r, r->itn - 1, c, &sigma);
-  return informative_value(I, sigma) && sigma < 0.1 * fabs(I) ? I : 0.0;
+  return sigma < 0.1 * fabs(I) ? I : 0.0;
 }
 
 /* The shift of the quantity that adapts (backend.h): its component's, or
@@ -794,7 +779,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   if (adapt) {
     strata_adapt_job aj = {.grid = r->grid, .strat = r->strat, .alpha = p->alpha,
                            .reallocate = realloc, .wsum = wsum, .wcount = wcount,
-                           .level = r->levels, .local = !sums_here};
+                           .level = r->levels};
     if ((rc = r->backend->adapt(r->backend, &aj)) != STRATA_OK) return rc;
     /* After the last adapting iteration, so that a checkpoint written now
      * already holds the frozen iterations' allocation. */
