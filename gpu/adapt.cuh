@@ -39,6 +39,19 @@ __global__ void __launch_bounds__(kAdaptThreads)
     start[h] = strata_even_start(h, q, rem);
 }
 
+/* The table of the map in x that frozen iterations read (map_frozen): per
+ * axis and increment, its left edge and width. */
+__global__ void __launch_bounds__(kAdaptThreads) xmap_kernel(double2 *xmap, const KernelArgs a)
+{
+  const long long n = (long long)a.dim * a.ninc;
+  for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < n;
+       c += (long long)gridDim.x * blockDim.x) {
+    const int d = (int)(c / a.ninc), i = (int)(c % a.ninc);
+    const double *e = a.edges + (size_t)d * a.axis_stride;
+    xmap[c] = make_double2(a.lower[d] + a.width[d] * e[i], a.width[d] * (e[i + 1] - e[i]));
+  }
+}
+
 struct EstimateArgs {
   double *s1, *s2;             /* zeroed behind the read, for the next iteration */
   const long long *start;

@@ -149,6 +149,9 @@ struct cuda_state {
   double last_kernel_s;
   int generic;               /* STRATA_CUDA_GENERIC=1: no per-dimension kernels */
   dbuf<double> edges, s1, s2, wsum;
+  dbuf<double2> xmap;            /* frozen iterations' map in x (xmap_kernel) */
+  uint64_t map_ver = 0;          /* bumped whenever the device's map changes */
+  uint64_t xmap_ver = ~0ULL;     /* the map xmap was made from */
   dbuf<long long> start;
   dbuf<unsigned long long> wcnt, qdirs, qdshift;
   dbuf<double> qshift;
@@ -398,6 +401,7 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
     ra.alpha = job->alpha;
     ra.rec = st->rec.p;
     refine_kernel<<<(unsigned)strata_grid_naxes(g), kRefineThreads, 0, st->stream2>>>(ra);
+    st->map_ver++;
     cudaEventRecord(st->ev_join, st->stream2);
     cudaStreamWaitEvent(q, st->ev_join, 0);
   }
@@ -487,6 +491,7 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     e = cudaMemcpyAsync(st->edges.p, g->edges, nedges * sizeof(double), cudaMemcpyHostToDevice, q);
     if (e != cudaSuccess) return cuda_fail(e, "uploading the map", st->device);
     st->grid_gen = g->generation;
+    st->map_ver++;
   }
   const bool uniform =
       !s->adaptive && (s->even || s->start[s->nhcube] == s->nh[0] * s->nhcube);
@@ -571,6 +576,19 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   if (!uniform && s->even) {
     a.even_q = s->even_q;
     a.even_rem = s->even_rem;
+  }
+  if (!job->adapt) {
+    const double2 *had = st->xmap.p;
+    if (!st->xmap.reserve((size_t)dim * ninc))
+      return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the map's table",
+                          st->device);
+    if (st->xmap_ver != st->map_ver || st->xmap.p != had) {
+      xmap_kernel<<<(unsigned)grid_for((long long)dim * ninc, kAdaptThreads, st->nsm),
+                    kAdaptThreads, 0, q>>>(st->xmap.p, a);
+      st->xmap_ver = st->map_ver;
+    }
+    a.xmap = st->xmap.p;
+    a.jscale = pow((double)ninc, dim);
   }
   a.seed = job->seed;
   a.iteration = job->iteration;
@@ -755,6 +773,7 @@ void cuda_free(strata_backend *b)
   cuda_state *st = static_cast<cuda_state *>(b->self);
   cudaSetDevice(st->device);
   st->edges.release();
+  st->xmap.release();
   st->s1.release();
   st->s2.release();
   st->wsum.release();

@@ -66,6 +66,10 @@ struct KernelArgs {
   double *c1, *c2;
   double cshift[STRATA_MAX_COMP];
   int adapt_comp;            /* -1: the sum of the components' magnitudes */
+  /* Frozen iterations: each increment's left edge and width in x, dim x
+   * ninc (xmap_kernel), and the factor ninc^dim of the Jacobian. */
+  const double2 *xmap;
+  double jscale;
 };
 
 /* Where sample points come from. */
@@ -97,6 +101,20 @@ __device__ __forceinline__ void map_axis(const KernelArgs &a, int d, double y, d
 {
   inc[d] = strata_map_axis(a.edges + (size_t)d * a.axis_stride, a.ninc, a.lower[d], a.width[d],
                            y, &x[d], &jac);
+}
+
+/* Frozen iterations: t = y ninc on axis d through the tabulated map.  The
+ * same point and Jacobian as map_axis up to rounding, in one 16-byte load
+ * and two multiply-adds instead of two loads and seven operations (the
+ * map cannot change while the kernel runs, so the table is made once). */
+__device__ __forceinline__ void map_frozen(const KernelArgs &a, int d, double t, double *x,
+                                           double &jac)
+{
+  int i = (int)t;
+  if (i >= a.ninc) i = a.ninc - 1;
+  const double2 c = __ldg(a.xmap + (size_t)d * a.ninc + i);
+  x[d] = fma(t - i, c.y, c.x);
+  jac *= c.y;
 }
 
 /* The sums a thread keeps for its current hypercube: J f - shift and its
@@ -163,7 +181,18 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     const long long iend = valid ? min(i + a.spc, a.first + a.total) : i;
     long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
     int k[MAXD];
-    if (valid) strata_hcube_coords(h, dim, a.M, k);
+    /* Frozen Philox points: where the hypercube starts on each axis, in
+     * units of increments (t = kt + w ninc / (M 2^32)). */
+    constexpr bool FROZEN_PHILOX = !ADAPT && PTS == kPhilox;
+    double kt[FROZEN_PHILOX ? MAXD : 1];
+    const double tscale = (double)ninc * a.invM;
+    if (valid) {
+      strata_hcube_coords(h, dim, a.M, k);
+      if constexpr (FROZEN_PHILOX)
+#pragma unroll
+        for (int d = 0; d < MAXD; d++)
+          if (d < dim) kt[d] = (k[d] + 0x1p-33) * tscale;
+    }
     double acc[NS];
 #pragma unroll
     for (int s = 0; s < NS; s++) acc[s] = 0.0;
@@ -175,6 +204,10 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         h++;
         hend = hcube_end(a, h);
         strata_hcube_coords(h, dim, a.M, k);
+        if constexpr (FROZEN_PHILOX)
+#pragma unroll
+          for (int d = 0; d < MAXD; d++)
+            if (d < dim) kt[d] = (k[d] + 0x1p-33) * tscale;
       }
       double x[MAXD];
       int inc[MAXD];
@@ -190,7 +223,12 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
 #pragma unroll
           for (int j = 0; j < 4; j++) {
             const int d = 4 * b + j;
-            if (d < dim && d < MAXD) map_axis(a, d, (k[d] + STRATA_U32_TO_UNIT(w[j])) * a.invM, x, inc, jac);
+            if (d < dim && d < MAXD) {
+              if constexpr (FROZEN_PHILOX)
+                map_frozen(a, d, fma((double)w[j], tscale * 0x1p-32, kt[d]), x, jac);
+              else
+                map_axis(a, d, (k[d] + STRATA_U32_TO_UNIT(w[j])) * a.invM, x, inc, jac);
+            }
           }
         }
       } else {
@@ -213,15 +251,25 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
           qnext = i + 1;
 #pragma unroll
           for (int d = 0; d < MAXD; d++)
-            if (d < dim) map_axis(a, d, strata_qmc_unit(sx[d]), x, inc, jac);
+            if (d < dim) {
+              if constexpr (!ADAPT)
+                map_frozen(a, d, strata_qmc_unit(sx[d]) * ninc, x, jac);
+              else
+                map_axis(a, d, strata_qmc_unit(sx[d]), x, inc, jac);
+            }
         } else {
 #pragma unroll
           for (int d = 0; d < MAXD; d++)
-            if (d < dim)
-              map_axis(a, d, strata_lattice_coord(j, a.qz[d], a.log2n, __ldg(a.qshift + r * dim + d)),
-                       x, inc, jac);
+            if (d < dim) {
+              const double y = strata_lattice_coord(j, a.qz[d], a.log2n, __ldg(a.qshift + r * dim + d));
+              if constexpr (!ADAPT)
+                map_frozen(a, d, y * ninc, x, jac);
+              else
+                map_axis(a, d, y, x, inc, jac);
+            }
         }
       }
+      if constexpr (!ADAPT) jac *= a.jscale;
       double out[NC];
       F::eval(x, dim, a.params, a.tables, out);
       bool finite = true;
