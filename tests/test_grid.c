@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grid.h"
+#include "map.h"
 #include "testutil.h"
 
 /* ck_assert_* records a mark point (a write to the runner) on every success;
