@@ -465,7 +465,9 @@ int strata_checkpoint_read_image(const void *buf, size_t len, const char *name,
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   int ok = fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 16, 0) >= 0 &&
            H5Pset_file_image(fapl, (void *)buf, len) >= 0;
-  hid_t f = ok ? H5Fopen(name, H5F_ACC_RDONLY, fapl) : -1;
+  /* A name no file has: the core driver would look at a file of the same
+   * name on disk, though the image is all it reads. */
+  hid_t f = ok ? H5Fopen("strata-checkpoint-image", H5F_ACC_RDONLY, fapl) : -1;
   if (fapl >= 0) H5Pclose(fapl);
   if (f < 0) return corrupt(name, "cannot open it");
   strata_checkpoint *c = calloc(1, sizeof *c);
