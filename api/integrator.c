@@ -59,12 +59,7 @@ static int make_backend(const strata_problem *pr, const strata_params *p,
                           "sources (strata_problem_set_source), not a function of the caller's");
     /* Ranks on a node share its GPUs round-robin. */
     *out = strata_backend_cuda_new(ngpu > 0 ? comm->local_rank % ngpu : 0);
-    if (!*out) {
-      char msg[1024];
-      snprintf(msg, sizeof msg, "%s", strata_last_error());
-      return strata_error(STRATA_EBACKEND, "backend cuda: %s", msg);
-    }
-    return STRATA_OK;
+    return *out ? STRATA_OK : STRATA_EBACKEND; /* its message names the backend */
   }
 #else
   (void)comm;
