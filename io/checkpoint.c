@@ -374,6 +374,23 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
   return STRATA_OK;
 }
 
+/* Reads the checkpoint open as f (or f < 0: it could not be opened), and
+ * closes it. */
+static int read_open(hid_t f, const char *name, strata_checkpoint **out)
+{
+  if (f < 0) return corrupt(name, "cannot open it");
+  strata_checkpoint *c = calloc(1, sizeof *c);
+  int rc = c ? read_file(f, name, c) : strata_error(STRATA_ENOMEM, "%s: out of memory", name);
+  H5Fclose(f);
+  H5Eclear2(H5E_DEFAULT);
+  if (rc != STRATA_OK) {
+    strata_checkpoint_free(c);
+    return rc;
+  }
+  *out = c;
+  return STRATA_OK;
+}
+
 /* Not followed, and only the user's own: a link or a file planted by
  * another user in a shared directory is no state of this run. */
 static int check_file(const char *path)
@@ -405,18 +422,7 @@ int strata_checkpoint_read(const char *path, strata_checkpoint **out)
     return strata_error(STRATA_EIO, "%s: not a strata checkpoint (not an HDF5 file%s%s); the "
                         "file is left as it is", path, *why ? ": " : "", why);
   }
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) return corrupt(path, "cannot open it");
-  strata_checkpoint *c = calloc(1, sizeof *c);
-  rc = c ? read_file(f, path, c) : strata_error(STRATA_ENOMEM, "%s: out of memory", path);
-  H5Fclose(f);
-  H5Eclear2(H5E_DEFAULT);
-  if (rc != STRATA_OK) {
-    strata_checkpoint_free(c);
-    return rc;
-  }
-  *out = c;
-  return STRATA_OK;
+  return read_open(H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), path, out);
 }
 
 int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len)
@@ -469,17 +475,7 @@ int strata_checkpoint_read_image(const void *buf, size_t len, const char *name,
    * name on disk, though the image is all it reads. */
   hid_t f = ok ? H5Fopen("strata-checkpoint-image", H5F_ACC_RDONLY, fapl) : -1;
   if (fapl >= 0) H5Pclose(fapl);
-  if (f < 0) return corrupt(name, "cannot open it");
-  strata_checkpoint *c = calloc(1, sizeof *c);
-  int rc = c ? read_file(f, name, c) : strata_error(STRATA_ENOMEM, "%s: out of memory", name);
-  H5Fclose(f);
-  H5Eclear2(H5E_DEFAULT);
-  if (rc != STRATA_OK) {
-    strata_checkpoint_free(c);
-    return rc;
-  }
-  *out = c;
-  return STRATA_OK;
+  return read_open(f, name, out);
 }
 
 int strata_checkpoint_restore(const strata_checkpoint *c, const char *path, strata_run *r,
