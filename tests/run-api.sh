@@ -16,6 +16,12 @@ CC=${CC:-cc}
 CXX=${CXX:-c++}
 FC=${FC:-}
 libdir=${libdir:-/usr/local/lib}
+# The C example is an MPI program (strata/strata_mpi.h is installed only
+# with MPI).
+if [ ! -f "$top_builddir/mpi/libstrata_core_la-comm_mpi.lo" ]; then
+  echo "SKIP: strata is built without MPI (the C example needs strata/strata_mpi.h)"
+  exit 77
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
