@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "comm.h"
+#include "world.h"
 #include "estimate.h"
 
 static double now_s(void)

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "estimate.h"
-#include "grid.h"
+#include "map.h"
 #include "strat.h"
 
 static double now_s(void)

@@ -1,7 +1,7 @@
 /* Users' integrands on the GPU: the sampling kernel template of
  * sample_kernel.cuh, instantiated for the user's code and compiled at run
  * time with NVRTC to a cubin for this device.  Cubins are cached on disk
- * (src/cache.h) by a hash of the whole translation unit, the NVRTC version,
+ * (compile/cache.h) by a hash of the whole translation unit, the NVRTC version,
  * the options and the architecture, and in memory for the process. */
 #ifndef STRATA_JIT_H
 #define STRATA_JIT_H

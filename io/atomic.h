@@ -11,7 +11,7 @@
 #define STRATA_ATOMIC_H
 #include <stddef.h>
 
-#include "job.h"
+#include "io.h"
 
 typedef struct {
   char path[STRATA_PATH_MAX + 16]; /* the temporary file's name */

@@ -1,6 +1,7 @@
 #include "checkpoint.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,6 @@
 #include "atomic.h"
 #include "error.h"
 #include "h5util.h"
-#include "job.h"
 #include "jobdef.h"
 
 #define FORMAT "strata checkpoint"
@@ -87,38 +87,27 @@ static int write_comp_history(hid_t f, const strata_run *r)
  * replacement make it the checkpoint.  (H5Fget_file_image would spare the
  * temporary file, but in HDF5 1.10 its image of a 1.8-format file carries a
  * stale superblock checksum.) */
-static int write_tmp(const char *path, const strata_tmpfile *t, const strata_run *r,
-                     const strata_ckpt_info *info)
+/* The whole file in one allocation: growing it by steps would copy it
+ * again at each step. */
+static size_t file_bytes(const strata_run *r)
 {
-  const char *tmp = t->path;
-  strata_h5_begin();
+  strata_run_state st;
+  strata_run_state_get(r, &st);
+  return sizeof(double) * ((size_t)st.naxes * (size_t)(st.ninc + 1) + (size_t)st.nhcube +
+                           6 * (size_t)st.itn +
+                           (r->ncomp > 1 ? STRATA_CHIST_ROW(r->ncomp) : 0) * (size_t)st.itn) +
+         (1 << 18);
+}
+
+/* Everything a checkpoint holds, into the open file f. */
+static int write_content(hid_t f, const strata_run *r, const strata_ckpt_info *info)
+{
   strata_run_state st;
   strata_run_state_get(r, &st);
   char hash[17], created[32];
   strata_jobdef_hash(info->definition, hash);
   utc_now(created, sizeof created);
-
-  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  /* The whole file in one allocation: growing it by steps would copy it
-   * again at each step. */
-  size_t bytes = sizeof(double) * ((size_t)st.naxes * (size_t)(st.ninc + 1) +
-                                   (size_t)st.nhcube + 6 * (size_t)st.itn +
-                                   (r->ncomp > 1 ? STRATA_CHIST_ROW(r->ncomp) : 0) *
-                                       (size_t)st.itn) +
-                 (1 << 18);
-  /* The 1.8 file format: checksummed metadata, which the original format
-   * lacks, and none of the "file is open" flags of the 1.10 format. */
-  /* Closing flushes the file several times; with write tracking only the
-   * first flush writes it all, the others the few pages they changed. */
-  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, bytes, 1) >= 0 &&
-           H5Pset_core_write_tracking(fapl, 1, 4096) >= 0 &&
-           H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0;
-  /* By the descriptor's name where there is one: the file this process
-   * created, whatever the directory entry has become since. */
-  hid_t f = ok ? H5Fcreate(t->open_as[0] ? t->open_as : tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)
-               : -1;
-  ok = f >= 0;
-  ok = ok && strata_h5_put_str(f, "format", FORMAT) == 0 &&
+  int ok = strata_h5_put_str(f, "format", FORMAT) == 0 &&
        strata_h5_put_i64(f, "format_version", FORMAT_VERSION) == 0 &&
        strata_h5_put_str(f, "strata_version", strata_version()) == 0 &&
        strata_h5_put_str(f, "created", created) == 0 &&
@@ -142,6 +131,27 @@ static int write_tmp(const char *path, const strata_tmpfile *t, const strata_run
   ok = ok && strata_h5_write_array(f, "map", H5T_NATIVE_DOUBLE, 2, mdims, st.edges) == 0 &&
        strata_h5_write_array(f, "allocation", H5T_NATIVE_INT64, 1, adims, st.nh) == 0 &&
        write_history(f, r) == 0 && write_comp_history(f, r) == 0;
+  return ok ? 0 : -1;
+}
+
+static int write_tmp(const char *path, const strata_tmpfile *t, const strata_run *r,
+                     const strata_ckpt_info *info)
+{
+  const char *tmp = t->path;
+  strata_h5_begin();
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  /* The 1.8 file format: checksummed metadata, which the original format
+   * lacks, and none of the "file is open" flags of the 1.10 format. */
+  /* Closing flushes the file several times; with write tracking only the
+   * first flush writes it all, the others the few pages they changed. */
+  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, file_bytes(r), 1) >= 0 &&
+           H5Pset_core_write_tracking(fapl, 1, 4096) >= 0 &&
+           H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0;
+  /* By the descriptor's name where there is one: the file this process
+   * created, whatever the directory entry has become since. */
+  hid_t f = ok ? H5Fcreate(t->open_as[0] ? t->open_as : tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)
+               : -1;
+  ok = f >= 0 && write_content(f, r, info) == 0;
   /* Closing writes the file: a full disk shows here. */
   if (f >= 0 && H5Fclose(f) < 0) ok = 0;
   if (fapl >= 0) H5Pclose(fapl);
@@ -183,6 +193,35 @@ int strata_checkpoint_write(const char *path, const strata_run *r,
   if (rc == STRATA_OK) rc = strata_atomic_wait(c, NULL);
   if (seconds) *seconds = now_s() - t0;
   return rc;
+}
+
+int strata_checkpoint_image(const strata_run *r, const strata_ckpt_info *info, void **buf,
+                            size_t *len)
+{
+  *buf = NULL;
+  *len = 0;
+  strata_h5_begin();
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  /* The original format: its superblock has no checksum, which
+   * H5Fget_file_image of HDF5 1.10 would leave stale (see write_tmp); the
+   * arrays carry their own checksums. */
+  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, file_bytes(r), 0) >= 0;
+  hid_t f = ok ? H5Fcreate("strata-checkpoint-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
+  ok = f >= 0 && write_content(f, r, info) == 0 && H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0;
+  ssize_t n = ok ? H5Fget_file_image(f, NULL, 0) : -1;
+  void *b = n > 0 ? malloc((size_t)n) : NULL;
+  ok = b && H5Fget_file_image(f, b, (size_t)n) == n;
+  if (f >= 0 && H5Fclose(f) < 0) ok = 0;
+  if (fapl >= 0) H5Pclose(fapl);
+  if (!ok) {
+    free(b);
+    const char *why = strata_h5_detail();
+    return strata_error(n > 0 && !b ? STRATA_ENOMEM : STRATA_EIO, "cannot write the state to "
+                        "memory: %s", *why ? why : "HDF5 error");
+  }
+  *buf = b;
+  *len = (size_t)n;
+  return STRATA_OK;
 }
 
 void strata_checkpoint_free(strata_checkpoint *c)
@@ -335,13 +374,28 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
   return STRATA_OK;
 }
 
-int strata_checkpoint_read(const char *path, strata_checkpoint **out)
+/* Reads the checkpoint open as f (or f < 0: it could not be opened), and
+ * closes it. */
+static int read_open(hid_t f, const char *name, strata_checkpoint **out)
 {
-  *out = NULL;
-  strata_h5_begin();
+  if (f < 0) return corrupt(name, "cannot open it");
+  strata_checkpoint *c = calloc(1, sizeof *c);
+  int rc = c ? read_file(f, name, c) : strata_error(STRATA_ENOMEM, "%s: out of memory", name);
+  H5Fclose(f);
+  H5Eclear2(H5E_DEFAULT);
+  if (rc != STRATA_OK) {
+    strata_checkpoint_free(c);
+    return rc;
+  }
+  *out = c;
+  return STRATA_OK;
+}
+
+/* Not followed, and only the user's own: a link or a file planted by
+ * another user in a shared directory is no state of this run. */
+static int check_file(const char *path)
+{
   struct stat sb;
-  /* Not followed, and only the user's own: a link or a file planted by
-   * another user in a shared directory is no state of this run. */
   if (lstat(path, &sb) != 0)
     return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: %s", path, strerror(errno));
   if (S_ISLNK(sb.st_mode))
@@ -352,6 +406,15 @@ int strata_checkpoint_read(const char *path, strata_checkpoint **out)
   if (sb.st_uid != geteuid())
     return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: owned by uid %d, not by "
                         "you; the file is left as it is", path, (int)sb.st_uid);
+  return STRATA_OK;
+}
+
+int strata_checkpoint_read(const char *path, strata_checkpoint **out)
+{
+  *out = NULL;
+  strata_h5_begin();
+  int rc = check_file(path);
+  if (rc != STRATA_OK) return rc;
   /* HDF5 refuses a file shorter than its superblock says (a truncated
    * copy) when it opens it, and every array is checksummed. */
   if (H5Fis_hdf5(path) <= 0) {
@@ -359,18 +422,60 @@ int strata_checkpoint_read(const char *path, strata_checkpoint **out)
     return strata_error(STRATA_EIO, "%s: not a strata checkpoint (not an HDF5 file%s%s); the "
                         "file is left as it is", path, *why ? ": " : "", why);
   }
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) return corrupt(path, "cannot open it");
-  strata_checkpoint *c = calloc(1, sizeof *c);
-  int rc = c ? read_file(f, path, c) : strata_error(STRATA_ENOMEM, "%s: out of memory", path);
-  H5Fclose(f);
-  H5Eclear2(H5E_DEFAULT);
-  if (rc != STRATA_OK) {
-    strata_checkpoint_free(c);
+  return read_open(H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), path, out);
+}
+
+int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len)
+{
+  *buf = NULL;
+  *len = 0;
+  int rc = check_file(path);
+  if (rc != STRATA_OK) return rc;
+  /* The file checked above, not one put in its place since. */
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  struct stat sb;
+  if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid()) {
+    rc = strata_error(STRATA_EIO, "%s: cannot read the checkpoint: %s", path,
+                      fd < 0 ? strerror(errno) : "not a regular file of yours");
+    if (fd >= 0) close(fd);
     return rc;
   }
-  *out = c;
+  char *b = malloc(sb.st_size > 0 ? (size_t)sb.st_size : 1);
+  size_t got = 0;
+  while (b && got < (size_t)sb.st_size) {
+    ssize_t n = read(fd, b + got, (size_t)sb.st_size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  close(fd);
+  if (!b || got != (size_t)sb.st_size) {
+    free(b);
+    return strata_error(b ? STRATA_EIO : STRATA_ENOMEM, "%s: cannot read the checkpoint: %s",
+                        path, b ? "short read" : "out of memory");
+  }
+  *buf = b;
+  *len = got;
   return STRATA_OK;
+}
+
+int strata_checkpoint_read_image(const void *buf, size_t len, const char *name,
+                                 strata_checkpoint **out)
+{
+  static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  *out = NULL;
+  strata_h5_begin();
+  if (!buf || len < sizeof signature || memcmp(buf, signature, sizeof signature))
+    return strata_error(STRATA_EINVAL, "%s: not a strata checkpoint (not an HDF5 file image)",
+                        name);
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 16, 0) >= 0 &&
+           H5Pset_file_image(fapl, (void *)buf, len) >= 0;
+  /* A name no file has: the core driver would look at a file of the same
+   * name on disk, though the image is all it reads. */
+  hid_t f = ok ? H5Fopen("strata-checkpoint-image", H5F_ACC_RDONLY, fapl) : -1;
+  if (fapl >= 0) H5Pclose(fapl);
+  return read_open(f, name, out);
 }
 
 int strata_checkpoint_restore(const strata_checkpoint *c, const char *path, strata_run *r,

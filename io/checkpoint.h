@@ -33,6 +33,10 @@ int strata_checkpoint_start(const char *path, const strata_run *r,
                             const strata_ckpt_info *info, struct strata_commit **commit,
                             double *seconds, size_t *bytes);
 
+/* The same file built in memory: *buf (malloc'ed) holds its *len bytes. */
+int strata_checkpoint_image(const strata_run *r, const strata_ckpt_info *info, void **buf,
+                            size_t *len);
+
 /* A checkpoint as read back: every array checked against its checksum. */
 typedef struct {
   char *definition, *hash, *strata_version, *backend, *host, *created;
@@ -48,6 +52,12 @@ typedef struct {
  * that is not a strata checkpoint, is an error naming path and the reason. */
 int strata_checkpoint_read(const char *path, strata_checkpoint **out);
 void strata_checkpoint_free(strata_checkpoint *c);
+/* A checkpoint's bytes, read with the checks of strata_checkpoint_read
+ * (*buf malloc'ed): what one rank reads for all. */
+int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len);
+/* A checkpoint from a file's bytes in memory; name is for messages. */
+int strata_checkpoint_read_image(const void *buf, size_t len, const char *name,
+                                 strata_checkpoint **out);
 
 /* Continues r from c, read from path: strata_run_restore, refusing first a
  * checkpoint whose number of components is not the job's, with every

@@ -2,6 +2,9 @@
 #ifndef STRATA_IO_H
 #define STRATA_IO_H
 
+/* The longest path io/ and the program handle. */
+#define STRATA_PATH_MAX 4096
+
 /* Call before MPI starts.  HDF5 1.10 crashes when it shuts down with a file
  * whose flush failed (a full disk), whether from its atexit handler or from
  * the MPI_Finalize hook it installs when it starts after MPI: strata closes

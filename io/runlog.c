@@ -12,7 +12,7 @@
 
 #include "error.h"
 #include "h5util.h"
-#include "job.h"
+#include "io.h"
 #include "jobdef.h"
 #include "runlog_format.h"
 

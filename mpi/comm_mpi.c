@@ -1,25 +1,24 @@
-/* The job communicator over MPI_COMM_WORLD.  The algorithm needs two things
- * from its peers: the element-wise sum of an iteration's sums, and the
- * hypercubes' shares each rank worked out for its own slice; then every
- * rank applies the same update and holds the same state. */
+/* Peers over an MPI communicator (strata/strata_mpi.h).  The algorithm
+ * needs two things from its peers: the element-wise sum of an iteration's
+ * sums, and the hypercubes' shares each rank worked out for its own slice;
+ * then every rank applies the same update and holds the same state. */
 #include <limits.h>
 #include <mpi.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "comm.h"
 #include "error.h"
+#include "strata/strata_mpi.h"
+
+static MPI_Comm of(strata_comm *c) { return *(MPI_Comm *)c->self; }
 
 static int mpi_allreduce(strata_comm *c, double *buf, size_t n)
 {
-  (void)c;
   /* MPI counts are int: reduce very long buffers in pieces. */
   while (n > 0) {
     int m = n > (size_t)INT_MAX ? INT_MAX : (int)n;
-    if (MPI_Allreduce(MPI_IN_PLACE, buf, m, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) !=
-        MPI_SUCCESS)
+    if (MPI_Allreduce(MPI_IN_PLACE, buf, m, MPI_DOUBLE, MPI_SUM, of(c)) != MPI_SUCCESS)
       return -1;
     buf += m;
     n -= (size_t)m;
@@ -44,76 +43,59 @@ static int mpi_allgather(strata_comm *c, double *buf, const int64_t *off)
     count[r] = (int)(off[r + 1] - off[r]);
   }
   int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, count, displ, MPI_DOUBLE,
-                          MPI_COMM_WORLD);
+                          of(c));
   free(count);
   return rc == MPI_SUCCESS ? 0 : -1;
 }
 
 static int mpi_broadcast(strata_comm *c, void *buf, size_t n, int root)
 {
-  (void)c;
   char *p = buf;
   while (n > 0) {
     int m = n > (size_t)INT_MAX ? INT_MAX : (int)n;
-    if (MPI_Bcast(p, m, MPI_BYTE, root, MPI_COMM_WORLD) != MPI_SUCCESS) return -1;
+    if (MPI_Bcast(p, m, MPI_BYTE, root, of(c)) != MPI_SUCCESS) return -1;
     p += m;
     n -= (size_t)m;
   }
   return 0;
 }
 
-static void mpi_free(strata_comm *c) { free(c); }
-
-/* Set when MPI_Init ran: only then may MPI be called (finalize, abort). */
-static int mpi_up;
-static char how[160] = "serial: no MPI launcher in the environment";
-
-/* The variable that shows a launcher started this process, or NULL.  A
- * singleton MPI_Init (no launcher) costs ~0.4 s, more than a small run,
- * and gives one rank anyway.  Slurm sets SLURM_ variables in a batch
- * script too, which is no task of a step: srun's tasks have a step id
- * together with a task rank (SLURM_PROCID), so a batch script that runs
- * strata directly starts serial and a task of srun still calls MPI_Init. */
-static const char *launcher(void)
+static void mpi_free(strata_comm *c)
 {
-  static const char *const vars[] = {
-      "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", /* Open MPI's mpirun */
-      "PMIX_RANK",            "PMIX_NAMESPACE",       /* PMIx: prterun, srun --mpi=pmix */
-      "PMI_RANK",             "PMI_SIZE",             /* PMI-1/2: hydra, srun --mpi=pmi2 */
-      "PMI_FD"};
-  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
-    if (getenv(vars[i])) return vars[i];
-  const char *name = getenv("SLURM_STEP_ID") ? "SLURM_STEP_ID" : "SLURM_STEPID";
-  const char *step = getenv(name);
-  /* The batch, extern and interactive steps have reserved ids at the top
-   * of the 32-bit range: no srun task runs in them. */
-  if (getenv("SLURM_PROCID") && step && strtoull(step, NULL, 10) < 0xfffffff0ULL) return name;
-  return NULL;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(c->self);
+  free(c->self);
+  free(c);
 }
 
-const char *strata_comm_world_how(void) { return how; }
-
-int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)
+int strata_comm_mpi(MPI_Comm comm, strata_comm **out)
 {
   *out = NULL;
-  const char *by = launcher();
-  if (!by) {
-    *out = strata_comm_serial();
-    return *out ? STRATA_OK : strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  snprintf(how, sizeof how, "MPI: launched (%s is set)", by);
-  int provided;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-    return strata_error(STRATA_ECOMM, "MPI_Init failed");
-  mpi_up = 1;
+  int up = 0;
+  MPI_Initialized(&up);
+  if (!up) return strata_error(STRATA_ECOMM, "strata_comm_mpi: MPI is not initialised");
   strata_comm *c = calloc(1, sizeof *c);
-  if (!c) return strata_error(STRATA_ENOMEM, "out of memory");
-  MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+  MPI_Comm *own = malloc(sizeof *own);
+  if (!c || !own) {
+    free(c);
+    free(own);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  /* A communicator of strata's own: its collectives never match the
+   * caller's, and its errors are returned rather than fatal. */
+  if (MPI_Comm_dup(comm, own) != MPI_SUCCESS) {
+    free(c);
+    free(own);
+    return strata_error(STRATA_ECOMM, "strata_comm_mpi: MPI_Comm_dup failed");
+  }
+  MPI_Comm_set_errhandler(*own, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(*own, &c->rank);
+  MPI_Comm_size(*own, &c->size);
   /* Ranks sharing a node share its GPUs: the node-local rank picks one. */
   MPI_Comm node;
-  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL,
-                          &node) == MPI_SUCCESS) {
+  if (MPI_Comm_split_type(*own, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node) ==
+      MPI_SUCCESS) {
     MPI_Comm_rank(node, &c->local_rank);
     MPI_Comm_size(node, &c->local_size);
     MPI_Comm_free(&node);
@@ -121,41 +103,11 @@ int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)
     c->local_rank = 0;
     c->local_size = 1;
   }
-  /* A failing rank must end the job, not leave the others in a collective. */
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  c->self = own;
   c->allreduce_sum = mpi_allreduce;
   c->allgather = mpi_allgather;
   c->broadcast = mpi_broadcast;
   c->free = mpi_free;
   *out = c;
   return STRATA_OK;
-}
-
-void strata_comm_world_close(strata_comm *c, int status)
-{
-  (void)status;
-  strata_comm_free(c);
-  if (mpi_up) MPI_Finalize();
-}
-
-void strata_comm_abort(strata_comm *c, int status)
-{
-  (void)c;
-  if (mpi_up) MPI_Abort(MPI_COMM_WORLD, status);
-  exit(status);
-}
-
-void strata_comm_where(strata_comm *c, char *buf, int len)
-{
-  (void)c;
-  if (!mpi_up) {
-    if (gethostname(buf, (size_t)len) != 0) buf[0] = '\0';
-    buf[len - 1] = '\0';
-    return;
-  }
-  char name[MPI_MAX_PROCESSOR_NAME];
-  int n = 0;
-  if (MPI_Get_processor_name(name, &n) != MPI_SUCCESS) n = 0;
-  name[n] = '\0';
-  snprintf(buf, (size_t)len, "%s", name);
 }

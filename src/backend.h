@@ -8,7 +8,7 @@
  * share is in hcube.h, maplookup.h, maprefine.h and shares.h. */
 #ifndef STRATA_BACKEND_H
 #define STRATA_BACKEND_H
-#include "grid.h"
+#include "map.h"
 #include "philox.h"
 #include "qmc.h"
 #include "strat.h"

@@ -33,6 +33,7 @@ typedef struct {
   double bad_fx;
   int bad_comp;         /* its component (vector integrands), or -1 */
   double bad_x[STRATA_MAX_DIM];
+  int nomem;            /* no room for a batch's points */
 } chunk_status;
 
 static void mark_bad(chunk_status *st, int64_t i, double fx, int comp, const double *x, int dim)
@@ -53,6 +54,7 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
   double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
   int k[STRATA_MAX_DIM], inc[STRATA_MAX_DIM];
   st->bad_index = -1;
+  st->nomem = 0;
   strata_qmc_cursor cur = {.next = -1};
   for (int64_t h = ha; h < hb; h++) {
     strata_strat_coords(s, h, k);
@@ -95,6 +97,39 @@ static inline double adapting_value(const strata_problem *pr, int nc, double jac
   return jac * s;
 }
 
+/* One sample's ncomp values f, at the point of Jacobian jac in map
+ * increments inc: into its hypercube's sums (sum[0], sum[1]; c1, c2) and
+ * the map's (cw, cc).  Both loops below add through it, in sample order, so
+ * that every vector form gives the same bits.  Returns the first component
+ * that is not finite (nothing added), or -1. */
+static inline int add_values(const strata_sample_job *job, int nc, int dim, int ninc,
+                             double jac, const double *f, const int *inc, double *sum,
+                             double *c1, double *c2, double *cw, double *cc)
+{
+  double w[STRATA_MAX_COMP], dc[STRATA_MAX_COMP];
+  for (int c = 0; c < nc; c++) {
+    if (!isfinite(f[c])) return c;
+    w[c] = jac * f[c];
+  }
+  double gw = adapting_value(job->problem, nc, jac, w, f), w2 = gw * gw, dw = gw - job->shift;
+  sum[0] += dw;
+  sum[1] += dw * dw;
+  if (job->adapt)
+    for (int d = 0; d < dim; d++) {
+      cw[(size_t)d * ninc + inc[d]] += w2;
+      cc[(size_t)d * ninc + inc[d]] += 1.0;
+    }
+  if (job->c1) {
+    for (int c = 0; c < nc; c++) {
+      dc[c] = w[c] - job->cshift[c];
+      c1[c] += dc[c];
+    }
+    for (int a = 0, p = 0; a < nc; a++)
+      for (int b2 = a; b2 < nc; b2++, p++) c2[p] += dc[a] * dc[b2];
+  }
+  return -1;
+}
+
 /* The same for the extended form (fv): kept apart so that the scalar loop
  * above stays as tight as it was.  With ncomp <= 1 it adds exactly what the
  * scalar loop adds, so fv and f give the same bits for the same function. */
@@ -107,14 +142,15 @@ static void sample_chunk_vec(const strata_sample_job *job, int64_t ha, int64_t h
   const int dim = pr->dim, ninc = g->ninc;
   const int nc = pr->ncomp > 1 ? pr->ncomp : 1, np = nc * (nc + 1) / 2;
   double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
-  double fv[STRATA_MAX_COMP], w[STRATA_MAX_COMP], dc[STRATA_MAX_COMP];
+  double fv[STRATA_MAX_COMP];
   double c1[STRATA_MAX_COMP], c2[STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2];
   int k[STRATA_MAX_DIM], inc[STRATA_MAX_DIM];
   st->bad_index = -1;
+  st->nomem = 0;
   strata_qmc_cursor cur = {.next = -1};
   for (int64_t h = ha; h < hb; h++) {
     strata_strat_coords(s, h, k);
-    double s1 = 0.0, s2 = 0.0;
+    double sum[2] = {0.0, 0.0};
     memset(c1, 0, sizeof(double) * (size_t)nc);
     memset(c2, 0, sizeof(double) * (size_t)np);
     const int64_t i0 = s->start[h], i1 = s->start[h + 1];
@@ -126,37 +162,101 @@ static void sample_chunk_vec(const strata_sample_job *job, int64_t ha, int64_t h
       }
       double jac = strata_grid_map(g, y, x, inc);
       pr->fv(x, dim, pr->params, pr->tables, fv);
-      for (int c = 0; c < nc; c++) {
-        if (!isfinite(fv[c])) {
-          mark_bad(st, i, fv[c], nc > 1 ? c : -1, x, dim);
-          return;
-        }
-        w[c] = jac * fv[c];
-      }
-      double gw = adapting_value(pr, nc, jac, w, fv), w2 = gw * gw, dw = gw - job->shift;
-      s1 += dw;
-      s2 += dw * dw;
-      if (job->adapt)
-        for (int d = 0; d < dim; d++) {
-          cw[(size_t)d * ninc + inc[d]] += w2;
-          cc[(size_t)d * ninc + inc[d]] += 1.0;
-        }
-      if (job->c1) {
-        for (int c = 0; c < nc; c++) {
-          dc[c] = w[c] - job->cshift[c];
-          c1[c] += dc[c];
-        }
-        for (int a = 0, p = 0; a < nc; a++)
-          for (int b2 = a; b2 < nc; b2++, p++) c2[p] += dc[a] * dc[b2];
+      int bad = add_values(job, nc, dim, ninc, jac, fv, inc, sum, c1, c2, cw, cc);
+      if (bad >= 0) {
+        mark_bad(st, i, fv[bad], nc > 1 ? bad : -1, x, dim);
+        return;
       }
     }
-    job->s1[h] = s1;
-    job->s2[h] = s2;
+    job->s1[h] = sum[0];
+    job->s2[h] = sum[1];
     if (job->c1) {
       memcpy(job->c1 + (size_t)h * (size_t)nc, c1, sizeof(double) * (size_t)nc);
       memcpy(job->c2 + (size_t)h * (size_t)np, c2, sizeof(double) * (size_t)np);
     }
   }
+}
+
+/* The caller's forms (fu, fb): the points of consecutive samples go to
+ * the integrand in blocks (of one for fu), then every value is added in
+ * sample order exactly as sample_chunk_vec adds it, so that the two forms,
+ * and fv computing the same values, give the same bits. */
+static void sample_chunk_user(const strata_sample_job *job, int64_t ha, int64_t hb,
+                              double *cw, double *cc, chunk_status *st)
+{
+  const strata_problem *pr = job->problem;
+  const strata_grid *g = job->grid;
+  const strata_strat *s = job->strat;
+  const int dim = pr->dim, ninc = g->ninc;
+  const int nc = pr->ncomp > 1 ? pr->ncomp : 1, np = nc * (nc + 1) / 2;
+  const int64_t B = pr->fb ? (pr->batch > 0 ? pr->batch : 1024) : 1;
+  double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM];
+  double c1[STRATA_MAX_COMP], c2[STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2];
+  int k[STRATA_MAX_DIM];
+  st->bad_index = -1;
+  st->nomem = 0;
+  double *x = malloc(sizeof(double) * (size_t)(B * dim));
+  double *jac = malloc(sizeof(double) * (size_t)B);
+  double *fv = malloc(sizeof(double) * (size_t)(B * nc));
+  int *inc = malloc(sizeof(int) * (size_t)(B * dim));
+  if (!x || !jac || !fv || !inc) {
+    st->nomem = 1;
+    goto out;
+  }
+  strata_qmc_cursor cur = {.next = -1};
+  int64_t h = ha, hp = ha; /* the hypercube being summed, and of the next point drawn */
+  strata_strat_coords(s, hp, k);
+  double sum[2] = {0.0, 0.0};
+  memset(c1, 0, sizeof c1);
+  memset(c2, 0, sizeof c2);
+#define FLUSH()                                                                          \
+  do {                                                                                   \
+    job->s1[h] = sum[0];                                                                 \
+    job->s2[h] = sum[1];                                                                 \
+    if (job->c1) {                                                                       \
+      memcpy(job->c1 + (size_t)h * (size_t)nc, c1, sizeof(double) * (size_t)nc);         \
+      memcpy(job->c2 + (size_t)h * (size_t)np, c2, sizeof(double) * (size_t)np);         \
+    }                                                                                    \
+    sum[0] = sum[1] = 0.0;                                                               \
+    memset(c1, 0, sizeof c1);                                                            \
+    memset(c2, 0, sizeof c2);                                                            \
+  } while (0)
+  const int64_t iend = s->start[hb];
+  for (int64_t i0 = s->start[ha]; i0 < iend; i0 += B) {
+    const int64_t n = iend - i0 < B ? iend - i0 : B;
+    for (int64_t j = 0; j < n; j++) {
+      const int64_t i = i0 + j;
+      if (i >= s->start[hp + 1]) {
+        while (i >= s->start[hp + 1]) hp++;
+        strata_strat_coords(s, hp, k);
+      }
+      if (job->qmc) strata_qmc_point(job->qmc, &cur, i, y);
+      else strata_sample_point(job, k, i, u, y);
+      jac[j] = strata_grid_map(g, y, x + j * dim, inc + j * dim);
+    }
+    if (pr->fb) pr->fb(n, x, dim, pr->user, fv);
+    else pr->fu(x, dim, pr->user, fv);
+    for (int64_t j = 0; j < n; j++) {
+      const int64_t i = i0 + j;
+      while (i >= s->start[h + 1]) {
+        FLUSH();
+        h++;
+      }
+      const double *f = fv + j * nc;
+      int bad = add_values(job, nc, dim, ninc, jac[j], f, inc + j * dim, sum, c1, c2, cw, cc);
+      if (bad >= 0) {
+        mark_bad(st, i, f[bad], nc > 1 ? bad : -1, x + j * dim, dim);
+        goto out;
+      }
+    }
+  }
+  for (; h < hb; h++) FLUSH();
+#undef FLUSH
+out:
+  free(x);
+  free(jac);
+  free(fv);
+  free(inc);
 }
 
 /* The backends' shared message, naming the component of a vector integrand. */
@@ -218,10 +318,15 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
     double *cw = job->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
     if (job->problem->f)
       sample_chunk(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
-    else
+    else if (job->problem->fv)
       sample_chunk_vec(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
+    else
+      sample_chunk_user(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
   }
   (void)nt;
+  for (int c = 0; c < nchunk; c++)
+    if (st[c].nomem) return strata_error(STRATA_ENOMEM, "cpu backend: no memory for a batch of "
+                                         "%d points", job->problem->batch);
 
   int worst = -1;
   for (int c = 0; c < nchunk; c++)

@@ -30,23 +30,6 @@ struct strata_comm {
 
 strata_comm *strata_comm_serial(void);
 void strata_comm_free(strata_comm *c);
-
-
-/* The communicator of the whole job: MPI_COMM_WORLD when strata is built
- * with MPI (mpi/comm_mpi.c, which also initialises MPI) and a launcher
- * started the process, else the serial one (comm_world_serial.c, and
- * mpi/comm_mpi.c without a launcher: a singleton MPI_Init costs more than a
- * small run). */
-int strata_comm_world_open(int *argc, char ***argv, strata_comm **out);
-/* How the job communicates, for -v: "MPI: launched (VARIABLE is set)" or
- * "serial: ...". */
-const char *strata_comm_world_how(void);
-/* Ends the job's communication; status is the process's exit status. */
-void strata_comm_world_close(strata_comm *c, int status);
-/* Ends every rank of the job now, after this rank printed why. */
-void strata_comm_abort(strata_comm *c, int status);
-/* Where this rank runs, for -v: "host" (MPI: the processor name). */
-void strata_comm_where(strata_comm *c, char *buf, int len);
 #ifdef __cplusplus
 }
 #endif

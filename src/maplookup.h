@@ -1,4 +1,4 @@
-/* The importance map's lookup, written once for the host (grid.h, the CPU
+/* The importance map's lookup, written once for the host (map.h, the CPU
  * backend) and the device (the sampling kernels): a point is mapped by the
  * same operations whatever computes it.  Plain C on flat arrays, no
  * structs and no headers: NVRTC compiles it into users' kernels too. */

@@ -1,5 +1,5 @@
 /* The arithmetic of the map's refinement, written once for the host
- * (grid.c) and the device (gpu/adapt.cuh): the same smoothing, damping and
+ * (map.c) and the device (gpu/adapt.cuh): the same smoothing, damping and
  * placing of edges, with only the sums (sequential on the host, a block
  * scan on the device) left to each. */
 #ifndef STRATA_MAPREFINE_H

@@ -116,11 +116,16 @@ int strata_params_check(const strata_params *p)
 
 int strata_problem_check(const strata_problem *pr)
 {
-  if (!pr->f && !pr->fv) return strata_error(STRATA_EINVAL, "no integrand given");
+  if (!pr->f && !pr->fv && !pr->fu && !pr->fb)
+    return strata_error(STRATA_EINVAL, "no integrand given");
+  if (pr->batch < 0 || pr->batch > 1000000)
+    return strata_error(STRATA_EINVAL, "batch = %d: must be in 1..1000000 (or 0: 1024)",
+                        pr->batch);
   if (pr->ncomp < 0 || pr->ncomp > STRATA_MAX_COMP)
     return strata_error(STRATA_EINVAL, "ncomp = %d: must be in 1..%d", pr->ncomp, STRATA_MAX_COMP);
-  if (pr->ncomp > 1 && !pr->fv)
-    return strata_error(STRATA_EINVAL, "ncomp = %d needs the extended form (fv)", pr->ncomp);
+  if (pr->ncomp > 1 && !pr->fv && !pr->fu && !pr->fb)
+    return strata_error(STRATA_EINVAL, "ncomp = %d needs a vector form (fv, fu or fb)",
+                        pr->ncomp);
   if (pr->ncomp > 1 && (pr->adapt_comp < -1 || pr->adapt_comp >= pr->ncomp))
     return strata_error(STRATA_EINVAL, "adapt_comp = %d: must be -1 (sum) or 0..%d",
                         pr->adapt_comp, pr->ncomp - 1);

@@ -5,7 +5,7 @@
 #define STRATA_RUN_H
 #include "backend.h"
 #include "comm.h"
-#include "grid.h"
+#include "map.h"
 #include "qmc.h"
 #include "stats.h"
 #include "strat.h"

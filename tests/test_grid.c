@@ -1,10 +1,10 @@
-/* Tests of the adaptive map (src/grid.c, src/grid.h).
+/* Tests of the adaptive map (src/map.c, src/map.h).
  *
  * The expected values come from the algorithm of shared/design/algorithm.md
  * and doc/algorithm.md (which adds the 1e-300 share floor), either worked out
  * by hand (the arithmetic is in the comments) or computed
  * by an independent reference implementation in this file (ref_refine_axis),
- * which is written from the design text rather than from grid.c: it places
+ * which is written from the design text rather than from map.c: it places
  * the new edges by inverting the piecewise-linear cumulative sum of r_i
  * instead of walking an accumulator. */
 #include <check.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grid.h"
+#include "map.h"
 #include "testutil.h"
 
 /* ck_assert_* records a mark point (a write to the runner) on every success;

@@ -742,6 +742,71 @@ START_TEST(test_report)
 }
 END_TEST
 
+/* The caller's forms: three() with its parameters in the user data, one
+ * point per call and in batches of 7 (which cross hypercubes). */
+typedef struct {
+  double params[1];
+  long calls;
+} forms_data;
+
+static void three_u(const double *x, int dim, void *user, double *out)
+{
+  forms_data *d = user;
+  __atomic_fetch_add(&d->calls, 1, __ATOMIC_RELAXED);
+  three(x, dim, d->params, NULL, out);
+}
+
+static void three_b(int64_t n, const double *x, int dim, void *user, double *out)
+{
+  forms_data *d = user;
+  __atomic_fetch_add(&d->calls, (long)n, __ATOMIC_RELAXED);
+  for (int64_t i = 0; i < n; i++) three(x + i * dim, dim, d->params, NULL, out + i * NCOMP);
+}
+
+START_TEST(test_user_forms_same_bits)
+{
+  const strata_mode modes[] = {STRATA_MODE_VEGASPLUS, STRATA_MODE_VEGAS, STRATA_MODE_PLAIN};
+  for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+    strata_params p;
+    strata_params_default(&p);
+    p.mode = modes[m];
+    p.neval = 20000;
+    p.maxiter = 6;
+    p.adapt_iters = 4;
+    p.skip = 1;
+    p.epsrel = 0;
+    p.nthreads = 2;
+    strata_problem pr = {.fv = three, .dim = DIM, .nparams = 1, .params = {40.0},
+                         .ncomp = NCOMP, .adapt_comp = -1, .name = "three"};
+    for (int d = 0; d < DIM; d++) pr.upper[d] = 1.0;
+    strata_result rv, ru, rb;
+    ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &rv), STRATA_OK);
+    forms_data du = {{40.0}, 0}, db = {{40.0}, 0};
+    strata_problem pu = pr, pb = pr;
+    pu.fv = pb.fv = NULL;
+    pu.fu = three_u;
+    pu.user = &du;
+    pb.fb = three_b;
+    pb.batch = 7;
+    pb.user = &db;
+    ck_assert_int_eq(strata_integrate(&pu, &p, NULL, NULL, &ru), STRATA_OK);
+    ck_assert_int_eq(strata_integrate(&pb, &p, NULL, NULL, &rb), STRATA_OK);
+    /* Every point reached the integrand with the caller's data. */
+    ck_assert_int_eq(du.calls, rv.neval);
+    ck_assert_int_eq(db.calls, rv.neval);
+    const size_t cov = sizeof(double) * NCOMP * NCOMP;
+    ck_assert_msg(!memcmp(rv.comp_integral, ru.comp_integral, sizeof rv.comp_integral) &&
+                      !memcmp(rv.comp_sigma, ru.comp_sigma, sizeof rv.comp_sigma) &&
+                      !memcmp(rv.comp_cov, ru.comp_cov, cov) && rv.chi2_dof == ru.chi2_dof,
+                  "mode %s: fu differs from fv", strata_mode_name(p.mode));
+    ck_assert_msg(!memcmp(rv.comp_integral, rb.comp_integral, sizeof rv.comp_integral) &&
+                      !memcmp(rv.comp_sigma, rb.comp_sigma, sizeof rv.comp_sigma) &&
+                      !memcmp(rv.comp_cov, rb.comp_cov, cov) && rv.chi2_dof == rb.chi2_dof,
+                  "mode %s: fb differs from fv", strata_mode_name(p.mode));
+  }
+}
+END_TEST
+
 int main(void)
 {
   strata_io_init();
@@ -763,6 +828,7 @@ int main(void)
   tcase_add_test(tc, test_checkpoint_ncomp_mismatch);
   tcase_add_test(tc, test_log);
   tcase_add_test(tc, test_report);
+  tcase_add_test(tc, test_user_forms_same_bits);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }

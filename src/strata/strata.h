@@ -1,8 +1,10 @@
 /* strata — adaptive Monte Carlo integration (VEGAS+, VEGAS, VEGAS-1D), plain
  * Monte Carlo and randomized quasi-Monte Carlo.
  *
- * One call integrates (strata_integrate); everything it needs is in a
- * strata_problem (what to integrate) and a strata_params (how). */
+ * What to integrate is a strata_problem, how a strata_params.  One call
+ * integrates on the CPU (strata_integrate); a strata_integrator does the
+ * rest: a backend (cpu, cuda), peers (strata/strata_mpi.h), stepping,
+ * checkpoints, maps.  doc/api.md has an example of each. */
 #ifndef STRATA_STRATA_H
 #define STRATA_STRATA_H
 
@@ -35,6 +37,13 @@ enum {
 };
 
 typedef double (*strata_fn)(const double *x, int dim, const double *params);
+/* With the caller's data: ncomp values of the integrand at x into out. */
+typedef void (*strata_ufn)(const double *x, int dim, void *user, double *out);
+/* The batch form: n points at once, point i at x[i * dim .. i * dim + dim),
+ * its ncomp values into out[i * ncomp ..].  Called with n up to
+ * strata_problem.batch, from several threads at once (each with its own
+ * points), so user must be safe to share or read-only. */
+typedef void (*strata_bfn)(int64_t n, const double *x, int dim, void *user, double *out);
 /* The extended form: ncomp values into out[0..ncomp-1], with the job's tables
  * (in the order the job lists them). */
 typedef void (*strata_vfn)(const double *x, int dim, const double *params,
@@ -94,6 +103,14 @@ typedef struct {
   /* Compiled user integrands: what a backend that compiles its own code
    * (CUDA, through NVRTC) needs; NULL for built-in integrands. */
   const struct strata_source *source;
+  /* The forms with the caller's data (used when f and fv are NULL): fu one
+   * point per call, or fb a batch of up to `batch` points per call (0:
+   * 1024).  Both give the same result, bit for bit, as each other and as fv
+   * computing the same values.  user reaches every call unchanged. */
+  strata_ufn fu;
+  strata_bfn fb;
+  void *user;
+  int batch;
 } strata_problem;
 
 /* Per component c of a vector integrand, strata_iteration.comp holds a row
@@ -187,6 +204,81 @@ typedef struct {
 
 const strata_builtin *strata_builtin_find(const char *name);
 const strata_builtin *strata_builtin_at(size_t i); /* NULL past the end */
+
+/* ---- integrand source compiled at run time --------------------------------------
+ * C source, compiled with the system's C compiler for the CPU and with
+ * NVRTC for the GPU (doc/integrands.md): the form a GPU can run.  code
+ * defines `function`, double f(const double *x, int dim, const double
+ * *params) or, extended, void f(const double *x, int dim, const double
+ * *params, const strata_table *tables, double *out) with ncomp values.
+ * Compiled integrands are cached ($STRATA_CACHE_DIR, else
+ * ~/.cache/strata). */
+typedef struct strata_source strata_source;
+int strata_source_from_string(const char *code, const char *function, int extended,
+                              int ncomp, strata_source **out);
+/* Frees it; the problems that use it must be gone first. */
+void strata_source_free(strata_source *s);
+/* Makes pr integrate s: compiles it for the CPU now (a compile error is
+ * STRATA_EINVAL naming the line) and sets pr->f or pr->fv, pr->source and
+ * pr->ncomp.  s must outlive pr's runs. */
+int strata_problem_set_source(strata_problem *pr, strata_source *s);
+
+/* ---- the integrator: a run that can be stepped, saved and moved ------------------ */
+typedef enum {
+  STRATA_BACKEND_AUTO = 0,  /* cuda where a GPU is visible and the integrand can run
+                             * there (built-in or source), else cpu */
+  STRATA_BACKEND_CPU = 1,   /* OpenMP threads (params.nthreads) */
+  STRATA_BACKEND_CUDA = 2   /* one GPU: built-in integrands and sources only */
+} strata_backend_kind;
+
+/* Peers: serial (NULL) or an MPI communicator (strata/strata_mpi.h). */
+typedef struct strata_comm strata_comm;
+void strata_comm_free(strata_comm *c);
+
+typedef struct strata_integrator strata_integrator;
+
+/* A run of pr with p on the backend asked for, with the peers of comm
+ * (NULL: this process alone; otherwise every rank of comm calls every
+ * function below with the same arguments, collectively).  pr and its
+ * tables, user data and source must outlive the integrator; comm too. */
+int strata_integrator_alloc(const strata_problem *pr, const strata_params *p,
+                            strata_backend_kind backend, strata_comm *comm,
+                            strata_integrator **out);
+void strata_integrator_free(strata_integrator *s);
+/* "cpu" or "cuda": what auto chose. */
+const char *strata_integrator_backend(const strata_integrator *s);
+/* One iteration; it (may be NULL) receives its report. */
+int strata_integrator_step(strata_integrator *s, strata_iteration *it);
+/* Nonzero once converged or out of iterations or evaluations. */
+int strata_integrator_finished(const strata_integrator *s);
+/* Steps until finished, calling progress (may be NULL) after each
+ * iteration with ctx; res (may be NULL) receives the result. */
+int strata_integrator_integrate(strata_integrator *s, strata_iteration_cb progress, void *ctx,
+                                strata_result *res);
+/* The result so far: integral, sigma, chi2/dof, Q, per component. */
+int strata_integrator_result(const strata_integrator *s, strata_result *res);
+
+/* The whole state in an HDF5 checkpoint (doc/file-formats.md), written
+ * atomically by rank 0 over path; or as the same file's bytes in memory
+ * (*buf malloc'ed, free() it).  A load continues exactly where the save
+ * was, on any number of ranks: the continued run equals the uninterrupted
+ * one bit for bit.  A load refuses a state of another problem or of other
+ * parameters (the message names the first that differs), leaving the
+ * integrator as it was.  progress (may be NULL) receives the restored
+ * iterations. */
+int strata_integrator_save(strata_integrator *s, const char *path);
+int strata_integrator_load(strata_integrator *s, const char *path,
+                           strata_iteration_cb progress, void *ctx);
+int strata_integrator_save_buffer(strata_integrator *s, void **buf, size_t *len);
+int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t len,
+                                  strata_iteration_cb progress, void *ctx);
+
+/* The trained map: naxes x (ninc + 1) edges in the unit cube, axis by axis
+ * (naxes is dim, or 1 for vegas1d).  edges NULL: only the sizes. */
+int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *edges);
+/* A new run starts from a map (before its first step): its first
+ * iteration samples with it instead of the uniform map. */
+int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges);
 
 #ifdef __cplusplus
 }

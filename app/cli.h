@@ -4,6 +4,7 @@
 #include "backend.h"
 #include "comm.h"
 #include "job.h"
+#include "world.h"
 
 /* The backend the job asks for; auto says what it picked when verbose. */
 /* Starts what the backend will need and takes long to make (a GPU's

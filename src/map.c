@@ -1,4 +1,4 @@
-#include "grid.h"
+#include "map.h"
 #include "maprefine.h"
 #include "stamp.h"
 

@@ -51,6 +51,11 @@ enum { STRATA_UNIT_C = 0, STRATA_UNIT_CUDA = 1 };
  * functor struct strata_user_fn with a __device__ eval(x, dim, params,
  * tables, out), for the kernel template. */
 char *strata_source_unit(const strata_source *s, int kind);
+/* A program with stop signals of its own (app/stop.h) hears of every
+ * compiler it should end with it: child(pid) when one starts, child(0)
+ * when it is gone; requested() says a stop signal arrived (then the
+ * compile is ended, and fails naming it). */
+void strata_source_watch(void (*child)(int pid), int (*requested)(void));
 /* The pseudo file name of the wrapper in diagnostics. */
 const char *strata_source_wrapper_name(void);
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "comm.h"
+#include "world.h"
 #include "error.h"
 
 int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)

@@ -24,10 +24,9 @@ static double now_s(void)
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The communicator offers one collective, a sum.  Every agreement below is
- * a sum in which the ranks that know nothing contribute zeros: a broadcast
- * from rank 0 (exact, since x + 0 = x) or a count of ranks that saw a
- * signal. */
+/* Agreements on a status or a count are sums in which the ranks that know
+ * nothing contribute zeros (x + 0 = x exactly) or count ranks that saw a
+ * signal; a restored state travels by broadcast (share). */
 static int agree(strata_session *s, double *v, size_t n)
 {
   if (s->comm->allreduce_sum(s->comm, v, n) != 0) {
@@ -107,76 +106,82 @@ static void collect_row(const strata_iteration *it, void *ctx)
   s->rows[s->nrows++] = *it;
 }
 
-/* Rank 0 has the checkpoint; every rank needs its state. */
+static int share(strata_session *s, void *buf, size_t n)
+{
+  if (n > 0 && s->comm->broadcast(s->comm, buf, n, 0) != 0) {
+    s->agreed = 0; /* the others may not know: main ends them all */
+    return strata_error(STRATA_ECOMM, "rank %d: receiving the checkpoint's state failed",
+                        s->comm->rank);
+  }
+  return STRATA_OK;
+}
+
+/* Rank 0 has the checkpoint; every rank needs its state, bit for bit: a
+ * broadcast of the arrays as they are. */
 static int share_state(strata_session *s, strata_run *r, const strata_checkpoint *ck)
 {
   const int root = s->comm->rank == 0;
-  double head[7] = {0};
+  struct {
+    int64_t itn, neval_total, naxes, ninc, nhcube, ncomp;
+    double time_s;
+  } head;
+  memset(&head, 0, sizeof head);
   if (root) {
     const strata_run_state *st = &ck->state;
-    head[0] = st->itn;
-    head[1] = (double)st->neval_total;
-    head[2] = st->time_s;
-    head[3] = st->naxes;
-    head[4] = st->ninc;
-    head[5] = (double)st->nhcube;
-    head[6] = st->ncomp;
+    head.itn = st->itn;
+    head.neval_total = st->neval_total;
+    head.naxes = st->naxes;
+    head.ninc = st->ninc;
+    head.nhcube = st->nhcube;
+    head.ncomp = st->ncomp;
+    head.time_s = st->time_s;
   }
-  int rc = agree(s, head, 7);
+  int rc = share(s, &head, sizeof head);
   if (rc != STRATA_OK) return rc;
-  strata_run_state st = {.itn = (int)head[0], .neval_total = (int64_t)head[1],
-                         .time_s = head[2], .naxes = (int)head[3], .ninc = (int)head[4],
-                         .nhcube = (int64_t)head[5], .ncomp = (int)head[6]};
+  strata_run_state st = {.itn = (int)head.itn, .neval_total = head.neval_total,
+                         .time_s = head.time_s, .naxes = (int)head.naxes,
+                         .ninc = (int)head.ninc, .nhcube = head.nhcube,
+                         .ncomp = (int)head.ncomp};
   size_t nedges = (size_t)st.naxes * (size_t)(st.ninc + 1), nh = (size_t)st.nhcube,
          nhist = (size_t)st.itn;
-  /* Counts below 2^53 travel exactly as doubles. */
   /* A vector integrand's component records follow the history. */
-  size_t crow = st.ncomp > 1 ? STRATA_CHIST_ROW(st.ncomp) : 0;
-  size_t n = nedges + nh + 4 * nhist + crow * nhist;
-  double *buf = calloc(n > 0 ? n : 1, sizeof(double));
+  size_t ncrec = (st.ncomp > 1 ? STRATA_CHIST_ROW(st.ncomp) : 0) * nhist;
+  double *edges = malloc(sizeof(double) * (nedges > 0 ? nedges : 1));
   int64_t *nhv = malloc(sizeof(int64_t) * (nh > 0 ? nh : 1));
   strata_itn_record *hist = malloc(sizeof *hist * (nhist > 0 ? nhist : 1));
-  int ok = buf && nhv && hist;
+  double *comp = ncrec > 0 ? malloc(sizeof(double) * ncrec) : NULL;
+  int ok = edges && nhv && hist && (ncrec == 0 || comp);
   if (ok && root) {
-    memcpy(buf, ck->state.edges, sizeof(double) * nedges);
-    for (size_t h = 0; h < nh; h++) buf[nedges + h] = (double)ck->state.nh[h];
-    for (size_t k = 0; k < nhist; k++) {
-      double *e = buf + nedges + nh + 4 * k;
-      e[0] = ck->state.hist[k].integral;
-      e[1] = ck->state.hist[k].sigma;
-      e[2] = (double)ck->state.hist[k].neval;
-      e[3] = ck->state.hist[k].time_s;
-    }
-    if (crow > 0)
-      memcpy(buf + nedges + nh + 4 * nhist, ck->state.comp_hist,
-             sizeof(double) * crow * nhist);
+    memcpy(edges, ck->state.edges, sizeof(double) * nedges);
+    memcpy(nhv, ck->state.nh, sizeof(int64_t) * nh);
+    memcpy(hist, ck->state.hist, sizeof *hist * nhist);
+    if (ncrec > 0) memcpy(comp, ck->state.comp_hist, sizeof(double) * ncrec);
   }
-  /* Every rank takes part in the sum even without memory, or the others
-   * would wait forever; the failure is agreed right after. */
+  /* Every rank takes part even without memory, or the others would wait
+   * forever; the failure is agreed first. */
   double fail = ok ? 0.0 : 1.0;
   rc = agree(s, &fail, 1);
   if (rc == STRATA_OK && fail > 0)
     rc = strata_error(STRATA_ENOMEM, "out of memory reading the checkpoint's state");
-  if (rc == STRATA_OK) rc = agree(s, buf, n);
+  if (rc == STRATA_OK) rc = share(s, edges, sizeof(double) * nedges);
+  if (rc == STRATA_OK) rc = share(s, nhv, sizeof(int64_t) * nh);
+  if (rc == STRATA_OK) rc = share(s, hist, sizeof *hist * nhist);
+  if (rc == STRATA_OK) rc = share(s, comp, sizeof(double) * ncrec);
   if (rc == STRATA_OK) {
-    for (size_t h = 0; h < nh; h++) nhv[h] = (int64_t)buf[nedges + h];
-    for (size_t k = 0; k < nhist; k++) {
-      const double *e = buf + nedges + nh + 4 * k;
-      hist[k] = (strata_itn_record){e[0], e[1], (int64_t)e[2], e[3]};
-    }
-    st.edges = buf;
+    st.edges = edges;
     st.nh = nhv;
     st.hist = hist;
-    st.comp_hist = crow > 0 ? buf + nedges + nh + 4 * nhist : NULL;
+    st.comp_hist = comp;
     if (root) {
       s->rows = malloc(sizeof *s->rows * (nhist > 0 ? nhist : 1));
       if (!s->rows) rc = strata_error(STRATA_ENOMEM, "out of memory");
     }
     if (rc == STRATA_OK) rc = strata_run_restore(r, &st, root ? collect_row : NULL, s);
   }
-  free(buf);
+  free(edges);
   free(nhv);
   free(hist);
+  free(comp);
   return rc;
 }
 

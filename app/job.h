@@ -3,9 +3,9 @@
  * line and key. */
 #ifndef STRATA_JOB_H
 #define STRATA_JOB_H
+#include "io.h"
 #include "strata/strata.h"
 
-#define STRATA_PATH_MAX 4096
 
 typedef struct {
   char source[STRATA_PATH_MAX];  /* job file path, or "(default job)" */

@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "cli.h"
 #include "comm.h"
+#include "world.h"
 #include "error.h"
 #include "io.h"
 #include "job.h"
@@ -17,6 +18,7 @@
 #include "run.h"
 #include "session.h"
 #include "stop.h"
+#include "usercode.h"
 
 static const char usage_text[] =
     "Usage: strata run [JOB.ini] [--set SECTION.KEY=VALUE]... [--json] [-q] [-v]\n"
@@ -254,6 +256,7 @@ int main(int argc, char **argv)
     perror("strata: cannot catch SIGTERM and SIGUSR1");
     return 1;
   }
+  strata_source_watch(strata_stop_child, strata_stop_requested);
   if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
     printf("strata %s\n", strata_version());
     printf("backends: cpu%s\n",

@@ -16,12 +16,20 @@
 
 #include "cache.h"
 #include "error.h"
-#include "stop.h"
 
 #define MAX_SOURCE_BYTES (16 << 20)
 #define INLINE_NAME "strata_inline"
 
 static const char wrapper_name[] = "(strata wrapper)";
+
+static void (*watch_child)(int pid);
+static int (*watch_requested)(void);
+
+void strata_source_watch(void (*child)(int pid), int (*requested)(void))
+{
+  watch_child = child;
+  watch_requested = requested;
+}
 
 const char *strata_source_wrapper_name(void) { return wrapper_name; }
 
@@ -78,6 +86,39 @@ int strata_source_from_body(const char *body, const char *shown, int extended, i
     return strata_error(STRATA_ENOMEM, "out of memory");
   }
   *out = s;
+  return STRATA_OK;
+}
+
+int strata_source_from_string(const char *code, const char *function, int extended,
+                              int ncomp, strata_source **out)
+{
+  *out = NULL;
+  if (!code || !function || !*function)
+    return strata_error(STRATA_EINVAL, "strata_source_from_string: no code or function name");
+  if (strlen(function) >= sizeof(((strata_source *)0)->function))
+    return strata_error(STRATA_EINVAL, "function name %s: longer than 63 characters", function);
+  if (ncomp < 0 || ncomp > STRATA_MAX_COMP || (ncomp > 1 && !extended))
+    return strata_error(STRATA_EINVAL, "ncomp = %d: must be in 1..%d, above 1 with the "
+                        "extended form", ncomp, STRATA_MAX_COMP);
+  strata_source *s = source_new("(source string)", function, extended, ncomp);
+  if (!s || !(s->code = strdup(code))) {
+    free(s);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  *out = s;
+  return STRATA_OK;
+}
+
+int strata_problem_set_source(strata_problem *pr, strata_source *s)
+{
+  int rc = strata_source_build_cpu(s, 0);
+  if (rc != STRATA_OK) return rc;
+  pr->f = s->extended ? NULL : s->f;
+  pr->fv = s->extended ? s->fv : NULL;
+  pr->fu = NULL;
+  pr->fb = NULL;
+  pr->ncomp = s->ncomp;
+  pr->source = s;
   return STRATA_OK;
 }
 
@@ -326,8 +367,8 @@ static int run_tool(char *const argv[], int outfd, int *status, int *sig)
     errno = e;
     return -1;
   }
-  /* strata's own stop signals (stop.h) end the compiler's group too. */
-  strata_stop_child((int)pid);
+  /* The program's own stop signals end the compiler's group too. */
+  if (watch_child) watch_child((int)pid);
   /* Polled, not a blocking waitpid: the signal may be delivered to any
    * thread of the process (MPI's, OpenMP's), never interrupting this one. */
   int rc = 0;
@@ -338,8 +379,9 @@ static int run_tool(char *const argv[], int outfd, int *status, int *sig)
       rc = -1;
       break;
     }
-    if (interrupted || strata_stop_requested()) {
-      *sig = interrupted ? interrupted : strata_stop_requested();
+    const int asked = watch_requested ? watch_requested() : 0;
+    if (interrupted || asked) {
+      *sig = interrupted ? interrupted : asked;
       /* The group: the driver's own children (cc1, as, ld) too.  SIGTERM
        * first, so that the driver removes its own temporary files. */
       kill(-pid, SIGTERM);
@@ -351,7 +393,7 @@ static int run_tool(char *const argv[], int outfd, int *status, int *sig)
     }
     sleep_ms(5);
   }
-  strata_stop_child(0);
+  if (watch_child) watch_child(0);
   watch_end(&w);
   return rc;
 }

@@ -12,6 +12,7 @@
 #include "job.h"
 #include "jobdef.h"
 #include "run.h"
+#include "world.h"
 
 /* The exit status of a run that a signal stopped after writing its
  * checkpoint: "checkpointed, please requeue" (0 finished, 1 error, 2 usage). */

@@ -1,0 +1,286 @@
+/* The public integrator (strata/strata.h): a run with its backend, its
+ * peers and its identity, so that a caller needs none of src/, io/ or gpu/.
+ * What the program does through its own files (app/), a library user does
+ * here: choose a backend, step, save and restore the state, move a map. */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "checkpoint.h"
+#include "comm.h"
+#include "error.h"
+#include "io.h"
+#include "jobdef.h"
+#include "run.h"
+#include "strata/strata.h"
+#ifdef HAVE_CUDA
+#include "backend_cuda.h"
+#endif
+
+struct strata_integrator {
+  strata_problem problem;
+  strata_params params;
+  strata_backend *backend;
+  strata_comm *comm;
+  int own_comm;            /* the serial communicator made here */
+  strata_run *run;
+  char definition[STRATA_JOBDEF_MAX]; /* what a checkpoint must match */
+  char host[256];
+};
+
+#ifdef HAVE_CUDA
+/* Built-ins and sources run on the GPU; a function pointer of the
+ * caller's does not. */
+static int gpu_can_run(const strata_problem *pr)
+{
+  if (pr->source) return 1;
+  for (size_t i = 0; pr->f && strata_builtin_at(i); i++)
+    if (strata_builtin_at(i)->f == pr->f) return 1;
+  return 0;
+}
+#endif
+
+static int make_backend(const strata_problem *pr, const strata_params *p,
+                        strata_backend_kind kind, const strata_comm *comm, strata_backend **out)
+{
+  *out = NULL;
+  if ((unsigned)kind > STRATA_BACKEND_CUDA)
+    return strata_error(STRATA_EINVAL, "backend %d: must be auto, cpu or cuda", (int)kind);
+#ifdef HAVE_CUDA
+  int ngpu = kind != STRATA_BACKEND_CPU ? strata_cuda_device_count() : 0;
+  if (kind == STRATA_BACKEND_CUDA || (kind == STRATA_BACKEND_AUTO && ngpu > 0 && gpu_can_run(pr))) {
+    if (!gpu_can_run(pr))
+      return strata_error(STRATA_EBACKEND, "backend cuda: runs built-in integrands and "
+                          "sources (strata_problem_set_source), not a function of the caller's");
+    /* Ranks on a node share its GPUs round-robin. */
+    *out = strata_backend_cuda_new(ngpu > 0 ? comm->local_rank % ngpu : 0);
+    return *out ? STRATA_OK : STRATA_EBACKEND; /* its message names the backend */
+  }
+#else
+  (void)comm;
+  if (kind == STRATA_BACKEND_CUDA)
+    return strata_error(STRATA_EBACKEND, "backend cuda: this libstrata was built without CUDA "
+                        "(configure --with-cuda)");
+  (void)pr;
+#endif
+  *out = strata_backend_cpu_new(p->nthreads);
+  return *out ? STRATA_OK : strata_error(STRATA_ENOMEM, "out of memory");
+}
+
+/* Every rank's outcome made every rank's: a rank that failed alone must
+ * not leave the others waiting in the next collective. */
+static int agree(strata_comm *comm, int rc)
+{
+  if (comm->size == 1) return rc;
+  double bad = rc != STRATA_OK;
+  if (comm->allreduce_sum(comm, &bad, 1) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: cannot reach the other ranks", comm->rank);
+  if (rc != STRATA_OK) return rc;
+  return bad > 0 ? strata_error(STRATA_ECOMM, "rank %d: %g other rank%s failed (see their "
+                                "messages)", comm->rank, bad, bad == 1 ? "" : "s")
+                 : STRATA_OK;
+}
+
+int strata_integrator_alloc(const strata_problem *pr, const strata_params *p,
+                            strata_backend_kind backend, strata_comm *comm,
+                            strata_integrator **out)
+{
+  *out = NULL;
+  if (!pr || !p) return strata_error(STRATA_EINVAL, "strata_integrator_alloc: no problem or "
+                                     "parameters");
+  strata_integrator *s = calloc(1, sizeof *s);
+  if (!s) return strata_error(STRATA_ENOMEM, "out of memory");
+  s->problem = *pr;
+  s->params = *p;
+  s->comm = comm;
+  if (!comm) {
+    s->comm = strata_comm_serial();
+    s->own_comm = 1;
+    if (!s->comm) {
+      free(s);
+      return strata_error(STRATA_ENOMEM, "out of memory");
+    }
+  }
+  if (gethostname(s->host, sizeof s->host) != 0) s->host[0] = '\0';
+  s->host[sizeof s->host - 1] = '\0';
+  int rc = strata_problem_check(&s->problem);
+  if (rc == STRATA_OK) rc = strata_params_check(&s->params);
+  if (rc == STRATA_OK)
+    rc = strata_jobdef_text(&s->problem, &s->params, s->definition, sizeof s->definition);
+  if (rc == STRATA_OK) rc = make_backend(&s->problem, &s->params, backend, s->comm, &s->backend);
+  if (rc == STRATA_OK) rc = strata_run_alloc(&s->problem, &s->params, s->backend, s->comm, &s->run);
+  rc = agree(s->comm, rc);
+  if (rc != STRATA_OK) {
+    char msg[2048];
+    snprintf(msg, sizeof msg, "%s", strata_last_error());
+    strata_integrator_free(s);
+    return strata_error(rc, "%s", msg);
+  }
+  *out = s;
+  return STRATA_OK;
+}
+
+void strata_integrator_free(strata_integrator *s)
+{
+  if (!s) return;
+  strata_run_free(s->run);
+  strata_backend_free(s->backend);
+  if (s->own_comm) strata_comm_free(s->comm);
+  free(s);
+}
+
+const char *strata_integrator_backend(const strata_integrator *s) { return s->backend->name; }
+
+int strata_integrator_step(strata_integrator *s, strata_iteration *it)
+{
+  if (strata_run_finished(s->run))
+    return strata_error(STRATA_EINVAL, "the run is finished (after %d iterations)",
+                        s->run->itn);
+  return strata_run_step(s->run, it);
+}
+
+int strata_integrator_finished(const strata_integrator *s)
+{
+  return strata_run_finished(s->run);
+}
+
+int strata_integrator_integrate(strata_integrator *s, strata_iteration_cb progress, void *ctx,
+                                strata_result *res)
+{
+  strata_result mine;
+  return strata_run_integrate(s->run, progress, ctx, res ? res : &mine);
+}
+
+int strata_integrator_result(const strata_integrator *s, strata_result *res)
+{
+  strata_run_result(s->run, res);
+  return STRATA_OK;
+}
+
+static strata_ckpt_info info_of(const strata_integrator *s)
+{
+  strata_ckpt_info info = {s->definition, "(libstrata)", s->backend->name, s->host,
+                           s->comm->size, s->params.nthreads};
+  return info;
+}
+
+/* Rank 0's outcome, and its message, on every rank. */
+static int share_outcome(strata_comm *comm, int rc)
+{
+  if (comm->size == 1) return rc;
+  struct {
+    int rc;
+    char msg[1024];
+  } o = {rc, ""};
+  if (comm->rank == 0 && rc != STRATA_OK) snprintf(o.msg, sizeof o.msg, "%s", strata_last_error());
+  if (comm->broadcast(comm, &o, sizeof o, 0) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: cannot reach rank 0", comm->rank);
+  if (comm->rank != 0 && o.rc != STRATA_OK) return strata_error(o.rc, "%s", o.msg);
+  return o.rc;
+}
+
+int strata_integrator_save(strata_integrator *s, const char *path)
+{
+  int rc = strata_run_sync(s->run);
+  rc = agree(s->comm, rc);
+  if (rc != STRATA_OK) return rc;
+  if (s->comm->rank == 0) {
+    strata_ckpt_info info = info_of(s);
+    rc = strata_checkpoint_write(path, s->run, &info, NULL, NULL);
+  }
+  return share_outcome(s->comm, rc);
+}
+
+/* Continues from a checkpoint c (read from `name`) that must be this
+ * integrator's problem and parameters. */
+static int restore(strata_integrator *s, const strata_checkpoint *c, const char *name,
+                   strata_iteration_cb progress, void *ctx)
+{
+  int rc = strata_jobdef_compare(c->definition, s->definition, 0, name, "checkpoint",
+                                 "this integrator");
+  if (rc == STRATA_OK) rc = strata_checkpoint_restore(c, name, s->run, progress, ctx);
+  return rc;
+}
+
+int strata_integrator_load(strata_integrator *s, const char *path, strata_iteration_cb progress,
+                           void *ctx)
+{
+  /* Rank 0 reads the file, every rank gets its bytes: one reader, and
+   * every rank continues from the same state. */
+  void *buf = NULL;
+  size_t len = 0;
+  int rc = s->comm->rank == 0 ? strata_checkpoint_read_bytes(path, &buf, &len) : STRATA_OK;
+  rc = share_outcome(s->comm, rc);
+  if (rc == STRATA_OK && s->comm->size > 1) {
+    uint64_t n = len;
+    if (s->comm->broadcast(s->comm, &n, sizeof n, 0) != 0) rc = STRATA_ECOMM;
+    if (rc == STRATA_OK && s->comm->rank != 0 && !(buf = malloc(n ? (size_t)n : 1)))
+      rc = strata_error(STRATA_ENOMEM, "rank %d: out of memory", s->comm->rank);
+    rc = agree(s->comm, rc);
+    if (rc == STRATA_OK && s->comm->broadcast(s->comm, buf, (size_t)n, 0) != 0)
+      rc = strata_error(STRATA_ECOMM, "rank %d: cannot reach rank 0", s->comm->rank);
+    len = (size_t)n;
+  }
+  strata_checkpoint *c = NULL;
+  if (rc == STRATA_OK) rc = strata_checkpoint_read_image(buf, len, path, &c);
+  if (rc == STRATA_OK) rc = restore(s, c, path, progress, ctx);
+  strata_checkpoint_free(c);
+  free(buf);
+  return agree(s->comm, rc);
+}
+
+int strata_integrator_save_buffer(strata_integrator *s, void **buf, size_t *len)
+{
+  strata_ckpt_info info = info_of(s);
+  return strata_checkpoint_image(s->run, &info, buf, len);
+}
+
+int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t len,
+                                  strata_iteration_cb progress, void *ctx)
+{
+  strata_checkpoint *c = NULL;
+  int rc = strata_checkpoint_read_image(buf, len, "(state buffer)", &c);
+  if (rc == STRATA_OK) rc = restore(s, c, "(state buffer)", progress, ctx);
+  strata_checkpoint_free(c);
+  return agree(s->comm, rc);
+}
+
+int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *edges)
+{
+  strata_run_state st;
+  strata_run_state_get(s->run, &st);
+  if (s->run->sync_rc != STRATA_OK) return s->run->sync_rc;
+  *naxes = st.naxes;
+  *ninc = st.ninc;
+  if (edges) memcpy(edges, st.edges, sizeof(double) * (size_t)st.naxes * (size_t)(st.ninc + 1));
+  return STRATA_OK;
+}
+
+int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges)
+{
+  if (s->run->itn > 0)
+    return strata_error(STRATA_EINVAL, "a map can start a run only before its first "
+                        "iteration (this one has run %d)", s->run->itn);
+  if (!edges) return strata_error(STRATA_EINVAL, "strata_integrator_set_map: no edges");
+  /* The start of a run whose map is given: a state of no iterations. */
+  strata_run_state st;
+  strata_run_state_get(s->run, &st);
+  int64_t *nh = malloc(sizeof(int64_t) * (size_t)st.nhcube);
+  if (!nh) return strata_error(STRATA_ENOMEM, "out of memory");
+  memcpy(nh, st.nh, sizeof(int64_t) * (size_t)st.nhcube);
+  st.naxes = naxes;
+  st.ninc = ninc;
+  st.edges = edges;
+  st.nh = nh;
+  int rc = strata_run_restore(s->run, &st, NULL, NULL);
+  free(nh);
+  if (rc == STRATA_OK) return rc;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", strata_last_error());
+  return strata_error(rc, "the map given: %s", msg);
+}
