@@ -38,7 +38,7 @@ PY
 }
 
 status=0
-"$STRATA" run "${common[@]}" --set integral.params=$train --set run.checkpoint="$tmp/train.ckpt.h5" \
+"$STRATA" run "${common[@]}" --set integral.params="$train" --set run.checkpoint="$tmp/train.ckpt.h5" \
   >"$tmp/train.json" || exit 1
 tr_n=$(field "$tmp/train.json" neval)
 echo "training at a = $train: $tr_n evaluations, $(field "$tmp/train.json" iterations) iterations"
