@@ -17,6 +17,7 @@
 #include "io.h"
 #include "jobdef.h"
 #include "run.h"
+#include "warmstart.h"
 #include "strata/strata.h"
 #ifdef HAVE_CUDA
 #include "backend_cuda.h"
@@ -263,22 +264,8 @@ int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *e
 
 int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges)
 {
-  if (s->run->itn > 0)
-    return strata_error(STRATA_EINVAL, "a map can start a run only before its first "
-                        "iteration (this one has run %d)", s->run->itn);
   if (!edges) return strata_error(STRATA_EINVAL, "strata_integrator_set_map: no edges");
-  /* The start of a run whose map is given: a state of no iterations. */
-  strata_run_state st;
-  strata_run_state_get(s->run, &st);
-  int64_t *nh = malloc(sizeof(int64_t) * (size_t)st.nhcube);
-  if (!nh) return strata_error(STRATA_ENOMEM, "out of memory");
-  memcpy(nh, st.nh, sizeof(int64_t) * (size_t)st.nhcube);
-  st.naxes = naxes;
-  st.ninc = ninc;
-  st.edges = edges;
-  st.nh = nh;
-  int rc = strata_run_restore(s->run, &st, NULL, NULL);
-  free(nh);
+  int rc = strata_run_start_from(s->run, naxes, ninc, edges, 0, NULL, NULL);
   if (rc == STRATA_OK) return rc;
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", strata_last_error());

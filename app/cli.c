@@ -1,9 +1,13 @@
 #include "cli.h"
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "error.h"
 #include "jobdef.h"
@@ -62,8 +66,23 @@ int strata_cli_backend(const strata_job *job, strata_comm *comm, int verbose,
   if (verbose) {
     char host[256];
     strata_comm_where(comm, host, sizeof host);
-    fprintf(stderr, "strata: rank %d of %d on %s: backend cpu%s\n", comm->rank, comm->size,
-            host, !strcmp(job->backend, "auto") ? why : "");
+    /* The CPUs this rank may run on: a launcher that binds a rank to fewer
+     * cores than it has threads (srun without --cpus-per-task since Slurm
+     * 22.05) shows here. */
+    int threads = job->p.nthreads, cpus = 0;
+#ifdef _OPENMP
+    if (threads == 0) threads = omp_get_max_threads();
+#endif
+    /* With OMP_PLACES the runtime has bound this thread to one place
+     * already: the places hold what the rank was given. */
+#ifdef _OPENMP
+    for (int pl = 0; pl < omp_get_num_places(); pl++) cpus += omp_get_place_num_procs(pl);
+#endif
+    cpu_set_t set;
+    if (cpus == 0 && sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+    fprintf(stderr, "strata: rank %d of %d on %s: backend cpu%s, %d thread%s on %d CPU%s\n",
+            comm->rank, comm->size, host, !strcmp(job->backend, "auto") ? why : "", threads,
+            threads == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
   }
   *out = strata_backend_cpu_new(job->p.nthreads);
   return *out ? STRATA_OK : STRATA_ENOMEM;

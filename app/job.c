@@ -310,6 +310,11 @@ static int handle_vegas(parse_ctx *c, const char *k, const char *v)
     p->seed = s;
     return 1;
   }
+  if (!strcmp(k, "map")) {
+    if (strlen(v) >= STRATA_PATH_MAX) return bad(c, "vegas", k, v, "path too long");
+    strcpy(c->job->map, v);
+    return 1;
+  }
   if (!strcmp(k, "epsrel")) return set_real(c, "vegas", k, v, 0, 1, &p->epsrel);
   if (!strcmp(k, "epsabs")) return set_real(c, "vegas", k, v, 0, INFINITY, &p->epsabs);
   if (!strcmp(k, "alpha")) return set_real(c, "vegas", k, v, 0, 10, &p->alpha);

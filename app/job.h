@@ -25,6 +25,7 @@ typedef struct {
   char backend[16];              /* auto | cpu | cuda */
   char log[STRATA_PATH_MAX];
   char checkpoint[STRATA_PATH_MAX];
+  char map[STRATA_PATH_MAX];     /* [vegas] map: start from another run's map; "" none */
   int checkpoint_every;          /* iterations between checkpoints; 0: not by count */
   double checkpoint_every_s;     /* seconds between checkpoints; 0: not by time */
   int resume;                    /* STRATA_RESUME_* */

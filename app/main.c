@@ -223,8 +223,14 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   if (rc == STRATA_OK && talk && !ss.stopped) {
     if (!quiet) strata_report_summary(stdout, &res, exact);
     if (json) {
+      char job_hash[17], source[17];
+      strata_jobdef_hash(ss.definition, job_hash);
+      if (src) snprintf(source, sizeof source, "%016llx",
+                        (unsigned long long)strata_source_hash(src));
       strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), be->name,
-                                 comm->size, exact};
+                                 comm->size, exact, job.p.seed, pr.params, pr.nparams,
+                                 src ? source : NULL, job.source, job_hash,
+                                 job.map[0] ? job.map : NULL};
       strata_report_json(stdout, &res, &info);
     }
   }

@@ -127,10 +127,42 @@ static void json_comps(FILE *out, const strata_result *res)
   fprintf(out, "],");
 }
 
+/* "key":"value", escaped as JSON needs (paths and names are the user's);
+ * a NULL value is null. */
+static void json_string(FILE *out, const char *key, const char *v)
+{
+  fprintf(out, "\"%s\":", key);
+  if (!v) {
+    fputs("null,", out);
+    return;
+  }
+  fputc('"', out);
+  for (const unsigned char *c = (const unsigned char *)v; *c; c++) {
+    if (*c == '"' || *c == '\\') fprintf(out, "\\%c", *c);
+    else if (*c < 0x20) fprintf(out, "\\u%04x", *c);
+    else fputc(*c, out);
+  }
+  fputs("\",", out);
+}
+
 void strata_report_json(FILE *out, const strata_result *res, const strata_report_info *info)
 {
-  fprintf(out, "{\"integrand\":\"%s\",\"dim\":%d,\"mode\":\"%s\",", info->integrand,
-          info->dim, info->mode);
+  fputc('{', out);
+  json_string(out, "integrand", info->integrand);
+  fprintf(out, "\"dim\":%d,", info->dim);
+  json_string(out, "mode", info->mode);
+  /* A string: 64-bit seeds lose digits as JSON numbers (doubles). */
+  fprintf(out, "\"seed\":\"%llu\",\"params\":[", (unsigned long long)info->seed);
+  for (int i = 0; i < info->nparams; i++) {
+    if (isfinite(info->params[i])) fprintf(out, "%s%.17g", i ? "," : "", info->params[i]);
+    else fprintf(out, "%snull", i ? "," : "");
+  }
+  fputs("],", out);
+  json_string(out, "source", info->source);
+  json_string(out, "job", info->job);
+  json_string(out, "job_hash", info->job_hash);
+  json_string(out, "map", info->map);
+  json_string(out, "strata_version", strata_version());
   json_number(out, "integral", res->integral, 0);
   json_number(out, "sigma", res->sigma, 0);
   json_number(out, "chi2_dof", res->chi2_dof, 0);

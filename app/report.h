@@ -1,6 +1,7 @@
 /* What a run prints: Lepage-style iteration table, final summary, JSON. */
 #ifndef STRATA_REPORT_H
 #define STRATA_REPORT_H
+#include <stdint.h>
 #include <stdio.h>
 
 #include "strata/strata.h"
@@ -22,6 +23,14 @@ typedef struct {
   const char *backend;
   int ranks;
   double exact;
+  /* What tells one task of a sweep from another. */
+  uint64_t seed;
+  const double *params;
+  int nparams;
+  const char *source;      /* a user integrand's code hash (16 hex digits), NULL for a built-in */
+  const char *job;         /* the job file, or "(default job)" */
+  const char *job_hash;    /* definition_hash of the job (doc/file-formats.md) */
+  const char *map;         /* [vegas] map, NULL if none */
 } strata_report_info;
 
 void strata_report_json(FILE *out, const strata_result *res, const strata_report_info *info);

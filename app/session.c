@@ -14,8 +14,11 @@
 #include "atomic.h"
 #include "checkpoint.h"
 #include "error.h"
+#include "hash.h"
+#include "mapfile.h"
 #include "runlog.h"
 #include "stop.h"
+#include "warmstart.h"
 
 static double now_s(void)
 {
@@ -185,6 +188,91 @@ static int share_state(strata_session *s, strata_run *r, const strata_checkpoint
   return rc;
 }
 
+/* [vegas] map, on every rank: naxes x (ninc + 1) edges, then nhcube counts
+ * (nhcube 0: the file has no allocation). */
+typedef struct {
+  int naxes, ninc;
+  int64_t nhcube;
+  double *buf;
+} given_map;
+
+/* Rank 0 reads the other run's map and checks that it fits; every rank
+ * receives it, and the definition records which map started the run (so
+ * that a checkpoint is continued only from the same start). */
+static int share_map(strata_session *s, given_map *g)
+{
+  const strata_job *job = s->job;
+  const int root = s->comm->rank == 0;
+  strata_mapfile *m = NULL;
+  int rc = STRATA_OK;
+  if (root) {
+    rc = strata_mapfile_read(job->map, &m);
+    if (rc == STRATA_OK) rc = strata_mapfile_fits(m, s->definition);
+    if (rc != STRATA_OK) {
+      char msg[1024];
+      snprintf(msg, sizeof msg, "%s", strata_last_error());
+      rc = strata_error(rc, "%s: vegas.map = '%s': %s", job->source, job->map, msg);
+    }
+  }
+  rc = agree_status(s, rc);
+  double head[3] = {0};
+  if (rc == STRATA_OK && root) {
+    head[0] = m->naxes;
+    head[1] = m->ninc;
+    head[2] = (double)m->nhcube;
+  }
+  if (rc == STRATA_OK) rc = agree(s, head, 3);
+  size_t nedges = (size_t)head[0] * (size_t)(head[1] + 1), n = nedges + (size_t)head[2];
+  if (rc == STRATA_OK) {
+    g->buf = calloc(n > 0 ? n : 1, sizeof(double));
+    double fail = g->buf ? 0.0 : 1.0;
+    rc = agree(s, &fail, 1);
+    if (rc == STRATA_OK && fail > 0)
+      rc = strata_error(STRATA_ENOMEM, "out of memory reading vegas.map");
+  }
+  if (rc == STRATA_OK && root) {
+    memcpy(g->buf, m->edges, sizeof(double) * nedges);
+    for (size_t h = 0; h < (size_t)m->nhcube; h++) g->buf[nedges + h] = (double)m->nh[h];
+    if (s->verbose)
+      fprintf(stderr, "strata: starting from the map of %s (a %s, after iteration %d: %d x %d "
+              "edges%s)\n", job->map, m->kind, m->itn, m->naxes, m->ninc,
+              m->nhcube ? ", and its allocation where the hypercubes match" : "");
+  }
+  strata_mapfile_free(m);
+  if (rc == STRATA_OK) rc = agree(s, g->buf, n);
+  if (rc != STRATA_OK) return rc;
+  g->naxes = (int)head[0];
+  g->ninc = (int)head[1];
+  g->nhcube = (int64_t)head[2];
+  uint64_t h = strata_hash64(STRATA_HASH64_INIT, g->buf, sizeof(double) * n);
+  size_t used = strlen(s->definition);
+  snprintf(s->definition + used, sizeof s->definition - used, "vegas.map = %016llx\n",
+           (unsigned long long)h);
+  return STRATA_OK;
+}
+
+/* Makes the shared map (and allocation, as doubles) the run's start. */
+static int start_from_map(strata_session *s, strata_run *r, const given_map *g)
+{
+  size_t nedges = (size_t)g->naxes * (size_t)(g->ninc + 1);
+  int64_t *nh = g->nhcube > 0 ? malloc(sizeof(int64_t) * (size_t)g->nhcube) : NULL;
+  if (g->nhcube > 0 && !nh) return strata_error(STRATA_ENOMEM, "out of memory");
+  for (int64_t h = 0; h < g->nhcube; h++) nh[h] = (int64_t)g->buf[nedges + (size_t)h];
+  int took = 0;
+  int rc = strata_run_start_from(r, g->naxes, g->ninc, g->buf, g->nhcube, nh, &took);
+  free(nh);
+  if (rc != STRATA_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", strata_last_error());
+    return strata_error(rc, "%s: vegas.map = '%s': %s", s->job->source, s->job->map, msg);
+  }
+  if (s->verbose && s->comm->rank == 0)
+    fprintf(stderr, "strata: the map %s, the allocation %s\n",
+            g->ninc == r->grid->ninc ? "as it was" : "rebinned to this job's ninc",
+            took ? "too (the same hypercubes)" : "even (as in any first iteration)");
+  return STRATA_OK;
+}
+
 static void runlog_info(const strata_session *s, const strata_run *r, strata_runlog_info *li)
 {
   const strata_job *job = s->job;
@@ -242,20 +330,34 @@ int strata_session_open(strata_session *s, strata_run *r)
   int rc = strata_jobdef_text(&r->problem, &r->params, s->definition, sizeof s->definition);
   if (rc != STRATA_OK) return rc; /* the same on every rank */
 
+  given_map map = {0};
+  if (job->map[0]) {
+    rc = share_map(s, &map);
+    if (rc != STRATA_OK) {
+      free(map.buf);
+      return rc;
+    }
+  }
+
   int resume = 0;
   strata_checkpoint *ck = NULL;
   if (root) rc = decide(s, &resume, &ck);
   double v[2] = {root ? (double)rc : 0.0, root ? (double)resume : 0.0};
   rc = agree(s, v, 2);
+  if (rc != STRATA_OK || v[0] != 0.0) {
+    strata_checkpoint_free(ck);
+    free(map.buf);
+    if (rc != STRATA_OK) return rc;
+    return root ? (int)v[0] : strata_error((int)v[0], "(see rank 0)");
+  }
+  resume = v[1] != 0.0;
+  /* A resumed run has its state; the map only started it. */
+  if (!resume && job->map[0]) rc = start_from_map(s, r, &map);
+  free(map.buf);
   if (rc != STRATA_OK) {
     strata_checkpoint_free(ck);
     return rc;
   }
-  if (v[0] != 0.0) {
-    strata_checkpoint_free(ck);
-    return root ? (int)v[0] : strata_error((int)v[0], "(see rank 0)");
-  }
-  resume = v[1] != 0.0;
   if (resume) {
     /* Every rank restores the same data: a state refused is refused by all. */
     rc = share_state(s, r, ck);

@@ -9,8 +9,7 @@
 #SBATCH --job-name=strata
 #SBATCH --nodes=4
 #SBATCH --ntasks-per-node=4
-#SBATCH --gpus-per-node=4
-#SBATCH --gpu-bind=single:1
+#SBATCH --gpus-per-task=1
 #SBATCH --cpus-per-task=8
 #SBATCH --time=04:00:00
 #SBATCH --output=strata-%x-%j.out
@@ -19,6 +18,9 @@ job=${1:?usage: sbatch jobs/multi-node.sh JOB.ini [strata run options...]}
 shift
 name=$(basename "$job" .ini)
 export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1} OMP_PROC_BIND=close OMP_PLACES=cores
+# srun takes --cpus-per-task from sbatch only up to Slurm 21.08; from 22.05
+# on it must be told, or each rank is bound to one core under its threads.
+export SRUN_CPUS_PER_TASK=${SLURM_CPUS_PER_TASK:-1}
 # A checkpoint every 10 minutes: a node failure costs at most that.
 srun --cpu-bind=cores strata run "$job" --set run.log="$name.log.h5" \
   --set run.checkpoint="$name.ckpt.h5" --set run.checkpoint_every_s=600 \

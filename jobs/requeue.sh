@@ -13,8 +13,7 @@
 #SBATCH --job-name=strata-long
 #SBATCH --nodes=1
 #SBATCH --ntasks-per-node=4
-#SBATCH --gpus-per-node=4
-#SBATCH --gpu-bind=single:1
+#SBATCH --gpus-per-task=1
 #SBATCH --cpus-per-task=8
 #SBATCH --time=02:00:00
 #SBATCH --signal=B:USR1@300
@@ -27,13 +26,21 @@ shift
 name=$(basename "$job" .ini)
 max_restarts=20
 export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1} OMP_PROC_BIND=close OMP_PLACES=cores
+# srun takes --cpus-per-task from sbatch only up to Slurm 21.08; from 22.05
+# on it must be told, or each rank is bound to one core under its threads.
+export SRUN_CPUS_PER_TASK=${SLURM_CPUS_PER_TASK:-1}
 echo "strata-requeue: job ${SLURM_JOB_ID:-?} (restart ${SLURM_RESTART_COUNT:-0}) starts $(date -u +%FT%TZ)" >&2
 
+# Slurm signals only this shell (B:); every rank must hear it.  The trap
+# is set first: USR1 ends a shell that has none, and a warning that comes
+# before srun has started is passed on as soon as it has.
+step=
+warned=0
+trap 'warned=1; [ -n "$step" ] && kill -USR1 "$step" 2>/dev/null' USR1 TERM
 srun strata run "$job" --set run.log="$name.log.h5" --set run.checkpoint="$name.ckpt.h5" \
   --set run.checkpoint_every_s=600 --set run.resume=auto -v "$@" &
 step=$!
-# Slurm signals only this shell (B:); every rank must hear it.
-trap 'kill -USR1 "$step" 2>/dev/null' USR1 TERM
+[ "$warned" -eq 0 ] || kill -USR1 "$step" 2>/dev/null
 # A trapped signal ends `wait` early while srun goes on: wait until it is
 # gone, then ask once more for its exit status.
 wait "$step"

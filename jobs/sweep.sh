@@ -1,25 +1,57 @@
 #!/bin/bash
-# A job array sweeping an integrand parameter: one task per value, one log
-# per task.  Here the width a of the gaussian f4, exp(-a sum (x_i - 1/2)^2).
+# A job array sweeping an integrand parameter, every task starting from one
+# trained map.  Here the width a of the gaussian f4, exp(-a sum (x_i - 1/2)^2).
 #   sbatch jobs/sweep.sh JOB.ini [strata run options...]
-# Task i integrates with params = ${values[i]} and writes JOB-a<value>.log.h5
-# and its result line to JOB-a<value>.json; collect them with
-#   cat JOB-a*.json        (one JSON line each)
-# Tasks are independent single-GPU (or single-node CPU) runs.
+# This job trains the map once, at a = $train (JOB-train.ckpt.h5; a later
+# submission finds it and trains no more), then submits itself as an array
+# of one task per value.  Task i integrates with params = ${values[i]},
+# starting from the trained map ([vegas] map) with a few adapting iterations
+# of its own, and writes JOB-a<value>.log.h5 and its result line to
+# JOB-a<value>.json; collect them with
+#   cat JOB-a*.json        (one JSON line each, with its params and the map)
+# `sbatch --array=0-7 jobs/sweep.sh JOB.ini` runs the tasks alone, from a
+# map trained before.  Tasks are independent single-GPU (or CPU) runs.
 #SBATCH --job-name=strata-sweep
-#SBATCH --array=0-7
 #SBATCH --nodes=1
 #SBATCH --ntasks=1
 #SBATCH --gpus-per-task=1
 #SBATCH --cpus-per-task=8
 #SBATCH --time=00:30:00
-#SBATCH --output=strata-%x-%A_%a.out
+#SBATCH --output=strata-%x-%j.out
 set -euo pipefail
 job=${1:?usage: sbatch jobs/sweep.sh JOB.ini [strata run options...]}
 shift
 values=(25 50 100 200 400 625 1000 2000)
-a=${values[${SLURM_ARRAY_TASK_ID:?not an array task}]}
-name=$(basename "$job" .ini)-a$a
+train=50
+# Trained on one of the wider gaussians: its map covers the narrower ones,
+# which a few adapting iterations of their own sharpen; a map of a narrow
+# one starves a wide one's tails.  bench/sweep.sh measures these settings
+# against training every task from the uniform map (doc/benchmarks.md).
+task_adapt=(--set vegas.adapt_iters=6 --set vegas.skip=2)
+base=$(basename "$job" .ini)
+map=$base-train.ckpt.h5
 export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1} OMP_PROC_BIND=close OMP_PLACES=cores
-srun strata run "$job" --set integral.params="$a" --set run.log="$name.log.h5" \
-  --json -q "$@" >"$name.json"
+# srun takes --cpus-per-task from sbatch only up to Slurm 21.08; from 22.05
+# on it must be told, or each rank is bound to one core under its threads.
+export SRUN_CPUS_PER_TASK=${SLURM_CPUS_PER_TASK:-1}
+
+if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
+  # resume = auto: a finished training is found and not repeated.
+  srun strata run "$job" --set integral.params="$train" --set run.checkpoint="$map" \
+    --set run.log="$base-train.log.h5" --set run.resume=auto -q "$@"
+  # $0 is Slurm's copy of this script, which sbatch reads while this job
+  # runs.  The array gets the #SBATCH lines again; of what the first sbatch
+  # command line said, only the CPUs per task and the partition carry over
+  # (put the rest in #SBATCH lines).
+  opts=(--array=0-$((${#values[@]} - 1)) --output="strata-%x-%A_%a.out")
+  [ -z "${SLURM_CPUS_PER_TASK:-}" ] || opts+=(--cpus-per-task="$SLURM_CPUS_PER_TASK")
+  [ -z "${SLURM_JOB_PARTITION:-}" ] || opts+=(--partition="$SLURM_JOB_PARTITION")
+  array=$(sbatch --parsable "${opts[@]}" "$0" "$job" "$@")
+  echo "strata-sweep: submitted the array as job ${array%%;*} (${#values[@]} tasks from $map)"
+  exit 0
+fi
+
+a=${values[$SLURM_ARRAY_TASK_ID]}
+name=$base-a$a
+srun strata run "$job" --set integral.params="$a" --set vegas.map="$map" "${task_adapt[@]}" \
+  --set run.log="$name.log.h5" --json -q "$@" >"$name.json"

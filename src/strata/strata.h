@@ -277,7 +277,8 @@ int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t 
  * (naxes is dim, or 1 for vegas1d).  edges NULL: only the sizes. */
 int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *edges);
 /* A new run starts from a map (before its first step): its first
- * iteration samples with it instead of the uniform map. */
+ * iteration samples with it instead of the uniform map.  A map of another
+ * ninc is rebinned to the run's (exactly where it divides the run's). */
 int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges);
 
 #ifdef __cplusplus
