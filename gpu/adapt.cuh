@@ -264,7 +264,9 @@ __device__ double block_sum(double v)
   const double s = Reduce(tr).Sum(v);
   if (threadIdx.x == 0) total = s;
   __syncthreads();
-  return total;
+  const double t = total;
+  __syncthreads(); /* every thread has read it: the next call may reuse both */
+  return t;
 }
 
 /* The refinement's arrays per axis: in shared memory up to this many
@@ -294,6 +296,9 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   __shared__ int any;
   if (threadIdx.x == 0) any = 0;
   __syncthreads();
+  /* pre[] holds whether each increment's weight is trusted until the scan
+   * (grid.c's refine_axis). */
+  double asum = 0.0, nt = 0.0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     double ws = 0.0, c = 0.0;
     for (int d = 0; d < ndims; d++) {
@@ -303,11 +308,23 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
       a.wsum[cell] = 0.0;
       if (a.wcnt) a.wcnt[cell] = 0ull;
     }
-    w[i] = c > 0.0 ? ws / c : 0.0;
+    pre[i] = c >= STRATA_MAP_MIN_SAMPLES;
+    w[i] = pre[i] > 0.0 ? ws / c : 0.0;
     if (w[i] > 0.0) any = 1;
+    if (pre[i] > 0.0) {
+      asum += w[i];
+      nt += 1.0;
+    }
   }
   __syncthreads();
   if (!any || n == 1) return;
+  nt = block_sum<kRefineThreads>(nt);
+  if (nt < n) {
+    const double abar = block_sum<kRefineThreads>(asum) / nt;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+      if (!(pre[i] > 0.0)) w[i] = abar;
+    __syncthreads();
+  }
   double part = 0.0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     r[i] = strata_map_smooth(w, n, i); /* the smoothed weights, for now */
@@ -315,7 +332,16 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   }
   const double ssum = block_sum<kRefineThreads>(part);
   if (!(ssum > 0.0) || !isfinite(ssum)) return;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) r[i] = strata_map_damp(r[i] / ssum, a.alpha);
+  double rt = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    r[i] = strata_map_damp(r[i] / ssum, a.alpha);
+    if (pre[i] > 0.0) rt += r[i];
+  }
+  if (nt < n) {
+    const double rbar = block_sum<kRefineThreads>(rt) / nt;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+      if (!(pre[i] > 0.0)) r[i] = rbar;
+  }
   __syncthreads();
   const double rsum = block_exclusive_sum<kRefineThreads>(r, pre, n);
   if (!(rsum > 0.0)) return;

@@ -36,6 +36,7 @@ int strata_checkpoint_start(const char *path, const strata_run *r,
 /* A checkpoint as read back: every array checked against its checksum. */
 typedef struct {
   char *definition, *hash, *strata_version, *backend, *host, *created;
+  int format_version;
   int ranks;
   strata_run_state state; /* points into the arrays below */
   double *edges;

@@ -24,6 +24,20 @@ typedef struct {
   double *scratch;      /* strata_grid_refine's, kept between calls */
 } strata_grid;
 
+/* Samples an adapting iteration gives each increment of an axis, on
+ * average, at the least: with fewer, an increment's weight (a mean of
+ * (J f)^2 over samples spread through the other axes) is mostly noise, and
+ * the refinement trains the map on it.  Measured (f4 d=8, 1e4 samples, 30
+ * iterations): 10 per increment ended 8-79 sigma low on 6 of 6 seeds, 33
+ * within 1.7 sigma; 100 also gave the smallest errors (doc/benchmarks.md). */
+#define STRATA_MAP_SAMPLES_PER_INC 100
+
+/* The increments per axis a map trained on neval samples per iteration
+ * uses: ninc (the ceiling) once neval gives every increment
+ * STRATA_MAP_SAMPLES_PER_INC samples, fewer below that, at least 1.  A
+ * function of the job alone, so every backend and rank count agrees. */
+int strata_grid_ninc_for(int ninc, int64_t neval);
+
 strata_grid *strata_grid_alloc(int dim, int ninc, int shared);
 void strata_grid_free(strata_grid *g);
 /* Uniform map on the box [lower, upper]. */
@@ -54,7 +68,9 @@ static inline double strata_grid_map(const strata_grid *g, const double *y,
 
 /* Move the edges after an adapting iteration.  wsum and count hold, per axis
  * and increment, the summed (J f)^2 and the number of samples (dim * ninc
- * each).  alpha damps the change; alpha = 0 leaves the map alone. */
+ * each).  alpha damps the change; alpha = 0 leaves the map alone.  An
+ * increment with fewer than STRATA_MAP_MIN_SAMPLES samples (maprefine.h)
+ * keeps its width. */
 void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
                         double alpha);
 

@@ -86,7 +86,9 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->params = *p;
   r->backend = be;
   r->comm = comm;
-  r->grid = strata_grid_alloc(pr->dim, p->ninc, p->mode == STRATA_MODE_VEGAS1D);
+  /* The adapting iterations' neval trains the map (frozen ones do not). */
+  r->grid = strata_grid_alloc(pr->dim, strata_grid_ninc_for(p->ninc, p->neval),
+                              p->mode == STRATA_MODE_VEGAS1D);
   /* With no adapting iteration every iteration is a frozen one. */
   const int64_t nfrozen = p->neval_frozen ? p->neval_frozen : p->neval;
   const int64_t nfirst = p->adapt_iters == 0 ? nfrozen : p->neval;
@@ -121,7 +123,7 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
     if (!r->chist || !r->creport) goto nomem;
   }
   strata_grid_init(r->grid, pr->lower, pr->upper);
-  size_t cells = (size_t)pr->dim * (size_t)p->ninc;
+  size_t cells = (size_t)pr->dim * (size_t)r->grid->ninc;
   int64_t ncell = r->strat->nhcube;
   if (r->qcells && r->qcells->nhcube > ncell) ncell = r->qcells->nhcube;
   r->buf = malloc(sizeof(double) * ((2 + comp_sums_per_cell(r->ncomp)) * (size_t)ncell +
@@ -695,7 +697,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   const int adapt = adapting(r, r->itn), qmc = qmc_points(r, r->itn);
   const strata_strat *cells = cells_of(r, r->itn);
   const int64_t nhc = cells->nhcube;
-  const size_t mapcells = (size_t)dim * (size_t)p->ninc;
+  const size_t mapcells = (size_t)dim * (size_t)r->grid->ninc;
   double t0 = now_s();
 
   const int nc = r->ncomp;
