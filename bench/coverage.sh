@@ -42,6 +42,7 @@ row() {
   esac
   case $name in
   const | linear | dgauss) exact=1 ;;
+  fB) exact=1 ;; # erf(1 / (0.01 sqrt 2))^d: 1 to 20 digits in any dimension up to 32
   *) exact=$("$strata" list | awk -v n="$name" -v d="d=$dim" '
        $1 == n { f = 1; next } f && NF && $1 !~ /^d=/ { f = 0 } f && $1 == d { print $4 }') ;;
   esac

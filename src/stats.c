@@ -164,7 +164,21 @@ void strata_format_value_error(char *buf, int len, double value, double err)
     return;
   }
   if (err == 0.0) {
-    snprintf(buf, (size_t)len, "%.15g(0)", value);
+    if (value == 0.0 || (fabs(value) >= 1e-5 && fabs(value) < 1e9)) {
+      snprintf(buf, (size_t)len, "%.15g(0)", value);
+      return;
+    }
+    /* The exponent after the error, as in every other line.  Below
+     * sqrt(DBL_MIN) an error of 0 is a variance that underflowed: not
+     * known, not 0. */
+    int ev = (int)floor(log10(fabs(value)));
+    double m = value / pow(10.0, ev);
+    if (fabs(m) >= 10.0) {
+      m /= 10.0;
+      ev++;
+    }
+    snprintf(buf, (size_t)len, "%.15g(%s)e%+03d", m, fabs(value) < sqrt(DBL_MIN) ? "?" : "0",
+             ev);
     return;
   }
   /* Decimals so that the error shows two significant digits. */
@@ -183,6 +197,9 @@ void strata_format_value_error(char *buf, int len, double value, double err)
       dec--;
       digits = llround(err / scale * pow(10.0, dec));
     }
+    /* Below the 15th place (1 +- 1e-16): one unit of the last place shown,
+     * never "(0)" for an error that is not 0. */
+    if (digits < 1) digits = 1;
     if (fabs(value / scale) + 0.5 * pow(10.0, -dec) >= 10.0) { /* 9.99.. rounds to 10 */
       ev++;
       scale *= 10.0;

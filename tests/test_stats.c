@@ -386,6 +386,14 @@ START_TEST(test_format_table)
       {1.5, 0.0, "1.5(0)"},
       {0.1, 0.0, "0.1(0)"},
       {3.14159265358979, 0.0, "3.14159265358979(0)"},
+      /* sigma 0 outside the fixed range: the exponent after the error, as in
+       * every other line; below sqrt(DBL_MIN) the error is not known */
+      {2.5e12, 0.0, "2.5(0)e+12"},
+      {-1.25e-7, 0.0, "-1.25(0)e-07"},
+      {5.36e-206, 0.0, "5.36(?)e-206"},
+      {9.99999999999999999e-300, 0.0, "1(?)e-299"},
+      /* an error below the 15th place is one unit of it, never "(0)" */
+      {1.0, 1.35e-16, "1.000000000000000(1)e+00"},
       /* magnitude >= 1e9: ev = 10, err exponent 6, 10-6+1 = 5 places;
        * 6.7e6/1e10*1e5 = 67; 1.2345e10/1e10 = 1.23450 */
       {1.2345e10, 6.7e6, "1.23450(67)e+10"},
