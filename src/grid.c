@@ -8,7 +8,11 @@
 
 int strata_grid_ninc_for(int ninc, int64_t neval)
 {
-  const int64_t n = neval / STRATA_MAP_SAMPLES_PER_INC;
+  int64_t n = neval / STRATA_MAP_SAMPLES_PER_INC;
+  if (n > STRATA_MAP_COARSE_INC) {
+    n = neval / STRATA_MAP_SAMPLES_PER_FINE_INC;
+    if (n < STRATA_MAP_COARSE_INC) n = STRATA_MAP_COARSE_INC;
+  }
   return n >= ninc ? ninc : n > 1 ? (int)n : 1;
 }
 

@@ -364,21 +364,27 @@ END_TEST
 
 START_TEST(test_ninc_follows_neval)
 {
-  /* A ceiling reached at STRATA_MAP_SAMPLES_PER_INC samples per increment,
-   * never above it, never below 1, and never shrinking as neval grows. */
-  const int per = STRATA_MAP_SAMPLES_PER_INC;
+  /* STRATA_MAP_SAMPLES_PER_INC samples per increment up to
+   * STRATA_MAP_COARSE_INC increments, STRATA_MAP_SAMPLES_PER_FINE_INC per
+   * increment beyond; never above the ceiling, never below 1, never
+   * shrinking as neval grows. */
   ck_assert_int_eq(strata_grid_ninc_for(1000, 1000000), 1000);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000 * (int64_t)per), 1000);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000 * (int64_t)per - 1), 999);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 30 * (int64_t)per), 30);
-  ck_assert_int_eq(strata_grid_ninc_for(50, 30 * (int64_t)per), 30);
-  ck_assert_int_eq(strata_grid_ninc_for(20, 30 * (int64_t)per), 20);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 999999), 999);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 200000), 200);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 100000), 100);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 10000), 100);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 9999), 99);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 3000), 30);
+  ck_assert_int_eq(strata_grid_ninc_for(50, 3000), 30);
+  ck_assert_int_eq(strata_grid_ninc_for(20, 3000), 20);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 300), 3);
   ck_assert_int_eq(strata_grid_ninc_for(1000, 5), 1);
   ck_assert_int_eq(strata_grid_ninc_for(1000000, INT64_C(1) << 62), 1000000);
   int prev = 1;
-  for (int64_t neval = 1; neval < 1000000; neval = neval * 3 / 2 + 1) {
+  for (int64_t neval = 1; neval < 100000000; neval = neval * 3 / 2 + 1) {
     const int k = strata_grid_ninc_for(1000, neval);
-    REQUIRE(k >= prev && k >= 1 && k <= 1000 && (k == 1 || (int64_t)k * per <= neval),
+    REQUIRE(k >= prev && k >= 1 && k <= 1000 &&
+                (k == 1 || (int64_t)k * STRATA_MAP_SAMPLES_PER_INC <= neval),
             "neval %lld: %d increments (before %d)", (long long)neval, k, prev);
     prev = k;
   }
