@@ -9,7 +9,8 @@
  *   strata   maxiter = 10 iterations of neval = B/10, epsrel = epsabs = 0 (so
  *            the whole budget is used), skip = 5 (the default): the first 5
  *            iterations only adapt, the last 5 are averaged.  Everything else
- *            is strata_params_default(): VEGAS+, ninc 1000, alpha 0.5,
+ *            is strata_params_default(): VEGAS+, ninc 1000 (a ceiling: the
+ *            map has 100 increments at B = 1e6, 1000 from B = 1e7), alpha 0.5,
  *            beta 0.75.  nthreads = 1 ("strata-1t") and 0 = all ("strata-Nt").
  *   gsl      the documented two-stage use of gsl_monte_vegas: a warm-up call
  *            at stage 0 (5 iterations of B/10 calls: adapts the grid, result
