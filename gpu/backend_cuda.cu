@@ -575,6 +575,7 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   a.seed = job->seed;
   a.iteration = job->iteration;
   a.shift = job->shift;
+  a.map_scale = job->map_scale;
   if (job->qmc) {
     a.log2n = job->qmc->log2n;
     a.qdirs = st->qdirs.p;

@@ -70,7 +70,7 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
         mark_bad(st, i, fx, -1, x, dim);
         return;
       }
-      double w = jac * fx, w2 = w * w, dw = w - job->shift;
+      double w = jac * fx, ws = w * job->map_scale, w2 = ws * ws, dw = w - job->shift;
       s1 += dw;
       s2 += dw * dw;
       if (job->adapt)
@@ -133,7 +133,8 @@ static void sample_chunk_vec(const strata_sample_job *job, int64_t ha, int64_t h
         }
         w[c] = jac * fv[c];
       }
-      double gw = adapting_value(pr, nc, jac, w, fv), w2 = gw * gw, dw = gw - job->shift;
+      double gw = adapting_value(pr, nc, jac, w, fv), ws = gw * job->map_scale, w2 = ws * ws,
+             dw = gw - job->shift;
       s1 += dw;
       s2 += dw * dw;
       if (job->adapt)
