@@ -147,6 +147,7 @@ int main(void)
   tcase_add_loop_test(tc, test_coverage, 0, (int)(sizeof cases / sizeof *cases));
   suite_add_tcase(s, tc);
   tc = tcase_create("map");
+  tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_small_iterations_constant);
   tcase_add_test(tc, test_tiny_values_train_the_map);
   suite_add_tcase(s, tc);
