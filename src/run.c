@@ -634,8 +634,8 @@ static double sum_shift(const strata_run *r, const double *cshift)
 
 /* The map learns from (J f)^2, which underflows to 0 below |J f| = 1.5e-162:
  * fB's first iterations often see only values like 1e-181, and a map
- * trained on zeros never moves towards the peak (on 14 of 100 seeds of the
- * default fB job it had not found it after 20 adapting iterations).  After
+ * trained on zeros never moves towards the peak (23 of 100 seeds of the
+ * default fB job never found it in 30 iterations).  After
  * an iteration whose estimate m of the adapting quantity was that small, J f
  * is scaled by the power of two that brings m * neval, about its largest
  * sample, near 1.  A power of two scales exactly, and the map only reads the
