@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kAdaptThreads)
 struct EstimateArgs {
   double *s1, *s2;             /* zeroed behind the read, for the next iteration */
   const long long *start;
-  long long h0, h1, nh_uniform;
+  long long h0, h1, nh_uniform, nhcube;
   double V, shift;             /* 1 / nhcube, the iteration's shift */
   double *level;               /* NULL: no shares this iteration */
   double kk;
@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateA
       atomicMin(&a.rec->bad_h, h);
       continue;
     }
-    sI += a.V * (a.shift + m);
+    sI += a.V * m; /* the shift's share is added once, below (estimate.c) */
     if (v > 0.0) sv += a.V * a.V * v;
     if (a.level) {
       const double t = strata_share_level(strata_share_var(S1, S2, n), a.kk);
@@ -87,6 +87,7 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateA
   if (threadIdx.x == 0) {
     atomicAdd(&a.rec->part[0], bI);
     atomicAdd(&a.rec->part[1], bv);
+    if (blockIdx.x == 0) atomicAdd(&a.rec->part[0], a.shift * ((double)(a.h1 - a.h0) / (double)a.nhcube));
   }
 }
 

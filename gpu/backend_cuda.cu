@@ -353,6 +353,7 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
   ea.h1 = job->h1;
   ea.nh_uniform = nh_uniform;
   ea.V = 1.0 / (double)s->nhcube;
+  ea.nhcube = s->nhcube;
   ea.shift = job->shift;
   ea.level = job->level ? st->level.p : nullptr;
   ea.kk = s->ladder ? s->ladder->kk : 0.0;
