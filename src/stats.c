@@ -54,8 +54,9 @@ void strata_stats_average(const double *I, const double *sig, int n,
   /* Two-pass chi^2 about the mean: the one-pass form loses all digits when
    * the estimates agree to many places.  Each term is ((I - mean) / sigma)^2
    * with the difference and sigma in the estimates' units: an iteration
-   * whose sigma is 1e-160 beside one of 1e-3 makes chi^2 +inf and Q 0 (it
-   * was inf / inf = NaN, and a NaN Q never restarted the average). */
+   * of 1e-160 +- 1e-160 beside ones of 1 +- 1e-3 makes chi^2 about 1e6 and
+   * Q 0 (scaled by the smallest sigma it was inf / inf = NaN, and a NaN Q
+   * never restarted the average).  Past the doubles it is +inf, never NaN. */
   double chi2 = 0.0;
   for (int k = 0; k < n; k++) {
     if (!(sig[k] > 0.0)) continue;
