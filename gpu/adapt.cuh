@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(kAdaptThreads) xmap_kernel(double2 *xmap, cons
 struct EstimateArgs {
   double *s1, *s2;             /* zeroed behind the read, for the next iteration */
   const long long *start;
-  long long h0, h1, nh_uniform;
+  long long h0, h1, nh_uniform, nhcube;
   double V, shift;             /* 1 / nhcube, the iteration's shift */
   double *level;               /* NULL: no shares this iteration */
   double kk;
@@ -83,7 +83,7 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateA
       atomicMin(&a.rec->bad_h, h);
       continue;
     }
-    sI += a.V * (a.shift + m);
+    sI += a.V * m; /* the shift's share is added once, below (estimate.c) */
     if (v > 0.0) sv += a.V * a.V * v;
     if (a.level) {
       const double t = strata_share_level(strata_share_var(S1, S2, n), a.kk);
@@ -100,6 +100,7 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateA
   if (threadIdx.x == 0) {
     atomicAdd(&a.rec->part[0], bI);
     atomicAdd(&a.rec->part[1], bv);
+    if (blockIdx.x == 0) atomicAdd(&a.rec->part[0], a.shift * ((double)(a.h1 - a.h0) / (double)a.nhcube));
   }
 }
 
@@ -277,7 +278,9 @@ __device__ double block_sum(double v)
   const double s = Reduce(tr).Sum(v);
   if (threadIdx.x == 0) total = s;
   __syncthreads();
-  return total;
+  const double t = total;
+  __syncthreads(); /* every thread has read it: the next call may reuse both */
+  return t;
 }
 
 /* The refinement's arrays per axis: in shared memory up to this many
@@ -307,6 +310,9 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   __shared__ int any;
   if (threadIdx.x == 0) any = 0;
   __syncthreads();
+  /* pre[] holds whether each increment's weight is trusted until the scan
+   * (grid.c's refine_axis). */
+  double asum = 0.0, nt = 0.0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     double ws = 0.0, c = 0.0;
     for (int d = 0; d < ndims; d++) {
@@ -316,11 +322,23 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
       a.wsum[cell] = 0.0;
       if (a.wcnt) a.wcnt[cell] = 0ull;
     }
-    w[i] = c > 0.0 ? ws / c : 0.0;
+    pre[i] = c >= STRATA_MAP_MIN_SAMPLES;
+    w[i] = pre[i] > 0.0 ? ws / c : 0.0;
     if (w[i] > 0.0) any = 1;
+    if (pre[i] > 0.0) {
+      asum += w[i];
+      nt += 1.0;
+    }
   }
   __syncthreads();
   if (!any || n == 1) return;
+  nt = block_sum<kRefineThreads>(nt);
+  if (nt < n) {
+    const double abar = block_sum<kRefineThreads>(asum) / nt;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+      if (!(pre[i] > 0.0)) w[i] = abar;
+    __syncthreads();
+  }
   double part = 0.0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     r[i] = strata_map_smooth(w, n, i); /* the smoothed weights, for now */
@@ -328,7 +346,16 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   }
   const double ssum = block_sum<kRefineThreads>(part);
   if (!(ssum > 0.0) || !isfinite(ssum)) return;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) r[i] = strata_map_damp(r[i] / ssum, a.alpha);
+  double rt = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    r[i] = strata_map_damp(r[i] / ssum, a.alpha);
+    if (pre[i] > 0.0) rt += r[i];
+  }
+  if (nt < n) {
+    const double rbar = block_sum<kRefineThreads>(rt) / nt;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+      if (!(pre[i] > 0.0)) r[i] = rbar;
+  }
   __syncthreads();
   const double rsum = block_exclusive_sum<kRefineThreads>(r, pre, n);
   if (!(rsum > 0.0)) return;

@@ -356,6 +356,7 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
   ea.h1 = job->h1;
   ea.nh_uniform = nh_uniform;
   ea.V = 1.0 / (double)s->nhcube;
+  ea.nhcube = s->nhcube;
   ea.shift = job->shift;
   ea.level = job->level ? st->level.p : nullptr;
   ea.kk = s->ladder ? s->ladder->kk : 0.0;
@@ -593,6 +594,7 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   a.seed = job->seed;
   a.iteration = job->iteration;
   a.shift = job->shift;
+  a.map_scale = job->map_scale;
   if (job->qmc) {
     a.log2n = job->qmc->log2n;
     a.qdirs = st->qdirs.p;

@@ -52,6 +52,7 @@ struct KernelArgs {
   unsigned long long seed;
   unsigned int iteration;
   double shift;
+  double map_scale;          /* strata_sample_job's */
   int shared_acc;            /* map sums in shared memory */
   int spc;                   /* samples per chunk */
   /* QMC iterations: N = 2^log2n points per randomization */
@@ -304,7 +305,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
       acc[0] += dw;
       acc[1] += dw * dw;
       if (ADAPT) {
-        const double w2 = wgt * wgt;
+        const double ws = wgt * a.map_scale, w2 = ws * ws;
 #pragma unroll
         for (int d = 0; d < MAXD; d++)
           if (d < dim) {

@@ -16,7 +16,10 @@
 #include "jobdef.h"
 
 #define FORMAT "strata checkpoint"
-#define FORMAT_VERSION 1
+/* 2: the map has as many increments as neval trains (grid.h), no longer
+ * always ninc; a version 1 file whose map has this job's count reads the
+ * same (src/session.c refuses the others). */
+#define FORMAT_VERSION 2
 
 static double now_s(void)
 {
@@ -311,9 +314,11 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
                         "attribute); the file is left as it is", path, FORMAT);
   }
   free(format);
-  if (strata_h5_get_i64(f, "format_version", &version) != 0 || version != FORMAT_VERSION)
+  if (strata_h5_get_i64(f, "format_version", &version) != 0 || version < 1 ||
+      version > FORMAT_VERSION)
     return strata_error(STRATA_EINVAL, "%s: checkpoint format version %lld, this strata "
-                        "reads version %d", path, (long long)version, FORMAT_VERSION);
+                        "reads versions 1 to %d", path, (long long)version, FORMAT_VERSION);
+  c->format_version = (int)version;
   if (strata_h5_get_str(f, "definition", &c->definition) != 0 ||
       strata_h5_get_str(f, "definition_hash", &c->hash) != 0 ||
       strata_h5_get_str(f, "strata_version", &c->strata_version) != 0 ||

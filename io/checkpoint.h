@@ -40,6 +40,7 @@ int strata_checkpoint_image(const strata_run *r, const strata_ckpt_info *info, v
 /* A checkpoint as read back: every array checked against its checksum. */
 typedef struct {
   char *definition, *hash, *strata_version, *backend, *host, *created;
+  int format_version;
   int ranks;
   strata_run_state state; /* points into the arrays below */
   double *edges;

@@ -33,6 +33,11 @@ typedef struct {
    * approaches as the map improves): the variance then comes from sums that
    * do not cancel, and so agrees between backends that add in other orders. */
   double shift;
+  /* A power of two J f is multiplied by before it is squared for the map's
+   * sums (1 but after an iteration whose estimate was below sqrt(DBL_MIN),
+   * whose samples' squares would underflow to 0 and teach the map nothing:
+   * run.c's map_scale). */
+  double map_scale;
   /* Outputs: per hypercube sums of J f - shift and its square for h in
    * [h0, h1); with adapt, per axis and increment the summed (J f)^2 and
    * sample counts (dim * ninc each), zeroed by the caller, who leaves them

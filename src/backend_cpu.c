@@ -72,7 +72,7 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
         mark_bad(st, i, fx, -1, x, dim);
         return;
       }
-      double w = jac * fx, w2 = w * w, dw = w - job->shift;
+      double w = jac * fx, ws = w * job->map_scale, w2 = ws * ws, dw = w - job->shift;
       s1 += dw;
       s2 += dw * dw;
       if (job->adapt)
@@ -111,7 +111,8 @@ static inline int add_values(const strata_sample_job *job, int nc, int dim, int 
     if (!isfinite(f[c])) return c;
     w[c] = jac * f[c];
   }
-  double gw = adapting_value(job->problem, nc, jac, w, f), w2 = gw * gw, dw = gw - job->shift;
+  double gw = adapting_value(job->problem, nc, jac, w, f), ws = gw * job->map_scale,
+         w2 = ws * ws, dw = gw - job->shift;
   sum[0] += dw;
   sum[1] += dw * dw;
   if (job->adapt)

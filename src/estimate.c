@@ -51,7 +51,10 @@ static void add_cov(int nc, const double *v, double scale, double *cov)
 }
 
 /* The terms of hypercubes [h0, h1): the whole estimate when that is all of
- * them, one rank's part of it otherwise. */
+ * them, one rank's part of it otherwise.  The shift's share, the fraction
+ * (h1 - h0) / nhcube of it, is added once: added cell by cell, 1e5 equal
+ * terms summed in order came out 1.2e-13 away from their sum, and the
+ * integrand 1 that far from 1 with an error of 1e-16. */
 static int stratified(const strata_strat *c, int nc, const double *c1, const double *c2,
                       const double *shift, int64_t h0, int64_t h1, double *I, double *cov,
                       int64_t *bad)
@@ -70,10 +73,10 @@ static int stratified(const strata_strat *c, int nc, const double *c1, const dou
         *bad = h;
         return -1;
       }
-      sI += V * (shift[0] + m);
+      sI += V * m;
       if (v > 0.0) sv += V * V * v;
     }
-    I[0] = sI;
+    I[0] = sI + shift[0] * ((double)(h1 - h0) / (double)c->nhcube);
     cov[0] = sv;
     return 0;
   }
@@ -86,9 +89,10 @@ static int stratified(const strata_strat *c, int nc, const double *c1, const dou
       *bad = h;
       return -1;
     }
-    for (int a = 0; a < nc; a++) I[a] += V * (shift[a] + m[a]);
+    for (int a = 0; a < nc; a++) I[a] += V * m[a];
     add_cov(nc, v, V * V, cov);
   }
+  for (int a = 0; a < nc; a++) I[a] = I[a] + shift[a] * ((double)(h1 - h0) / (double)c->nhcube);
   return 0;
 }
 

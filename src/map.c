@@ -6,6 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+int strata_grid_ninc_for(int ninc, int64_t neval)
+{
+  int64_t n = neval / STRATA_MAP_SAMPLES_PER_INC;
+  if (n > STRATA_MAP_COARSE_INC) {
+    n = neval / STRATA_MAP_SAMPLES_PER_FINE_INC;
+    if (n < STRATA_MAP_COARSE_INC) n = STRATA_MAP_COARSE_INC;
+  }
+  return n >= ninc ? ninc : n > 1 ? (int)n : 1;
+}
+
 strata_grid *strata_grid_alloc(int dim, int ninc, int shared)
 {
   strata_grid *g = calloc(1, sizeof *g);
@@ -56,22 +66,39 @@ int strata_grid_copy(strata_grid *dst, const strata_grid *src)
   return 0;
 }
 
-/* One axis: a[] the average weight per increment, scratch s, r, pre of n
- * each and enew of n + 1.  The GPU's refinement (gpu/adapt.cuh) does the
- * same with block-wide sums in place of the loops. */
-static void refine_axis(double *e, int n, const double *a, double alpha,
-                        double *s, double *r, double *pre, double *enew)
+/* One axis: a[] the average weight per increment, trusted[] 1 where it
+ * comes from enough samples (STRATA_MAP_MIN_SAMPLES) and 0 where not; at
+ * least one is.  Scratch s, r of n each and enew of n + 1; trusted[] is
+ * overwritten by the prefix sums.  The GPU's refinement (gpu/adapt.cuh)
+ * does the same with block-wide sums in place of the loops. */
+static void refine_axis(double *e, int n, double *a, double *trusted, double alpha, double *s,
+                        double *r, double *enew)
 {
   if (n == 1) return;
+  double *pre = trusted;
+  double asum = 0.0, nt = 0.0;
+  for (int i = 0; i < n; i++)
+    if (trusted[i] > 0.0) {
+      asum += a[i];
+      nt += 1.0;
+    }
+  if (nt < n)
+    for (int i = 0; i < n; i++)
+      if (!(trusted[i] > 0.0)) a[i] = asum / nt;
   double ssum = 0.0;
   for (int i = 0; i < n; i++) {
     s[i] = strata_map_smooth(a, n, i);
     ssum += s[i];
   }
   if (!(ssum > 0.0) || !isfinite(ssum)) return;
-  double rsum = 0.0;
+  double rt = 0.0;
   for (int i = 0; i < n; i++) {
     r[i] = strata_map_damp(s[i] / ssum, alpha);
+    if (trusted[i] > 0.0) rt += r[i];
+  }
+  double rsum = 0.0;
+  for (int i = 0; i < n; i++) {
+    if (!(trusted[i] > 0.0)) r[i] = rt / nt;
     pre[i] = rsum;
     rsum += r[i];
   }
@@ -105,7 +132,7 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
 #endif
   for (int ax = 0; ax < naxes; ax++) {
     double *a = buf + (size_t)ax * (5 * (size_t)n + 1), *s = a + n, *r = a + 2 * n,
-           *pre = a + 3 * n, *enew = a + 4 * n;
+           *trusted = a + 3 * n, *enew = a + 4 * n;
     int any = 0;
     for (int i = 0; i < n; i++) {
       double w = 0.0, c = 0.0;
@@ -118,11 +145,12 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
         w = wsum[(size_t)ax * n + i];
         c = count[(size_t)ax * n + i];
       }
-      a[i] = c > 0.0 ? w / c : 0.0;
+      trusted[i] = c >= STRATA_MAP_MIN_SAMPLES;
+      a[i] = trusted[i] > 0.0 ? w / c : 0.0;
       if (a[i] > 0.0) any = 1;
     }
     if (any)
-      refine_axis(g->edges + (size_t)ax * (size_t)(n + 1), n, a, alpha, s, r, pre, enew);
+      refine_axis(g->edges + (size_t)ax * (size_t)(n + 1), n, a, trusted, alpha, s, r, enew);
   }
   g->on_device = 0;
   g->generation = strata_stamp_next();

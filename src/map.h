@@ -24,6 +24,27 @@ typedef struct {
   double *scratch;      /* strata_grid_refine's, kept between calls */
 } strata_grid;
 
+/* How many increments an iteration of neval samples can train.  An
+ * increment's weight is a mean of (J f)^2 over samples spread through the
+ * other axes, mostly noise from a few of them, and a map trained on noise
+ * runs away: every increment gets STRATA_MAP_SAMPLES_PER_INC samples on
+ * average, and beyond STRATA_MAP_COARSE_INC increments each further one
+ * STRATA_MAP_SAMPLES_PER_FINE_INC, so that the ceiling ninc = 1000 is
+ * reached at neval = 1e6, as fine a map as before from there on.
+ * Measured (doc/benchmarks.md, issue 16): f4 d=8 at 1e4 samples and 30
+ * iterations ended 8-79 sigma low with 1000 increments, within 2.3 sigma
+ * with 100; at 1e5 samples 100 increments gave errors 25% smaller than
+ * 1000, and in 5 iterations of 2e5 a 10-D gaussian came out 0.2-1.1 with
+ * 1000 increments, 0.95-1.02 with 50. */
+#define STRATA_MAP_SAMPLES_PER_INC 100
+#define STRATA_MAP_COARSE_INC 100
+#define STRATA_MAP_SAMPLES_PER_FINE_INC 1000
+
+/* The increments per axis a map trained on neval samples per iteration
+ * uses: the rule above, never more than ninc (the ceiling), at least 1.  A
+ * function of the job alone, so every backend and rank count agrees. */
+int strata_grid_ninc_for(int ninc, int64_t neval);
+
 strata_grid *strata_grid_alloc(int dim, int ninc, int shared);
 void strata_grid_free(strata_grid *g);
 /* Uniform map on the box [lower, upper]. */
@@ -54,7 +75,9 @@ static inline double strata_grid_map(const strata_grid *g, const double *y,
 
 /* Move the edges after an adapting iteration.  wsum and count hold, per axis
  * and increment, the summed (J f)^2 and the number of samples (dim * ninc
- * each).  alpha damps the change; alpha = 0 leaves the map alone. */
+ * each).  alpha damps the change; alpha = 0 leaves the map alone.  An
+ * increment with fewer than STRATA_MAP_MIN_SAMPLES samples (maprefine.h)
+ * keeps its width. */
 void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
                         double alpha);
 

@@ -16,6 +16,14 @@ STRATA_HD double strata_map_smooth(const double *a, int n, int i)
   return (a[i - 1] + 6.0 * a[i] + a[i + 1]) / 8.0;
 }
 
+/* An increment's average weight from fewer samples than this is noise
+ * (from none, no weight at all): such an increment keeps its width.  In the
+ * smoothing it counts with the average of the axis's measured increments,
+ * and its damped weight is their average too, which places as many new
+ * increments over it as it is old ones.  Without the rule an increment that
+ * no sample reached read as weight 0, and the map shrank it to nothing. */
+#define STRATA_MAP_MIN_SAMPLES 2
+
 /* An integrand that underflows to exactly 0 over most of the box (fB, a
  * 9-D gaussian of width 0.01) gives weight to the few increments one lucky
  * sample hit and none to the rest; with a zero share there the map would

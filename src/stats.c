@@ -32,6 +32,12 @@ void strata_stats_average(const double *I, const double *sig, int n,
   for (int k = 0; k < n; k++)
     if (sig[k] > 0.0 && sig[k] < smin) smin = sig[k];
   if (isfinite(smin)) e = ilogb(smin);
+  /* The estimates in units of 2^ei, ei the largest one's exponent, so that
+   * neither their weighted sum nor their differences overflow. */
+  double big = 0.0;
+  for (int k = 0; k < n; k++)
+    if (fabs(I[k]) > big) big = fabs(I[k]);
+  const int ei = big > 0.0 ? ilogb(big) : 0;
   if (nexact > 0) {
     out->mean = exact_sum / nexact;
     out->sigma = 0.0;
@@ -40,17 +46,23 @@ void strata_stats_average(const double *I, const double *sig, int n,
     for (int k = 0; k < n; k++) {
       double s = ldexp(sig[k], -e), w = 1.0 / (s * s);
       sw += w;
-      swi += w * I[k];
+      swi += w * ldexp(I[k], -ei);
     }
-    out->mean = swi / sw;
+    out->mean = ldexp(swi / sw, ei);
     out->sigma = ldexp(sqrt(1.0 / sw), e);
   }
   /* Two-pass chi^2 about the mean: the one-pass form loses all digits when
-   * the estimates agree to many places. */
+   * the estimates agree to many places.  Each term is ((I - mean) / sigma)^2
+   * with the difference and sigma in the estimates' units: an iteration
+   * of 1e-160 +- 1e-160 beside ones of 1 +- 1e-3 makes chi^2 about 1e6 and
+   * Q 0 (scaled by the smallest sigma it was inf / inf = NaN, and a NaN Q
+   * never restarted the average).  Past the doubles it is +inf, never NaN. */
   double chi2 = 0.0;
   for (int k = 0; k < n; k++) {
-    double r = ldexp(I[k] - out->mean, -e), s = ldexp(sig[k], -e);
-    if (sig[k] > 0.0) chi2 += r * r / (s * s);
+    if (!(sig[k] > 0.0)) continue;
+    const double d = ldexp(I[k], -ei) - ldexp(out->mean, -ei), s = ldexp(sig[k], -ei);
+    const double t = d == 0.0 ? 0.0 : d / s;
+    chi2 += t * t;
   }
   out->chi2 = chi2;
   out->dof = n - 1;
@@ -159,12 +171,27 @@ double strata_gamma_q(double a, double x)
 
 void strata_format_value_error(char *buf, int len, double value, double err)
 {
-  if (!isfinite(value) || !isfinite(err) || err < 0.0) {
+  /* An error that is not known (NaN: one tiny estimate, whose variance
+   * underflowed and has no scatter to measure) is "(?)" after the value. */
+  const int unknown = isnan(err) || (err == 0.0 && value != 0.0 && fabs(value) < sqrt(DBL_MIN));
+  if (!isfinite(value) || (!isfinite(err) && !unknown) || err < 0.0) {
     snprintf(buf, (size_t)len, "%.6g +- %.2g", value, err);
     return;
   }
-  if (err == 0.0) {
-    snprintf(buf, (size_t)len, "%.15g(0)", value);
+  if (err == 0.0 || unknown) {
+    const char *e0 = unknown ? "?" : "0";
+    if (value == 0.0 || (fabs(value) >= 1e-5 && fabs(value) < 1e9)) {
+      snprintf(buf, (size_t)len, "%.15g(%s)", value, e0);
+      return;
+    }
+    /* The exponent after the error, as in every other line. */
+    int ev = (int)floor(log10(fabs(value)));
+    double m = value / pow(10.0, ev);
+    if (fabs(m) >= 10.0) {
+      m /= 10.0;
+      ev++;
+    }
+    snprintf(buf, (size_t)len, "%.15g(%s)e%+03d", m, e0, ev);
     return;
   }
   /* Decimals so that the error shows two significant digits. */
@@ -183,6 +210,9 @@ void strata_format_value_error(char *buf, int len, double value, double err)
       dec--;
       digits = llround(err / scale * pow(10.0, dec));
     }
+    /* Below the 15th place (1 +- 1e-16): one unit of the last place shown,
+     * never "(0)" for an error that is not 0. */
+    if (digits < 1) digits = 1;
     if (fabs(value / scale) + 0.5 * pow(10.0, -dec) >= 10.0) { /* 9.99.. rounds to 10 */
       ev++;
       scale *= 10.0;

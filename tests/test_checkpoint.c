@@ -301,7 +301,7 @@ START_TEST(test_damaged)
   char *b = slurp(path, &n);
   /* In the map's raw data (Fletcher-32): an interior edge of axis 1. */
   const double *e = f.r->grid->edges;
-  long at = find(b, n, &e[500], sizeof(double));
+  long at = find(b, n, &e[f.r->grid->ninc / 2], sizeof(double));
   ck_assert(at > 0);
   b[at + 3] ^= 0x10;
   spit(bad, b, n);
@@ -351,9 +351,10 @@ START_TEST(test_state_checks)
   bad.neval_total += 1;
   ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);
   ck_assert(strstr(strata_last_error(), "add up"));
-  double *edges = malloc(sizeof(double) * 4 * 1001);
-  memcpy(edges, st.edges, sizeof(double) * 4 * 1001);
-  edges[1001 + 10] = edges[1001 + 11]; /* axis 2 no longer increasing */
+  const size_t n1 = (size_t)st.ninc + 1; /* the map's edges per axis (grid.h) */
+  double *edges = malloc(sizeof(double) * (size_t)st.naxes * n1);
+  memcpy(edges, st.edges, sizeof(double) * (size_t)st.naxes * n1);
+  edges[n1 + 10] = edges[n1 + 11]; /* axis 2 no longer increasing */
   bad = st;
   bad.edges = edges;
   ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);

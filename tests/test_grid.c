@@ -67,13 +67,23 @@ static void check_valid_axis(const strata_grid *g, int ax, const char *what)
 
 /* Reference refinement of one axis, straight from the design:
  * a_i averages, smoothing, normalisation, damping (with doc/algorithm.md's
- * share floor), equal shares of R. */
-static void ref_refine_axis(const double *eold, int n, const double *a,
+ * share floor), equal shares of R.  cnt NULL: every increment well
+ * sampled; else one with cnt < 2 counts with the measured ones' mean a in
+ * the smoothing and their mean r in the shares (doc/algorithm.md). */
+static void ref_refine_axis(const double *eold, int n, const double *a_in, const double *cnt,
                             double alpha, double *enew)
 {
-  double s[1024], r[1024], cum[1025];
+  double a[1024], s[1024], r[1024], cum[1025];
   ck_assert_int_le(n, 1024);
   ck_assert_int_ge(n, 2);
+  double am = 0.0, rm = 0.0;
+  int nm = 0;
+  for (int i = 0; i < n; i++)
+    if (!cnt || cnt[i] >= 2) {
+      am += a_in[i];
+      nm++;
+    }
+  for (int i = 0; i < n; i++) a[i] = !cnt || cnt[i] >= 2 ? a_in[i] : am / nm;
   for (int i = 0; i < n; i++) {
     double left = i > 0 ? a[i - 1] : a[i];      /* s_0 = (7a_0 + a_1)/8 ... */
     double right = i < n - 1 ? a[i + 1] : a[i]; /* ... s_{n-1} = (a_{n-2}+7a_{n-1})/8 */
@@ -86,6 +96,10 @@ static void ref_refine_axis(const double *eold, int n, const double *a,
     double si = s[i] / ssum;
     if (si < 1e-300) si = 1e-300; /* doc/algorithm.md: the share floor */
     r[i] = pow((1.0 - si) / log(1.0 / si), alpha);
+    if (!cnt || cnt[i] >= 2) rm += r[i];
+  }
+  for (int i = 0; i < n; i++) {
+    if (cnt && cnt[i] < 2) r[i] = rm / nm;
     cum[i + 1] = cum[i] + r[i];
   }
   double R = cum[n];
@@ -298,7 +312,7 @@ START_TEST(test_zero_axis_unchanged)
   memcpy(e1, start1, sizeof start1);
   double w[18], c[18];
   for (int i = 0; i < n; i++) {
-    w[0 * n + i] = 1.0 + i;       c[0 * n + i] = 1.0;
+    w[0 * n + i] = 2.0 + 2 * i;   c[0 * n + i] = 2.0;
     w[1 * n + i] = 0.0;           c[1 * n + i] = 5.0;  /* sampled, all zero */
     w[2 * n + i] = (i == 2) * 9.; c[2 * n + i] = 3.0;
   }
@@ -316,12 +330,73 @@ START_TEST(test_zero_axis_unchanged)
 }
 END_TEST
 
+START_TEST(test_undersampled_increment_keeps_width)
+{
+  /* Equal averages in every well-sampled increment of a non-uniform map,
+   * and increments with no sample, or one sample of any weight: the map
+   * must stay as it is.  (Reading an unsampled increment as weight 0 shrank
+   * it towards nothing; one sample decided its width alone.) */
+  const int n = 8;
+  const double lo[1] = {0}, hi[1] = {1};
+  const double old[9] = {0.0, 0.05, 0.1, 0.3, 0.45, 0.7, 0.8, 0.95, 1.0};
+  for (int variant = 0; variant < 3; variant++) {
+    strata_grid *g = make_grid(1, n, 0, lo, hi);
+    memcpy(axis_edges(g, 0), old, sizeof old);
+    double w[8], c[8];
+    for (int i = 0; i < n; i++) {
+      c[i] = 3.0 + i;
+      w[i] = 2.5 * c[i];
+    }
+    c[2] = 0.0;
+    w[2] = 0.0;
+    c[5] = variant == 0 ? 0.0 : 1.0; /* one sample, huge or zero */
+    w[5] = variant == 1 ? 1e30 : 0.0;
+    if (variant == 2) c[0] = w[0] = 0.0; /* at the end of the axis too */
+    strata_grid_refine(g, w, c, 0.5);
+    for (int i = 0; i <= n; i++)
+      REQUIRE(fabs(strata_grid_axis(g, 0)[i] - old[i]) <= 1e-12,
+              "variant %d e[%d] = %.17g, was %.17g", variant, i, strata_grid_axis(g, 0)[i],
+              old[i]);
+    strata_grid_free(g);
+  }
+}
+END_TEST
+
+START_TEST(test_ninc_follows_neval)
+{
+  /* STRATA_MAP_SAMPLES_PER_INC samples per increment up to
+   * STRATA_MAP_COARSE_INC increments, STRATA_MAP_SAMPLES_PER_FINE_INC per
+   * increment beyond; never above the ceiling, never below 1, never
+   * shrinking as neval grows. */
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000000), 1000);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 999999), 999);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 200000), 200);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 100000), 100);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 10000), 100);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 9999), 99);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 3000), 30);
+  ck_assert_int_eq(strata_grid_ninc_for(50, 3000), 30);
+  ck_assert_int_eq(strata_grid_ninc_for(20, 3000), 20);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 300), 3);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 5), 1);
+  ck_assert_int_eq(strata_grid_ninc_for(1000000, INT64_C(1) << 62), 1000000);
+  int prev = 1;
+  for (int64_t neval = 1; neval < 100000000; neval = neval * 3 / 2 + 1) {
+    const int k = strata_grid_ninc_for(1000, neval);
+    REQUIRE(k >= prev && k >= 1 && k <= 1000 &&
+                (k == 1 || (int64_t)k * STRATA_MAP_SAMPLES_PER_INC <= neval),
+            "neval %lld: %d increments (before %d)", (long long)neval, k, prev);
+    prev = k;
+  }
+}
+END_TEST
+
 /* ---- hand-computed refinements ------------------------------------------ */
 
 START_TEST(test_refine_hand_case)
 {
   /* Uniform old edges {0, .25, .5, .75, 1}, alpha = 0.5,
-   *   counts {2,4,1,8}, wsum {2,8,3,32}  =>  a = {1, 2, 3, 4}.
+   *   counts {2,4,2,8}, wsum {2,8,6,32}  =>  a = {1, 2, 3, 4}.
    *   s = {(7*1+2)/8, (1+12+3)/8, (2+18+4)/8, (3+28)/8} = {9,16,24,31}/8,
    *   sum 80/8 = 10  =>  s = {0.1125, 0.2, 0.3, 0.3875}.
    *   r_i = sqrt((1-s)/ln(1/s)):
@@ -347,8 +422,8 @@ START_TEST(test_refine_hand_case)
   strata_grid *g = make_grid(2, 4, 0, lo, hi);
   const double old1[5] = {0.0, 0.1, 0.4, 0.8, 1.0};
   memcpy(axis_edges(g, 1), old1, sizeof old1);
-  const double w[8] = {2, 8, 3, 32, 2, 8, 3, 32};
-  const double c[8] = {2, 4, 1, 8, 2, 4, 1, 8};
+  const double w[8] = {2, 8, 6, 32, 2, 8, 6, 32};
+  const double c[8] = {2, 4, 2, 8, 2, 4, 2, 8};
   strata_grid_refine(g, w, c, 0.5);
   const double want[2][5] = {
       {0.0, 0.28184846439764716, 0.53670578215183643, 0.77383042583801566, 1.0},
@@ -369,7 +444,7 @@ START_TEST(test_refine_hand_case_zero_shares)
    * below 1e-300 is raised to 1e-300 before damping, so that a region with no
    * observed weight keeps a little density.  This follows doc/algorithm.md.
    * Old edges {0, 0.1, 0.4, 0.8, 1}, alpha = 1,
-   *   counts {0,0,0,3}, wsum {0,0,0,24}  =>  a = {0, 0, 0, 8}.
+   *   counts {2,2,2,3}, wsum {0,0,0,24}  =>  a = {0, 0, 0, 8}.
    *   s = {0, 0, 8/8, 56/8}/8 = {0, 0, 0.125, 0.875} -> {1e-300, 1e-300, ...}
    *   r = {(1-1e-300)/ln(1e300) = 1/690.7755 = 0.00144764827301084 (twice),
    *        0.875/ln 8 = 0.420786053592614, 0.125/ln(8/7) = 0.936109461177327}
@@ -387,7 +462,7 @@ START_TEST(test_refine_hand_case_zero_shares)
   strata_grid *g = make_grid(1, 4, 0, lo, hi);
   const double old[5] = {0.0, 0.1, 0.4, 0.8, 1.0};
   memcpy(axis_edges(g, 0), old, sizeof old);
-  const double w[4] = {0, 0, 0, 24}, c[4] = {0, 0, 0, 3};
+  const double w[4] = {0, 0, 0, 24}, c[4] = {2, 2, 2, 3};
   strata_grid_refine(g, w, c, 1.0);
   const double want[5] = {0.0, 0.72040264015906548, 0.85474019142955996,
                           0.92737009571477998, 1.0};
@@ -423,15 +498,21 @@ START_TEST(test_refine_matches_reference)
           for (int i = 1; i < n; i++) e[i] /= acc;
           e[n] = 1.0;
         }
+        /* rep 2 and 3: some increments with 0 or 1 sample (not trusted) */
         for (int k = 0; k < 2 * n; k++) {
-          c[k] = floor(1.0 + 10.0 * rng_u());
+          c[k] = rep >= 2 && k % 4 == 1 ? floor(2.0 * rng_u()) : floor(2.0 + 10.0 * rng_u());
           w[k] = c[k] * (rep == 3 && k % 3 == 0 ? 0.0 : exp(6.0 * rng_u()));
+        }
+        if (n == 2) { /* one trusted increment with weight per axis at least */
+          c[0] = c[n] = 5.0;
+          w[0] = w[n] = 7.0;
         }
         /* reference edges for both axes from the old maps, then one refine */
         for (int ax = 0; ax < 2; ax++) {
           memcpy(old, strata_grid_axis(g, ax), sizeof(double) * (size_t)(n + 1));
-          for (int i = 0; i < n; i++) a[i] = w[ax * n + i] / c[ax * n + i];
-          ref_refine_axis(old, n, a, alphas[ia], want + ax * (n + 1));
+          for (int i = 0; i < n; i++)
+            a[i] = c[ax * n + i] > 0.0 ? w[ax * n + i] / c[ax * n + i] : 0.0;
+          ref_refine_axis(old, n, a, c + ax * n, alphas[ia], want + ax * (n + 1));
         }
         strata_grid_refine(g, w, c, alphas[ia]);
         for (int ax = 0; ax < 2; ax++)
@@ -471,8 +552,8 @@ START_TEST(test_refine_moves_toward_peak)
       /* J f at the centre: J = n*du */
       double xm = 0.5 * (e[i] + e[i + 1]);
       double jf = n * (e[i + 1] - e[i]) * peak(xm);
-      c[i] = 1.0;
-      w[i] = jf * jf;
+      c[i] = 2.0;
+      w[i] = 2.0 * jf * jf;
     }
     strata_grid_refine(g, w, c, 0.5);
     check_valid_axis(g, 0, "peak");
@@ -697,6 +778,8 @@ static Suite *grid_suite(void)
   suite_add_tcase(s, tc);
 
   tc = tcase_create("refine");
+  tcase_add_test(tc, test_undersampled_increment_keeps_width);
+  tcase_add_test(tc, test_ninc_follows_neval);
   tcase_add_test(tc, test_refine_random_weights_valid);
   tcase_add_test(tc, test_refine_spike_repeated_valid);
   tcase_add_test(tc, test_constant_integrand_keeps_uniform);

@@ -144,6 +144,19 @@ START_TEST(test_average_tiny)
   strata_stats_average(I2, s2, 2, &av);
   ck_assert_double_eq(av.mean, 1e-310);
   ck_assert_double_eq(av.sigma, 4.9406564584124654e-324);
+  /* An iteration that barely saw the integrand (fB: 3.9e-160 +- 3.9e-160)
+   * beside ones that found it: it rules the mean, as its error says it
+   * should, but chi^2 is (1/1e-3)^2 + (0.999/1e-3)^2 and Q 0, never NaN,
+   * so a restart can drop it. */
+  const double I3[3] = {3.9e-160, 1.0, 0.999}, s3[3] = {3.9e-160, 1e-3, 1e-3};
+  strata_stats_average(I3, s3, 3, &av);
+  ck_assert_msg(av.mean == 3.9e-160 && av.sigma == 3.9e-160, "%g +- %g", av.mean, av.sigma);
+  check_close(av.chi2, 1e6 + 0.998001e6, 1e-12, 0, "chi2 beside a tiny sigma");
+  ck_assert_msg(av.q == 0.0, "Q %g", av.q);
+  /* Estimates near the largest double: a finite mean and chi^2. */
+  const double I4[2] = {1.5e308, -1.5e308}, s4[2] = {1e308, 1e308};
+  strata_stats_average(I4, s4, 2, &av);
+  ck_assert_msg(av.mean == 0.0 && fabs(av.chi2 - 4.5) < 1e-12, "%g, chi2 %g", av.mean, av.chi2);
   /* zeros of a vector integrand: 0 +- 0 in every iteration is exactly 0 */
   const double Z[3] = {0, 0, 0};
   strata_stats_average(Z, Z, 3, &av);
@@ -386,6 +399,17 @@ START_TEST(test_format_table)
       {1.5, 0.0, "1.5(0)"},
       {0.1, 0.0, "0.1(0)"},
       {3.14159265358979, 0.0, "3.14159265358979(0)"},
+      /* sigma 0 outside the fixed range: the exponent after the error, as in
+       * every other line; below sqrt(DBL_MIN) the error is not known */
+      {2.5e12, 0.0, "2.5(0)e+12"},
+      {-1.25e-7, 0.0, "-1.25(0)e-07"},
+      {5.36e-206, 0.0, "5.36(?)e-206"},
+      {9.99999999999999999e-300, 0.0, "1(?)e-299"},
+      /* an error not known (NaN) beside a finite value */
+      {-4.40312904171865e-234, NAN, "-4.40312904171865(?)e-234"},
+      {1.5, NAN, "1.5(?)"},
+      /* an error below the 15th place is one unit of it, never "(0)" */
+      {1.0, 1.35e-16, "1.000000000000000(1)e+00"},
       /* magnitude >= 1e9: ev = 10, err exponent 6, 10-6+1 = 5 places;
        * 6.7e6/1e10*1e5 = 67; 1.2345e10/1e10 = 1.23450 */
       {1.2345e10, 6.7e6, "1.23450(67)e+10"},
