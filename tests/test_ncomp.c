@@ -725,7 +725,7 @@ START_TEST(test_report)
   ck_assert(out != NULL);
   strata_report_iteration(out, &rv->it[rv->n - 1]);
   strata_report_summary(out, &res, NAN);
-  strata_report_info info = {"test", DIM, "vegas+", "cpu", 1, NAN};
+  strata_report_info info = {.integrand = "test", .dim = DIM, .mode = "vegas+", .backend = "cpu", .ranks = 1, .exact = NAN};
   strata_report_json(out, &res, &info);
   fclose(out);
   char want[64];
