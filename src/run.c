@@ -341,10 +341,25 @@ static int comp_converged(const strata_run *r, int c)
          (p->epsabs > 0.0 && s <= p->epsabs);
 }
 
+/* An error of 0 beside a nonzero average is the truth only when every kept
+ * iteration gave the same value, to rounding (a constant integrand);
+ * otherwise it is a variance that underflowed, and no error is known. */
+static int zero_error_known(const strata_run *r, int c)
+{
+  if (!(r->cavg[c].sigma == 0.0) || r->cavg[c].mean == 0.0) return 1;
+  for (int k = 0; k < r->itn; k++) {
+    double sg;
+    if (comp_kept(r, k, c) &&
+        fabs(comp_value(r, k, c, &sg) - r->cavg[c].mean) > 1e-13 * fabs(r->cavg[c].mean))
+      return 0;
+  }
+  return 1;
+}
+
 static int check_converged(const strata_run *r)
 {
   for (int c = 0; c < r->ncomp; c++) {
-    if (!comp_converged(r, c)) return 0;
+    if (!comp_converged(r, c) || !zero_error_known(r, c)) return 0;
     /* 0 +- 0 from zeros alone meets any epsrel, yet a peak not found yet
      * (fB's first iterations) looks the same: only epsabs, the user's word
      * that a small enough answer is an answer, stops such a run. */

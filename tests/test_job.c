@@ -324,6 +324,12 @@ static double tiny_f(const double *x, int dim, const double *params)
   return params[0] * (params[1] ? x[0] : 1.0);
 }
 
+static double slope_f(const double *x, int dim, const double *params)
+{
+  (void)dim;
+  return params[0] * (1.0 + 0.01 * x[0]);
+}
+
 static void zero_comp(const double *x, int dim, const double *params,
                       const strata_table *tables, double *out)
 {
@@ -379,6 +385,24 @@ START_TEST(test_zero_and_tiny_integrands)
   ck_assert_msg(r.sigma > 0.0 && r.sigma < 1e-3 * r.integral &&
                 fabs(r.integral - 5e-158) < 5 * r.sigma, "1e-157 x: %g +- %g", r.integral,
                 r.sigma);
+  /* Measured values whose hypercubes' variances underflow: 2e-154 (1 +
+   * x/100) over 5e5 hypercubes gives sigma 0 beside a nonzero average, which
+   * met any epsrel and was claimed converged (fB's far tails on the GPU). */
+  pr = (strata_problem){.f = slope_f, .nparams = 1, .name = "underflow"};
+  pr.params[0] = 2e-154;
+  {
+    strata_params p;
+    strata_params_default(&p);
+    pr.dim = 2;
+    pr.upper[0] = pr.upper[1] = 1.0;
+    p.neval = 2000000;
+    p.maxiter = 7;
+    p.nthreads = 2;
+    ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
+    ck_assert_msg(fabs(r.integral - 2.01e-154) < 1e-6 * 2.01e-154, "underflow: %g", r.integral);
+    ck_assert_msg(!(r.converged && r.sigma == 0.0), "underflow: %g +- %g claimed converged",
+                  r.integral, r.sigma);
+  }
   /* a zero component beside two others */
   pr = (strata_problem){.fv = zero_comp, .ncomp = 3, .adapt_comp = 0, .name = "zero_comp"};
   ck_assert_int_eq(run_small(&pr, 0, 0.0, &r), STRATA_OK);
