@@ -342,11 +342,15 @@ static int comp_converged(const strata_run *r, int c)
 }
 
 /* An error of 0 beside a nonzero average is the truth only when every kept
- * iteration gave the same value, to rounding (a constant integrand);
+ * iteration gave the same measured value, to rounding (a constant integrand);
  * otherwise it is a variance that underflowed, and no error is known. */
 static int zero_error_known(const strata_run *r, int c)
 {
   if (!(r->cavg[c].sigma == 0.0) || r->cavg[c].mean == 0.0) return 1;
+  /* Below sqrt(DBL_MIN) equal iterations prove nothing: subnormal values
+   * are so coarse that unrelated estimates coincide (fB's far tails gave
+   * 4.13e-320 five times over). */
+  if (fabs(r->cavg[c].mean) < sqrt(DBL_MIN)) return 0;
   for (int k = 0; k < r->itn; k++) {
     double sg;
     if (comp_kept(r, k, c) &&

@@ -403,6 +403,12 @@ START_TEST(test_zero_and_tiny_integrands)
     ck_assert_msg(!(r.converged && r.sigma == 0.0), "underflow: %g +- %g claimed converged",
                   r.integral, r.sigma);
   }
+  /* Subnormal estimates are so coarse that unrelated ones coincide: equal
+   * iterations of 4e-320 must not read as a constant's exact answer. */
+  pr = (strata_problem){.f = tiny_f, .nparams = 2, .name = "subnormal"};
+  pr.params[0] = 4e-320;
+  ck_assert_int_eq(run_small(&pr, 0, 0.0, &r), STRATA_OK);
+  ck_assert_msg(!r.converged, "4e-320: %g +- %g claimed converged", r.integral, r.sigma);
   /* a zero component beside two others */
   pr = (strata_problem){.fv = zero_comp, .ncomp = 3, .adapt_comp = 0, .name = "zero_comp"};
   ck_assert_int_eq(run_small(&pr, 0, 0.0, &r), STRATA_OK);
