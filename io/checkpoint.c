@@ -14,6 +14,7 @@
 #include "error.h"
 #include "h5util.h"
 #include "jobdef.h"
+#include "ownfile.h"
 
 #define FORMAT "strata checkpoint"
 /* 2: the map has as many increments as neval trains (grid.h), no longer
@@ -396,22 +397,10 @@ static int read_open(hid_t f, const char *name, strata_checkpoint **out)
   return STRATA_OK;
 }
 
-/* Not followed, and only the user's own: a link or a file planted by
- * another user in a shared directory is no state of this run. */
+/* Not followed, and only the user's own (ownfile.h). */
 static int check_file(const char *path)
 {
-  struct stat sb;
-  if (lstat(path, &sb) != 0)
-    return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: %s", path, strerror(errno));
-  if (S_ISLNK(sb.st_mode))
-    return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: a symbolic link (strata "
-                        "does not follow it); the file is left as it is", path);
-  if (!S_ISREG(sb.st_mode))
-    return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: not a regular file", path);
-  if (sb.st_uid != geteuid())
-    return strata_error(STRATA_EIO, "%s: cannot read the checkpoint: owned by uid %d, not by "
-                        "you; the file is left as it is", path, (int)sb.st_uid);
-  return STRATA_OK;
+  return strata_ownfile_check(path, "checkpoint", "; the file is left as it is", 0);
 }
 
 int strata_checkpoint_read(const char *path, strata_checkpoint **out)

@@ -1,14 +1,12 @@
 #include "mapfile.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "checkpoint.h"
 #include "error.h"
 #include "h5util.h"
+#include "ownfile.h"
 #include "runlog_format.h"
 
 void strata_mapfile_free(strata_mapfile *m)
@@ -18,27 +16,6 @@ void strata_mapfile_free(strata_mapfile *m)
   free(m->edges);
   free(m->nh);
   free(m);
-}
-
-/* Another user's file, or one others may change, would let them choose the
- * map this run starts from. */
-static int trusted(const char *path)
-{
-  struct stat sb;
-  if (lstat(path, &sb) != 0)
-    return strata_error(STRATA_EIO, "%s: cannot read the map: %s", path, strerror(errno));
-  if (S_ISLNK(sb.st_mode))
-    return strata_error(STRATA_EIO, "%s: cannot read the map: a symbolic link (strata does "
-                        "not follow it)", path);
-  if (!S_ISREG(sb.st_mode))
-    return strata_error(STRATA_EIO, "%s: cannot read the map: not a regular file", path);
-  if (sb.st_uid != geteuid())
-    return strata_error(STRATA_EIO, "%s: cannot read the map: owned by uid %d, not by you",
-                        path, (int)sb.st_uid);
-  if (sb.st_mode & (S_IWGRP | S_IWOTH))
-    return strata_error(STRATA_EIO, "%s: cannot read the map: others may write it (mode "
-                        "%04o; chmod go-w)", path, (unsigned)(sb.st_mode & 07777));
-  return STRATA_OK;
 }
 
 /* The log's last map snapshot: /map is [k][naxes][ninc + 1]. */
@@ -114,7 +91,9 @@ int strata_mapfile_read(const char *path, strata_mapfile **out)
 {
   *out = NULL;
   strata_h5_begin();
-  int rc = trusted(path);
+  /* Another user's file, or one others may change, would let them choose
+   * the map this run starts from. */
+  int rc = strata_ownfile_check(path, "map", "", 1);
   if (rc != STRATA_OK) return rc;
   if (H5Fis_hdf5(path) <= 0)
     return strata_error(STRATA_EINVAL, "%s: cannot read the map: not an HDF5 file", path);
