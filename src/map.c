@@ -16,6 +16,17 @@ int strata_grid_ninc_for(int ninc, int64_t neval)
   return n >= ninc ? ninc : n > 1 ? (int)n : 1;
 }
 
+int strata_grid_edges_bad_axis(const double *edges, int naxes, int ninc)
+{
+  for (int a = 0; a < naxes; a++) {
+    const double *e = edges + (size_t)a * (size_t)(ninc + 1);
+    int ok = e[0] == 0.0 && e[ninc] == 1.0;
+    for (int i = 0; ok && i < ninc; i++) ok = e[i + 1] > e[i];
+    if (!ok) return a + 1;
+  }
+  return 0;
+}
+
 strata_grid *strata_grid_alloc(int dim, int ninc, int shared)
 {
   strata_grid *g = calloc(1, sizeof *g);

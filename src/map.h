@@ -45,6 +45,11 @@ typedef struct {
  * function of the job alone, so every backend and rank count agrees. */
 int strata_grid_ninc_for(int ninc, int64_t neval);
 
+/* Edges given from outside (a checkpoint, another run's map): the first
+ * axis, counted from 1, whose naxes x (ninc + 1) edges do not increase
+ * from 0 to 1, or 0 when every axis does. */
+int strata_grid_edges_bad_axis(const double *edges, int naxes, int ninc);
+
 strata_grid *strata_grid_alloc(int dim, int ninc, int shared);
 void strata_grid_free(strata_grid *g);
 /* Uniform map on the box [lower, upper]. */

@@ -328,8 +328,31 @@ static int update_average(strata_run *r, int adapt)
   return 0;
 }
 
+/* An error of 0 is the truth only for a constant integrand.  0 +- 0 from
+ * zeros alone meets any epsrel, yet a peak not found yet (fB's first
+ * iterations) looks the same: only epsabs, the user's word that a small
+ * enough answer is an answer, makes it one.  Beside a nonzero average it
+ * needs every kept iteration to give that average, to rounding; otherwise
+ * a variance underflowed, and no error is known.  Below sqrt(DBL_MIN) equal
+ * iterations prove nothing: subnormal values are so coarse that unrelated
+ * estimates coincide (fB's far tails gave 4.13e-320 five times over). */
+static int zero_error_trusted(const strata_run *r, int c)
+{
+  const strata_average *a = &r->cavg[c];
+  if (!(a->sigma == 0.0)) return 1;
+  if (a->mean == 0.0) return r->params.epsabs > 0.0;
+  if (fabs(a->mean) < sqrt(DBL_MIN)) return 0;
+  for (int k = 0; k < r->itn; k++) {
+    double sg;
+    if (comp_kept(r, k, c) && fabs(comp_value(r, k, c, &sg) - a->mean) > 1e-13 * fabs(a->mean))
+      return 0;
+  }
+  return 1;
+}
+
 /* One component's stopping rule: enough agreeing iterations, and an error
- * within max(epsrel |average|, epsabs) (a tolerance of 0 is off). */
+ * within max(epsrel |average|, epsabs) (a tolerance of 0 is off) that can
+ * be trusted. */
 static int comp_converged(const strata_run *r, int c)
 {
   const strata_params *p = &r->params;
@@ -337,39 +360,15 @@ static int comp_converged(const strata_run *r, int c)
   if (kept_count_comp(r, c) < 2) return 0;
   if (!(a->q >= p->min_q)) return 0;
   double s = a->sigma;
-  return (p->epsrel > 0.0 && s <= p->epsrel * fabs(a->mean)) ||
-         (p->epsabs > 0.0 && s <= p->epsabs);
-}
-
-/* An error of 0 beside a nonzero average is the truth only when every kept
- * iteration gave the same measured value, to rounding (a constant integrand);
- * otherwise it is a variance that underflowed, and no error is known. */
-static int zero_error_known(const strata_run *r, int c)
-{
-  if (!(r->cavg[c].sigma == 0.0) || r->cavg[c].mean == 0.0) return 1;
-  /* Below sqrt(DBL_MIN) equal iterations prove nothing: subnormal values
-   * are so coarse that unrelated estimates coincide (fB's far tails gave
-   * 4.13e-320 five times over). */
-  if (fabs(r->cavg[c].mean) < sqrt(DBL_MIN)) return 0;
-  for (int k = 0; k < r->itn; k++) {
-    double sg;
-    if (comp_kept(r, k, c) &&
-        fabs(comp_value(r, k, c, &sg) - r->cavg[c].mean) > 1e-13 * fabs(r->cavg[c].mean))
-      return 0;
-  }
-  return 1;
+  return ((p->epsrel > 0.0 && s <= p->epsrel * fabs(a->mean)) ||
+          (p->epsabs > 0.0 && s <= p->epsabs)) &&
+         zero_error_trusted(r, c);
 }
 
 static int check_converged(const strata_run *r)
 {
-  for (int c = 0; c < r->ncomp; c++) {
-    if (!comp_converged(r, c) || !zero_error_known(r, c)) return 0;
-    /* 0 +- 0 from zeros alone meets any epsrel, yet a peak not found yet
-     * (fB's first iterations) looks the same: only epsabs, the user's word
-     * that a small enough answer is an answer, stops such a run. */
-    if (r->cavg[c].mean == 0.0 && r->cavg[c].sigma == 0.0 && !(r->params.epsabs > 0.0))
-      return 0;
-  }
+  for (int c = 0; c < r->ncomp; c++)
+    if (!comp_converged(r, c)) return 0;
   return 1;
 }
 
@@ -515,14 +514,10 @@ static int check_state(const strata_run *r, const strata_run_state *st)
   if (st->itn < 0 || st->itn > r->params.maxiter)
     return strata_error(STRATA_EINVAL, "saved state holds %d iterations, more than "
                         "vegas.maxiter = %d", st->itn, r->params.maxiter);
-  for (int a = 0; a < naxes; a++) {
-    const double *e = st->edges + (size_t)a * (size_t)(ninc + 1);
-    int ok = e[0] == 0.0 && e[ninc] == 1.0;
-    for (int i = 0; ok && i < ninc; i++) ok = e[i + 1] > e[i];
-    if (!ok)
-      return strata_error(STRATA_EINVAL, "saved map of axis %d does not increase from 0 "
-                          "to 1", a + 1);
-  }
+  const int bad = strata_grid_edges_bad_axis(st->edges, naxes, ninc);
+  if (bad)
+    return strata_error(STRATA_EINVAL, "saved map of axis %d does not increase from 0 "
+                        "to 1", bad);
   /* No allocation of this job exceeds its budget (neval, neval_frozen, or
    * a fixed layout's own total) by more than the floor of 2 per hypercube.
    * A larger one, edited under a valid checksum, would run iterations of

@@ -39,14 +39,9 @@ int strata_run_start_from(strata_run *r, int naxes, int ninc, const double *edge
                         want == 1 ? "vegas1d shares one map" : "one per dimension");
   if (ninc < 1)
     return strata_error(STRATA_EINVAL, "the map has %d increments", ninc);
-  for (int a = 0; a < naxes; a++) {
-    const double *e = edges + (size_t)a * (size_t)(ninc + 1);
-    int ok = e[0] == 0.0 && e[ninc] == 1.0;
-    for (int i = 0; ok && i < ninc; i++) ok = e[i + 1] > e[i];
-    if (!ok)
-      return strata_error(STRATA_EINVAL, "the map of axis %d does not increase from 0 to 1",
-                          a + 1);
-  }
+  const int bad = strata_grid_edges_bad_axis(edges, naxes, ninc);
+  if (bad)
+    return strata_error(STRATA_EINVAL, "the map of axis %d does not increase from 0 to 1", bad);
   strata_run_sync(r);
   const int n = r->grid->ninc;
   for (int a = 0; a < naxes; a++)
