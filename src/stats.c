@@ -8,6 +8,12 @@
 void strata_stats_average(const double *I, const double *sig, int n,
                           strata_average *out)
 {
+  strata_stats_average_by(I, sig, sig, n, out);
+}
+
+void strata_stats_average_by(const double *I, const double *sig, const double *wsig, int n,
+                             strata_average *out)
+{
   memset(out, 0, sizeof *out);
   out->q = 1.0;
   if (n <= 0) {
@@ -30,7 +36,7 @@ void strata_stats_average(const double *I, const double *sig, int n,
   int e = 0;
   double smin = INFINITY;
   for (int k = 0; k < n; k++)
-    if (sig[k] > 0.0 && sig[k] < smin) smin = sig[k];
+    if (wsig[k] > 0.0 && wsig[k] < smin) smin = wsig[k];
   if (isfinite(smin)) e = ilogb(smin);
   /* The estimates in units of 2^ei, ei the largest one's exponent, so that
    * neither their weighted sum nor their differences overflow. */
@@ -44,12 +50,29 @@ void strata_stats_average(const double *I, const double *sig, int n,
   } else {
     double sw = 0.0, swi = 0.0;
     for (int k = 0; k < n; k++) {
-      double s = ldexp(sig[k], -e), w = 1.0 / (s * s);
+      double s = ldexp(wsig[k], -e), w = 1.0 / (s * s);
       sw += w;
       swi += w * ldexp(I[k], -ei);
     }
     out->mean = ldexp(swi / sw, ei);
-    out->sigma = ldexp(sqrt(1.0 / sw), e);
+    if (wsig == sig) {
+      out->sigma = ldexp(sqrt(1.0 / sw), e);
+    } else {
+      /* var = sum u_k^2 sig_k^2, u_k = w_k / sum w <= 1, in units of 2^es,
+       * es the largest u_k sig_k's exponent: nothing overflows. */
+      double big_us = 0.0;
+      for (int k = 0; k < n; k++) {
+        double s = ldexp(wsig[k], -e), u = 1.0 / (s * s) / sw;
+        if (u * sig[k] > big_us) big_us = u * sig[k];
+      }
+      const int es = big_us > 0.0 ? ilogb(big_us) : 0;
+      double v = 0.0;
+      for (int k = 0; k < n; k++) {
+        double s = ldexp(wsig[k], -e), t = 1.0 / (s * s) / sw * ldexp(sig[k], -es);
+        v += t * t;
+      }
+      out->sigma = ldexp(sqrt(v), es);
+    }
   }
   /* Two-pass chi^2 about the mean: the one-pass form loses all digits when
    * the estimates agree to many places.  Each term is ((I - mean) / sigma)^2

@@ -19,6 +19,15 @@ typedef struct {
 void strata_stats_average(const double *I, const double *sig, int n,
                           strata_average *out);
 
+/* The same average with the weights 1/wsig[k]^2 chosen apart from the
+ * errors: mean = sum w I / sum w, sigma^2 = sum w^2 sig^2 / (sum w)^2, chi^2
+ * and Q still measured with the estimates' own errors.  Weights that do not
+ * depend on an estimate's own samples cannot favour the estimates that came
+ * out low with a small error (a peak missed), as its own 1/sig^2 does.
+ * wsig == sig is strata_stats_average. */
+void strata_stats_average_by(const double *I, const double *sig, const double *wsig, int n,
+                             strata_average *out);
+
 /* The average of n estimates I[k] whose own errors are unknown (tiny ones
  * whose variances underflowed to 0): their plain mean, with the error from
  * their scatter, sqrt(sum (I_k - mean)^2 / (n (n - 1))).  Computed in a
@@ -27,9 +36,9 @@ void strata_stats_average(const double *I, const double *sig, int n,
  * estimates against), and so is sigma for a single estimate. */
 void strata_stats_scatter(const double *I, int n, strata_average *out);
 
-/* The covariance of two such averages, A of estimates with errors sa[k] and
- * B with errors sb[k], over the same n iterations whose covariances are
- * cab[k]: sum_k wa_k wb_k cab[k] / (sum_k wa_k sum_k wb_k), w = 1/sigma^2.
+/* The covariance of two such averages, A weighing its estimates by
+ * 1/sa[k]^2 and B by 1/sb[k]^2, over the same n iterations whose covariances
+ * are cab[k]: sum_k wa_k wb_k cab[k] / (sum_k wa_k sum_k wb_k).
  * An error of 0 marks an iteration that does not count for that average
  * (weight 0).  NaN when either average has no iteration. */
 double strata_stats_average_cov(const double *sa, const double *sb, const double *cab, int n);
