@@ -74,6 +74,16 @@ void strata_stats_average_by(const double *I, const double *sig, const double *w
       out->sigma = ldexp(sqrt(v), es);
     }
   }
+  /* chi^2 tests the estimates against their own errors, so it is taken
+   * about the mean those errors would weigh (the one whose chi^2 has n - 1
+   * degrees of freedom): about another mean, one estimate of large error
+   * given a neighbour's small one would make the others look wrong. */
+  double cmean = out->mean;
+  if (wsig != sig && nexact == 0) {
+    strata_average own;
+    strata_stats_average(I, sig, n, &own);
+    cmean = own.mean;
+  }
   /* Two-pass chi^2 about the mean: the one-pass form loses all digits when
    * the estimates agree to many places.  Each term is ((I - mean) / sigma)^2
    * with the difference and sigma in the estimates' units: an iteration
@@ -83,7 +93,7 @@ void strata_stats_average_by(const double *I, const double *sig, const double *w
   double chi2 = 0.0;
   for (int k = 0; k < n; k++) {
     if (!(sig[k] > 0.0)) continue;
-    const double d = ldexp(I[k], -ei) - ldexp(out->mean, -ei), s = ldexp(sig[k], -ei);
+    const double d = ldexp(I[k], -ei) - ldexp(cmean, -ei), s = ldexp(sig[k], -ei);
     const double t = d == 0.0 ? 0.0 : d / s;
     chi2 += t * t;
   }

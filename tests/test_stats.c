@@ -274,6 +274,46 @@ START_TEST(test_average_random_vs_direct)
 }
 END_TEST
 
+/* Weights chosen apart from the errors (strata_stats_average_by).
+ * I = {1.0, 1.3, 0.9}, own errors {0.1, 0.3, 0.1}, weighed as if
+ * {0.1, 0.1, 0.2}: w = {100, 100, 25}, sum 225, u = {4, 4, 1}/9.
+ *   mean  = (100 + 130 + 22.5)/225 = 252.5/225 = 1.12222...
+ *   sigma = sqrt(16*0.01 + 16*0.09 + 1*0.01)/9 = sqrt(1.61)/9
+ * chi2 is taken about the own-weighted mean (w = {100, 11.11.., 100}):
+ *   mean' = (100 + 14.444.. + 90)/211.11.. = 1840/1900 = 92/95,
+ *   chi2 = ((1 - 92/95)/0.1)^2 + ((1.3 - 92/95)/0.3)^2 + ((0.9 - 92/95)/0.1)^2
+ * which is what strata_stats_average gives with the own errors. */
+START_TEST(test_average_by)
+{
+  const double I[3] = {1.0, 1.3, 0.9}, sig[3] = {0.1, 0.3, 0.1}, w[3] = {0.1, 0.1, 0.2};
+  strata_average av, own;
+  strata_stats_average_by(I, sig, w, 3, &av);
+  strata_stats_average(I, sig, 3, &own);
+  check_close(av.mean, 252.5 / 225.0, 1e-14, 0, "mean");
+  check_close(av.sigma, sqrt(1.61) / 9.0, 1e-14, 0, "sigma");
+  check_close(own.mean, 92.0 / 95.0, 1e-14, 0, "own mean");
+  const double m = 92.0 / 95.0;
+  const double chi2 = pow((1.0 - m) / 0.1, 2) + pow((1.3 - m) / 0.3, 2) + pow((0.9 - m) / 0.1, 2);
+  check_close(av.chi2, chi2, 1e-12, 0, "chi2 about the own-weighted mean");
+  check_close(av.q, own.q, 1e-12, 0, "Q");
+  ck_assert_int_eq(av.dof, 2);
+  /* the same scaled by 2^-1000 and 2^+900: nothing over- or underflows */
+  for (int e = -1000; e <= 900; e += 1900) {
+    double Is[3], ss[3], ws[3];
+    for (int k = 0; k < 3; k++) {
+      Is[k] = ldexp(I[k], e);
+      ss[k] = ldexp(sig[k], e);
+      ws[k] = ldexp(w[k], e);
+    }
+    strata_average as;
+    strata_stats_average_by(Is, ss, ws, 3, &as);
+    check_close(as.mean, ldexp(av.mean, e), 1e-14, 0, "scaled mean");
+    check_close(as.sigma, ldexp(av.sigma, e), 1e-14, 0, "scaled sigma");
+    check_close(as.chi2, av.chi2, 1e-12, 0, "scaled chi2");
+  }
+}
+END_TEST
+
 /* ---- Q(a, x) ------------------------------------------------------------ */
 
 START_TEST(test_gamma_q_table)
@@ -516,6 +556,7 @@ static Suite *stats_suite(void)
   tcase_add_test(tc, test_scatter);
   tcase_add_test(tc, test_average_close_estimates);
   tcase_add_test(tc, test_average_random_vs_direct);
+  tcase_add_test(tc, test_average_by);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("gamma_q");
