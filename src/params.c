@@ -26,7 +26,7 @@ void strata_params_default(strata_params *p)
   p->neval = 1000000;
   p->maxeval = INT64_C(10000000000);
   p->maxiter = 30;
-  p->adapt_iters = 10;
+  p->adapt_iters = 20;
   p->skip = 5;
   p->epsrel = 1e-3;
   p->epsabs = 0.0;
