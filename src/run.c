@@ -263,14 +263,18 @@ static double error_at(const strata_run *r, int k, int c, int j)
  * down (f4 d=5 at 1e-6, 2 of 40 seeds beyond 3 sigma; a vector
  * integrand's poorly sampled component 9.5 sigma low).  A neighbour's error
  * is as good a guess of the iteration's precision and knows nothing of
- * its samples.  0 for an iteration not in the average. */
+ * its samples.  Not so for QMC points: a randomized rule may integrate a
+ * smooth component exactly in one iteration (an error of 1e-16 beside
+ * 1e-9), and the iteration after it would take that weight; their errors
+ * come from the scatter of independent randomizations, and they keep
+ * their own.  0 for an iteration not in the average. */
 static double weight_error(const strata_run *r, int k, int c, int from, int best)
 {
   double s, v = comp_value(r, k, c, &s);
   if (itn_class(v, s) != best) return 0.0;
-  if (!(s > 0.0)) return s;
+  if (!(s > 0.0) || qmc_points(r, k)) return s;
   for (int j = k - 1; j <= k + 1; j += 2) {
-    if (j < from || j >= r->itn) continue;
+    if (j < from || j >= r->itn || qmc_points(r, j)) continue;
     double sj, vj = comp_value(r, j, c, &sj);
     if (sj > 0.0 && itn_class(vj, sj) == best) return error_at(r, j, c, k);
   }
