@@ -139,64 +139,6 @@ START_TEST(test_tiny_values_train_the_map)
 }
 END_TEST
 
-/* The level an iteration's integrand has: set between iterations by the
- * progress callback from a schedule, so that a test decides what each
- * iteration gives. */
-static double level = 1.0;
-static const double *schedule;
-
-static double levelled(const double *x, int dim, const double *params)
-{
-  (void)dim, (void)params;
-  return level * (1.0 + 0.5 * x[0]);
-}
-
-static void next_level(const strata_iteration *it, void *ctx)
-{
-  (void)ctx;
-  level = schedule[it->itn];
-}
-
-static strata_result run_levels(const double *levels, int n)
-{
-  strata_problem pr = {0};
-  pr.f = levelled;
-  pr.name = "levelled";
-  pr.dim = 2;
-  pr.upper[0] = pr.upper[1] = 1.0;
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = 10000;
-  p.maxiter = n;
-  p.skip = 0;
-  p.epsrel = 0;
-  p.nthreads = 1;
-  schedule = levels;
-  level = levels[0];
-  strata_result r;
-  ck_assert_msg(strata_integrate(&pr, &p, next_level, NULL, &r) == STRATA_OK, "%s",
-                strata_last_error());
-  return r;
-}
-
-/* One iteration that disagrees is as often a small iteration's heavy tail
- * as a map that found something new: it must not throw away the good
- * iterations before it (fB d=2 at neval 1e3 ended 3 to 5 sigma off that
- * way).  Two newest that agree with each other and not with the rest do
- * restart the average. */
-START_TEST(test_restart_needs_two)
-{
-  const double one_off[10] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1.2};
-  strata_result r = run_levels(one_off, 10);
-  ck_assert_msg(fabs(r.integral - 1.25) < 0.05 * 1.25 && r.q < 1e-3 && !r.converged,
-                "one iteration 20%% off: %g +- %g, Q %g", r.integral, r.sigma, r.q);
-  const double two_off[10] = {1, 1, 1, 1, 1, 1, 1, 1, 1.2, 1.2};
-  r = run_levels(two_off, 10);
-  ck_assert_msg(fabs(r.integral - 1.5) < 5 * r.sigma && r.q > 1e-3,
-                "two iterations 20%% off: %g +- %g, Q %g", r.integral, r.sigma, r.q);
-}
-END_TEST
-
 /* Three components of one sample, the map following the first (a peak of
  * width 0.1): the third, 1 + x y, is sampled mostly where it is small.
  * Its iterations that saw few of its large values come out low with small
@@ -256,7 +198,6 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_small_iterations_constant);
   tcase_add_test(tc, test_tiny_values_train_the_map);
-  tcase_add_test(tc, test_restart_needs_two);
   tcase_add_test(tc, test_component_off_the_map);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
