@@ -366,9 +366,7 @@ static void average(strata_run *r)
  * beyond reasonable chance (Q < 1e-3) shows that the earlier ones were made with a
  * map that had not found the integrand yet: their small errors are not to be
  * trusted, so the average restarts from the newest iteration.  Once the map
- * is frozen no restart happens: a disagreement then is reported, not hidden.
- * (Waiting for a second disagreeing iteration, tried 2026-11-24, kept f6 d=5
- * at 1e-6 from converging on 12 of 20 GPU seeds.) */
+ * is frozen no restart happens: a disagreement then is reported, not hidden. */
 #define STRATA_RESTART_Q 1e-3
 
 /* Any component that disagrees tells that the map had not found the

@@ -1,4 +1,4 @@
-/* Combining iterations: inverse-variance weighted average, chi^2 and Q. */
+/* Combining iterations: weighted averages, chi^2 and Q. */
 #ifndef STRATA_STATS_H
 #define STRATA_STATS_H
 #ifdef __cplusplus
@@ -22,10 +22,9 @@ void strata_stats_average(const double *I, const double *sig, int n,
 /* The same average with the weights 1/wsig[k]^2 chosen apart from the
  * errors: mean = sum w I / sum w, sigma^2 = sum w^2 sig^2 / (sum w)^2; chi^2
  * and Q are strata_stats_average's, the estimates' agreement within their
- * own errors.  Weights that do not
- * depend on an estimate's own samples cannot favour the estimates that came
- * out low with a small error (a peak missed), as its own 1/sig^2 does.
- * wsig == sig is strata_stats_average. */
+ * own errors.  Weights that do not depend on an estimate's own samples
+ * cannot favour the estimates that came out low with a small error (a peak
+ * missed), as its own 1/sig^2 does.  wsig == sig is strata_stats_average. */
 void strata_stats_average_by(const double *I, const double *sig, const double *wsig, int n,
                              strata_average *out);
 
