@@ -62,6 +62,14 @@ START_TEST(test_coverage)
 }
 END_TEST
 
+/* A problem named name over the unit cube of dimension dim. */
+static void unit_cube(strata_problem *pr, const char *name, int dim)
+{
+  pr->name = name;
+  pr->dim = dim;
+  for (int d = 0; d < dim; d++) pr->upper[d] = 1.0;
+}
+
 static double one(const double *x, int dim, const double *params)
 {
   (void)x, (void)dim, (void)params;
@@ -114,9 +122,7 @@ START_TEST(test_tiny_values_train_the_map)
 {
   strata_problem pr = {0};
   pr.f = tiny_peak;
-  pr.name = "tiny_peak";
-  pr.dim = 3;
-  for (int d = 0; d < pr.dim; d++) pr.upper[d] = 1.0;
+  unit_cube(&pr, "tiny_peak", 3);
   strata_params p;
   strata_params_default(&p);
   p.neval = 10000;
@@ -162,9 +168,7 @@ START_TEST(test_component_off_the_map)
   pr.fv = three;
   pr.ncomp = 3;
   pr.adapt_comp = 0;
-  pr.name = "three";
-  pr.dim = 3;
-  for (int d = 0; d < pr.dim; d++) pr.upper[d] = 1.0;
+  unit_cube(&pr, "three", 3);
   strata_params p;
   strata_params_default(&p);
   p.neval = 50000;
