@@ -262,13 +262,14 @@ static int frozen_alike(const strata_run *r, int k)
   return !adapting(r, k) && !qmc_points(r, k);
 }
 
-/* The error by which measured iteration k of component c is weighed in an
- * average of iterations [from, itn) of class best.  An iteration whose
- * samples fell short of a peak comes out low with a small error: weighed
- * by its own error it pulls the average down (a vector integrand's
- * component that the map does not follow ended 6.8 sigma low on average;
- * f4 d=5 at neval 1e3 had 56% of its runs within 1 sigma).  So the weight
- * knows nothing of the iteration's own samples:
+/* The errors by which the measured iterations [from, itn) of component c,
+ * of class best, are weighed in their average: w[k - from], 0 for an
+ * iteration not in the average.  An iteration whose samples fell short of
+ * a peak comes out low with a small error: weighed by its own error it
+ * pulls the average down (a vector integrand's component that the map does
+ * not follow ended 6.8 sigma low on average; f4 d=5 at neval 1e3 had 56% of
+ * its runs within 1 sigma).  So the weight knows nothing of the iteration's
+ * own samples:
  * - an adapting iteration takes a neighbour's error, the one before if it
  *   is in the average and adapting, else the one after (consecutive maps
  *   are nearly the same), and its own only when alone;
@@ -277,48 +278,58 @@ static int frozen_alike(const strata_run *r, int k)
  * - QMC points keep their own: a randomized rule may integrate a smooth
  *   component exactly in one iteration (1e-16 beside 1e-9), their errors
  *   come from the scatter of independent randomizations, and a neighbour
- *   or pool would carry rounding noise into the weights.
- * 0 for an iteration not in the average. */
-static double weight_error(const strata_run *r, int k, int c, int from, int best)
+ *   or pool would carry rounding noise into the weights. */
+static void weight_errors(const strata_run *r, int c, int from, int best, double *w)
 {
-  double s, v = comp_value(r, k, c, &s);
-  if (itn_class(v, s) != best) return 0.0;
-  if (!(s > 0.0) || qmc_points(r, k)) return s;
-  if (adapting(r, k)) {
-    for (int j = k - 1; j <= k + 1; j += 2) {
-      if (j < from || j >= r->itn || !adapting(r, j)) continue;
-      double sj, vj = comp_value(r, j, c, &sj);
-      if (sj > 0.0 && itn_class(vj, sj) == best) return error_at(r, j, c, k);
-    }
-    return s;
-  }
-  /* The pool in units of iteration k's error: no square over- or
-   * underflows for any finite errors of like size. */
-  double pool = 0.0;
+  /* The pooled error of one sample, sqrt(mean of sigma_j^2 neval_j), in
+   * units of the first one's, so that no square over- or underflows for
+   * any finite errors of like size. */
+  double ref = 0.0, pool = 0.0;
   int m = 0;
   for (int j = from; j < r->itn; j++) {
     double sj, vj = comp_value(r, j, c, &sj);
     if (!frozen_alike(r, j) || !(sj > 0.0) || itn_class(vj, sj) != best) continue;
-    const double t = error_at(r, j, c, k) / s;
-    pool += t * t;
+    const double e = sj * sqrt((double)r->hist[j].neval);
+    if (m == 0) ref = e;
+    pool += (e / ref) * (e / ref);
     m++;
   }
-  return s * sqrt(pool / m);
+  const double per_sample = m > 0 ? ref * sqrt(pool / m) : 0.0;
+  for (int k = from; k < r->itn; k++) {
+    double s, v = comp_value(r, k, c, &s);
+    double *wk = &w[k - from];
+    if (itn_class(v, s) != best) *wk = 0.0;
+    else if (!(s > 0.0) || qmc_points(r, k)) *wk = s;
+    else if (!adapting(r, k)) *wk = per_sample / sqrt((double)r->hist[k].neval);
+    else {
+      *wk = s;
+      for (int j = k - 1; j <= k + 1; j += 2) {
+        if (j < from || j >= r->itn || !adapting(r, j)) continue;
+        double sj, vj = comp_value(r, j, c, &sj);
+        if (sj > 0.0 && itn_class(vj, sj) == best) {
+          *wk = error_at(r, j, c, k);
+          break;
+        }
+      }
+    }
+  }
 }
 
-/* Measured iterations (and exact ones) are averaged (weight_error); with
+/* Measured iterations (and exact ones) are averaged (weight_errors); with
  * none, zeros give 0 +- 0; with neither, tiny estimates whose errors
  * underflowed give their mean, with the error from their scatter. */
 static void average_from(const strata_run *r, int c, int from, strata_average *out)
 {
   int n = 0, span = r->itn - from, best = comp_class(r, c, from);
   double I[span > 0 ? span : 1], sig[span > 0 ? span : 1], wsig[span > 0 ? span : 1];
+  double w[span > 0 ? span : 1];
+  weight_errors(r, c, from, best, w);
   for (int k = from; k < r->itn; k++) {
     double s, v = comp_value(r, k, c, &s);
     if (itn_class(v, s) == best) {
       I[n] = v;
       sig[n] = s;
-      wsig[n] = weight_error(r, k, c, from, best);
+      wsig[n] = w[k - from];
       n++;
     }
   }
@@ -333,7 +344,7 @@ static void average_comp(const strata_run *r, int c, strata_average *out)
 
 /* The covariance of the averages of components a and b: the iterations'
  * covariances enter with the product of the two averages' weights
- * (weight_error).  An iteration that does not count for a component has
+ * (weight_errors).  An iteration that does not count for a component has
  * weight 0 there. */
 static double average_cov(const strata_run *r, int a, int b)
 {
@@ -343,13 +354,10 @@ static double average_cov(const strata_run *r, int a, int b)
   if (a == b) return A->sigma * A->sigma;
   int span = r->itn - r->first_kept, n = 0;
   double sa[span > 0 ? span : 1], sb[span > 0 ? span : 1], cab[span > 0 ? span : 1];
-  const int ca = comp_class(r, a, r->first_kept), cb = comp_class(r, b, r->first_kept);
-  for (int k = r->first_kept; k < r->itn; k++, n++) {
-    /* sigma 0 (zeros, exact or tiny estimates) is weight 0 */
-    sa[n] = weight_error(r, k, a, r->first_kept, ca);
-    sb[n] = weight_error(r, k, b, r->first_kept, cb);
-    cab[n] = comp_cov(r, k, a, b);
-  }
+  /* sigma 0 (zeros, exact or tiny estimates) is weight 0 */
+  weight_errors(r, a, r->first_kept, comp_class(r, a, r->first_kept), sa);
+  weight_errors(r, b, r->first_kept, comp_class(r, b, r->first_kept), sb);
+  for (int k = r->first_kept; k < r->itn; k++, n++) cab[n] = comp_cov(r, k, a, b);
   return strata_stats_average_cov(sa, sb, cab, n);
 }
 
