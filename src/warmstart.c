@@ -42,7 +42,8 @@ int strata_run_start_from(strata_run *r, int naxes, int ninc, const double *edge
   const int bad = strata_grid_edges_bad_axis(edges, naxes, ninc);
   if (bad)
     return strata_error(STRATA_EINVAL, "the map of axis %d does not increase from 0 to 1", bad);
-  strata_run_sync(r);
+  const int rc = strata_run_sync(r);
+  if (rc != STRATA_OK) return rc;
   const int n = r->grid->ninc;
   for (int a = 0; a < naxes; a++)
     rebin_axis(edges + (size_t)a * (size_t)(ninc + 1), ninc,
