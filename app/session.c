@@ -30,7 +30,7 @@ static double now_s(void)
 
 /* Agreements on a status or a count are sums in which the ranks that know
  * nothing contribute zeros (x + 0 = x exactly) or count ranks that saw a
- * signal; a restored state travels by broadcast (share). */
+ * signal; a restored state and a given map travel by broadcast (share). */
 static int agree(strata_session *s, double *v, size_t n)
 {
   if (s->comm->allreduce_sum(s->comm, v, n) != 0) {
@@ -117,12 +117,13 @@ static void collect_row(const strata_iteration *it, void *ctx)
   s->rows[s->nrows++] = *it;
 }
 
-static int share(strata_session *s, void *buf, size_t n)
+/* Rank 0's n bytes at buf, on every rank, bit for bit; what names them in
+ * the error. */
+static int share(strata_session *s, void *buf, size_t n, const char *what)
 {
   if (n > 0 && s->comm->broadcast(s->comm, buf, n, 0) != 0) {
     s->agreed = 0; /* the others may not know: main ends them all */
-    return strata_error(STRATA_ECOMM, "rank %d: receiving the checkpoint's state failed",
-                        s->comm->rank);
+    return strata_error(STRATA_ECOMM, "rank %d: receiving %s failed", s->comm->rank, what);
   }
   return STRATA_OK;
 }
@@ -147,7 +148,7 @@ static int share_state(strata_session *s, strata_run *r, const strata_checkpoint
     head.ncomp = st->ncomp;
     head.time_s = st->time_s;
   }
-  int rc = share(s, &head, sizeof head);
+  int rc = share(s, &head, sizeof head, "the checkpoint's state");
   if (rc != STRATA_OK) return rc;
   strata_run_state st = {.itn = (int)head.itn, .neval_total = head.neval_total,
                          .time_s = head.time_s, .naxes = (int)head.naxes,
@@ -174,10 +175,10 @@ static int share_state(strata_session *s, strata_run *r, const strata_checkpoint
   rc = agree(s, &fail, 1);
   if (rc == STRATA_OK && fail > 0)
     rc = strata_error(STRATA_ENOMEM, "out of memory reading the checkpoint's state");
-  if (rc == STRATA_OK) rc = share(s, edges, sizeof(double) * nedges);
-  if (rc == STRATA_OK) rc = share(s, nhv, sizeof(int64_t) * nh);
-  if (rc == STRATA_OK) rc = share(s, hist, sizeof *hist * nhist);
-  if (rc == STRATA_OK) rc = share(s, comp, sizeof(double) * ncrec);
+  if (rc == STRATA_OK) rc = share(s, edges, sizeof(double) * nedges, "the checkpoint's state");
+  if (rc == STRATA_OK) rc = share(s, nhv, sizeof(int64_t) * nh, "the checkpoint's state");
+  if (rc == STRATA_OK) rc = share(s, hist, sizeof *hist * nhist, "the checkpoint's state");
+  if (rc == STRATA_OK) rc = share(s, comp, sizeof(double) * ncrec, "the checkpoint's state");
   if (rc == STRATA_OK) {
     st.edges = edges;
     st.nh = nhv;
@@ -229,7 +230,7 @@ static int share_map(strata_session *s, given_map *g)
     head[1] = m->ninc;
     head[2] = (double)m->nhcube;
   }
-  if (rc == STRATA_OK) rc = agree(s, head, 3);
+  if (rc == STRATA_OK) rc = share(s, head, sizeof head, "vegas.map");
   size_t nedges = (size_t)head[0] * (size_t)(head[1] + 1), n = nedges + (size_t)head[2];
   if (rc == STRATA_OK) {
     g->buf = calloc(n > 0 ? n : 1, sizeof(double));
@@ -247,7 +248,7 @@ static int share_map(strata_session *s, given_map *g)
               m->nhcube ? ", and its allocation where the hypercubes match" : "");
   }
   strata_mapfile_free(m);
-  if (rc == STRATA_OK) rc = agree(s, g->buf, n);
+  if (rc == STRATA_OK) rc = share(s, g->buf, sizeof(double) * n, "vegas.map");
   if (rc != STRATA_OK) return rc;
   g->naxes = (int)head[0];
   g->ninc = (int)head[1];
