@@ -311,7 +311,7 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   if (threadIdx.x == 0) any = 0;
   __syncthreads();
   /* pre[] holds whether each increment's weight is trusted until the scan
-   * (grid.c's refine_axis). */
+   * (map.c's refine_axis). */
   double asum = 0.0, nt = 0.0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     double ws = 0.0, c = 0.0;

@@ -17,9 +17,9 @@
 #include "ownfile.h"
 
 #define FORMAT "strata checkpoint"
-/* 2: the map has as many increments as neval trains (grid.h), no longer
+/* 2: the map has as many increments as neval trains (map.h), no longer
  * always ninc; a version 1 file whose map has this job's count reads the
- * same (src/session.c refuses the others). */
+ * same (app/session.c refuses the others). */
 #define FORMAT_VERSION 2
 
 static double now_s(void)
