@@ -351,7 +351,7 @@ START_TEST(test_state_checks)
   bad.neval_total += 1;
   ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);
   ck_assert(strstr(strata_last_error(), "add up"));
-  const size_t n1 = (size_t)st.ninc + 1; /* the map's edges per axis (grid.h) */
+  const size_t n1 = (size_t)st.ninc + 1; /* the map's edges per axis (map.h) */
   double *edges = malloc(sizeof(double) * (size_t)st.naxes * n1);
   memcpy(edges, st.edges, sizeof(double) * (size_t)st.naxes * n1);
   edges[n1 + 10] = edges[n1 + 11]; /* axis 2 no longer increasing */

@@ -110,7 +110,7 @@ START_TEST(test_agree_vegasplus)
   agree("f3", 12, STRATA_MODE_VEGASPLUS, 100000, 6);  /* generic kernel */
   /* 12 x 2000 map cells do not fit in shared memory: global atomics, and
    * the refinement's arrays in global memory.  2000 increments need 2e6
-   * samples per iteration to train (grid.h). */
+   * samples per iteration to train (map.h). */
   ninc = 2000;
   agree("f3", 12, STRATA_MODE_VEGASPLUS, 2000000, 6);
   ninc = 0;
