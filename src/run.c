@@ -371,19 +371,36 @@ static void average(strata_run *r)
 }
 
 /* While the map still adapts, an iteration that disagrees with the average
- * beyond reasonable chance (Q < 1e-3) shows that the earlier ones were made with a
- * map that had not found the integrand yet: their small errors are not to be
- * trusted, so the average restarts from the newest iteration.  Once the map
- * is frozen no restart happens: a disagreement then is reported, not hidden. */
+ * beyond reasonable chance (Q < 1e-3), and lies further from 0 than every
+ * kept iteration before it, shows that those were made with a map that had
+ * not found all of the integrand: a part the samples missed is missing from
+ * their estimates, and from their errors.  Those small errors are not to be
+ * trusted, so the average restarts from the newest iteration.  One that
+ * disagrees nearer 0 than some kept iteration (its samples fell short of a
+ * peak the map already follows) is kept, not followed: a single low
+ * iteration no longer throws away the good ones before it.  Once the map is
+ * frozen no restart happens: a disagreement then is reported, not hidden. */
 #define STRATA_RESTART_Q 1e-3
 
-/* Any component that disagrees tells that the map had not found the
+static int above_every_kept(const strata_run *r, int c)
+{
+  const int last = r->itn - 1;
+  double s, v = comp_value(r, last, c, &s);
+  for (int k = r->first_kept; k < last; k++) {
+    double sk, vk = comp_value(r, k, c, &sk);
+    if (comp_kept(r, k, c) && !(fabs(v) > fabs(vk))) return 0;
+  }
+  return 1;
+}
+
+/* Any component that disagrees so tells that the map had not found the
  * integrand; all components keep one set of iterations, so that the
  * covariance of their averages stays defined. */
 static int disagrees(const strata_run *r)
 {
   for (int c = 0; c < r->ncomp; c++)
-    if (kept_count_comp(r, c) >= 2 && r->cavg[c].q < STRATA_RESTART_Q) return 1;
+    if (kept_count_comp(r, c) >= 2 && r->cavg[c].q < STRATA_RESTART_Q && above_every_kept(r, c))
+      return 1;
   return 0;
 }
 
