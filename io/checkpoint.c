@@ -407,16 +407,16 @@ int strata_checkpoint_read(const char *path, strata_checkpoint **out)
 {
   *out = NULL;
   strata_h5_begin();
-  int rc = check_file(path);
-  if (rc != STRATA_OK) return rc;
   /* HDF5 refuses a file shorter than its superblock says (a truncated
    * copy) when it opens it, and every array is checksummed. */
-  if (H5Fis_hdf5(path) <= 0) {
-    const char *why = strata_h5_detail();
-    return strata_error(STRATA_EIO, "%s: not a strata checkpoint (not an HDF5 file%s%s); the "
-                        "file is left as it is", path, *why ? ": " : "", why);
-  }
-  return read_open(H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), path, out);
+  int failed;
+  hid_t f = strata_ownfile_h5open(path, H5F_ACC_RDONLY, H5P_DEFAULT, "checkpoint",
+                                  "; the file is left as it is", 0, &failed);
+  if (f < 0 && failed == STRATA_OWNFILE_REFUSED) return STRATA_EIO;
+  if (f < 0 && failed == STRATA_OWNFILE_NOT_HDF5)
+    return strata_error(STRATA_EIO, "%s: not a strata checkpoint (not an HDF5 file); the file "
+                        "is left as it is", path);
+  return read_open(f, path, out);
 }
 
 int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len)

@@ -87,19 +87,28 @@ static int read_checkpoint(const char *path, strata_mapfile *m)
   return STRATA_OK;
 }
 
+/* Another user's file, or one others may change, would let them choose
+ * the map this run starts from (ownfile.h). */
+static hid_t open_map(const char *path, int *rc)
+{
+  int failed;
+  hid_t f = strata_ownfile_h5open(path, H5F_ACC_RDONLY, H5P_DEFAULT, "map", "", 1, &failed);
+  if (f >= 0) return f;
+  *rc = failed == STRATA_OWNFILE_NOT_HDF5
+            ? strata_error(STRATA_EINVAL, "%s: cannot read the map: not an HDF5 file", path)
+        : failed == STRATA_OWNFILE_H5_FAILED
+            ? strata_error(STRATA_EIO, "%s: cannot read the map: %s", path, strata_h5_detail())
+            : STRATA_EIO;
+  return -1;
+}
+
 int strata_mapfile_read(const char *path, strata_mapfile **out)
 {
   *out = NULL;
   strata_h5_begin();
-  /* Another user's file, or one others may change, would let them choose
-   * the map this run starts from. */
-  int rc = strata_ownfile_check(path, "map", "", 1);
-  if (rc != STRATA_OK) return rc;
-  if (H5Fis_hdf5(path) <= 0)
-    return strata_error(STRATA_EINVAL, "%s: cannot read the map: not an HDF5 file", path);
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) return strata_error(STRATA_EIO, "%s: cannot read the map: %s", path,
-                                 strata_h5_detail());
+  int rc = STRATA_OK;
+  hid_t f = open_map(path, &rc);
+  if (f < 0) return rc;
   char *format = NULL;
   htri_t has = H5Aexists(f, "format");
   if (has > 0 && strata_h5_get_str(f, "format", &format) != 0) has = -1;
@@ -111,11 +120,11 @@ int strata_mapfile_read(const char *path, strata_mapfile **out)
     rc = read_checkpoint(path, m);
   } else if (has > 0 && !strcmp(format, STRATA_LOG_FORMAT)) {
     m->kind = "log";
-    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    rc = f >= 0 ? read_log(f, path, m)
-                : strata_error(STRATA_EIO, "%s: cannot read the map: %s", path,
-                               strata_h5_detail());
-    if (f >= 0) H5Fclose(f);
+    f = open_map(path, &rc);
+    if (f >= 0) {
+      rc = read_log(f, path, m);
+      H5Fclose(f);
+    }
   } else {
     rc = strata_error(STRATA_EINVAL, "%s: no map: neither a strata checkpoint nor a strata "
                       "log", path);

@@ -2,6 +2,8 @@
  * file planted by another user is no state of this run. */
 #ifndef STRATA_OWNFILE_H
 #define STRATA_OWNFILE_H
+#include <hdf5.h>
+#include <sys/stat.h>
 
 /* STRATA_OK when path is a regular file (not followed if a link) owned by
  * the effective user, and with others_may_not_write also writable by
@@ -10,4 +12,21 @@
  * refusals). */
 int strata_ownfile_check(const char *path, const char *what, const char *tail,
                          int others_may_not_write);
+
+/* HDF5's H5Fopen(path, flags, fapl) of a file that passes the same checks,
+ * without the gap between a check by name and an open by name: the checks
+ * are made on a descriptor opened without following links, and the file
+ * HDF5 then opens must be that very file (device and inode), so that one
+ * swapped in between is neither read nor written.  Returns the file, or -1
+ * and in *failed why: REFUSED with the error set; NOT_HDF5 (no HDF5
+ * signature) or H5_FAILED (strata_h5_detail() says why) with no error set,
+ * for the caller to say what it expected. */
+enum { STRATA_OWNFILE_REFUSED = 1, STRATA_OWNFILE_NOT_HDF5, STRATA_OWNFILE_H5_FAILED };
+hid_t strata_ownfile_h5open(const char *path, unsigned flags, hid_t fapl, const char *what,
+                            const char *tail, int others_may_not_write, int *failed);
+
+/* Whether HDF5's open file f is the file sb describes (an fstat of the
+ * descriptor that was checked): 0 also where HDF5's driver is not the
+ * default one, whose handle is a descriptor. */
+int strata_ownfile_same(hid_t f, const struct stat *sb);
 #endif

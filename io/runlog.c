@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "ownfile.h"
 #include "h5util.h"
 #include "io.h"
 #include "jobdef.h"
@@ -474,7 +475,7 @@ static int adopt(strata_runlog *l, int itn)
 /* A log that this run may not write (read-only, another user's, a link)
  * is the user's to sort out, not damage: refused before HDF5 opens it, so
  * that nothing is renamed or rebuilt. */
-static int check_writable(const char *path)
+static int check_writable(const char *path, struct stat *sb)
 {
   int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
@@ -485,14 +486,16 @@ static int check_writable(const char *path)
     return strata_error(STRATA_EIO, "%s: cannot open the log for writing: %s; the log is left "
                         "as it is", path, strerror(e));
   }
-  struct stat sb;
-  int ok = fstat(fd, &sb) == 0;
+  int ok = fstat(fd, sb) == 0;
   close(fd);
-  if (ok && !S_ISREG(sb.st_mode))
+  if (!ok)
+    return strata_error(STRATA_EIO, "%s: cannot open the log for writing: %s; the log is left "
+                        "as it is", path, strerror(errno));
+  if (!S_ISREG(sb->st_mode))
     return strata_error(STRATA_EIO, "%s: the log is not a regular file", path);
-  if (ok && sb.st_uid != geteuid())
+  if (sb->st_uid != geteuid())
     return strata_error(STRATA_EIO, "%s: the log is owned by uid %d, not by you; the log is "
-                        "left as it is", path, (int)sb.st_uid);
+                        "left as it is", path, (int)sb->st_uid);
   return STRATA_OK;
 }
 
@@ -505,9 +508,10 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
   strata_h5_begin();
   strata_runlog *l = NULL;
   int rc = STRATA_OK;
+  struct stat checked;
   if (access(path, F_OK) != 0) {
     rc = strata_runlog_create(path, info, &l);
-  } else if ((rc = check_writable(path)) != STRATA_OK) {
+  } else if ((rc = check_writable(path, &checked)) != STRATA_OK) {
     return rc;
   } else if (H5Fis_hdf5(path) <= 0) {
     H5Eclear2(H5E_DEFAULT);
@@ -519,6 +523,11 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
     hid_t fapl = writer_fapl();
     l->f = H5Fopen(path, H5F_ACC_RDWR, fapl);
     if (fapl >= 0) H5Pclose(fapl);
+    if (l->f >= 0 && !strata_ownfile_same(l->f, &checked)) {
+      free_log(l);
+      return strata_error(STRATA_EIO, "%s: the log was replaced while strata opened it; it is "
+                          "left as it is", path);
+    }
     char *format = NULL, *def = NULL;
     int64_t ck = 0;
     htri_t has_format = l->f >= 0 ? H5Aexists(l->f, "format") : -1;
