@@ -371,24 +371,25 @@ static void average(strata_run *r)
 }
 
 /* While the map still adapts, an iteration that disagrees with the average
- * beyond reasonable chance (Q < 1e-3), and lies further from 0 than every
- * kept iteration before it, shows that those were made with a map that had
- * not found all of the integrand: a part the samples missed is missing from
- * their estimates, and from their errors.  Those small errors are not to be
- * trusted, so the average restarts from the newest iteration.  One that
- * disagrees nearer 0 than some kept iteration (its samples fell short of a
- * peak the map already follows) is kept, not followed: a single low
- * iteration no longer throws away the good ones before it.  Once the map is
- * frozen no restart happens: a disagreement then is reported, not hidden. */
+ * beyond reasonable chance (Q < 1e-3) shows that the kept iterations were
+ * made with a map that had not found all of the integrand: a part the
+ * samples missed is missing from their estimates, and from their errors.
+ * Those small errors are not to be trusted, so the average restarts from
+ * the newest iteration.  Unless the newest is the one nearest 0 of all: then
+ * it is the iteration that missed a part (its samples fell short of a peak
+ * the map already follows), and it is kept beside the others, not followed,
+ * so that a single low iteration does not throw away the good ones before
+ * it.  Once the map is frozen no restart happens: a disagreement then is
+ * reported, not hidden. */
 #define STRATA_RESTART_Q 1e-3
 
-static int above_every_kept(const strata_run *r, int c)
+static int lowest_of_kept(const strata_run *r, int c)
 {
   const int last = r->itn - 1;
   double s, v = comp_value(r, last, c, &s);
   for (int k = r->first_kept; k < last; k++) {
     double sk, vk = comp_value(r, k, c, &sk);
-    if (comp_kept(r, k, c) && !(fabs(v) > fabs(vk))) return 0;
+    if (comp_kept(r, k, c) && !(fabs(v) < fabs(vk))) return 0;
   }
   return 1;
 }
@@ -399,7 +400,7 @@ static int above_every_kept(const strata_run *r, int c)
 static int disagrees(const strata_run *r)
 {
   for (int c = 0; c < r->ncomp; c++)
-    if (kept_count_comp(r, c) >= 2 && r->cavg[c].q < STRATA_RESTART_Q && above_every_kept(r, c))
+    if (kept_count_comp(r, c) >= 2 && r->cavg[c].q < STRATA_RESTART_Q && !lowest_of_kept(r, c))
       return 1;
   return 0;
 }

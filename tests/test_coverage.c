@@ -202,12 +202,11 @@ static double scaled_line(const double *x, int dim, const double *params)
   return scaled_by * (1.0 + x[0]);
 }
 
-/* The average restarts only where the newest iteration disagrees further
- * from 0 than every kept one before it (it found a part of the integrand
- * they missed); one that disagrees nearer 0 missed a part itself and is
- * kept beside them.  A single low iteration used to throw away the good
- * ones before it (fB d=2 at neval 1e3: 16 of 200 seeds beyond 3 sigma, 7
- * since). */
+/* An iteration that disagrees with the average restarts it (the earlier
+ * ones missed a part of the integrand), unless it is the one nearest 0 of
+ * all: then it missed a part itself, and is kept beside the others.  A
+ * single low iteration used to throw away the good ones before it (fB d=2
+ * at neval 1e3: 16 of 200 seeds beyond 3 sigma, 7 since). */
 START_TEST(test_restart_only_on_more)
 {
   for (int up = 0; up <= 1; up++) {
