@@ -486,8 +486,8 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_iteration_
   while (!strata_run_finished(r)) {
     strata_iteration it;
     rc = strata_run_step(r, &it);
-    if (rc != STRATA_OK) { /* this rank's own error, e.g. a NaN it drew */
-      s->agreed = 0;
+    if (rc != STRATA_OK) { /* this rank's own error (a NaN it drew), or the ranks' check */
+      s->agreed = r->error_agreed;
       break;
     }
     s->ran++;

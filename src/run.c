@@ -683,33 +683,61 @@ uint64_t strata_run_state_hash(const strata_run *r)
 
 /* The debug check of identical state: rank 0's hash reaches every rank
  * through the one collective the communicator has (a sum to which only
- * rank 0 contributes, in 16-bit pieces that doubles carry exactly), then
- * the ranks count how many of them differ. */
+ * rank 0 contributes, in 16-bit pieces that doubles carry exactly); then
+ * each rank that differs adds its flag and its hash in its own slots, so
+ * that every rank ends with the same message, naming the first rank that
+ * differs, whichever rank's message is printed. */
+static uint64_t hash_from_pieces(const double *b)
+{
+  uint64_t h = 0;
+  for (int i = 0; i < 4; i++) h |= (uint64_t)b[i] << (16 * i);
+  return h;
+}
+
+static void hash_to_pieces(uint64_t h, double *b)
+{
+  for (int i = 0; i < 4; i++) b[i] = (double)((h >> (16 * i)) & 0xffff);
+}
+
 static int check_ranks(strata_run *r)
 {
   uint64_t mine = strata_run_state_hash(r);
   /* A test hook: make one rank's state differ, to see the check catch it. */
   const char *diverge = getenv("STRATA_TEST_DIVERGE_RANK");
   if (diverge && atoi(diverge) == r->comm->rank) mine ^= 1;
-  double buf[5] = {0};
-  if (r->comm->rank == 0)
-    for (int i = 0; i < 4; i++) buf[i] = (double)((mine >> (16 * i)) & 0xffff);
-  if (r->comm->allreduce_sum(r->comm, buf, 4) != 0)
+  const int size = r->comm->size;
+  double *buf = calloc(5 * (size_t)size + 4, sizeof(double));
+  if (!buf) return strata_error(STRATA_ENOMEM, "rank %d: out of memory", r->comm->rank);
+  if (r->comm->rank == 0) hash_to_pieces(mine, buf);
+  int rc = r->comm->allreduce_sum(r->comm, buf, 4);
+  const uint64_t root = hash_from_pieces(buf);
+  double *flag = buf + 4, *piece = flag + size;
+  memset(flag, 0, 5 * (size_t)size * sizeof(double));
+  if (mine != root) {
+    flag[r->comm->rank] = 1.0;
+    hash_to_pieces(mine, piece + 4 * r->comm->rank);
+  }
+  if (rc == 0) rc = r->comm->allreduce_sum(r->comm, flag, 5 * (size_t)size);
+  if (rc != 0) {
+    free(buf);
     return strata_error(STRATA_ECOMM, "rank %d: the state check failed to communicate",
                         r->comm->rank);
-  uint64_t root = 0;
-  for (int i = 0; i < 4; i++) root |= (uint64_t)buf[i] << (16 * i);
-  buf[4] = mine != root;
-  if (r->comm->allreduce_sum(r->comm, buf + 4, 1) != 0)
-    return strata_error(STRATA_ECOMM, "rank %d: the state check failed to communicate",
-                        r->comm->rank);
-  if (buf[4] == 0.0) return STRATA_OK;
-  if (mine != root)
-    return strata_error(STRATA_ECOMM, "state differs from rank 0's after iteration "
-                        "%d (checksum %016llx, rank 0 %016llx)", r->itn,
-                        (unsigned long long)mine, (unsigned long long)root);
-  return strata_error(STRATA_ECOMM, "%d of %d ranks hold a state other than rank 0's after "
-                      "iteration %d (run.check_ranks)", (int)buf[4], r->comm->size, r->itn);
+  }
+  int first = -1, ndiff = 0;
+  for (int k = 0; k < size; k++)
+    if (flag[k] != 0.0) {
+      if (first < 0) first = k;
+      ndiff++;
+    }
+  r->error_agreed = first >= 0;
+  if (first >= 0)
+    rc = strata_error(STRATA_ECOMM, "the state of rank %d differs from rank 0's after iteration "
+                      "%d (checksum %016llx, rank 0 %016llx; %d of %d ranks differ; "
+                      "run.check_ranks)", first, r->itn,
+                      (unsigned long long)hash_from_pieces(piece + 4 * first),
+                      (unsigned long long)root, ndiff, size);
+  free(buf);
+  return rc;
 }
 
 /* The previous estimate of component c, where it is good enough to sit near

@@ -56,6 +56,7 @@ typedef struct strata_run {
   double sample_time_s;     /* this rank's time inside the backend, last iteration */
   double comm_time_s;       /* this rank's time combining sums with its peers, all iterations */
   int check_ranks;          /* debug: after every iteration, compare state hashes across ranks */
+  int error_agreed;         /* the last error is every rank's, with the same message */
   int sync_rc;              /* a failed copy of the state from the backend's device */
 } strata_run;
 
