@@ -70,6 +70,28 @@ static void unit_cube(strata_problem *pr, const char *name, int dim)
   for (int d = 0; d < dim; d++) pr->upper[d] = 1.0;
 }
 
+/* A run on one CPU thread and the serial communicator, stepped by the test. */
+typedef struct {
+  strata_backend *be;
+  strata_comm *comm;
+  strata_run *r;
+} cpu_run;
+
+static cpu_run cpu_run_start(const strata_problem *pr, const strata_params *p)
+{
+  cpu_run c = {strata_backend_cpu_new(1), strata_comm_serial(), NULL};
+  ck_assert_msg(strata_run_alloc(pr, p, c.be, c.comm, &c.r) == STRATA_OK, "%s",
+                strata_last_error());
+  return c;
+}
+
+static void cpu_run_end(cpu_run *c)
+{
+  strata_run_free(c->r);
+  strata_comm_free(c->comm);
+  strata_backend_free(c->be);
+}
+
 static double one(const double *x, int dim, const double *params)
 {
   (void)x, (void)dim, (void)params;
@@ -128,20 +150,15 @@ START_TEST(test_tiny_values_train_the_map)
   p.neval = 10000;
   p.maxiter = 4;
   p.skip = 0;
-  strata_backend *be = strata_backend_cpu_new(1);
-  strata_comm *comm = strata_comm_serial();
-  strata_run *r;
-  ck_assert_msg(strata_run_alloc(&pr, &p, be, comm, &r) == STRATA_OK, "%s", strata_last_error());
-  for (int k = 0; k < 4; k++) ck_assert(strata_run_step(r, NULL) == STRATA_OK);
-  const double *e = strata_run_edges(r);
-  const int n = r->grid->ninc;
+  cpu_run c = cpu_run_start(&pr, &p);
+  for (int k = 0; k < 4; k++) ck_assert(strata_run_step(c.r, NULL) == STRATA_OK);
+  const double *e = strata_run_edges(c.r);
+  const int n = c.r->grid->ninc;
   int i = 0;
   while (e[i + 1] < 0.5) i++;
   ck_assert_msg(e[i + 1] - e[i] < 0.5 / n, "the increment at the peak is %g wide (%d increments)",
                 e[i + 1] - e[i], n);
-  strata_run_free(r);
-  strata_comm_free(comm);
-  strata_backend_free(be);
+  cpu_run_end(&c);
 }
 END_TEST
 
@@ -207,7 +224,7 @@ static double scaled_line(const double *x, int dim, const double *params)
  * all: then it missed a part itself, and is kept beside the others.  A
  * single low iteration used to throw away the good ones before it (fB d=2
  * at neval 1e3: 16 of 200 seeds beyond 3 sigma, 7 since). */
-START_TEST(test_restart_only_on_more)
+START_TEST(test_low_iteration_kept)
 {
   for (int up = 0; up <= 1; up++) {
     strata_problem pr = {0};
@@ -219,29 +236,23 @@ START_TEST(test_restart_only_on_more)
     p.maxiter = 8;
     p.skip = 0;
     p.epsrel = 0;
-    strata_backend *be = strata_backend_cpu_new(1);
-    strata_comm *comm = strata_comm_serial();
-    strata_run *r;
-    ck_assert_msg(strata_run_alloc(&pr, &p, be, comm, &r) == STRATA_OK, "%s",
-                  strata_last_error());
+    cpu_run c = cpu_run_start(&pr, &p);
     for (int k = 0; k < 8; k++) {
       /* iteration 6 (k = 5) alone is 3% low, or from it on 3% high */
       scaled_by = k == 5 ? (up ? 1.03 : 0.97) : k > 5 && up ? 1.03 : 1.0;
       strata_iteration it;
-      ck_assert(strata_run_step(r, &it) == STRATA_OK);
+      ck_assert(strata_run_step(c.r, &it) == STRATA_OK);
       if (k == 5)
         ck_assert_msg(it.restarted == up, "%s: iteration 6 restarted = %d",
                       up ? "3%% higher from iteration 6 on" : "iteration 6 alone 3%% lower",
                       it.restarted);
     }
     strata_result res;
-    strata_run_result(r, &res);
+    strata_run_result(c.r, &res);
     const double want = up ? 1.545 : 1.5;
     ck_assert_msg(fabs(res.integral - want) < 0.01 * want, "%s: %.6f",
                   up ? "after the rise" : "beside the low iteration", res.integral);
-    strata_run_free(r);
-    strata_comm_free(comm);
-    strata_backend_free(be);
+    cpu_run_end(&c);
   }
   scaled_by = 1.0;
 }
@@ -259,7 +270,7 @@ int main(void)
   tcase_add_test(tc, test_small_iterations_constant);
   tcase_add_test(tc, test_tiny_values_train_the_map);
   tcase_add_test(tc, test_component_off_the_map);
-  tcase_add_test(tc, test_restart_only_on_more);
+  tcase_add_test(tc, test_low_iteration_kept);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }
