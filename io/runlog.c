@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "error.h"
-#include "ownfile.h"
 #include "h5util.h"
 #include "io.h"
 #include "jobdef.h"
+#include "ownfile.h"
 #include "runlog_format.h"
 
 struct strata_runlog {

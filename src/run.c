@@ -705,6 +705,7 @@ static int check_ranks(strata_run *r)
   /* A test hook: make one rank's state differ, to see the check catch it. */
   const char *diverge = getenv("STRATA_TEST_DIVERGE_RANK");
   if (diverge && atoi(diverge) == r->comm->rank) mine ^= 1;
+  r->error_agreed = 0;
   const int size = r->comm->size;
   double *buf = calloc(5 * (size_t)size + 4, sizeof(double));
   if (!buf) return strata_error(STRATA_ENOMEM, "rank %d: out of memory", r->comm->rank);

@@ -20,6 +20,7 @@
 #include "io.h"
 #include "job.h"
 #include "jobdef.h"
+#include "ownfile.h"
 #include "run.h"
 #include "runlog.h"
 #include "testrun.h"
@@ -572,6 +573,46 @@ END_TEST
 /* One run per checkpoint: a second process is refused with the holder's
  * pid, a link at the lock's name is not followed, and temporary files are
  * new files, never a name planted beforehand. */
+/* The file HDF5 opens by name must be the one checked through a
+ * descriptor: strata_ownfile_same tells two files apart by device and
+ * inode, and strata_ownfile_h5open refuses a link and a FIFO (which must
+ * not hold the open) before HDF5 sees the name. */
+START_TEST(test_open_checked_file)
+{
+  make_dir();
+  char a[512], b[512], link[512], fifo[512];
+  path_in(a, sizeof a, "a.h5");
+  path_in(b, sizeof b, "b.h5");
+  path_in(link, sizeof link, "link.h5");
+  path_in(fifo, sizeof fifo, "fifo.h5");
+  for (int i = 0; i < 2; i++) {
+    hid_t f = H5Fcreate(i ? b : a, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    H5Fclose(f);
+  }
+  int failed;
+  hid_t f = strata_ownfile_h5open(a, H5F_ACC_RDONLY, H5P_DEFAULT, "test file", "", 1, &failed);
+  ck_assert_msg(f >= 0, "%s", strata_last_error());
+  struct stat sa, sb;
+  ck_assert(stat(a, &sa) == 0 && stat(b, &sb) == 0);
+  ck_assert(strata_ownfile_same(f, &sa));
+  ck_assert(!strata_ownfile_same(f, &sb));
+  H5Fclose(f);
+  ck_assert(symlink(a, link) == 0);
+  ck_assert(strata_ownfile_h5open(link, H5F_ACC_RDONLY, H5P_DEFAULT, "test file", "", 1,
+                                  &failed) < 0);
+  ck_assert_msg(failed == STRATA_OWNFILE_REFUSED && strstr(strata_last_error(), "symbolic link"),
+                "%s", strata_last_error());
+  ck_assert(mkfifo(fifo, 0600) == 0);
+  ck_assert(strata_ownfile_h5open(fifo, H5F_ACC_RDONLY, H5P_DEFAULT, "test file", "", 1,
+                                  &failed) < 0);
+  ck_assert_msg(failed == STRATA_OWNFILE_REFUSED &&
+                    strstr(strata_last_error(), "not a regular file"),
+                "%s", strata_last_error());
+  remove_dir();
+}
+END_TEST
+
 START_TEST(test_lock_and_temporaries)
 {
   make_dir();
@@ -637,6 +678,7 @@ int main(void)
   tcase_add_test(tc, test_resume_changes_result);
   tcase_add_test(tc, test_truncated);
   tcase_add_test(tc, test_damaged);
+  tcase_add_test(tc, test_open_checked_file);
   tcase_add_test(tc, test_state_checks);
   tcase_add_test(tc, test_write_failures);
   tcase_add_test(tc, test_definitions);

@@ -244,7 +244,7 @@ START_TEST(test_low_iteration_kept)
       ck_assert(strata_run_step(c.r, &it) == STRATA_OK);
       if (k == 5)
         ck_assert_msg(it.restarted == up, "%s: iteration 6 restarted = %d",
-                      up ? "3%% higher from iteration 6 on" : "iteration 6 alone 3%% lower",
+                      up ? "3% higher from iteration 6 on" : "iteration 6 alone 3% lower",
                       it.restarted);
     }
     strata_result res;
