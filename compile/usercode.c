@@ -632,22 +632,33 @@ static int compile_cpu(strata_source *s, int talk, const char *cc, const char *c
  * verified again after loading. */
 static int load_cpu(strata_source *s, const char *path)
 {
-  int fd = strata_cache_open(path);
-  if (fd < 0) {
-    if (fd == -1)
-      return strata_error(STRATA_EBACKEND, "%s: cannot load %s: %s", s->origin, path,
-                          strerror(ENOENT));
-    return STRATA_EBACKEND;
-  }
-  struct stat before, after;
-  int ok = fstat(fd, &before) == 0;
-  close(fd);
-  void *dl = ok ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
-  if (!dl) return strata_error(STRATA_EBACKEND, "%s: cannot load %s: %s", s->origin, path, dlerror());
-  if (stat(path, &after) != 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
-    dlclose(dl);
-    return strata_error(STRATA_EBACKEND, "%s: %s changed while it was loaded: not used",
-                        s->origin, path);
+  void *dl = NULL;
+  /* Ranks that start together on an empty cache each compile and publish
+   * the same entry: another rank's rename may land between the check and
+   * the load.  The file then named is checked and loaded afresh; a few
+   * such turns and it is left alone. */
+  for (int turn = 0; !dl; turn++) {
+    int fd = strata_cache_open(path);
+    if (fd < 0) {
+      if (fd == -1)
+        return strata_error(STRATA_EBACKEND, "%s: cannot load %s: %s", s->origin, path,
+                            strerror(ENOENT));
+      return STRATA_EBACKEND;
+    }
+    struct stat before, after;
+    int ok = fstat(fd, &before) == 0;
+    close(fd);
+    dl = ok ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!dl)
+      return strata_error(STRATA_EBACKEND, "%s: cannot load %s: %s", s->origin, path, dlerror());
+    if (stat(path, &after) != 0 || after.st_dev != before.st_dev ||
+        after.st_ino != before.st_ino) {
+      dlclose(dl);
+      dl = NULL;
+      if (turn == 3)
+        return strata_error(STRATA_EBACKEND, "%s: %s changed while it was loaded, four times: "
+                            "not used", s->origin, path);
+    }
   }
   void *sym = dlsym(dl, s->extended ? "strata_entry_fv" : "strata_entry_f");
   if (!sym) {

@@ -214,6 +214,7 @@ START_TEST(concurrent_builds_share_the_cache)
       int rc;
       strata_source *s = build(path, "g", &rc);
       double x[1] = {0.5}, p[1] = {1.0};
+      if (rc != STRATA_OK) fprintf(stderr, "builder %d: %s\n", i, strata_last_error());
       _exit(rc == STRATA_OK && fabs(s->f(x, 1, p) - exp(-0.25)) < 1e-15 ? 0 : 1);
     }
   }
