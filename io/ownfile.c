@@ -35,8 +35,7 @@ int strata_ownfile_check(const char *path, const char *what, const char *tail,
   return judge(path, &sb, what, tail, others_may_not_write);
 }
 
-/* HDF5's signature, at 0 or at 512, 1024, 2048, ... behind a user block. */
-static int has_hdf5_signature(int fd, off_t size)
+int strata_ownfile_is_hdf5(int fd, off_t size)
 {
   static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   for (off_t at = 0; at + 8 <= size; at = at ? 2 * at : 512) {
@@ -79,7 +78,7 @@ hid_t strata_ownfile_h5open(const char *path, unsigned flags, hid_t fapl, const 
     strata_error(STRATA_EIO, "%s: cannot read the %s: %s", path, what, strerror(errno));
   else if (judge(path, &sb, what, tail, others_may_not_write) != STRATA_OK)
     ;
-  else if (!has_hdf5_signature(fd, sb.st_size))
+  else if (!strata_ownfile_is_hdf5(fd, sb.st_size))
     *failed = STRATA_OWNFILE_NOT_HDF5;
   else if ((f = H5Fopen(path, flags, fapl)) < 0)
     *failed = STRATA_OWNFILE_H5_FAILED;

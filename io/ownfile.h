@@ -25,6 +25,11 @@ enum { STRATA_OWNFILE_REFUSED = 1, STRATA_OWNFILE_NOT_HDF5, STRATA_OWNFILE_H5_FA
 hid_t strata_ownfile_h5open(const char *path, unsigned flags, hid_t fapl, const char *what,
                             const char *tail, int others_may_not_write, int *failed);
 
+/* Whether the open file fd of size bytes holds HDF5's signature (at 0, or at
+ * 512, 1024, 2048, ... behind a user block), read through the descriptor
+ * rather than by name. */
+int strata_ownfile_is_hdf5(int fd, off_t size);
+
 /* Whether HDF5's open file f is the file sb describes (an fstat of the
  * descriptor that was checked): 0 also where HDF5's driver is not the
  * default one, whose handle is a descriptor. */

@@ -475,9 +475,9 @@ static int adopt(strata_runlog *l, int itn)
 /* A log that this run may not write (read-only, another user's, a link)
  * is the user's to sort out, not damage: refused before HDF5 opens it, so
  * that nothing is renamed or rebuilt. */
-static int check_writable(const char *path, struct stat *sb)
+static int check_writable(const char *path, struct stat *sb, int *is_hdf5)
 {
-  int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
     if (e == ELOOP)
@@ -487,6 +487,7 @@ static int check_writable(const char *path, struct stat *sb)
                         "as it is", path, strerror(e));
   }
   int ok = fstat(fd, sb) == 0;
+  *is_hdf5 = ok && S_ISREG(sb->st_mode) && strata_ownfile_is_hdf5(fd, sb->st_size);
   close(fd);
   if (!ok)
     return strata_error(STRATA_EIO, "%s: cannot open the log for writing: %s; the log is left "
@@ -509,12 +510,12 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
   strata_runlog *l = NULL;
   int rc = STRATA_OK;
   struct stat checked;
+  int is_hdf5 = 0;
   if (access(path, F_OK) != 0) {
     rc = strata_runlog_create(path, info, &l);
-  } else if ((rc = check_writable(path, &checked)) != STRATA_OK) {
+  } else if ((rc = check_writable(path, &checked, &is_hdf5)) != STRATA_OK) {
     return rc;
-  } else if (H5Fis_hdf5(path) <= 0) {
-    H5Eclear2(H5E_DEFAULT);
+  } else if (!is_hdf5) {
     return strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file); strata does not "
                         "overwrite it", path);
   } else {
