@@ -114,8 +114,9 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
     r->strat = strata_strat_alloc_even(pr->dim, nfirst, p->max_nhcube, p->beta,
                                        p->mode != STRATA_MODE_VEGAS);
   r->hist = calloc((size_t)p->maxiter, sizeof *r->hist);
-  if (!r->grid || !r->strat || !r->hist) goto nomem;
   r->ncomp = pr->ncomp > 1 ? pr->ncomp : 1;
+  r->cweights = calloc((size_t)p->maxiter * (size_t)r->ncomp, sizeof(double));
+  if (!r->grid || !r->strat || !r->hist || !r->cweights) goto nomem;
   if (r->ncomp > 1) {
     r->chist = calloc((size_t)p->maxiter * STRATA_CHIST_ROW(r->ncomp), sizeof(double));
     r->creport = calloc((size_t)p->maxiter * (size_t)r->ncomp *
@@ -154,6 +155,7 @@ void strata_run_free(strata_run *r)
   free(r->slices);
   free(r->levels);
   free(r->hist);
+  free(r->cweights);
   free(r->chist);
   free(r->creport);
   free(r);
@@ -315,14 +317,14 @@ static void weight_errors(const strata_run *r, int c, int from, int best, double
   }
 }
 
-/* Measured iterations (and exact ones) are averaged (weight_errors); with
- * none, zeros give 0 +- 0; with neither, tiny estimates whose errors
- * underflowed give their mean, with the error from their scatter. */
-static void average_from(const strata_run *r, int c, int from, strata_average *out)
+/* Measured iterations (and exact ones) are averaged by the errors
+ * weight_errors gives, which it leaves in w[0 .. itn - from); with none,
+ * zeros give 0 +- 0; with neither, tiny estimates whose errors underflowed
+ * give their mean, with the error from their scatter. */
+static void average_from(const strata_run *r, int c, int from, double *w, strata_average *out)
 {
   int n = 0, span = r->itn - from, best = comp_class(r, c, from);
   double I[span > 0 ? span : 1], sig[span > 0 ? span : 1], wsig[span > 0 ? span : 1];
-  double w[span > 0 ? span : 1];
   weight_errors(r, c, from, best, w);
   for (int k = from; k < r->itn; k++) {
     double s, v = comp_value(r, k, c, &s);
@@ -337,15 +339,15 @@ static void average_from(const strata_run *r, int c, int from, strata_average *o
   else strata_stats_average_by(I, sig, wsig, n, out);
 }
 
-static void average_comp(const strata_run *r, int c, strata_average *out)
+static double *comp_weights(const strata_run *r, int c)
 {
-  average_from(r, c, r->first_kept, out);
+  return r->cweights + (size_t)c * (size_t)r->params.maxiter;
 }
 
 /* The covariance of the averages of components a and b: the iterations'
- * covariances enter with the product of the two averages' weights
- * (weight_errors).  An iteration that does not count for a component has
- * weight 0 there. */
+ * covariances enter with the product of the two averages' weights, as
+ * average() left them.  An iteration that does not count for a component
+ * has weight 0 there. */
 static double average_cov(const strata_run *r, int a, int b)
 {
   const strata_average *A = &r->cavg[a], *B = &r->cavg[b];
@@ -353,17 +355,15 @@ static double average_cov(const strata_run *r, int a, int b)
     return isnan(A->sigma) || isnan(B->sigma) ? NAN : 0.0; /* no data, or exact */
   if (a == b) return A->sigma * A->sigma;
   int span = r->itn - r->first_kept, n = 0;
-  double sa[span > 0 ? span : 1], sb[span > 0 ? span : 1], cab[span > 0 ? span : 1];
-  /* sigma 0 (zeros, exact or tiny estimates) is weight 0 */
-  weight_errors(r, a, r->first_kept, comp_class(r, a, r->first_kept), sa);
-  weight_errors(r, b, r->first_kept, comp_class(r, b, r->first_kept), sb);
+  double cab[span > 0 ? span : 1];
   for (int k = r->first_kept; k < r->itn; k++, n++) cab[n] = comp_cov(r, k, a, b);
-  return strata_stats_average_cov(sa, sb, cab, n);
+  return strata_stats_average_cov(comp_weights(r, a), comp_weights(r, b), cab, n);
 }
 
 static void average(strata_run *r)
 {
-  for (int c = 0; c < r->ncomp; c++) average_comp(r, c, &r->cavg[c]);
+  for (int c = 0; c < r->ncomp; c++)
+    average_from(r, c, r->first_kept, comp_weights(r, c), &r->cavg[c]);
   r->avg = r->cavg[0];
   if (r->ncomp > 1)
     for (int a = 0; a < r->ncomp; a++)
@@ -385,11 +385,11 @@ static void average(strata_run *r)
 
 static int lowest_of_kept(const strata_run *r, int c)
 {
-  const int last = r->itn - 1;
+  const int last = r->itn - 1, best = comp_class(r, c, r->first_kept);
   double s, v = comp_value(r, last, c, &s);
   for (int k = r->first_kept; k < last; k++) {
     double sk, vk = comp_value(r, k, c, &sk);
-    if (comp_kept(r, k, c) && !(fabs(v) < fabs(vk))) return 0;
+    if (itn_class(vk, sk) == best && !(fabs(v) < fabs(vk))) return 0;
   }
   return 1;
 }
@@ -970,7 +970,8 @@ void strata_run_result(const strata_run *r, strata_result *res)
     strata_average warm;
     const strata_average *a = &r->cavg[c];
     if (kept_count_comp(r, c) == 0 && r->itn > 0) {
-      average_from(r, c, 0, &warm);
+      double w[r->itn];
+      average_from(r, c, 0, w, &warm);
       a = &warm;
     }
     if (r->itn > 0) {

@@ -45,6 +45,9 @@ typedef struct strata_run {
   double *chist;            /* vector integrands: [maxiter][STRATA_CHIST_ROW]; else NULL */
   double *creport;          /* vector integrands: [maxiter][ncomp][STRATA_COMP_ROW], the
                              * rows strata_iteration.comp points to; else NULL */
+  double *cweights;         /* [ncomp][maxiter]: the errors each component's average weighs
+                             * the kept iterations by, from first_kept on (run.c
+                             * weight_errors); the averages' covariances reuse them */
   strata_average cavg[STRATA_MAX_COMP];  /* each component's average; avg is cavg[0] */
   double cavg_cov[STRATA_MAX_COMP * STRATA_MAX_COMP]; /* covariance of the averages */
   int itn;                  /* iterations done */
