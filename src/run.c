@@ -681,22 +681,15 @@ uint64_t strata_run_state_hash(const strata_run *r)
   return strata_hash64(h, &r->neval_total, sizeof r->neval_total);
 }
 
-/* The debug check of identical state: rank 0's hash reaches every rank
- * through the one collective the communicator has (a sum to which only
- * rank 0 contributes, in 16-bit pieces that doubles carry exactly); then
- * each rank that differs adds its flag and its hash in its own slots, so
- * that every rank ends with the same message, naming the first rank that
- * differs, whichever rank's message is printed. */
+/* The debug check of identical state: every rank's hash reaches every rank
+ * through one gather (in 16-bit pieces that doubles carry exactly), so that
+ * every rank ends with the same message, naming the first rank that
+ * differs from rank 0, whichever rank's message is printed. */
 static uint64_t hash_from_pieces(const double *b)
 {
   uint64_t h = 0;
   for (int i = 0; i < 4; i++) h |= (uint64_t)b[i] << (16 * i);
   return h;
-}
-
-static void hash_to_pieces(uint64_t h, double *b)
-{
-  for (int i = 0; i < 4; i++) b[i] = (double)((h >> (16 * i)) & 0xffff);
 }
 
 static int check_ranks(strata_run *r)
@@ -707,26 +700,27 @@ static int check_ranks(strata_run *r)
   if (diverge && atoi(diverge) == r->comm->rank) mine ^= 1;
   r->error_agreed = 0;
   const int size = r->comm->size;
-  double *buf = calloc(5 * (size_t)size + 4, sizeof(double));
-  if (!buf) return strata_error(STRATA_ENOMEM, "rank %d: out of memory", r->comm->rank);
-  if (r->comm->rank == 0) hash_to_pieces(mine, buf);
-  int rc = r->comm->allreduce_sum(r->comm, buf, 4);
-  const uint64_t root = hash_from_pieces(buf);
-  double *flag = buf + 4, *piece = flag + size;
-  memset(flag, 0, 5 * (size_t)size * sizeof(double));
-  if (mine != root) {
-    flag[r->comm->rank] = 1.0;
-    hash_to_pieces(mine, piece + 4 * r->comm->rank);
+  double *hash = calloc(4 * (size_t)size, sizeof(double));
+  int64_t *off = calloc((size_t)size + 1, sizeof *off);
+  if (!hash || !off) {
+    free(hash);
+    free(off);
+    return strata_error(STRATA_ENOMEM, "rank %d: out of memory", r->comm->rank);
   }
-  if (rc == 0) rc = r->comm->allreduce_sum(r->comm, flag, 5 * (size_t)size);
+  for (int k = 0; k <= size; k++) off[k] = 4 * (int64_t)k;
+  for (int i = 0; i < 4; i++)
+    hash[4 * r->comm->rank + i] = (double)((mine >> (16 * i)) & 0xffff);
+  int rc = r->comm->allgather(r->comm, hash, off);
+  free(off);
   if (rc != 0) {
-    free(buf);
+    free(hash);
     return strata_error(STRATA_ECOMM, "rank %d: the state check failed to communicate",
                         r->comm->rank);
   }
+  const uint64_t root = hash_from_pieces(hash);
   int first = -1, ndiff = 0;
-  for (int k = 0; k < size; k++)
-    if (flag[k] != 0.0) {
+  for (int k = 1; k < size; k++)
+    if (hash_from_pieces(hash + 4 * k) != root) {
       if (first < 0) first = k;
       ndiff++;
     }
@@ -735,9 +729,9 @@ static int check_ranks(strata_run *r)
     rc = strata_error(STRATA_ECOMM, "the state of rank %d differs from rank 0's after iteration "
                       "%d (checksum %016llx, rank 0 %016llx; %d of %d ranks differ; "
                       "run.check_ranks)", first, r->itn,
-                      (unsigned long long)hash_from_pieces(piece + 4 * first),
+                      (unsigned long long)hash_from_pieces(hash + 4 * first),
                       (unsigned long long)root, ndiff, size);
-  free(buf);
+  free(hash);
   return rc;
 }
 
