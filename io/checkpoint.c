@@ -397,12 +397,6 @@ static int read_open(hid_t f, const char *name, strata_checkpoint **out)
   return STRATA_OK;
 }
 
-/* Not followed, and only the user's own (ownfile.h). */
-static int check_file(const char *path)
-{
-  return strata_ownfile_check(path, "checkpoint", "; the file is left as it is", 0);
-}
-
 int strata_checkpoint_read(const char *path, strata_checkpoint **out)
 {
   *out = NULL;
@@ -423,17 +417,12 @@ int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len)
 {
   *buf = NULL;
   *len = 0;
-  int rc = check_file(path);
-  if (rc != STRATA_OK) return rc;
-  /* The file checked above, not one put in its place since. */
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  /* Not followed, only the user's own, and read through the descriptor
+   * that was checked (ownfile.h). */
   struct stat sb;
-  if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid()) {
-    rc = strata_error(STRATA_EIO, "%s: cannot read the checkpoint: %s", path,
-                      fd < 0 ? strerror(errno) : "not a regular file of yours");
-    if (fd >= 0) close(fd);
-    return rc;
-  }
+  int fd = strata_ownfile_open(path, O_RDONLY, "checkpoint", "; the file is left as it is", 0,
+                               &sb);
+  if (fd < 0) return STRATA_EIO;
   char *b = malloc(sb.st_size > 0 ? (size_t)sb.st_size : 1);
   size_t got = 0;
   while (b && got < (size_t)sb.st_size) {

@@ -26,13 +26,25 @@ static int judge(const char *path, const struct stat *sb, const char *what, cons
   return STRATA_OK;
 }
 
-int strata_ownfile_check(const char *path, const char *what, const char *tail,
-                         int others_may_not_write)
+int strata_ownfile_open(const char *path, int flags, const char *what, const char *tail,
+                        int others_may_not_write, struct stat *sb)
 {
-  struct stat sb;
-  if (lstat(path, &sb) != 0)
-    return strata_error(STRATA_EIO, "%s: cannot read the %s: %s", path, what, strerror(errno));
-  return judge(path, &sb, what, tail, others_may_not_write);
+  /* O_NONBLOCK: a FIFO put there would otherwise hold the open forever. */
+  int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    struct stat lb;
+    if (e == ELOOP && lstat(path, &lb) == 0) judge(path, &lb, what, tail, others_may_not_write);
+    else strata_error(STRATA_EIO, "%s: cannot read the %s: %s", path, what, strerror(e));
+    return -1;
+  }
+  int rc = fstat(fd, sb) != 0
+               ? strata_error(STRATA_EIO, "%s: cannot read the %s: %s", path, what,
+                              strerror(errno))
+               : judge(path, sb, what, tail, others_may_not_write);
+  if (rc == STRATA_OK) return fd;
+  close(fd);
+  return -1;
 }
 
 int strata_ownfile_is_hdf5(int fd, off_t size)
@@ -62,23 +74,12 @@ hid_t strata_ownfile_h5open(const char *path, unsigned flags, hid_t fapl, const 
                             const char *tail, int others_may_not_write, int *failed)
 {
   *failed = STRATA_OWNFILE_REFUSED;
-  /* O_NONBLOCK: a FIFO put there would otherwise hold the open forever. */
-  int fd = open(path, (flags & H5F_ACC_RDWR ? O_RDWR : O_RDONLY) | O_NOFOLLOW | O_NONBLOCK |
-                          O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    struct stat lb;
-    if (e == ELOOP && lstat(path, &lb) == 0) judge(path, &lb, what, tail, others_may_not_write);
-    else strata_error(STRATA_EIO, "%s: cannot read the %s: %s", path, what, strerror(e));
-    return -1;
-  }
   struct stat sb;
+  int fd = strata_ownfile_open(path, flags & H5F_ACC_RDWR ? O_RDWR : O_RDONLY, what, tail,
+                               others_may_not_write, &sb);
+  if (fd < 0) return -1;
   hid_t f = -1;
-  if (fstat(fd, &sb) != 0)
-    strata_error(STRATA_EIO, "%s: cannot read the %s: %s", path, what, strerror(errno));
-  else if (judge(path, &sb, what, tail, others_may_not_write) != STRATA_OK)
-    ;
-  else if (!strata_ownfile_is_hdf5(fd, sb.st_size))
+  if (!strata_ownfile_is_hdf5(fd, sb.st_size))
     *failed = STRATA_OWNFILE_NOT_HDF5;
   else if ((f = H5Fopen(path, flags, fapl)) < 0)
     *failed = STRATA_OWNFILE_H5_FAILED;

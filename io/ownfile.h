@@ -5,13 +5,14 @@
 #include <hdf5.h>
 #include <sys/stat.h>
 
-/* STRATA_OK when path is a regular file (not followed if a link) owned by
- * the effective user, and with others_may_not_write also writable by
- * nobody else; otherwise a one-line error "PATH: cannot read the WHAT: ..."
- * (tail, e.g. "; the file is left as it is", ends the link and owner
- * refusals). */
-int strata_ownfile_check(const char *path, const char *what, const char *tail,
-                         int others_may_not_write);
+/* A descriptor of path (open flags O_RDONLY or O_RDWR), opened without
+ * following a link or waiting on a FIFO, of a regular file owned by the
+ * effective user, and with others_may_not_write also writable by nobody
+ * else; its status in *sb.  Otherwise -1 and a one-line error "PATH: cannot
+ * read the WHAT: ..." (tail, e.g. "; the file is left as it is", ends the
+ * link and owner refusals).  What is read through it is the file checked. */
+int strata_ownfile_open(const char *path, int flags, const char *what, const char *tail,
+                        int others_may_not_write, struct stat *sb);
 
 /* HDF5's H5Fopen(path, flags, fapl) of a file that passes the same checks,
  * without the gap between a check by name and an open by name: the checks
