@@ -5,6 +5,32 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The exponent of the smallest positive s[k], 0 if none: weights in units
+ * of 2^(2e) cannot overflow (strata_stats_average). */
+static int min_exponent(const double *s, int n)
+{
+  double m = INFINITY;
+  for (int k = 0; k < n; k++)
+    if (s[k] > 0.0 && s[k] < m) m = s[k];
+  return isfinite(m) ? ilogb(m) : 0;
+}
+
+/* sum w I / sum w with w = 1/ws^2, the weights in units of 2^(-2e) (e =
+ * min_exponent(ws)) and the estimates in units of 2^ei, so that neither
+ * overflows; the scaled sum of weights in *sw. */
+static double weighted_mean(const double *I, const double *ws, int n, int ei, double *sw)
+{
+  const int e = min_exponent(ws, n);
+  double swk = 0.0, swi = 0.0;
+  for (int k = 0; k < n; k++) {
+    double s = ldexp(ws[k], -e), w = 1.0 / (s * s);
+    swk += w;
+    swi += w * ldexp(I[k], -ei);
+  }
+  *sw = swk;
+  return ldexp(swi / swk, ei);
+}
+
 void strata_stats_average(const double *I, const double *sig, int n,
                           strata_average *out)
 {
@@ -33,11 +59,7 @@ void strata_stats_average_by(const double *I, const double *sig, const double *w
    * are taken in units of 2^e, e the exponent of the smallest sigma, so the
    * largest weight is about 1.  A power of two scales exactly: where
    * nothing overflowed before, the bits are the same. */
-  int e = 0;
-  double smin = INFINITY;
-  for (int k = 0; k < n; k++)
-    if (wsig[k] > 0.0 && wsig[k] < smin) smin = wsig[k];
-  if (isfinite(smin)) e = ilogb(smin);
+  const int e = min_exponent(wsig, n);
   /* The estimates in units of 2^ei, ei the largest one's exponent, so that
    * neither their weighted sum nor their differences overflow. */
   double big = 0.0;
@@ -48,13 +70,8 @@ void strata_stats_average_by(const double *I, const double *sig, const double *w
     out->mean = exact_sum / nexact;
     out->sigma = 0.0;
   } else {
-    double sw = 0.0, swi = 0.0;
-    for (int k = 0; k < n; k++) {
-      double s = ldexp(wsig[k], -e), w = 1.0 / (s * s);
-      sw += w;
-      swi += w * ldexp(I[k], -ei);
-    }
-    out->mean = ldexp(swi / sw, ei);
+    double sw;
+    out->mean = weighted_mean(I, wsig, n, ei, &sw);
     if (wsig == sig) {
       out->sigma = ldexp(sqrt(1.0 / sw), e);
     } else {
@@ -78,12 +95,8 @@ void strata_stats_average_by(const double *I, const double *sig, const double *w
    * about the mean those errors would weigh (the one whose chi^2 has n - 1
    * degrees of freedom): about another mean, one estimate of large error
    * given a neighbour's small one would make the others look wrong. */
-  double cmean = out->mean;
-  if (wsig != sig && nexact == 0) {
-    strata_average own;
-    strata_stats_average(I, sig, n, &own);
-    cmean = own.mean;
-  }
+  double cmean = out->mean, sw_own;
+  if (wsig != sig && nexact == 0) cmean = weighted_mean(I, sig, n, ei, &sw_own);
   /* Two-pass chi^2 about the mean: the one-pass form loses all digits when
    * the estimates agree to many places.  Each term is ((I - mean) / sigma)^2
    * with the difference and sigma in the estimates' units: an iteration
@@ -103,16 +116,6 @@ void strata_stats_average_by(const double *I, const double *sig, const double *w
     out->chi2_dof = chi2 / out->dof;
     out->q = strata_gamma_q(0.5 * out->dof, 0.5 * chi2);
   }
-}
-
-/* The exponent of the smallest positive s[k], 0 if none: weights in units
- * of 2^(2e) cannot overflow (strata_stats_average). */
-static int min_exponent(const double *s, int n)
-{
-  double m = INFINITY;
-  for (int k = 0; k < n; k++)
-    if (s[k] > 0.0 && s[k] < m) m = s[k];
-  return isfinite(m) ? ilogb(m) : 0;
 }
 
 double strata_stats_average_cov(const double *sa, const double *sb, const double *cab, int n)
