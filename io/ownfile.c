@@ -8,40 +8,45 @@
 
 #include "error.h"
 
-/* The verdict on a file whose status is sb (lstat's or an open file's). */
-static int judge(const char *path, const struct stat *sb, const char *what, const char *tail,
-                 int others_may_not_write)
+/* The verdict on a file whose status is sb (lstat's or an open file's),
+ * to be read or, with verb "write", written. */
+static int judge(const char *path, const struct stat *sb, const char *verb, const char *what,
+                 const char *tail, int others_may_not_write)
 {
   if (S_ISLNK(sb->st_mode))
-    return strata_error(STRATA_EIO, "%s: cannot read the %s: a symbolic link (strata does not "
-                        "follow it)%s", path, what, tail);
+    return strata_error(STRATA_EIO, "%s: cannot %s the %s: a symbolic link (strata does not "
+                        "follow it)%s", path, verb, what, tail);
   if (!S_ISREG(sb->st_mode))
-    return strata_error(STRATA_EIO, "%s: cannot read the %s: not a regular file", path, what);
+    return strata_error(STRATA_EIO, "%s: cannot %s the %s: not a regular file", path, verb,
+                        what);
   if (sb->st_uid != geteuid())
-    return strata_error(STRATA_EIO, "%s: cannot read the %s: owned by uid %d, not by you%s",
-                        path, what, (int)sb->st_uid, tail);
+    return strata_error(STRATA_EIO, "%s: cannot %s the %s: owned by uid %d, not by you%s",
+                        path, verb, what, (int)sb->st_uid, tail);
   if (others_may_not_write && (sb->st_mode & (S_IWGRP | S_IWOTH)))
-    return strata_error(STRATA_EIO, "%s: cannot read the %s: others may write it (mode %04o; "
-                        "chmod go-w)", path, what, (unsigned)(sb->st_mode & 07777));
+    return strata_error(STRATA_EIO, "%s: cannot %s the %s: others may write it (mode %04o; "
+                        "chmod go-w)", path, verb, what, (unsigned)(sb->st_mode & 07777));
   return STRATA_OK;
 }
 
 int strata_ownfile_open(const char *path, int flags, const char *what, const char *tail,
                         int others_may_not_write, struct stat *sb)
 {
+  const char *verb = (flags & O_ACCMODE) == O_RDONLY ? "read" : "write";
   /* O_NONBLOCK: a FIFO put there would otherwise hold the open forever. */
   int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
     struct stat lb;
-    if (e == ELOOP && lstat(path, &lb) == 0) judge(path, &lb, what, tail, others_may_not_write);
-    else strata_error(STRATA_EIO, "%s: cannot read the %s: %s", path, what, strerror(e));
+    if (e == ELOOP && lstat(path, &lb) == 0)
+      judge(path, &lb, verb, what, tail, others_may_not_write);
+    else
+      strata_error(STRATA_EIO, "%s: cannot %s the %s: %s%s", path, verb, what, strerror(e), tail);
     return -1;
   }
   int rc = fstat(fd, sb) != 0
-               ? strata_error(STRATA_EIO, "%s: cannot read the %s: %s", path, what,
+               ? strata_error(STRATA_EIO, "%s: cannot %s the %s: %s", path, verb, what,
                               strerror(errno))
-               : judge(path, sb, what, tail, others_may_not_write);
+               : judge(path, sb, verb, what, tail, others_may_not_write);
   if (rc == STRATA_OK) return fd;
   close(fd);
   return -1;
@@ -86,8 +91,8 @@ hid_t strata_ownfile_h5open(const char *path, unsigned flags, hid_t fapl, const 
   else if (!strata_ownfile_same(f, &sb)) {
     H5Fclose(f);
     f = -1;
-    strata_error(STRATA_EIO, "%s: cannot read the %s: the file was replaced while strata "
-                 "opened it%s", path, what, tail);
+    strata_error(STRATA_EIO, "%s: cannot %s the %s: the file was replaced while strata "
+                 "opened it%s", path, flags & H5F_ACC_RDWR ? "write" : "read", what, tail);
   }
   close(fd);
   return f;

@@ -1,5 +1,6 @@
-/* Which files strata reads its state from: on a shared cluster a link or a
- * file planted by another user is no state of this run. */
+/* Which files strata reads its state from or goes on writing (a resumed
+ * log): on a shared cluster a link or a file planted by another user is no
+ * state of this run. */
 #ifndef STRATA_OWNFILE_H
 #define STRATA_OWNFILE_H
 #include <hdf5.h>
@@ -9,8 +10,9 @@
  * following a link or waiting on a FIFO, of a regular file owned by the
  * effective user, and with others_may_not_write also writable by nobody
  * else; its status in *sb.  Otherwise -1 and a one-line error "PATH: cannot
- * read the WHAT: ..." (tail, e.g. "; the file is left as it is", ends the
- * link and owner refusals).  What is read through it is the file checked. */
+ * read the WHAT: ..." ("write" with O_RDWR; tail, e.g. "; the file is left
+ * as it is", ends the refusals of links and owners and failed opens).  What is read
+ * through it is the file checked. */
 int strata_ownfile_open(const char *path, int flags, const char *what, const char *tail,
                         int others_may_not_write, struct stat *sb);
 

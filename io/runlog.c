@@ -475,31 +475,6 @@ static int adopt(strata_runlog *l, int itn)
 /* A log that this run may not write (read-only, another user's, a link)
  * is the user's to sort out, not damage: refused before HDF5 opens it, so
  * that nothing is renamed or rebuilt. */
-static int check_writable(const char *path, struct stat *sb, int *is_hdf5)
-{
-  int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    if (e == ELOOP)
-      return strata_error(STRATA_EIO, "%s: the log is a symbolic link; strata does not follow "
-                          "it", path);
-    return strata_error(STRATA_EIO, "%s: cannot open the log for writing: %s; the log is left "
-                        "as it is", path, strerror(e));
-  }
-  int ok = fstat(fd, sb) == 0;
-  *is_hdf5 = ok && S_ISREG(sb->st_mode) && strata_ownfile_is_hdf5(fd, sb->st_size);
-  close(fd);
-  if (!ok)
-    return strata_error(STRATA_EIO, "%s: cannot open the log for writing: %s; the log is left "
-                        "as it is", path, strerror(errno));
-  if (!S_ISREG(sb->st_mode))
-    return strata_error(STRATA_EIO, "%s: the log is not a regular file", path);
-  if (sb->st_uid != geteuid())
-    return strata_error(STRATA_EIO, "%s: the log is owned by uid %d, not by you; the log is "
-                        "left as it is", path, (int)sb->st_uid);
-  return STRATA_OK;
-}
-
 int strata_runlog_resume(const char *path, const strata_runlog_info *info, int force,
                          const strata_iteration *rows, int itn, strata_runlog **out,
                          char *notice, int notice_len)
@@ -509,25 +484,22 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
   strata_h5_begin();
   strata_runlog *l = NULL;
   int rc = STRATA_OK;
-  struct stat checked;
-  int is_hdf5 = 0;
   if (access(path, F_OK) != 0) {
     rc = strata_runlog_create(path, info, &l);
-  } else if ((rc = check_writable(path, &checked, &is_hdf5)) != STRATA_OK) {
-    return rc;
-  } else if (!is_hdf5) {
-    return strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file); strata does not "
-                        "overwrite it", path);
   } else {
     l = new_log(path, info);
     if (!l) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
     hid_t fapl = writer_fapl();
-    l->f = H5Fopen(path, H5F_ACC_RDWR, fapl);
+    int failed;
+    l->f = strata_ownfile_h5open(path, H5F_ACC_RDWR, fapl, "log", "; the log is left as it is",
+                                 0, &failed);
     if (fapl >= 0) H5Pclose(fapl);
-    if (l->f >= 0 && !strata_ownfile_same(l->f, &checked)) {
+    if (l->f < 0 && failed != STRATA_OWNFILE_H5_FAILED) {
       free_log(l);
-      return strata_error(STRATA_EIO, "%s: the log was replaced while strata opened it; it is "
-                          "left as it is", path);
+      return failed == STRATA_OWNFILE_REFUSED
+                 ? STRATA_EIO
+                 : strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file); strata "
+                                "does not overwrite it", path);
     }
     char *format = NULL, *def = NULL;
     int64_t ck = 0;
