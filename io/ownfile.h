@@ -11,8 +11,8 @@
  * effective user, and with others_may_not_write also writable by nobody
  * else; its status in *sb.  Otherwise -1 and a one-line error "PATH: cannot
  * read the WHAT: ..." ("write" with O_RDWR; tail, e.g. "; the file is left
- * as it is", ends the refusals of links and owners and failed opens).  What is read
- * through it is the file checked. */
+ * as it is", ends the refusals of links and owners and failed opens).
+ * What is read through it is the file checked. */
 int strata_ownfile_open(const char *path, int flags, const char *what, const char *tail,
                         int others_may_not_write, struct stat *sb);
 

@@ -473,8 +473,8 @@ static int adopt(strata_runlog *l, int itn)
 }
 
 /* A log that this run may not write (read-only, another user's, a link)
- * is the user's to sort out, not damage: refused before HDF5 opens it, so
- * that nothing is renamed or rebuilt. */
+ * is the user's to sort out, not damage: the checked open (ownfile.h)
+ * refuses it before HDF5 opens it, so that nothing is renamed or rebuilt. */
 int strata_runlog_resume(const char *path, const strata_runlog_info *info, int force,
                          const strata_iteration *rows, int itn, strata_runlog **out,
                          char *notice, int notice_len)

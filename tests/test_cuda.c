@@ -80,8 +80,8 @@ static strata_result agree_pr(const strata_problem *prp, strata_mode mode, long 
   /* Beyond the default ceiling of 1000 increments the map magnifies the
    * rounding of its sums into sigma: on the CPU alone, f3 d=12 with 2000
    * increments moves sigma by up to 5.2e-13 when each map sum is changed
-   * by at most 2 ulps (doc/benchmarks.md, ninth session), and the GPU's
-   * atomics add those sums in another order. */
+   * by at most 2 ulps (doc/benchmarks.md, "test_cuda's 2000-increment
+   * case"), and the GPU's atomics add those sums in another order. */
   if (ninc > 1000 && sig_tol < 5e-12) sig_tol = 5e-12;
   ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-12 && rel(rc.sigma, rg.sigma) <= sig_tol,
                 "%s d=%d %s: cpu %.17g +- %.17g, gpu %.17g +- %.17g", name, dim,
