@@ -7,7 +7,7 @@
 # large (1e6, 1e7: the GPU's), all, or a list of name:dim:neval:maxiter.
 # Every run has the default epsrel (1e-3), so some converge early.  STRATA
 # (default ./strata) and extra options in STRATA_OPTS (e.g. "-t 2") are
-# honoured.  A row passes when
+# honoured; COVERAGE_JOBS (default 1) runs that many seeds at once.  A row passes when
 # |pull| <= 3 in at least 99% of the runs, |pull| <= 1 in 60-76%, no result
 # is NaN or null, and no run claims convergence with |pull| > 4.  Prints a
 # markdown table (doc/benchmarks.md) and exits 1 if a row failed.
@@ -16,6 +16,9 @@ backend=${1:?usage: bench/coverage.sh cpu|cuda [small|medium|large|all|ROWS] [SE
 rows=${2:-all}
 seeds=${3:-200}
 strata=${STRATA:-./strata}
+jobs=${COVERAGE_JOBS:-1}
+case $jobs in '' | *[!0-9]*) jobs=0 ;; esac
+[ "$jobs" -ge 1 ] || { echo "coverage.sh: COVERAGE_JOBS=${COVERAGE_JOBS:-}: a whole number of 1 or more" >&2; exit 2; }
 case $backend in cpu | cuda) ;; *) echo "coverage.sh: backend '$backend': cpu or cuda" >&2; exit 2 ;; esac
 
 # Integrands with exact value 1 by construction (so the exact value is not
@@ -51,14 +54,23 @@ row() {
   [ -n "$exact" ] || { echo "coverage.sh: no exact value of $name in d=$dim" >&2; exit 2; }
   skip=5
   [ "$maxiter" -ge 10 ] || skip=$((maxiter / 2)) # the default, where it fits
-  s=1
-  while [ $s -le "$seeds" ]; do
-    # shellcheck disable=SC2086
-    "$strata" run -q --json ${STRATA_OPTS:-} "$@" --set integral.dim="$dim" \
-      --set vegas.neval="$neval" --set vegas.maxiter="$maxiter" --set vegas.skip=$skip --set vegas.seed="$s" \
-      --set vegas.maxeval=1e15 --set run.backend="$backend" | tail -n 1
-    s=$((s + 1))
-  done | awk -v exact="$exact" -v row="| $name | $dim | $neval | $maxiter |" '
+  # Seeds j+1, j+1+jobs, ... in job j; the scoring below does not care in
+  # which order the results come.
+  out=$(mktemp -d "${TMPDIR:-/tmp}/coverage.XXXXXX")
+  j=0
+  while [ $j -lt "$jobs" ]; do
+    s=$((j + 1))
+    while [ $s -le "$seeds" ]; do
+      # shellcheck disable=SC2086
+      "$strata" run -q --json ${STRATA_OPTS:-} "$@" --set integral.dim="$dim" \
+        --set vegas.neval="$neval" --set vegas.maxiter="$maxiter" --set vegas.skip=$skip --set vegas.seed="$s" \
+        --set vegas.maxeval=1e15 --set run.backend="$backend" | tail -n 1
+      s=$((s + jobs))
+    done >"$out/$j" &
+    j=$((j + 1))
+  done
+  wait
+  cat "$out"/* | awk -v exact="$exact" -v row="| $name | $dim | $neval | $maxiter |" '
     function field(k,   m) { m = match($0, "\"" k "\":[^,}]*"); return substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3) }
     { n++; I = field("integral"); sg = field("sigma"); conv = field("converged") == "true"
       if (I !~ /^-?[0-9]/ || sg !~ /^[0-9]/) { bad++; next }
@@ -75,6 +87,9 @@ row() {
           ok = bad == 0 && wild == 0 && f3 >= 0.99 && (m == 0 || f1 >= 0.60 && f1 <= 0.76)
           printf "%s %d | %d | %.3f | %.3f | %.2f | %d | %d | %d | %s |\n", row, n, nx, f1, f3, worst, nc, bad, wild, ok ? "ok" : "FAIL"
           exit ok ? 0 : 1 }'
+  rc=$?
+  rm -rf "$out"
+  return $rc
 }
 
 fail=0
