@@ -445,10 +445,9 @@ int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len)
 int strata_checkpoint_read_image(const void *buf, size_t len, const char *name,
                                  strata_checkpoint **out)
 {
-  static const unsigned char signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   *out = NULL;
   strata_h5_begin();
-  if (!buf || len < sizeof signature || memcmp(buf, signature, sizeof signature))
+  if (!buf || len < 8 || !strata_h5_is_signature(buf))
     return strata_error(STRATA_EINVAL, "%s: not a strata checkpoint (not an HDF5 file image)",
                         name);
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);

@@ -144,6 +144,12 @@ int strata_h5_get_f64(hid_t obj, const char *name, double *out)
   return get(obj, name, H5T_NATIVE_DOUBLE, out);
 }
 
+int strata_h5_is_signature(const void *p)
+{
+  static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+  return memcmp(p, sig, sizeof sig) == 0;
+}
+
 uint64_t strata_h5_checksum(const void *data, size_t n)
 {
   return strata_h5_checksum_from(UINT64_C(14695981039346656037), data, n);

@@ -17,6 +17,10 @@ void strata_h5_begin(void);
  * reason where there is one ("File too large"). */
 const char *strata_h5_detail(void);
 
+/* Whether the 8 bytes at p are HDF5's file signature (which a file holds at
+ * offset 0, or at 512, 1024, ... behind a user block). */
+int strata_h5_is_signature(const void *p);
+
 /* Attributes on any object: strings are variable-length UTF-8, which h5py
  * reads as str.  Writers replace an attribute of the same name.  All return
  * 0 or -1. */

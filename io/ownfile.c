@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "h5util.h"
 
 /* The verdict on a file whose status is sb (lstat's or an open file's),
  * to be read or, with verb "write", written. */
@@ -54,11 +55,10 @@ int strata_ownfile_open(const char *path, int flags, const char *what, const cha
 
 int strata_ownfile_is_hdf5(int fd, off_t size)
 {
-  static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
   for (off_t at = 0; at + 8 <= size; at = at ? 2 * at : 512) {
     unsigned char b[8];
     if (pread(fd, b, sizeof b, at) != (ssize_t)sizeof b) return 0;
-    if (!memcmp(b, sig, sizeof sig)) return 1;
+    if (strata_h5_is_signature(b)) return 1;
   }
   return 0;
 }
