@@ -570,9 +570,6 @@ START_TEST(test_log_resume)
 }
 END_TEST
 
-/* One run per checkpoint: a second process is refused with the holder's
- * pid, a link at the lock's name is not followed, and temporary files are
- * new files, never a name planted beforehand. */
 /* The file HDF5 opens by name must be the one checked through a
  * descriptor: strata_ownfile_same tells two files apart by device and
  * inode, and strata_ownfile_h5open refuses a link and a FIFO (which must
@@ -613,6 +610,9 @@ START_TEST(test_open_checked_file)
 }
 END_TEST
 
+/* One run per checkpoint: a second process is refused with the holder's
+ * pid, a link at the lock's name is not followed, and temporary files are
+ * new files, never a name planted beforehand. */
 START_TEST(test_lock_and_temporaries)
 {
   make_dir();
@@ -664,6 +664,71 @@ START_TEST(test_lock_and_temporaries)
 }
 END_TEST
 
+/* The state in memory (strata_integrator_save_buffer / load_buffer): a
+ * run continued from the bytes equals the uninterrupted one bit for bit;
+ * bytes that are no HDF5 image, and a state of other parameters, are
+ * refused and leave the integrator as it was. */
+static void count_restored(const strata_iteration *it, void *ctx)
+{
+  (void)it;
+  ++*(int *)ctx;
+}
+
+START_TEST(test_state_buffer)
+{
+  strata_problem pr;
+  test_problem("f4", 4, &pr);
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 20000;
+  p.maxiter = 8;
+  p.adapt_iters = 5;
+  p.skip = 2;
+  p.epsrel = 0;
+  p.seed = 3;
+  p.nthreads = 1;
+  strata_integrator *a, *b, *c;
+  ck_assert(strata_integrator_alloc(&pr, &p, STRATA_BACKEND_CPU, NULL, &a) == STRATA_OK);
+  for (int k = 0; k < 3; k++) ck_assert(strata_integrator_step(a, NULL) == STRATA_OK);
+  void *buf = NULL;
+  size_t len = 0;
+  ck_assert_msg(strata_integrator_save_buffer(a, &buf, &len) == STRATA_OK, "%s",
+                strata_last_error());
+  strata_result whole, continued;
+  ck_assert(strata_integrator_integrate(a, NULL, NULL, &whole) == STRATA_OK);
+
+  ck_assert(strata_integrator_alloc(&pr, &p, STRATA_BACKEND_CPU, NULL, &b) == STRATA_OK);
+  char junk[64] = "not an HDF5 image at all";
+  ck_assert(strata_integrator_load_buffer(b, junk, sizeof junk, NULL, NULL) != STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "not an HDF5 file image"), "%s",
+                strata_last_error());
+  int restored = 0;
+  ck_assert_msg(strata_integrator_load_buffer(b, buf, len, count_restored, &restored) ==
+                    STRATA_OK,
+                "%s", strata_last_error());
+  ck_assert_int_eq(restored, 3);
+  ck_assert(strata_integrator_integrate(b, NULL, NULL, &continued) == STRATA_OK);
+  ck_assert_msg(continued.integral == whole.integral && continued.sigma == whole.sigma &&
+                    continued.iterations == whole.iterations,
+                "continued %.17g +- %.17g, uninterrupted %.17g +- %.17g", continued.integral,
+                continued.sigma, whole.integral, whole.sigma);
+
+  /* Another seed: refused, and the integrator runs from its own start. */
+  strata_params q = p;
+  q.seed = 4;
+  ck_assert(strata_integrator_alloc(&pr, &q, STRATA_BACKEND_CPU, NULL, &c) == STRATA_OK);
+  ck_assert(strata_integrator_load_buffer(c, buf, len, NULL, NULL) != STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "seed"), "%s", strata_last_error());
+  strata_iteration it;
+  ck_assert(strata_integrator_step(c, &it) == STRATA_OK);
+  ck_assert_int_eq(it.itn, 1);
+  free(buf);
+  strata_integrator_free(a);
+  strata_integrator_free(b);
+  strata_integrator_free(c);
+}
+END_TEST
+
 int main(void)
 {
   strata_io_init();
@@ -684,6 +749,7 @@ int main(void)
   tcase_add_test(tc, test_definitions);
   tcase_add_test(tc, test_log_resume);
   tcase_add_test(tc, test_lock_and_temporaries);
+  tcase_add_test(tc, test_state_buffer);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }
