@@ -7,10 +7,11 @@
 # large (1e6, 1e7: the GPU's), all, or a list of name:dim:neval:maxiter.
 # Every run has the default epsrel (1e-3), so some converge early.  STRATA
 # (default ./strata) and extra options in STRATA_OPTS (e.g. "-t 2") are
-# honoured; COVERAGE_JOBS (default 1) runs that many seeds at once.  A row passes when
-# |pull| <= 3 in at least 99% of the runs, |pull| <= 1 in 60-76%, no result
-# is NaN or null, and no run claims convergence with |pull| > 4.  Prints a
-# markdown table (doc/benchmarks.md) and exits 1 if a row failed.
+# honoured; COVERAGE_JOBS (default 1) runs that many seeds at once.  A row
+# passes when |pull| <= 3 in at least 99% of the runs, |pull| <= 1 in
+# 60-76%, no result is NaN or null, and no run claims convergence with
+# |pull| > 4.  Prints a markdown table (doc/benchmarks.md) and exits 1 if a
+# row failed.
 set -eu
 backend=${1:?usage: bench/coverage.sh cpu|cuda [small|medium|large|all|ROWS] [SEEDS]}
 rows=${2:-all}
@@ -20,6 +21,8 @@ jobs=${COVERAGE_JOBS:-1}
 case $jobs in '' | *[!0-9]*) jobs=0 ;; esac
 [ "$jobs" -ge 1 ] || { echo "coverage.sh: COVERAGE_JOBS=${COVERAGE_JOBS:-}: a whole number of 1 or more" >&2; exit 2; }
 case $backend in cpu | cuda) ;; *) echo "coverage.sh: backend '$backend': cpu or cuda" >&2; exit 2 ;; esac
+out=
+trap 'rm -rf "$out"' EXIT
 
 # Integrands with exact value 1 by construction (so the exact value is not
 # typed in twice); the built-ins take theirs from `strata list`.
