@@ -18,9 +18,8 @@ static int min_exponent(const double *s, int n)
 /* sum w I / sum w with w = 1/ws^2, the weights in units of 2^(-2e) (e =
  * min_exponent(ws)) and the estimates in units of 2^ei, so that neither
  * overflows; the scaled sum of weights in *sw. */
-static double weighted_mean(const double *I, const double *ws, int n, int ei, double *sw)
+static double weighted_mean(const double *I, const double *ws, int n, int e, int ei, double *sw)
 {
-  const int e = min_exponent(ws, n);
   double swk = 0.0, swi = 0.0;
   for (int k = 0; k < n; k++) {
     double s = ldexp(ws[k], -e), w = 1.0 / (s * s);
@@ -71,7 +70,7 @@ void strata_stats_average_by(const double *I, const double *sig, const double *w
     out->sigma = 0.0;
   } else {
     double sw;
-    out->mean = weighted_mean(I, wsig, n, ei, &sw);
+    out->mean = weighted_mean(I, wsig, n, e, ei, &sw);
     if (wsig == sig) {
       out->sigma = ldexp(sqrt(1.0 / sw), e);
     } else {
@@ -96,7 +95,8 @@ void strata_stats_average_by(const double *I, const double *sig, const double *w
    * degrees of freedom): about another mean, one estimate of large error
    * given a neighbour's small one would make the others look wrong. */
   double cmean = out->mean, sw_own;
-  if (wsig != sig && nexact == 0) cmean = weighted_mean(I, sig, n, ei, &sw_own);
+  if (wsig != sig && nexact == 0)
+    cmean = weighted_mean(I, sig, n, min_exponent(sig, n), ei, &sw_own);
   /* Two-pass chi^2 about the mean: the one-pass form loses all digits when
    * the estimates agree to many places.  Each term is ((I - mean) / sigma)^2
    * with the difference and sigma in the estimates' units: an iteration
