@@ -92,6 +92,22 @@ static void cpu_run_end(cpu_run *c)
   strata_backend_free(c->be);
 }
 
+/* f over the unit cube, 1e4 samples per iteration, every iteration kept
+ * and no tolerance: a run the test steps itself. */
+static cpu_run cube_run(strata_fn f, const char *name, int dim, int maxiter)
+{
+  strata_problem pr = {0};
+  pr.f = f;
+  unit_cube(&pr, name, dim);
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 10000;
+  p.maxiter = maxiter;
+  p.skip = 0;
+  p.epsrel = 0;
+  return cpu_run_start(&pr, &p);
+}
+
 static double one(const double *x, int dim, const double *params)
 {
   (void)x, (void)dim, (void)params;
@@ -142,15 +158,7 @@ static double tiny_peak(const double *x, int dim, const double *params)
  * seeds. */
 START_TEST(test_tiny_values_train_the_map)
 {
-  strata_problem pr = {0};
-  pr.f = tiny_peak;
-  unit_cube(&pr, "tiny_peak", 3);
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = 10000;
-  p.maxiter = 4;
-  p.skip = 0;
-  cpu_run c = cpu_run_start(&pr, &p);
+  cpu_run c = cube_run(tiny_peak, "tiny_peak", 3, 4);
   for (int k = 0; k < 4; k++) ck_assert(strata_run_step(c.r, NULL) == STRATA_OK);
   const double *e = strata_run_edges(c.r);
   const int n = c.r->grid->ninc;
@@ -227,16 +235,7 @@ static double scaled_line(const double *x, int dim, const double *params)
 START_TEST(test_low_iteration_kept)
 {
   for (int up = 0; up <= 1; up++) {
-    strata_problem pr = {0};
-    pr.f = scaled_line;
-    unit_cube(&pr, "scaled_line", 2);
-    strata_params p;
-    strata_params_default(&p);
-    p.neval = 10000;
-    p.maxiter = 8;
-    p.skip = 0;
-    p.epsrel = 0;
-    cpu_run c = cpu_run_start(&pr, &p);
+    cpu_run c = cube_run(scaled_line, "scaled_line", 2, 8);
     for (int k = 0; k < 8; k++) {
       /* iteration 6 (k = 5) alone is 3% low, or from it on 3% high */
       scaled_by = k == 5 ? (up ? 1.03 : 0.97) : k > 5 && up ? 1.03 : 1.0;
