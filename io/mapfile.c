@@ -112,23 +112,23 @@ int strata_mapfile_read(const char *path, strata_mapfile **out)
   char *format = NULL;
   htri_t has = H5Aexists(f, "format");
   if (has > 0 && strata_h5_get_str(f, "format", &format) != 0) has = -1;
-  H5Fclose(f);
+  const int is_log = has > 0 && !strcmp(format, STRATA_LOG_FORMAT);
+  /* A log is read through the file checked and opened above; a checkpoint
+   * by the checkpoint's own reader, which opens it itself. */
+  if (!is_log) H5Fclose(f);
   strata_mapfile *m = calloc(1, sizeof *m);
   if (!m) rc = strata_error(STRATA_ENOMEM, "%s: out of memory", path);
   else if (has > 0 && !strcmp(format, "strata checkpoint")) {
     m->kind = "checkpoint";
     rc = read_checkpoint(path, m);
-  } else if (has > 0 && !strcmp(format, STRATA_LOG_FORMAT)) {
+  } else if (is_log) {
     m->kind = "log";
-    f = open_map(path, &rc);
-    if (f >= 0) {
-      rc = read_log(f, path, m);
-      H5Fclose(f);
-    }
+    rc = read_log(f, path, m);
   } else {
     rc = strata_error(STRATA_EINVAL, "%s: no map: neither a strata checkpoint nor a strata "
                       "log", path);
   }
+  if (is_log) H5Fclose(f);
   free(format);
   H5Eclear2(H5E_DEFAULT);
   if (rc != STRATA_OK) {
