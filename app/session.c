@@ -100,13 +100,10 @@ static int decide(strata_session *s, int *resume, strata_checkpoint **ck)
   if (rc == STRATA_OK)
     rc = strata_jobdef_compare((*ck)->definition, s->definition, s->force, cp, "checkpoint",
                                job->source);
-  /* Before format version 2 every map had ninc increments. */
-  const int ninc = strata_grid_ninc_for(job->p.ninc, job->p.neval);
-  if (rc == STRATA_OK && (*ck)->format_version < 2 && (*ck)->state.ninc != ninc)
-    rc = strata_error(STRATA_EINVAL, "%s: checkpoint format version %d, whose map has %d "
-                      "increments per axis; this strata (format version 2) trains %d for "
-                      "neval = %lld: run the job again (the file is left as it is)", cp,
-                      (*ck)->format_version, (*ck)->state.ninc, ninc, (long long)job->p.neval);
+  if (rc == STRATA_OK)
+    rc = strata_checkpoint_check_version(
+        *ck, cp, strata_grid_ninc_for(job->p.ninc, job->p.neval, job->dim), job->p.neval,
+        job->dim);
   *resume = rc == STRATA_OK;
   return rc;
 }

@@ -333,8 +333,13 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   __syncthreads();
   if (!any || n == 1) return;
   nt = block_sum<kRefineThreads>(nt);
+  const double abar = block_sum<kRefineThreads>(asum) / nt;
+  /* r[] holds the weights of increments that read 0 until the smoothing. */
+  for (int i = threadIdx.x; i < n; i += blockDim.x) r[i] = strata_map_unseen(w, pre, n, i, abar);
+  __syncthreads();
+  for (int i = threadIdx.x; i < n; i += blockDim.x) w[i] = r[i];
+  __syncthreads();
   if (nt < n) {
-    const double abar = block_sum<kRefineThreads>(asum) / nt;
     for (int i = threadIdx.x; i < n; i += blockDim.x)
       if (!(pre[i] > 0.0)) w[i] = abar;
     __syncthreads();

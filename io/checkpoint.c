@@ -18,9 +18,10 @@
 
 #define FORMAT "strata checkpoint"
 /* 2: the map has as many increments as neval trains (map.h), no longer
- * always ninc; a version 1 file whose map has this job's count reads the
- * same (app/session.c refuses the others). */
-#define FORMAT_VERSION 2
+ * always ninc.  3: a one-dimensional job's map has one increment (map.h).
+ * An older file whose map has this job's count reads the same
+ * (strata_checkpoint_check_version refuses the others). */
+#define FORMAT_VERSION 3
 
 static double now_s(void)
 {
@@ -226,6 +227,17 @@ int strata_checkpoint_image(const strata_run *r, const strata_ckpt_info *info, v
   *buf = b;
   *len = (size_t)n;
   return STRATA_OK;
+}
+
+int strata_checkpoint_check_version(const strata_checkpoint *c, const char *path, int ninc,
+                                    int64_t neval, int dim)
+{
+  if (c->format_version >= FORMAT_VERSION || c->state.ninc == ninc) return STRATA_OK;
+  return strata_error(STRATA_EINVAL, "%s: checkpoint format version %d, whose map has %d "
+                      "increments per axis; this strata (format version %d) trains %d for "
+                      "neval = %lld in %d dimension%s: run the job again (the file is left as "
+                      "it is)", path, c->format_version, c->state.ninc, FORMAT_VERSION, ninc,
+                      (long long)neval, dim, dim == 1 ? "" : "s");
 }
 
 void strata_checkpoint_free(strata_checkpoint *c)

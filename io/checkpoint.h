@@ -53,6 +53,12 @@ typedef struct {
  * that is not a strata checkpoint, is an error naming path and the reason. */
 int strata_checkpoint_read(const char *path, strata_checkpoint **out);
 void strata_checkpoint_free(strata_checkpoint *c);
+/* Whether c, read from path, can resume a job whose map this strata gives
+ * ninc increments per axis (neval and dim for the message): a file of an
+ * earlier format version whose map has another count is refused, naming
+ * its version; others go on to strata_checkpoint_restore's checks. */
+int strata_checkpoint_check_version(const strata_checkpoint *c, const char *path, int ninc,
+                                    int64_t neval, int dim);
 /* A checkpoint's bytes, read with the checks of strata_checkpoint_read
  * (*buf malloc'ed): what one rank reads for all. */
 int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len);

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int strata_grid_ninc_for(int ninc, int64_t neval)
+int strata_grid_ninc_for(int ninc, int64_t neval, int dim)
 {
+  if (dim == 1) return 1;
   int64_t n = neval / STRATA_MAP_SAMPLES_PER_INC;
   if (n > STRATA_MAP_COARSE_INC) {
     n = neval / STRATA_MAP_SAMPLES_PER_FINE_INC;
@@ -93,6 +94,9 @@ static void refine_axis(double *e, int n, double *a, double *trusted, double alp
       asum += a[i];
       nt += 1.0;
     }
+  /* s[] holds the weights of increments that read 0 until the smoothing. */
+  for (int i = 0; i < n; i++) s[i] = strata_map_unseen(a, trusted, n, i, asum / nt);
+  for (int i = 0; i < n; i++) a[i] = s[i];
   if (nt < n)
     for (int i = 0; i < n; i++)
       if (!(trusted[i] > 0.0)) a[i] = asum / nt;

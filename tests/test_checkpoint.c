@@ -397,6 +397,28 @@ START_TEST(test_state_checks)
 }
 END_TEST
 
+/* A file of an older format version resumes when its map has the
+ * increments this strata gives the job, and is refused naming its version
+ * when not (version 2 trained a map in one dimension too). */
+START_TEST(test_older_versions)
+{
+  strata_checkpoint c = {.format_version = 2};
+  c.state.ninc = 100;
+  ck_assert(strata_checkpoint_check_version(&c, "old.h5", 100, 10000, 3) == STRATA_OK);
+  ck_assert(strata_checkpoint_check_version(&c, "old.h5", 1, 10000, 1) != STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "old.h5: checkpoint format version 2, whose map "
+                       "has 100 increments per axis; this strata (format version 3) trains 1 "
+                       "for neval = 10000 in 1 dimension: run the job again"),
+                "%s", strata_last_error());
+  c.format_version = 1;
+  ck_assert(strata_checkpoint_check_version(&c, "old.h5", 1000, 1000000, 8) != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "format version 1,"));
+  /* This version's own files go on to strata_run_restore's checks. */
+  c.format_version = 3;
+  ck_assert(strata_checkpoint_check_version(&c, "new.h5", 1, 10000, 1) == STRATA_OK);
+}
+END_TEST
+
 START_TEST(test_write_failures)
 {
   fixture f;
@@ -743,6 +765,7 @@ int main(void)
   tcase_add_test(tc, test_damaged);
   tcase_add_test(tc, test_open_checked_file);
   tcase_add_test(tc, test_state_checks);
+  tcase_add_test(tc, test_older_versions);
   tcase_add_test(tc, test_write_failures);
   tcase_add_test(tc, test_definitions);
   tcase_add_test(tc, test_log_resume);

@@ -114,6 +114,10 @@ START_TEST(test_agree_vegasplus)
   agree("f1", 3, STRATA_MODE_VEGASPLUS, 100000, 6);   /* generic kernel */
   agree("fA", 6, STRATA_MODE_VEGASPLUS, 100000, 6);
   agree("f3", 12, STRATA_MODE_VEGASPLUS, 100000, 6);  /* generic kernel */
+  /* Increments that read 0 beside the step (maprefine.h), and one dimension,
+   * where the stratification adapts alone (map.h). */
+  agree("f6", 3, STRATA_MODE_VEGASPLUS, 10000, 8);
+  agree("f6", 1, STRATA_MODE_VEGASPLUS, 10000, 8);
   /* 12 x 2000 map cells do not fit in shared memory: global atomics, and
    * the refinement's arrays in global memory.  2000 increments need 2e6
    * samples per iteration to train (map.h). */
