@@ -117,7 +117,7 @@ START_TEST(test_agree_vegasplus)
   /* Increments that read 0 beside the step (maprefine.h), and one dimension,
    * where the stratification adapts alone (map.h). */
   agree("f6", 3, STRATA_MODE_VEGASPLUS, 10000, 8);
-  agree("f6", 1, STRATA_MODE_VEGASPLUS, 10000, 8);
+  agree("f6", 1, STRATA_MODE_VEGASPLUS, 1000, 8);
   /* 12 x 2000 map cells do not fit in shared memory: global atomics, and
    * the refinement's arrays in global memory.  2000 increments need 2e6
    * samples per iteration to train (map.h). */
