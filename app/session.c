@@ -100,10 +100,10 @@ static int decide(strata_session *s, int *resume, strata_checkpoint **ck)
   if (rc == STRATA_OK)
     rc = strata_jobdef_compare((*ck)->definition, s->definition, s->force, cp, "checkpoint",
                                job->source);
-  if (rc == STRATA_OK)
-    rc = strata_checkpoint_check_version(
-        *ck, cp, strata_grid_ninc_for(job->p.ninc, job->p.neval, job->dim), job->p.neval,
-        job->dim);
+  if (rc == STRATA_OK) {
+    const int ninc = strata_grid_ninc_for(job->p.ninc, job->p.neval, job->dim, job->p.max_nhcube);
+    rc = strata_checkpoint_check_version(*ck, cp, ninc, job->p.neval, job->dim);
+  }
   *resume = rc == STRATA_OK;
   return rc;
 }

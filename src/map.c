@@ -1,12 +1,13 @@
 #include "map.h"
 #include "maprefine.h"
 #include "stamp.h"
+#include "strat.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-int strata_grid_ninc_for(int ninc, int64_t neval, int dim)
+int strata_grid_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube)
 {
   if (dim == 1) return 1;
   int64_t n = neval / STRATA_MAP_SAMPLES_PER_INC;
@@ -14,6 +15,8 @@ int strata_grid_ninc_for(int ninc, int64_t neval, int dim)
     n = neval / STRATA_MAP_SAMPLES_PER_FINE_INC;
     if (n < STRATA_MAP_COARSE_INC) n = STRATA_MAP_COARSE_INC;
   }
+  const int64_t m = strata_strat_hcubes_per_axis(dim, neval, max_nhcube);
+  if (m > 1 && n < 2 * m) n = 2 * m;
   return n >= ninc ? ninc : n > 1 ? (int)n : 1;
 }
 

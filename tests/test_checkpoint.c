@@ -399,7 +399,8 @@ END_TEST
 
 /* A file of an older format version resumes when its map has the
  * increments this strata gives the job, and is refused naming its version
- * when not (version 2 trained a map in one dimension too). */
+ * when not (version 2 trained a map in one dimension too, and fewer
+ * increments than two per stratum in two dimensions at small neval). */
 START_TEST(test_older_versions)
 {
   strata_checkpoint c = {.format_version = 2};

@@ -376,27 +376,41 @@ START_TEST(test_ninc_follows_neval)
    * STRATA_MAP_COARSE_INC increments, STRATA_MAP_SAMPLES_PER_FINE_INC per
    * increment beyond; never above the ceiling, never below 1, never
    * shrinking as neval grows. */
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000000, 8), 1000);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 999999, 8), 999);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 200000, 8), 200);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 100000, 8), 100);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 10000, 8), 100);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 9999, 8), 99);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 3000, 8), 30);
-  ck_assert_int_eq(strata_grid_ninc_for(50, 3000, 8), 30);
-  ck_assert_int_eq(strata_grid_ninc_for(20, 3000, 8), 20);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 300, 8), 3);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 5, 8), 1);
-  ck_assert_int_eq(strata_grid_ninc_for(1000000, INT64_C(1) << 62, 8), 1000000);
-  int prev = 1;
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000000, 8, 1000000), 1000);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 999999, 8, 1000000), 999);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 200000, 8, 1000000), 200);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 100000, 8, 1000000), 100);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 10000, 8, 1000000), 100);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 9999, 8, 1000000), 99);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 3000, 8, 1000000), 30);
+  ck_assert_int_eq(strata_grid_ninc_for(50, 3000, 8, 1000000), 30);
+  ck_assert_int_eq(strata_grid_ninc_for(20, 3000, 8, 1000000), 20);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 300, 8, 1000000), 3);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 5, 8, 1000000), 1);
+  ck_assert_int_eq(strata_grid_ninc_for(1000000, INT64_C(1) << 62, 8, 1000000), 1000000);
+  /* At least two increments per stratum along an axis (map.h): in d=2,
+   * 15 x 15 strata at 1e3 samples, 158 x 158 at 1e5, 500 x 500 at 1e6. */
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000, 2, 1000000), 30);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 10000, 2, 1000000), 100);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 100000, 2, 1000000), 316);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 100000, 2, 2500), 100);
+  ck_assert_int_eq(strata_grid_ninc_for(200, 100000, 2, 1000000), 200);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000000, 2, 1000000), 1000);
+  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000, 3, 1000000), 12);
+  int prev = 1, prev2 = 1;
   for (int64_t neval = 1; neval < 100000000; neval = neval * 3 / 2 + 1) {
-    const int k = strata_grid_ninc_for(1000, neval, 2);
+    const int k = strata_grid_ninc_for(1000, neval, 8, 1000000);
     REQUIRE(k >= prev && k >= 1 && k <= 1000 &&
                 (k == 1 || (int64_t)k * STRATA_MAP_SAMPLES_PER_INC <= neval),
             "neval %lld: %d increments (before %d)", (long long)neval, k, prev);
     prev = k;
     /* One dimension: the stratification alone (map.h says why). */
-    REQUIRE(strata_grid_ninc_for(1000, neval, 1) == 1, "d=1, neval %lld", (long long)neval);
+    REQUIRE(strata_grid_ninc_for(1000, neval, 1, 1000000) == 1, "d=1, neval %lld",
+            (long long)neval);
+    const int k2 = strata_grid_ninc_for(1000, neval, 2, 1000000);
+    REQUIRE(k2 >= prev2 && k2 >= k && k2 <= 1000, "d=2, neval %lld: %d increments (before %d)",
+            (long long)neval, k2, prev2);
+    prev2 = k2;
   }
 }
 END_TEST
