@@ -376,27 +376,32 @@ START_TEST(test_ninc_follows_neval)
    * STRATA_MAP_COARSE_INC increments, STRATA_MAP_SAMPLES_PER_FINE_INC per
    * increment beyond; never above the ceiling, never below 1, never
    * shrinking as neval grows. */
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000000, 8, 1000000), 1000);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 999999, 8, 1000000), 999);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 200000, 8, 1000000), 200);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 100000, 8, 1000000), 100);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 10000, 8, 1000000), 100);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 9999, 8, 1000000), 99);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 3000, 8, 1000000), 30);
-  ck_assert_int_eq(strata_grid_ninc_for(50, 3000, 8, 1000000), 30);
-  ck_assert_int_eq(strata_grid_ninc_for(20, 3000, 8, 1000000), 20);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 300, 8, 1000000), 3);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 5, 8, 1000000), 1);
-  ck_assert_int_eq(strata_grid_ninc_for(1000000, INT64_C(1) << 62, 8, 1000000), 1000000);
-  /* At least two increments per stratum along an axis (map.h): in d=2,
-   * 15 x 15 strata at 1e3 samples, 158 x 158 at 1e5, 500 x 500 at 1e6. */
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000, 2, 1000000), 30);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 10000, 2, 1000000), 100);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 100000, 2, 1000000), 316);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 100000, 2, 2500), 100);
-  ck_assert_int_eq(strata_grid_ninc_for(200, 100000, 2, 1000000), 200);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000000, 2, 1000000), 1000);
-  ck_assert_int_eq(strata_grid_ninc_for(1000, 1000, 3, 1000000), 12);
+  /* ceiling, neval, dim, max_nhcube, the increments wanted.  In d=8 the
+   * samples rule alone; in d=2 and 3 at least two increments per stratum
+   * along an axis (map.h): 15 x 15 strata at 1e3 samples, 158 x 158 at
+   * 1e5 (50 x 50 with max_nhcube 2500), 500 x 500 at 1e6; 6^3 in d=3. */
+  static const struct {
+    int ninc;
+    int64_t neval;
+    int dim;
+    int64_t max_nhcube;
+    int want;
+  } cases[] = {
+      {1000, 1000000, 8, 1000000, 1000},  {1000, 999999, 8, 1000000, 999},
+      {1000, 200000, 8, 1000000, 200},    {1000, 100000, 8, 1000000, 100},
+      {1000, 10000, 8, 1000000, 100},     {1000, 9999, 8, 1000000, 99},
+      {1000, 3000, 8, 1000000, 30},       {50, 3000, 8, 1000000, 30},
+      {20, 3000, 8, 1000000, 20},         {1000, 300, 8, 1000000, 3},
+      {1000, 5, 8, 1000000, 1},           {1000000, INT64_C(1) << 62, 8, 1000000, 1000000},
+      {1000, 1000, 2, 1000000, 30},       {1000, 10000, 2, 1000000, 100},
+      {1000, 100000, 2, 1000000, 316},    {1000, 100000, 2, 2500, 100},
+      {200, 100000, 2, 1000000, 200},     {1000, 1000000, 2, 1000000, 1000},
+      {1000, 1000, 3, 1000000, 12},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+    ck_assert_int_eq(strata_grid_ninc_for(cases[i].ninc, cases[i].neval, cases[i].dim,
+                                          cases[i].max_nhcube),
+                     cases[i].want);
   int prev = 1, prev2 = 1;
   for (int64_t neval = 1; neval < 100000000; neval = neval * 3 / 2 + 1) {
     const int k = strata_grid_ninc_for(1000, neval, 8, 1000000);
