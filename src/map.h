@@ -50,7 +50,7 @@ typedef struct {
  * shape the density inside a stratum: a peak's tail then lay in a sliver of
  * a wide outer increment that a stratum's 2 to 4 samples missed (fB in d=2
  * at 1e3 samples, 10 increments: 97.1% of 1000 runs within 3 sigma; 30:
- * 99.5% of 200).  So the map has at least two increments per stratum.
+ * 99.7%).  So the map has at least two increments per stratum.
  * In one dimension the map keeps one increment and the stratification
  * (neval / 4 strata, doc/algorithm.md) adapts alone.  There each step of
  * the integrand lies in a single stratum of a few samples, and only the

@@ -27,10 +27,10 @@ STRATA_HD double strata_map_smooth(const double *a, int n, int i)
 /* An increment whose samples all read 0 beside one whose samples did not
  * may still hold a sliver of what its neighbour holds: a step (f6) or the
  * edge of where a peak underflows can lie inside it, where its samples
- * missed.  Read as 0 it gives up width to that neighbour in every
- * refinement, and the map creeps into the integrand's support, each step
- * leaving a sliver that few samples reach: estimates low, with errors that
- * cannot see it (f6 in d=3 at 1e4 samples: 9 of 100 runs claimed convergence
+ * missed.  Read as 0 its share is too small, the new increment over it
+ * reaches into that neighbour in every refinement, and the map creeps into
+ * the integrand's support, each step leaving a wider sliver that few
+ * samples reach: estimates low, with errors that cannot see it (f6 in d=3 at 1e4 samples: 9 of 100 runs claimed convergence
  * beyond 4 sigma).  It counts instead with its neighbour's weight, or the
  * axis's average abar of the measured increments where that is less, so
  * that a region of zeros beside a peak is kept at an average increment's
