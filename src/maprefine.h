@@ -30,12 +30,13 @@ STRATA_HD double strata_map_smooth(const double *a, int n, int i)
  * missed.  Read as 0 its share is too small, the new increment over it
  * reaches into that neighbour in every refinement, and the map creeps into
  * the integrand's support, each step leaving a wider sliver that few
- * samples reach: estimates low, with errors that cannot see it (f6 in d=3 at 1e4 samples: 9 of 100 runs claimed convergence
- * beyond 4 sigma).  It counts instead with its neighbour's weight, or the
- * axis's average abar of the measured increments where that is less, so
- * that a region of zeros beside a peak is kept at an average increment's
- * density, not the peak's.  a[] and trusted[] as in the refinement; other
- * increments keep their weight. */
+ * samples reach: estimates low, with errors that cannot see it (f6 in d=3
+ * at 1e4 samples: 9 of 100 runs claimed convergence beyond 4 sigma).  It
+ * counts instead with its neighbour's weight, or the axis's average abar
+ * of the measured increments where that is less, so that a region of
+ * zeros beside a peak is kept at an average increment's density, not the
+ * peak's.  a[] and trusted[] as in the refinement; other increments keep
+ * their weight. */
 STRATA_HD double strata_map_unseen(const double *a, const double *trusted, int n, int i,
                                    double abar)
 {
