@@ -87,8 +87,8 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->backend = be;
   r->comm = comm;
   /* The adapting iterations' neval trains the map (frozen ones do not). */
-  r->grid = strata_grid_alloc(pr->dim, strata_grid_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube),
-                              p->mode == STRATA_MODE_VEGAS1D);
+  const int ninc = strata_grid_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube);
+  r->grid = strata_grid_alloc(pr->dim, ninc, p->mode == STRATA_MODE_VEGAS1D);
   /* With no adapting iteration every iteration is a frozen one. */
   const int64_t nfrozen = p->neval_frozen ? p->neval_frozen : p->neval;
   const int64_t nfirst = p->adapt_iters == 0 ? nfrozen : p->neval;
