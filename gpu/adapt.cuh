@@ -104,6 +104,50 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateA
   }
 }
 
+/* The largest level of all hypercubes, as estimate_kernel finds it for
+ * its slice: for ranks that gathered every slice's levels. */
+__global__ void __launch_bounds__(kAdaptThreads)
+    tmax_kernel(const double *level, long long nhcube, IterRecord *rec)
+{
+  int tmax = INT_MIN;
+  for (long long h = blockIdx.x * (long long)blockDim.x + threadIdx.x; h < nhcube;
+       h += (long long)gridDim.x * blockDim.x) {
+    const double t = level[h];
+    if (t > -INFINITY && (int)t > tmax) tmax = (int)t;
+  }
+  typedef cub::BlockReduce<int, kAdaptThreads> Reduce;
+  __shared__ typename Reduce::TempStorage tr;
+  const int bt = Reduce(tr).Reduce(tmax, [](int x, int y) { return x > y ? x : y; });
+  if (threadIdx.x == 0 && bt > INT_MIN) atomicMax(&rec->tmax, bt);
+}
+
+/* Where the samples of the allocation in start[] split among nsplit ranks,
+ * as strata_run_slice splits them on the host: out[k] the first hypercube
+ * of rank k, out[nsplit + 1 + k] its first sample, k = 0 .. nsplit. */
+__global__ void split_kernel(const long long *start, long long nhcube, const IterRecord *rec,
+                             int nsplit, long long *out)
+{
+  for (int k = threadIdx.x; k <= nsplit; k += blockDim.x) {
+    long long h;
+    if (k == 0) {
+      h = 0;
+    } else if (k == nsplit) {
+      h = nhcube;
+    } else {
+      const long long target = (long long)((double)rec->total * k / nsplit);
+      long long lo = 0, hi = nhcube;
+      while (lo < hi) {
+        const long long mid = lo + (hi - lo) / 2;
+        if (start[mid] < target) lo = mid + 1;
+        else hi = mid;
+      }
+      h = lo;
+    }
+    out[k] = h;
+    out[nsplit + 1 + k] = start[h];
+  }
+}
+
 struct AllocArgs {
   const double *level;
   long long *start;            /* nhcube + 1: start[0] = 0 stays */

@@ -179,6 +179,9 @@ struct cuda_state {
   bool sums_clean = false;       /* s1, s2 are zero on the device */
   bool map_sums_clean = false;   /* wsum, wcnt likewise */
   bool adapted = false;          /* the last sample call also adapted */
+  bool ranked = false;           /* ... or left its map sums and levels to the ranks' exchange */
+  dbuf<long long> split;         /* where the next iteration splits among ranks, */
+  hbuf<long long> h_split;       /* ... and its way back */
   long long adapted_total = 0;   /* ... and the samples of its new allocation */
   const void *occ_kernel = nullptr; /* the last occupancy asked for */
   size_t occ_smem = 0;
@@ -342,6 +345,51 @@ long long grid_for(long long n, int threads, int nsm)
   return b < 1 ? 1 : b > cap ? cap : b;
 }
 
+/* The new allocation from the levels of every hypercube in st->level (and
+ * the record's tmax): counts and start[] on the device. */
+void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q)
+{
+  AllocArgs aa;
+  aa.level = st->level.p;
+  aa.start = st->start.p;
+  aa.count = st->count.p;
+  aa.dshare = st->dshare.p;
+  aa.hist = st->hist.p;
+  aa.step = st->step.p;
+  aa.nhcube = s->nhcube;
+  aa.neval = s->neval;
+  aa.rec = st->rec.p;
+  const unsigned blocks = (unsigned)grid_for(s->nhcube, kAdaptThreads, st->nsm);
+  histogram_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
+  cut_kernel<<<1, kCutThreads, 0, q>>>(aa);
+  dshare_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
+  size_t bytes = st->cub_tmp.n;
+  cub::DeviceScan::InclusiveSum(st->cub_tmp.p, bytes, st->dshare.p, st->dshare.p,
+                                (int64_t)s->nhcube, q);
+  count_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
+  bytes = st->cub_tmp.n;
+  cub::DeviceScan::InclusiveSum(st->cub_tmp.p, bytes, st->count.p, st->start.p + 1,
+                                (int64_t)s->nhcube, q);
+}
+
+/* The map refined from the sums in st->wsum and st->wcnt, which it zeroes. */
+void launch_refine(cuda_state *st, const strata_grid *g, double alpha, cudaStream_t q)
+{
+  RefineArgs ra;
+  ra.edges = st->edges.p;
+  ra.wsum = st->wsum.p;
+  ra.wcnt = st->wcnt.p;
+  ra.wcount = nullptr;
+  ra.scratch = st->refine_scratch.p;
+  ra.dim = g->dim;
+  ra.ninc = g->ninc;
+  ra.shared = g->shared;
+  ra.alpha = alpha;
+  ra.rec = st->rec.p;
+  refine_kernel<<<(unsigned)strata_grid_naxes(g), kRefineThreads, 0, q>>>(ra);
+  st->map_ver++;
+}
+
 /* The estimate, and with one rank the new allocation and map, queued
  * behind the sampling kernel. */
 int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
@@ -363,46 +411,12 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
   ea.rec = st->rec.p;
   estimate_kernel<<<(unsigned)grid_for(job->h1 - job->h0, kAdaptThreads, st->nsm), kAdaptThreads,
                     0, q>>>(ea);
-  if (realloc) {
-    AllocArgs aa;
-    aa.level = st->level.p;
-    aa.start = st->start.p;
-    aa.count = st->count.p;
-    aa.dshare = st->dshare.p;
-    aa.hist = st->hist.p;
-    aa.step = st->step.p;
-    aa.nhcube = s->nhcube;
-    aa.neval = s->neval;
-    aa.rec = st->rec.p;
-    const unsigned blocks = (unsigned)grid_for(s->nhcube, kAdaptThreads, st->nsm);
-    histogram_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
-    cut_kernel<<<1, kCutThreads, 0, q>>>(aa);
-    dshare_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
-    size_t bytes = st->cub_tmp.n;
-    cub::DeviceScan::InclusiveSum(st->cub_tmp.p, bytes, st->dshare.p, st->dshare.p,
-                                  (int64_t)s->nhcube, q);
-    count_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
-    bytes = st->cub_tmp.n;
-    cub::DeviceScan::InclusiveSum(st->cub_tmp.p, bytes, st->count.p, st->start.p + 1,
-                                  (int64_t)s->nhcube, q);
-  }
+  if (realloc) launch_allocation(st, s, q);
   if (refine) {
     /* The map's refinement needs only the map sums: it runs beside the
      * estimate and the allocation, on a stream of its own. */
     cudaStreamWaitEvent(st->stream2, st->ev1, 0);
-    RefineArgs ra;
-    ra.edges = st->edges.p;
-    ra.wsum = st->wsum.p;
-    ra.wcnt = st->wcnt.p;
-    ra.wcount = nullptr;
-    ra.scratch = st->refine_scratch.p;
-    ra.dim = g->dim;
-    ra.ninc = g->ninc;
-    ra.shared = g->shared;
-    ra.alpha = job->alpha;
-    ra.rec = st->rec.p;
-    refine_kernel<<<(unsigned)strata_grid_naxes(g), kRefineThreads, 0, st->stream2>>>(ra);
-    st->map_ver++;
+    launch_refine(st, g, job->alpha, st->stream2);
     cudaEventRecord(st->ev_join, st->stream2);
     cudaStreamWaitEvent(q, st->ev_join, 0);
   }
@@ -444,6 +458,8 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   const size_t cells = (size_t)dim * (size_t)ninc;
   const long long nh = job->h1 - job->h0;
   st->last_kernel_s = 0.0;
+  /* (A rank whose slice is empty adapts with the others all the same.) */
+  st->ranked = job->part && pr->ncomp <= 1 && job->adapt && !job->local;
   if (nh <= 0) return STRATA_OK;
   cudaError_t e = cudaSetDevice(st->device);
   if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", st->device);
@@ -569,10 +585,15 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   a.invM = 1.0 / s->M;
   a.h0 = job->h0;
   a.h1 = job->h1;
-  /* (An allocation adapted on the device has a stale start[] here, but
-   * then this is the only rank: its range starts at sample 0.) */
-  a.first = job->h0 == 0 ? 0 : s->start[job->h0];
-  a.total = (job->h1 == s->nhcube ? s->total : s->start[job->h1]) - a.first;
+  /* (An allocation adapted on the device has a stale start[] here: its
+   * ends and the ranks' split points are known.) */
+  a.first = strata_strat_start_at(s, job->h0);
+  const long long last = strata_strat_start_at(s, job->h1);
+  if (a.first < 0 || last < 0)
+    return strata_error(STRATA_EBACKEND, "cuda device %d: hypercubes %lld..%lld are not where "
+                        "the allocation on the device splits", st->device, (long long)job->h0,
+                        (long long)job->h1);
+  a.total = last - a.first;
   a.nh_uniform = nh_uniform;
   if (!uniform && s->even) {
     a.even_q = s->even_q;
@@ -721,6 +742,93 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   return job->part ? strata_backend_host_part(job) : STRATA_OK;
 }
 
+/* Several ranks, each with its slice's sums on its device: the map sums
+ * and every hypercube's level, combined through the host, go back up, and
+ * the map and the allocation are made here as one rank makes them (the
+ * same kernels, so the same counts on any number of ranks).  What comes
+ * down is the new total and where the next iteration splits among the
+ * ranks; start[] stays on the device. */
+int adapt_ranked(cuda_state *st, const strata_adapt_job *job)
+{
+  st->ranked = false;
+  strata_grid *g = job->grid;
+  strata_strat *s = job->strat;
+  const bool refine = job->alpha != 0.0, realloc = job->reallocate != 0;
+  const size_t cells = (size_t)g->dim * (size_t)g->ninc, nsplit = (size_t)s->nsplit;
+  cudaError_t e = cudaSetDevice(st->device);
+  if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", st->device);
+  const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(g->ninc + 1);
+  if (!st->edges.reserve(nedges) || !st->start.reserve((size_t)s->nhcube + 1) ||
+      !st->wsum.reserve(cells) || !st->wcnt.reserve(cells) || !st->h_w.reserve(cells) ||
+      !st->h_c.reserve(cells + 1))
+    return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough memory for %lld "
+                        "hypercubes and %zu map cells", st->device, st->name,
+                        (long long)s->nhcube, cells);
+  int rrc = reserve_resident(st, s, g, true, realloc, refine);
+  if (rrc != STRATA_OK) return rrc;
+  cudaStream_t q = st->stream;
+  /* A rank that has sampled nothing yet holds no map or allocation here. */
+  if (st->grid_gen != g->generation) {
+    e = cudaMemcpy(st->edges.p, g->edges, nedges * sizeof(double), cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) return cuda_fail(e, "uploading the map", st->device);
+    st->grid_gen = g->generation;
+    st->map_ver++;
+  }
+  if (realloc && st->strat_gen != s->generation) {
+    strata_strat_materialize(s);
+    e = cudaMemcpy(st->start.p, s->start, ((size_t)s->nhcube + 1) * sizeof(long long),
+                   cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) return cuda_fail(e, "uploading the allocation", st->device);
+    st->strat_gen = s->generation;
+  }
+  if (realloc && (!st->split.reserve(2 * (nsplit + 1)) || !st->h_split.reserve(2 * (nsplit + 1))))
+    return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the ranks' split",
+                        st->device);
+  cudaMemcpyAsync(st->rec.p, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
+  if (refine) {
+    /* (The staging buffers are free: the sample call's copies are done.) */
+    memcpy(st->h_w.p, job->wsum, cells * sizeof(double));
+    for (size_t c = 0; c < cells; c++) st->h_c.p[c] = (unsigned long long)job->wcount[c];
+    cudaMemcpyAsync(st->wsum.p, st->h_w.p, cells * sizeof(double), cudaMemcpyHostToDevice, q);
+    cudaMemcpyAsync(st->wcnt.p, st->h_c.p, cells * sizeof(unsigned long long),
+                    cudaMemcpyHostToDevice, q);
+    launch_refine(st, g, job->alpha, q);
+  }
+  if (realloc) {
+    const long long nhc = s->nhcube;
+    e = cudaMemcpyAsync(st->level.p, job->level, (size_t)nhc * sizeof(double),
+                        cudaMemcpyHostToDevice, q);
+    if (e != cudaSuccess) return cuda_fail(e, "uploading the levels", st->device);
+    tmax_kernel<<<(unsigned)grid_for(nhc, kAdaptThreads, st->nsm), kAdaptThreads, 0, q>>>(
+        st->level.p, nhc, st->rec.p);
+    launch_allocation(st, s, q);
+    split_kernel<<<1, 128, 0, q>>>(st->start.p, nhc, st->rec.p, s->nsplit, st->split.p);
+    cudaMemcpyAsync(&st->h_rec.p[1], st->rec.p, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
+    cudaMemcpyAsync(st->h_split.p, st->split.p, 2 * (nsplit + 1) * sizeof(long long),
+                    cudaMemcpyDeviceToHost, q);
+  }
+  e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaStreamSynchronize(q);
+  if (e != cudaSuccess) return cuda_fail(e, "adapting on the device", st->device);
+  if (refine) {
+    g->generation = strata_stamp_next();
+    g->on_device = 1;
+    st->grid_gen = g->generation;
+  }
+  if (realloc) {
+    for (size_t k = 0; k <= nsplit; k++) {
+      s->split_h[k] = st->h_split.p[k];
+      s->split_first[k] = st->h_split.p[nsplit + 1 + k];
+    }
+    s->total = st->h_rec.p[1].total;
+    s->generation = strata_stamp_next();
+    s->on_device = 1;
+    s->even = 0;
+    st->strat_gen = s->generation;
+  }
+  return STRATA_OK;
+}
+
 /* After a sample call that adapted on the device, only the host's
  * bookkeeping is left; otherwise the host adapts its own copies (ranks
  * that exchange sums through host memory, vector integrands), and the
@@ -728,6 +836,8 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
 int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
 {
   cuda_state *st = static_cast<cuda_state *>(b->self);
+  if (!st->adapted && st->ranked && (!job->reallocate || job->strat->nsplit > 0))
+    return adapt_ranked(st, job);
   if (!st->adapted) {
     int rc = cuda_pull(b, job->grid, job->strat);
     return rc != STRATA_OK ? rc : strata_backend_host_adapt(b, job);
@@ -798,6 +908,8 @@ void cuda_free(strata_backend *b)
   st->h_w.release();
   st->h_c.release();
   st->h_start.release();
+  st->split.release();
+  st->h_split.release();
   st->c1.release();
   st->c2.release();
   st->h_c1.release();

@@ -83,6 +83,10 @@ typedef struct {
   const double *wsum, *wcount; /* every rank's summed map sums, unless kept by the
                                 * backend (local in strata_sample_job) */
   const double *level;         /* every hypercube's level, unless kept by the backend */
+  /* A backend that makes the allocation on its device while several ranks
+   * share the work (strat->nsplit > 0) leaves it there, marked on_device,
+   * with where the ranks' next slices begin in strat's split_h and
+   * split_first, which is all the host then reads of it. */
 } strata_adapt_job;
 
 typedef struct strata_backend strata_backend;

@@ -132,7 +132,8 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->slices = malloc(sizeof(int64_t) * ((size_t)comm->size + 1));
   if (!r->buf || !r->slices) goto nomem;
   if (strata_strat_moves(r->strat) &&
-      !(r->levels = malloc(sizeof(double) * (size_t)r->strat->nhcube)))
+      (!(r->levels = malloc(sizeof(double) * (size_t)r->strat->nhcube)) ||
+       (comm->size > 1 && strata_strat_split_alloc(r->strat, comm->size) != 0)))
     goto nomem;
   r->first_kept = first_kept(p);
   *out = r;
@@ -176,6 +177,11 @@ static int64_t lower_bound(const strata_strat *s, int64_t i)
 void strata_run_slice(const strata_strat *s, int rank, int size, int64_t *h0,
                       int64_t *h1)
 {
+  if (s->on_device && s->nsplit == size) { /* found where the allocation was made */
+    *h0 = s->split_h[rank];
+    *h1 = s->split_h[rank + 1];
+    return;
+  }
   int64_t total = strata_strat_total(s);
   *h0 = rank == 0 ? 0 : lower_bound(s, (int64_t)((double)total * rank / size));
   *h1 = rank == size - 1 ? s->nhcube

@@ -98,6 +98,8 @@ void strata_strat_free(strata_strat *s)
   free(s->nh);
   free(s->start);
   free(s->level);
+  free(s->split_h);
+  free(s->split_first);
   free(s->hist);
   free(s->ladder);
   free(s);
@@ -259,6 +261,28 @@ void strata_strat_rescale(strata_strat *s, int64_t neval)
     s->nh[h] = n < 2 ? 2 : n;
   }
   prefix(s);
+}
+
+int strata_strat_split_alloc(strata_strat *s, int nranks)
+{
+  free(s->split_h);
+  free(s->split_first);
+  s->nsplit = 0;
+  s->split_h = malloc(sizeof(int64_t) * ((size_t)nranks + 1));
+  s->split_first = malloc(sizeof(int64_t) * ((size_t)nranks + 1));
+  if (!s->split_h || !s->split_first) return -1;
+  s->nsplit = nranks;
+  return 0;
+}
+
+int64_t strata_strat_start_at(const strata_strat *s, int64_t h)
+{
+  if (h == 0) return 0;
+  if (h == s->nhcube) return s->total;
+  if (!s->on_device) return s->start[h];
+  for (int k = 1; k < s->nsplit; k++)
+    if (s->split_h[k] == h) return s->split_first[k];
+  return -1;
 }
 
 void strata_strat_restore(strata_strat *s, const int64_t *nh)

@@ -27,6 +27,12 @@ typedef struct {
   int on_device;        /* a backend holds a newer allocation than nh and start (backend.h) */
   int even;             /* nh and start not written yet: the first, even allocation, */
   int64_t even_q, even_rem; /* q samples each and one more for the first rem */
+  /* Several ranks with the allocation on their devices: where it splits
+   * among the nsplit ranks (strata_run_slice), which the host cannot find
+   * in a start[] it does not hold.  split_h[k] is the first hypercube of
+   * rank k's slice, split_first[k] its first sample, k = 0 .. nsplit. */
+  int nsplit;
+  int64_t *split_h, *split_first;
   struct strata_ladder_s *ladder; /* the shares' levels and their powers (shares.h) */
   double *level;        /* strata_strat_reallocate's scratch, kept between calls */
   uint64_t *hist;       /* the allocation's histogram of levels, kept */
@@ -99,6 +105,13 @@ void strata_strat_cut(const uint64_t *hist, int64_t nzero, int64_t neval, const 
 void strata_strat_rescale(strata_strat *s, int64_t neval);
 
 static inline int64_t strata_strat_total(const strata_strat *s) { return s->total; }
+
+/* Room for the split among nranks (above); 0, or -1 without memory. */
+int strata_strat_split_alloc(strata_strat *s, int nranks);
+
+/* start[h] where the host knows it: any h while the host holds the
+ * allocation, else 0, nhcube and the split points (-1 for another h). */
+int64_t strata_strat_start_at(const strata_strat *s, int64_t h);
 
 /* Takes a saved allocation (nhcube counts) as the current one: resuming. */
 void strata_strat_restore(strata_strat *s, const int64_t *nh);

@@ -364,9 +364,11 @@ END_TEST
 
 static strata_backend *gpu_backend(void) { return strata_backend_cuda_new(0); }
 
-/* Ranks that share the GPU: the iteration's sums go through host memory
- * and the adaptation runs on the host, yet every rank holds the same state
- * and the result is one rank's (on the device) to 1e-12. */
+/* Ranks that share the GPU: the map sums and levels go through host memory
+ * and every rank's device adapts from them, yet every rank holds the same
+ * state and the result is one rank's to 1e-12.  With 3 ranks the middle one's
+ * slice comes out empty after the first allocation (the peak's hypercube
+ * holds most samples), and it adapts with the others all the same. */
 START_TEST(test_ranks_on_gpu)
 {
   strata_problem pr;
