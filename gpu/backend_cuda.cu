@@ -775,9 +775,12 @@ int adapt_ranked(cuda_state *st, const strata_adapt_job *job)
     st->map_ver++;
   }
   if (realloc && st->strat_gen != s->generation) {
-    strata_strat_materialize(s);
-    e = cudaMemcpy(st->start.p, s->start, ((size_t)s->nhcube + 1) * sizeof(long long),
-                   cudaMemcpyHostToDevice);
+    if (s->even)
+      even_start_kernel<<<(unsigned)grid_for(s->nhcube + 1, kAdaptThreads, st->nsm),
+                          kAdaptThreads, 0, q>>>(st->start.p, s->nhcube, s->even_q, s->even_rem);
+    else
+      e = cudaMemcpy(st->start.p, s->start, ((size_t)s->nhcube + 1) * sizeof(long long),
+                     cudaMemcpyHostToDevice);
     if (e != cudaSuccess) return cuda_fail(e, "uploading the allocation", st->device);
     st->strat_gen = s->generation;
   }

@@ -162,13 +162,14 @@ void strata_run_free(strata_run *r)
   free(r);
 }
 
-/* Smallest h with start[h] >= i. */
+/* Smallest h with start[h] >= i, of an allocation the host holds or the
+ * even one. */
 static int64_t lower_bound(const strata_strat *s, int64_t i)
 {
   int64_t lo = 0, hi = s->nhcube;
   while (lo < hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (s->start[mid] < i) lo = mid + 1;
+    if (strata_strat_start_at(s, mid) < i) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -871,9 +872,11 @@ int strata_run_step(strata_run *r, strata_iteration *out)
    * there, and only the estimate comes back. */
   const int local = r->comm->size == 1;
   const int sums_here = !(local && by_part && r->backend->pull);
-  /* A backend that keeps the iteration on its device makes its own copy
-   * of the first, even allocation; everything else reads the host's. */
-  if (sums_here || nc > 1) strata_strat_materialize(r->strat);
+  /* A backend that keeps the stratified iteration on its device (on any
+   * number of ranks) makes its own copy of the first, even allocation, and
+   * the ranks' slices of it follow from its formula; everything else reads
+   * the host's. */
+  if (!(by_part && r->backend->pull) || nc > 1) strata_strat_materialize(r->strat);
   int64_t h0, h1;
   strata_run_slice(cells, r->comm->rank, r->comm->size, &h0, &h1);
   double *red = by_part ? part : r->buf;

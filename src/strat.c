@@ -279,6 +279,7 @@ int64_t strata_strat_start_at(const strata_strat *s, int64_t h)
 {
   if (h == 0) return 0;
   if (h == s->nhcube) return s->total;
+  if (s->even) return strata_even_start(h, s->even_q, s->even_rem);
   if (!s->on_device) return s->start[h];
   for (int k = 1; k < s->nsplit; k++)
     if (s->split_h[k] == h) return s->split_first[k];

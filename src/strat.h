@@ -110,7 +110,8 @@ static inline int64_t strata_strat_total(const strata_strat *s) { return s->tota
 int strata_strat_split_alloc(strata_strat *s, int nranks);
 
 /* start[h] where the host knows it: any h while the host holds the
- * allocation, else 0, nhcube and the split points (-1 for another h). */
+ * allocation or it is the even one (written or not), else 0, nhcube and
+ * the split points (-1 for another h). */
 int64_t strata_strat_start_at(const strata_strat *s, int64_t h);
 
 /* Takes a saved allocation (nhcube counts) as the current one: resuming. */
