@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "strat.h"
+#include "run.h"
 #include "ladder.h"
 #include "powfrac.h"
 #include "testutil.h"
@@ -742,6 +743,71 @@ START_TEST(test_shares_in_slices)
 }
 END_TEST
 
+/* The first, even allocation unwritten (as a device keeps it) gives every
+ * start[h], and every rank's slice, that the written one gives. */
+START_TEST(test_even_start_unwritten)
+{
+  strata_strat *u = strata_strat_alloc_even(3, 100003, 1000000, 0.75, 1);
+  strata_strat *w = strata_strat_alloc(3, 100003, 1000000, 0.75, 1);
+  ck_assert(u->even && !w->even);
+  ck_assert_int_gt(u->even_rem, 0);
+  for (int64_t h = 0; h <= u->nhcube; h++)
+    ck_assert_int_eq(strata_strat_start_at(u, h), w->start[h]);
+  for (int size = 1; size <= 5; size++)
+    for (int rank = 0; rank < size; rank++) {
+      int64_t a0, a1, b0, b1;
+      strata_run_slice(u, rank, size, &a0, &a1);
+      strata_run_slice(w, rank, size, &b0, &b1);
+      ck_assert(a0 == b0 && a1 == b1);
+    }
+  ck_assert(u->even); /* still unwritten */
+  strata_strat_free(u);
+  strata_strat_free(w);
+}
+END_TEST
+
+/* An allocation held on a device with several ranks: the host knows its
+ * ends and where the ranks' slices begin (written by the backend), and
+ * answers -1 for any other start[h] instead of reading a stale one. */
+START_TEST(test_split_on_device)
+{
+  strata_strat *s = strata_strat_alloc(2, 40000, 1000000, 0.75, 1);
+  const int64_t n = s->nhcube;
+  double *s1 = malloc(sizeof(double) * (size_t)n), *s2 = malloc(sizeof(double) * (size_t)n);
+  for (int64_t h = 0; h < n; h++) {
+    const double k = (double)s->nh[h], sig = h % 11 == 0 ? 50.0 : 1.0;
+    s1[h] = 0.0;
+    s2[h] = k * sig * sig;
+  }
+  strata_strat_reallocate(s, s1, s2);
+  const int size = 3;
+  int64_t lo[3], hi[3];
+  for (int r = 0; r < size; r++) strata_run_slice(s, r, size, &lo[r], &hi[r]);
+  ck_assert_int_eq(strata_strat_split_alloc(s, size), 0);
+  for (int r = 0; r < size; r++) {
+    s->split_h[r] = lo[r];
+    s->split_first[r] = s->start[lo[r]];
+  }
+  s->split_h[size] = n;
+  s->split_first[size] = s->total;
+  s->on_device = 1;
+  for (int r = 0; r < size; r++) {
+    int64_t a0, a1;
+    strata_run_slice(s, r, size, &a0, &a1);
+    ck_assert(a0 == lo[r] && a1 == hi[r]);
+    ck_assert_int_eq(strata_strat_start_at(s, a0), s->start[a0]);
+    ck_assert_int_eq(strata_strat_start_at(s, a1), s->start[a1]);
+  }
+  ck_assert_int_eq(strata_strat_start_at(s, 0), 0);
+  ck_assert_int_eq(strata_strat_start_at(s, n), s->total);
+  int64_t inner = lo[1] + 1 < hi[1] ? lo[1] + 1 : 1;
+  ck_assert_int_eq(strata_strat_start_at(s, inner), -1);
+  free(s1);
+  free(s2);
+  strata_strat_free(s);
+}
+END_TEST
+
 static Suite *strat_suite(void)
 {
   Suite *s = suite_create("strat");
@@ -766,6 +832,8 @@ static Suite *strat_suite(void)
 
   tc = tcase_create("indexing");
   tcase_add_test(tc, test_find_every_index);
+  tcase_add_test(tc, test_even_start_unwritten);
+  tcase_add_test(tc, test_split_on_device);
   tcase_add_test(tc, test_coords);
   suite_add_tcase(s, tc);
   return s;
