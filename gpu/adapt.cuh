@@ -18,6 +18,9 @@ namespace strata_k {
 /* The few numbers of an iteration that the host reads back: one copy. */
 struct IterRecord {
   double part[2];              /* this slice's integral and variance */
+  /* A vector integrand's: its components' integrals, then their covariance
+   * as the upper triangle, row by row (estimate_vec_kernel). */
+  double vpart[STRATA_MAX_COMP + STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2];
   unsigned long long bad;      /* first sample with a non-finite value (kNoBad: none) */
   long long bad_h;             /* first hypercube whose sums overflowed (LLONG_MAX: none) */
   int tmax;                    /* the largest level (INT_MIN: no share anywhere) */
@@ -101,6 +104,70 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateA
     atomicAdd(&a.rec->part[0], bI);
     atomicAdd(&a.rec->part[1], bv);
     if (blockIdx.x == 0) atomicAdd(&a.rec->part[0], a.shift * ((double)(a.h1 - a.h0) / (double)a.nhcube));
+  }
+}
+
+struct EstimateVecArgs {
+  const double *c1, *c2;       /* per hypercube: nc sums, np sums of products */
+  const long long *start;
+  long long h0, h1, nh_uniform, nhcube;
+  double V;
+  double cshift[STRATA_MAX_COMP];
+  int nc;
+  IterRecord *rec;
+};
+
+/* strata_estimate_part's terms for a vector integrand (estimate.c's
+ * stratified, cell_moments and add_cov): each component's V m and, where
+ * both variances of a pair are positive, V^2 of its covariance, summed into
+ * the record's vpart.  estimate_kernel meanwhile does the quantity that
+ * adapts, whose sums and levels the allocation follows. */
+__global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const EstimateVecArgs a)
+{
+  constexpr int kMaxPair = STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2;
+  __shared__ double acc[STRATA_MAX_COMP + kMaxPair];
+  const int nc = a.nc, np = nc * (nc + 1) / 2;
+  for (int j = threadIdx.x; j < nc + np; j += blockDim.x) acc[j] = 0.0;
+  __syncthreads();
+  double sI[STRATA_MAX_COMP], sc[kMaxPair], m[STRATA_MAX_COMP], v[kMaxPair];
+  for (int c = 0; c < nc; c++) sI[c] = 0.0;
+  for (int p = 0; p < np; p++) sc[p] = 0.0;
+  for (long long h = a.h0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.h1;
+       h += (long long)gridDim.x * blockDim.x) {
+    const double n = hcube_n(a.start, a.nh_uniform, h), nn1 = n * (n - 1.0);
+    const double *S1 = a.c1 + h * nc, *S2 = a.c2 + h * np;
+    bool ok = true;
+    for (int c = 0; c < nc; c++) {
+      m[c] = S1[c] / n;
+      ok = ok && isfinite(m[c]);
+    }
+    for (int x = 0, p = 0; x < nc; x++)
+      for (int y = x; y < nc; y++, p++) {
+        v[p] = (S2[p] - S1[x] * m[y]) / nn1;
+        ok = ok && isfinite(v[p]);
+      }
+    if (!ok) {
+      atomicMin(&a.rec->bad_h, h);
+      continue;
+    }
+    for (int c = 0; c < nc; c++) sI[c] += a.V * m[c];
+    bool pd[STRATA_MAX_COMP];
+    for (int x = 0, p = 0; x < nc; x++) {
+      pd[x] = v[p] > 0.0;
+      p += nc - x;
+    }
+    for (int x = 0, p = 0; x < nc; x++)
+      for (int y = x; y < nc; y++, p++)
+        if (pd[x] && pd[y]) sc[p] += a.V * a.V * v[p];
+  }
+  for (int c = 0; c < nc; c++) atomicAdd(&acc[c], sI[c]);
+  for (int p = 0; p < np; p++) atomicAdd(&acc[nc + p], sc[p]);
+  __syncthreads();
+  for (int j = threadIdx.x; j < nc + np; j += blockDim.x) {
+    double t = acc[j];
+    /* (The shifts' share once, as estimate.c adds it.) */
+    if (blockIdx.x == 0 && j < nc) t += a.cshift[j] * ((double)(a.h1 - a.h0) / (double)a.nhcube);
+    atomicAdd(&a.rec->vpart[j], t);
   }
 }
 

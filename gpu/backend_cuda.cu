@@ -411,6 +411,23 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
   ea.rec = st->rec.p;
   estimate_kernel<<<(unsigned)grid_for(job->h1 - job->h0, kAdaptThreads, st->nsm), kAdaptThreads,
                     0, q>>>(ea);
+  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  if (nc > 1) {
+    EstimateVecArgs va;
+    va.c1 = st->c1.p;
+    va.c2 = st->c2.p;
+    va.start = st->start.p;
+    va.h0 = job->h0;
+    va.h1 = job->h1;
+    va.nh_uniform = nh_uniform;
+    va.nhcube = s->nhcube;
+    va.V = 1.0 / (double)s->nhcube;
+    for (int c = 0; c < nc; c++) va.cshift[c] = job->cshift[c];
+    va.nc = nc;
+    va.rec = st->rec.p;
+    estimate_vec_kernel<<<(unsigned)grid_for(job->h1 - job->h0, kAdaptThreads, st->nsm),
+                          kAdaptThreads, 0, q>>>(va);
+  }
   if (realloc) launch_allocation(st, s, q);
   if (refine) {
     /* The map's refinement needs only the map sums: it runs beside the
@@ -434,15 +451,20 @@ void read_kernel_time(cuda_state *st)
  * as the host's estimate would. */
 int report_overflow(cuda_state *st, strata_sample_job *job, long long h)
 {
-  double s1 = 0.0;
+  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  double s1 = 0.0, c1 = 0.0;
   long long se[2] = {0, 0};
   cudaMemcpy(&s1, st->s1.p + h, sizeof s1, cudaMemcpyDeviceToHost);
+  if (nc > 1) cudaMemcpy(&c1, st->c1.p + h * nc, sizeof c1, cudaMemcpyDeviceToHost);
   cudaMemcpy(se, st->start.p + h, sizeof se, cudaMemcpyDeviceToHost);
   const strata_strat *s = job->strat;
   const double n = !s->adaptive ? (double)(s->even ? s->even_q : s->nh[0])
                                  : (double)(se[1] - se[0]);
   job->bad = h;
   job->bad_near = s1 / n + job->shift;
+  /* A vector integrand's first component, as the host's estimate names it,
+   * where that is what overflowed. */
+  if (nc > 1 && !isfinite(c1 / n + job->cshift[0])) job->bad_near = c1 / n + job->cshift[0];
   return STRATA_OK;
 }
 
@@ -459,7 +481,7 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   const long long nh = job->h1 - job->h0;
   st->last_kernel_s = 0.0;
   /* (A rank whose slice is empty adapts with the others all the same.) */
-  st->ranked = job->part && pr->ncomp <= 1 && job->adapt && !job->local;
+  st->ranked = job->part && job->adapt && !job->local;
   if (nh <= 0) return STRATA_OK;
   cudaError_t e = cudaSetDevice(st->device);
   if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", st->device);
@@ -489,11 +511,11 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory for "
                         "%lld hypercubes and %zu map cells", st->device, st->name,
                         (long long)s->nhcube, cells);
-  /* Stratified scalar iterations stay on the device: the estimate, and
-   * with one rank the adaptation too, follow the sampling there, and one
-   * record comes back.  Otherwise the cells' sums come back (plain MC and
-   * QMC have few cells; vector integrands' sums take the host's path). */
-  const bool resident = job->part && nc == 1;
+  /* Stratified iterations stay on the device: the estimate, and the
+   * adaptation too, follow the sampling there, and one record comes back.
+   * Otherwise (plain MC and QMC, which have few cells) the cells' sums come
+   * back. */
+  const bool resident = job->part != nullptr;
   /* Page-locked staging only for what crosses PCIe on this path: locking
    * memory takes milliseconds per megabyte, more than a short run. */
   const bool upload_start = !s->even && st->strat_gen != s->generation;
@@ -534,7 +556,7 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   if (trc != STRATA_OK) return trc;
   if (nc > 1) {
     if (!st->c1.reserve((size_t)s->nhcube * nc) || !st->c2.reserve((size_t)s->nhcube * np) ||
-        !st->h_c1.reserve((size_t)nh * nc) || !st->h_c2.reserve((size_t)nh * np))
+        (!resident && (!st->h_c1.reserve((size_t)nh * nc) || !st->h_c2.reserve((size_t)nh * np))))
       return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the sums of %d "
                           "components", st->device, nc);
     cudaMemsetAsync(st->c1.p + job->h0 * nc, 0, (size_t)nh * nc * sizeof(double), q);
@@ -690,8 +712,15 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     if (out.bad != kNoBad) return report_bad(job, (long long)out.bad);
     if (out.bad_h != LLONG_MAX) return report_overflow(st, job, out.bad_h);
     st->sums_clean = true;
-    job->part[0] = out.part[0];
-    job->part[1] = out.part[1];
+    if (nc == 1) {
+      job->part[0] = out.part[0];
+      job->part[1] = out.part[1];
+    } else { /* the covariance's upper triangle, mirrored */
+      for (int c = 0; c < nc; c++) job->part[c] = out.vpart[c];
+      for (int x = 0, p = 0; x < nc; x++)
+        for (int y = x; y < nc; y++, p++)
+          job->part[nc + x * nc + y] = job->part[nc + y * nc + x] = out.vpart[nc + p];
+    }
     if (job->adapt && !job->local)
       for (size_t c = 0; c < cells; c++) {
         job->wsum[c] = st->h_w.p[c];

@@ -876,7 +876,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
    * number of ranks) makes its own copy of the first, even allocation, and
    * the ranks' slices of it follow from its formula; everything else reads
    * the host's. */
-  if (!(by_part && r->backend->pull) || nc > 1) strata_strat_materialize(r->strat);
+  if (!(by_part && r->backend->pull)) strata_strat_materialize(r->strat);
   int64_t h0, h1;
   strata_run_slice(cells, r->comm->rank, r->comm->size, &h0, &h1);
   double *red = by_part ? part : r->buf;
