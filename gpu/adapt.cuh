@@ -9,6 +9,7 @@
 #define STRATA_ADAPT_CUH
 #include <cub/cub.cuh>
 
+#include "cellmoments.h"
 #include "maprefine.h"
 #include "shares.h"
 #include "strat.h"
@@ -118,7 +119,7 @@ struct EstimateVecArgs {
 };
 
 /* strata_estimate_part's terms for a vector integrand (estimate.c's
- * stratified, cell_moments and add_cov): each component's V m and, where
+ * stratified and add_cov, with cellmoments.h): each component's V m and, where
  * both variances of a pair are positive, V^2 of its covariance, summed into
  * the record's vpart.  estimate_kernel meanwhile does the quantity that
  * adapts, whose sums and levels the allocation follows. */
@@ -134,28 +135,14 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const Estim
   for (int p = 0; p < np; p++) sc[p] = 0.0;
   for (long long h = a.h0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.h1;
        h += (long long)gridDim.x * blockDim.x) {
-    const double n = hcube_n(a.start, a.nh_uniform, h), nn1 = n * (n - 1.0);
-    const double *S1 = a.c1 + h * nc, *S2 = a.c2 + h * np;
-    bool ok = true;
-    for (int c = 0; c < nc; c++) {
-      m[c] = S1[c] / n;
-      ok = ok && isfinite(m[c]);
-    }
-    for (int x = 0, p = 0; x < nc; x++)
-      for (int y = x; y < nc; y++, p++) {
-        v[p] = (S2[p] - S1[x] * m[y]) / nn1;
-        ok = ok && isfinite(v[p]);
-      }
-    if (!ok) {
+    const double n = hcube_n(a.start, a.nh_uniform, h);
+    if (!strata_cell_moments(nc, a.c1 + h * nc, a.c2 + h * np, n, m, v)) {
       atomicMin(&a.rec->bad_h, h);
       continue;
     }
     for (int c = 0; c < nc; c++) sI[c] += a.V * m[c];
-    bool pd[STRATA_MAX_COMP];
-    for (int x = 0, p = 0; x < nc; x++) {
-      pd[x] = v[p] > 0.0;
-      p += nc - x;
-    }
+    int pd[STRATA_MAX_COMP];
+    strata_cell_positive(nc, v, pd);
     for (int x = 0, p = 0; x < nc; x++)
       for (int y = x; y < nc; y++, p++)
         if (pd[x] && pd[y]) sc[p] += a.V * a.V * v[p];

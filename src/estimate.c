@@ -1,4 +1,5 @@
 #include "estimate.h"
+#include "cellmoments.h"
 
 #include <math.h>
 
@@ -11,37 +12,11 @@
 
 static int npair(int ncomp) { return ncomp * (ncomp + 1) / 2; }
 
-/* One cell's (or one pooled set's) covariance terms from the sums over n
- * points: v[p] = (S2_p - S1_a m_b) / (n (n - 1)), the mean of the cell in
- * m.  (Two divisions per cell where (S2_p/n - m_a m_b)/(n - 1) took three:
- * at 262144 hypercubes a third of the estimate's time.) */
-static int cell_moments(int nc, const double *S1, const double *S2, double n, double *m,
-                        double *v)
-{
-  int ok = 1;
-  const double nn1 = n * (n - 1.0);
-  for (int c = 0; c < nc; c++) {
-    m[c] = S1[c] / n;
-    ok = ok && isfinite(m[c]);
-  }
-  for (int a = 0, p = 0; a < nc; a++)
-    for (int b = a; b < nc; b++, p++) {
-      v[p] = (S2[p] - S1[a] * m[b]) / nn1;
-      ok = ok && isfinite(v[p]);
-    }
-  return ok;
-}
-
-/* Adds scale * v to the covariance.  A variance that rounding made negative
- * counts as 0, and then so do that component's covariances in this cell:
- * the sum stays positive semi-definite. */
+/* Adds scale * v to the covariance, where strata_cell_positive allows. */
 static void add_cov(int nc, const double *v, double scale, double *cov)
 {
   int pd[STRATA_EST_MAX_COMP];
-  for (int a = 0, p = 0; a < nc; a++) {
-    pd[a] = v[p] > 0.0;
-    p += nc - a;
-  }
+  strata_cell_positive(nc, v, pd);
   for (int a = 0, p = 0; a < nc; a++)
     for (int b = a; b < nc; b++, p++)
       if (pd[a] && pd[b]) {
@@ -85,7 +60,7 @@ static int stratified(const strata_strat *c, int nc, const double *c1, const dou
   for (int a = 0; a < nc; a++) I[a] = 0.0;
   for (int a = 0; a < nc * nc; a++) cov[a] = 0.0;
   for (int64_t h = h0; h < h1; h++) {
-    if (!cell_moments(nc, c1 + h * nc, c2 + h * np, (double)c->nh[h], m, v)) {
+    if (!strata_cell_moments(nc, c1 + h * nc, c2 + h * np, (double)c->nh[h], m, v)) {
       *bad = h;
       return -1;
     }
@@ -113,7 +88,7 @@ static int pooled(const strata_strat *c, int nc, const double *c1, const double 
     for (int p = 0; p < np; p++) S2[p] += c2[h * np + p];
   }
   double m[STRATA_EST_MAX_COMP], v[STRATA_EST_MAX_COMP * (STRATA_EST_MAX_COMP + 1) / 2];
-  cell_moments(nc, S1, S2, (double)c->start[c->nhcube], m, v);
+  strata_cell_moments(nc, S1, S2, (double)c->start[c->nhcube], m, v);
   for (int a = 0; a < nc; a++) I[a] = shift[a] + m[a];
   for (int a = 0; a < nc * nc; a++) cov[a] = 0.0;
   add_cov(nc, v, 1.0, cov);
