@@ -353,6 +353,43 @@ static void iteration(int seeds, const char *srcdir)
     step_costs(label, &pr, p, seeds, 0);
   }
   strata_source_free(src);
+  /* A user's vector integrand: three components of one sample
+   * (tests/integrands/three.c), the map following their sum. */
+  snprintf(path, sizeof path, "%s/tests/integrands/three.c", srcdir);
+  if (strata_source_from_file(path, path, "three", 1, 3, &src) != STRATA_OK ||
+      strata_source_build_cpu(src, 1) != STRATA_OK) {
+    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+    exit(1);
+  }
+  {
+    strata_problem pr;
+    problem("f4", 6, &pr);
+    pr.f = NULL;
+    pr.fv = src->fv;
+    pr.ncomp = 3;
+    pr.adapt_comp = -1;
+    pr.source = src;
+    pr.name = "three (user)";
+    strata_params_default(&p);
+    /* Its frozen kernel built before the count: NVRTC compiles each kernel
+     * of a user's integrand once, at its first use (its runs here outlast
+     * adapt_iters, where gauss.c's converge first). */
+    strata_params w = p;
+    w.maxiter = 3;
+    w.adapt_iters = 1;
+    w.epsrel = 0;
+    w.skip = 0;
+    strata_run *r = start_run(&pr, &w);
+    while (!strata_run_finished(r))
+      if (strata_run_step(r, NULL) != STRATA_OK) {
+        fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+        exit(1);
+      }
+    strata_run_free(r);
+    step_costs("user three.c d=6, 3 components, every iteration to epsrel 1e-3, defaults", &pr,
+               p, seeds, 0);
+  }
+  strata_source_free(src);
 
   printf("\n## Short runs with the defaults, set-up to result, %d seeds\n\n", seeds);
   printf("| case | median (min..max) | mean iterations | converged | within 3 sigma |\n"
