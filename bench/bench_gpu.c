@@ -305,6 +305,29 @@ static void to_tolerance(const char *label, const char *name, int dim, strata_pa
   fflush(stdout);
 }
 
+/* tests/integrands/three.c: three components of one sample (f4's
+ * gaussian, x_1 times it, a polynomial) on f4's 6-D problem, the map
+ * following their sum.  The source is the caller's to free. */
+static strata_source *user_three(const char *srcdir, strata_problem *pr)
+{
+  char path[1024];
+  snprintf(path, sizeof path, "%s/tests/integrands/three.c", srcdir);
+  strata_source *s = NULL;
+  if (strata_source_from_file(path, path, "three", 1, 3, &s) != STRATA_OK ||
+      strata_source_build_cpu(s, 1) != STRATA_OK) {
+    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+    exit(1);
+  }
+  problem("f4", 6, pr);
+  pr->f = NULL;
+  pr->fv = s->fv;
+  pr->ncomp = 3;
+  pr->adapt_comp = -1;
+  pr->source = s;
+  pr->name = "three (user)";
+  return s;
+}
+
 /* The whole iteration on the device: what the host adds to every step,
  * short runs with the defaults, and the rate of whole iterations against
  * the kernel's at 1e9.  One table, so that runs can be compared line by
@@ -353,23 +376,10 @@ static void iteration(int seeds, const char *srcdir)
     step_costs(label, &pr, p, seeds, 0);
   }
   strata_source_free(src);
-  /* A user's vector integrand: three components of one sample
-   * (tests/integrands/three.c), the map following their sum. */
-  snprintf(path, sizeof path, "%s/tests/integrands/three.c", srcdir);
-  if (strata_source_from_file(path, path, "three", 1, 3, &src) != STRATA_OK ||
-      strata_source_build_cpu(src, 1) != STRATA_OK) {
-    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
-    exit(1);
-  }
+  /* A user's vector integrand, three components (user_three). */
   {
     strata_problem pr;
-    problem("f4", 6, &pr);
-    pr.f = NULL;
-    pr.fv = src->fv;
-    pr.ncomp = 3;
-    pr.adapt_comp = -1;
-    pr.source = src;
-    pr.name = "three (user)";
+    src = user_three(srcdir, &pr);
     strata_params_default(&p);
     /* Its frozen kernel built before the count: NVRTC compiles each kernel
      * of a user's integrand once, at its first use (its runs here outlast
@@ -686,21 +696,8 @@ static void user(int quick, const char *srcdir)
     rates_pr("f4 user (gauss.c)", &pr, neval);
   }
   strata_source_free(s);
-  /* What components cost: three from one sample (tests/integrands/three.c:
-   * f4's gaussian, x_1 times it, a polynomial), the map following their sum. */
-  char path[1024];
-  snprintf(path, sizeof path, "%s/tests/integrands/three.c", srcdir);
-  if (strata_source_from_file(path, path, "three", 1, 3, &s) != STRATA_OK ||
-      strata_source_build_cpu(s, 1) != STRATA_OK) {
-    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
-    exit(1);
-  }
-  problem("f4", 6, &pr);
-  pr.f = NULL;
-  pr.fv = s->fv;
-  pr.ncomp = 3;
-  pr.adapt_comp = -1;
-  pr.source = s;
+  /* What components cost (user_three). */
+  s = user_three(srcdir, &pr);
   rates_pr("three.c, ncomp 3, adapt sum", &pr, neval);
   strata_source_free(s);
 }
