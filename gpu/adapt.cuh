@@ -64,6 +64,11 @@ struct EstimateArgs {
   double *level;               /* NULL: no shares this iteration */
   double kk;
   IterRecord *rec;
+  /* A vector integrand's (estimate_vec_kernel): per hypercube its nc
+   * components' sums and the np sums of their products, and their shifts. */
+  const double *c1, *c2;
+  double cshift[STRATA_MAX_COMP];
+  int nc;
 };
 
 __device__ __forceinline__ double hcube_n(const long long *start, long long nh_uniform, long long h)
@@ -108,22 +113,12 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateA
   }
 }
 
-struct EstimateVecArgs {
-  const double *c1, *c2;       /* per hypercube: nc sums, np sums of products */
-  const long long *start;
-  long long h0, h1, nh_uniform, nhcube;
-  double V;
-  double cshift[STRATA_MAX_COMP];
-  int nc;
-  IterRecord *rec;
-};
-
 /* strata_estimate_part's terms for a vector integrand (estimate.c's
  * stratified and add_cov, with cellmoments.h): each component's V m and, where
  * both variances of a pair are positive, V^2 of its covariance, summed into
  * the record's vpart.  estimate_kernel meanwhile does the quantity that
  * adapts, whose sums and levels the allocation follows. */
-__global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const EstimateVecArgs a)
+__global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const EstimateArgs a)
 {
   constexpr int kMaxPair = STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2;
   __shared__ double acc[STRATA_MAX_COMP + kMaxPair];

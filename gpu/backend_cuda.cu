@@ -409,25 +409,13 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
   ea.level = job->level ? st->level.p : nullptr;
   ea.kk = s->ladder ? s->ladder->kk : 0.0;
   ea.rec = st->rec.p;
-  estimate_kernel<<<(unsigned)grid_for(job->h1 - job->h0, kAdaptThreads, st->nsm), kAdaptThreads,
-                    0, q>>>(ea);
-  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
-  if (nc > 1) {
-    EstimateVecArgs va;
-    va.c1 = st->c1.p;
-    va.c2 = st->c2.p;
-    va.start = st->start.p;
-    va.h0 = job->h0;
-    va.h1 = job->h1;
-    va.nh_uniform = nh_uniform;
-    va.nhcube = s->nhcube;
-    va.V = 1.0 / (double)s->nhcube;
-    for (int c = 0; c < nc; c++) va.cshift[c] = job->cshift[c];
-    va.nc = nc;
-    va.rec = st->rec.p;
-    estimate_vec_kernel<<<(unsigned)grid_for(job->h1 - job->h0, kAdaptThreads, st->nsm),
-                          kAdaptThreads, 0, q>>>(va);
-  }
+  ea.nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  ea.c1 = st->c1.p;
+  ea.c2 = st->c2.p;
+  for (int c = 0; ea.nc > 1 && c < ea.nc; c++) ea.cshift[c] = job->cshift[c];
+  const unsigned blocks = (unsigned)grid_for(job->h1 - job->h0, kAdaptThreads, st->nsm);
+  estimate_kernel<<<blocks, kAdaptThreads, 0, q>>>(ea);
+  if (ea.nc > 1) estimate_vec_kernel<<<blocks, kAdaptThreads, 0, q>>>(ea);
   if (realloc) launch_allocation(st, s, q);
   if (refine) {
     /* The map's refinement needs only the map sums: it runs beside the
@@ -468,6 +456,55 @@ int report_overflow(cuda_state *st, strata_sample_job *job, long long h)
   return STRATA_OK;
 }
 
+/* What every iteration uses on the device: the map, the allocation, the
+ * per-hypercube sums and the map sums. */
+int reserve_core(cuda_state *st, const strata_strat *s, const strata_grid *g)
+{
+  const size_t cells = (size_t)g->dim * (size_t)g->ninc;
+  const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(g->ninc + 1);
+  if (!st->edges.reserve(nedges) || !st->start.reserve((size_t)s->nhcube + 1) ||
+      !st->s1.reserve((size_t)s->nhcube) || !st->s2.reserve((size_t)s->nhcube) ||
+      !st->wsum.reserve(cells) || !st->wcnt.reserve(cells))
+    return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory for "
+                        "%lld hypercubes and %zu map cells", st->device, st->name,
+                        (long long)s->nhcube, cells);
+  return STRATA_OK;
+}
+
+/* The host's map, and with allocation its allocation, onto the device where
+ * the device holds older ones.  The first, even allocation is a formula:
+ * made here, not copied; any other goes through page-locked staging, locked
+ * only once an allocation has to cross (milliseconds per megabyte, more
+ * than a short run). */
+int upload_state(cuda_state *st, const strata_grid *g, const strata_strat *s, bool allocation,
+                 cudaStream_t q)
+{
+  cudaError_t e;
+  if (st->grid_gen != g->generation) {
+    const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(g->ninc + 1);
+    e = cudaMemcpyAsync(st->edges.p, g->edges, nedges * sizeof(double), cudaMemcpyHostToDevice, q);
+    if (e != cudaSuccess) return cuda_fail(e, "uploading the map", st->device);
+    st->grid_gen = g->generation;
+    st->map_ver++;
+  }
+  if (!allocation || st->strat_gen == s->generation) return STRATA_OK;
+  const size_t nstart = (size_t)s->nhcube + 1;
+  if (s->even) {
+    even_start_kernel<<<(unsigned)grid_for(s->nhcube + 1, kAdaptThreads, st->nsm), kAdaptThreads,
+                        0, q>>>(st->start.p, s->nhcube, s->even_q, s->even_rem);
+  } else {
+    if (!st->h_start.reserve(nstart))
+      return strata_error(STRATA_ENOMEM, "cuda device %d: cannot lock %zu MB of host memory "
+                          "for transfers", st->device, nstart * 8 >> 20);
+    memcpy(st->h_start.p, s->start, nstart * sizeof(long long));
+    e = cudaMemcpyAsync(st->start.p, st->h_start.p, nstart * sizeof(long long),
+                        cudaMemcpyHostToDevice, q);
+    if (e != cudaSuccess) return cuda_fail(e, "uploading the allocation", st->device);
+  }
+  st->strat_gen = s->generation;
+  return STRATA_OK;
+}
+
 int cuda_pull(strata_backend *b, strata_grid *g, strata_strat *s);
 
 int cuda_sample(strata_backend *b, strata_sample_job *job)
@@ -504,13 +541,8 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   }
   const int nc = pr->ncomp > 1 ? pr->ncomp : 1, np = nc * (nc + 1) / 2;
 
-  const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(ninc + 1);
-  if (!st->edges.reserve(nedges) || !st->start.reserve((size_t)s->nhcube + 1) ||
-      !st->s1.reserve((size_t)s->nhcube) || !st->s2.reserve((size_t)s->nhcube) ||
-      !st->wsum.reserve(cells) || !st->wcnt.reserve(cells))
-    return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory for "
-                        "%lld hypercubes and %zu map cells", st->device, st->name,
-                        (long long)s->nhcube, cells);
+  int rrc = reserve_core(st, s, g);
+  if (rrc != STRATA_OK) return rrc;
   /* Stratified iterations stay on the device: the estimate, and the
    * adaptation too, follow the sampling there, and one record comes back.
    * Otherwise (plain MC and QMC, which have few cells) the cells' sums come
@@ -518,36 +550,16 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   const bool resident = job->part != nullptr;
   /* Page-locked staging only for what crosses PCIe on this path: locking
    * memory takes milliseconds per megabyte, more than a short run. */
-  const bool upload_start = !s->even && st->strat_gen != s->generation;
   if (!st->h_w.reserve(cells) || !st->h_c.reserve(cells + 1) ||
-      (!resident && (!st->h_s1.reserve((size_t)nh) || !st->h_s2.reserve((size_t)nh))) ||
-      (upload_start && !st->h_start.reserve((size_t)s->nhcube + 1)))
+      (!resident && (!st->h_s1.reserve((size_t)nh) || !st->h_s2.reserve((size_t)nh))))
     return strata_error(STRATA_ENOMEM, "cuda device %d: cannot lock %zu MB of host memory "
-                        "for transfers", st->device,
-                        (size_t)(2 * nh + 2 * (long long)cells + s->nhcube) * 8 >> 20);
+                        "for transfers", st->device, (size_t)(2 * nh + 2 * (long long)cells) * 8 >> 20);
   cudaStream_t q = st->stream;
-  if (st->grid_gen != g->generation) {
-    e = cudaMemcpyAsync(st->edges.p, g->edges, nedges * sizeof(double), cudaMemcpyHostToDevice, q);
-    if (e != cudaSuccess) return cuda_fail(e, "uploading the map", st->device);
-    st->grid_gen = g->generation;
-    st->map_ver++;
-  }
   const bool uniform =
       !s->adaptive && (s->even || s->start[s->nhcube] == s->nh[0] * s->nhcube);
   const long long nh_uniform = !uniform ? 0 : s->even ? s->even_q : s->nh[0];
-  if (!uniform && st->strat_gen != s->generation && s->even) {
-    /* The first allocation is a formula: made here, not copied. */
-    even_start_kernel<<<(unsigned)grid_for(s->nhcube + 1, kAdaptThreads, st->nsm), kAdaptThreads,
-                        0, q>>>(st->start.p, s->nhcube, s->even_q, s->even_rem);
-    st->strat_gen = s->generation;
-  }
-  if (!uniform && st->strat_gen != s->generation) {
-    memcpy(st->h_start.p, s->start, ((size_t)s->nhcube + 1) * sizeof(long long));
-    e = cudaMemcpyAsync(st->start.p, st->h_start.p, ((size_t)s->nhcube + 1) * sizeof(long long),
-                        cudaMemcpyHostToDevice, q);
-    if (e != cudaSuccess) return cuda_fail(e, "uploading the allocation", st->device);
-    st->strat_gen = s->generation;
-  }
+  rrc = upload_state(st, g, s, !uniform, q);
+  if (rrc != STRATA_OK) return rrc;
   if (job->qmc) {
     int rc = upload_qmc(st, job->qmc, q);
     if (rc != STRATA_OK) return rc;
@@ -566,7 +578,7 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   const bool realloc_here = adapt_here && job->level;
   const bool refine_here = adapt_here && job->alpha != 0.0;
   st->adapted = false;
-  int rrc = reserve_resident(st, s, g, resident, realloc_here, refine_here);
+  rrc = reserve_resident(st, s, g, resident, realloc_here, refine_here);
   if (rrc != STRATA_OK) return rrc;
   if (!resident || !st->sums_clean) {
     cudaMemsetAsync(st->s1.p + job->h0, 0, (size_t)nh * sizeof(double), q);
@@ -786,33 +798,16 @@ int adapt_ranked(cuda_state *st, const strata_adapt_job *job)
   const size_t cells = (size_t)g->dim * (size_t)g->ninc, nsplit = (size_t)s->nsplit;
   cudaError_t e = cudaSetDevice(st->device);
   if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", st->device);
-  const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(g->ninc + 1);
-  if (!st->edges.reserve(nedges) || !st->start.reserve((size_t)s->nhcube + 1) ||
-      !st->wsum.reserve(cells) || !st->wcnt.reserve(cells) || !st->h_w.reserve(cells) ||
-      !st->h_c.reserve(cells + 1))
-    return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough memory for %lld "
-                        "hypercubes and %zu map cells", st->device, st->name,
-                        (long long)s->nhcube, cells);
-  int rrc = reserve_resident(st, s, g, true, realloc, refine);
+  int rrc = reserve_core(st, s, g);
+  if (rrc == STRATA_OK) rrc = reserve_resident(st, s, g, true, realloc, refine);
   if (rrc != STRATA_OK) return rrc;
+  if (!st->h_w.reserve(cells) || !st->h_c.reserve(cells + 1))
+    return strata_error(STRATA_ENOMEM, "cuda device %d: cannot lock %zu MB of host memory "
+                        "for transfers", st->device, 2 * cells * 8 >> 20);
   cudaStream_t q = st->stream;
   /* A rank that has sampled nothing yet holds no map or allocation here. */
-  if (st->grid_gen != g->generation) {
-    e = cudaMemcpy(st->edges.p, g->edges, nedges * sizeof(double), cudaMemcpyHostToDevice);
-    if (e != cudaSuccess) return cuda_fail(e, "uploading the map", st->device);
-    st->grid_gen = g->generation;
-    st->map_ver++;
-  }
-  if (realloc && st->strat_gen != s->generation) {
-    if (s->even)
-      even_start_kernel<<<(unsigned)grid_for(s->nhcube + 1, kAdaptThreads, st->nsm),
-                          kAdaptThreads, 0, q>>>(st->start.p, s->nhcube, s->even_q, s->even_rem);
-    else
-      e = cudaMemcpy(st->start.p, s->start, ((size_t)s->nhcube + 1) * sizeof(long long),
-                     cudaMemcpyHostToDevice);
-    if (e != cudaSuccess) return cuda_fail(e, "uploading the allocation", st->device);
-    st->strat_gen = s->generation;
-  }
+  rrc = upload_state(st, g, s, realloc, q);
+  if (rrc != STRATA_OK) return rrc;
   if (realloc && (!st->split.reserve(2 * (nsplit + 1)) || !st->h_split.reserve(2 * (nsplit + 1))))
     return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the ranks' split",
                         st->device);
