@@ -430,13 +430,8 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   /* r[] holds the weights of increments that read 0 until the smoothing. */
   for (int i = threadIdx.x; i < n; i += blockDim.x) r[i] = strata_map_unseen(w, pre, n, i, abar);
   __syncthreads();
-  for (int i = threadIdx.x; i < n; i += blockDim.x) w[i] = r[i];
+  for (int i = threadIdx.x; i < n; i += blockDim.x) w[i] = pre[i] > 0.0 ? r[i] : abar;
   __syncthreads();
-  if (nt < n) {
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-      if (!(pre[i] > 0.0)) w[i] = abar;
-    __syncthreads();
-  }
   double part = 0.0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     r[i] = strata_map_smooth(w, n, i); /* the smoothed weights, for now */

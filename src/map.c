@@ -100,10 +100,7 @@ static void refine_axis(double *e, int n, double *a, double *trusted, double alp
   const double abar = asum / nt;
   /* s[] holds the weights of increments that read 0 until the smoothing. */
   for (int i = 0; i < n; i++) s[i] = strata_map_unseen(a, trusted, n, i, abar);
-  for (int i = 0; i < n; i++) a[i] = s[i];
-  if (nt < n)
-    for (int i = 0; i < n; i++)
-      if (!(trusted[i] > 0.0)) a[i] = abar;
+  for (int i = 0; i < n; i++) a[i] = trusted[i] > 0.0 ? s[i] : abar;
   double ssum = 0.0;
   for (int i = 0; i < n; i++) {
     s[i] = strata_map_smooth(a, n, i);
