@@ -66,7 +66,7 @@ struct EstimateArgs {
   IterRecord *rec;
   /* A vector integrand's (estimate_vec_kernel): per hypercube its nc
    * components' sums and the np sums of their products, and their shifts. */
-  const double *c1, *c2;
+  double *c1, *c2;             /* zeroed behind the read, as s1 and s2 */
   double cshift[STRATA_MAX_COMP];
   int nc;
 };
@@ -131,10 +131,13 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const Estim
   for (long long h = a.h0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.h1;
        h += (long long)gridDim.x * blockDim.x) {
     const double n = hcube_n(a.start, a.nh_uniform, h);
-    if (!strata_cell_moments(nc, a.c1 + h * nc, a.c2 + h * np, n, m, v)) {
+    double *S1 = a.c1 + h * nc, *S2 = a.c2 + h * np;
+    if (!strata_cell_moments(nc, S1, S2, n, m, v)) {
       atomicMin(&a.rec->bad_h, h);
       continue;
     }
+    for (int c = 0; c < nc; c++) S1[c] = 0.0;
+    for (int p = 0; p < np; p++) S2[p] = 0.0;
     for (int c = 0; c < nc; c++) sI[c] += a.V * m[c];
     int pd[STRATA_MAX_COMP];
     strata_cell_positive(nc, v, pd);
@@ -142,8 +145,16 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const Estim
       for (int y = x; y < nc; y++, p++)
         if (pd[x] && pd[y]) sc[p] += a.V * a.V * v[p];
   }
-  for (int c = 0; c < nc; c++) atomicAdd(&acc[c], sI[c]);
-  for (int p = 0; p < np; p++) atomicAdd(&acc[nc + p], sc[p]);
+  /* A warp's threads add their terms among themselves first: 256 threads
+   * adding into the same few shared doubles wait on one another. */
+  typedef cub::WarpReduce<double> WarpSum;
+  __shared__ typename WarpSum::TempStorage ws[kAdaptThreads / 32];
+  const int warp = threadIdx.x / 32;
+  for (int j = 0; j < nc + np; j++) {
+    const double t = WarpSum(ws[warp]).Sum(j < nc ? sI[j] : sc[j - nc]);
+    if (threadIdx.x % 32 == 0) atomicAdd(&acc[j], t);
+    __syncwarp(); /* (before the storage serves the next sum) */
+  }
   __syncthreads();
   for (int j = threadIdx.x; j < nc + np; j += blockDim.x) {
     double t = acc[j];

@@ -139,6 +139,45 @@ inline cudaError_t dev_alloc(void **p, size_t bytes) { return cudaMalloc(p, byte
 template <typename T> using dbuf = growbuf<T, dev_alloc, cudaFree>;
 template <typename T> using hbuf = growbuf<T, host_alloc, cudaFreeHost>;
 
+/* The part [lo, hi) of a sums buffer that may hold anything but zeros.
+ * The sampling kernel adds into the sums, so they must start at zero; the
+ * kernels that read them clear behind the read, so an iteration clears
+ * only what an earlier one left.  Memory fresh from the allocator holds
+ * whatever its last owner wrote: it is dirty whole. */
+struct dirt {
+  size_t lo = 0, hi = 0;
+  void mark(size_t a, size_t b)
+  {
+    if (a >= b) return;
+    if (lo >= hi) {
+      lo = a;
+      hi = b;
+    } else {
+      lo = a < lo ? a : lo;
+      hi = b > hi ? b : hi;
+    }
+  }
+  void clear() { lo = hi = 0; }
+  /* Zeroes what may be dirty in the buffers this range covers, and marks
+   * [a, b) as what the coming use dirties. */
+  template <typename... T> void wipe(cudaStream_t q, size_t a, size_t b, T *...bufs)
+  {
+    if (lo < hi) (cudaMemsetAsync(bufs + lo, 0, (hi - lo) * sizeof(*bufs), q), ...);
+    clear();
+    mark(a, b);
+  }
+};
+
+/* Reserves and, where the buffer came new from the allocator (perhaps at
+ * the old address), marks it dirty whole. */
+template <typename T> bool reserve_sums(dbuf<T> &b, dirt &d, size_t want)
+{
+  const size_t had = b.n;
+  if (!b.reserve(want)) return false;
+  if (b.n != had) d.mark(0, b.n);
+  return true;
+}
+
 struct cuda_state {
   int device;
   int nsm;
@@ -176,8 +215,9 @@ struct cuda_state {
   dbuf<unsigned long long> dshare, hist;
   dbuf<long long> count;
   dbuf<unsigned char> cub_tmp;
-  bool sums_clean = false;       /* s1, s2 are zero on the device */
-  bool map_sums_clean = false;   /* wsum, wcnt likewise */
+  dirt sums_dirt;                /* s1 and s2, in hypercubes */
+  dirt map_dirt;                 /* wsum and wcnt, in cells */
+  dirt c1_dirt, c2_dirt;         /* c1 and c2, in doubles */
   bool adapted = false;          /* the last sample call also adapted */
   bool ranked = false;           /* ... or left its map sums and levels to the ranks' exchange */
   dbuf<long long> split;         /* where the next iteration splits among ranks, */
@@ -463,8 +503,9 @@ int reserve_core(cuda_state *st, const strata_strat *s, const strata_grid *g)
   const size_t cells = (size_t)g->dim * (size_t)g->ninc;
   const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(g->ninc + 1);
   if (!st->edges.reserve(nedges) || !st->start.reserve((size_t)s->nhcube + 1) ||
-      !st->s1.reserve((size_t)s->nhcube) || !st->s2.reserve((size_t)s->nhcube) ||
-      !st->wsum.reserve(cells) || !st->wcnt.reserve(cells))
+      !reserve_sums(st->s1, st->sums_dirt, (size_t)s->nhcube) ||
+      !reserve_sums(st->s2, st->sums_dirt, (size_t)s->nhcube) ||
+      !reserve_sums(st->wsum, st->map_dirt, cells) || !reserve_sums(st->wcnt, st->map_dirt, cells))
     return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory for "
                         "%lld hypercubes and %zu map cells", st->device, st->name,
                         (long long)s->nhcube, cells);
@@ -567,12 +608,13 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   int trc = upload_tables(st, pr, q);
   if (trc != STRATA_OK) return trc;
   if (nc > 1) {
-    if (!st->c1.reserve((size_t)s->nhcube * nc) || !st->c2.reserve((size_t)s->nhcube * np) ||
+    if (!reserve_sums(st->c1, st->c1_dirt, (size_t)s->nhcube * nc) ||
+        !reserve_sums(st->c2, st->c2_dirt, (size_t)s->nhcube * np) ||
         (!resident && (!st->h_c1.reserve((size_t)nh * nc) || !st->h_c2.reserve((size_t)nh * np))))
       return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the sums of %d "
                           "components", st->device, nc);
-    cudaMemsetAsync(st->c1.p + job->h0 * nc, 0, (size_t)nh * nc * sizeof(double), q);
-    cudaMemsetAsync(st->c2.p + job->h0 * np, 0, (size_t)nh * np * sizeof(double), q);
+    st->c1_dirt.wipe(q, (size_t)(job->h0 * nc), (size_t)(job->h1 * nc), st->c1.p);
+    st->c2_dirt.wipe(q, (size_t)(job->h0 * np), (size_t)(job->h1 * np), st->c2.p);
   }
   const bool adapt_here = resident && job->adapt && job->local;
   const bool realloc_here = adapt_here && job->level;
@@ -580,16 +622,8 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   st->adapted = false;
   rrc = reserve_resident(st, s, g, resident, realloc_here, refine_here);
   if (rrc != STRATA_OK) return rrc;
-  if (!resident || !st->sums_clean) {
-    cudaMemsetAsync(st->s1.p + job->h0, 0, (size_t)nh * sizeof(double), q);
-    cudaMemsetAsync(st->s2.p + job->h0, 0, (size_t)nh * sizeof(double), q);
-  }
-  st->sums_clean = false;
-  if (job->adapt && !(refine_here && st->map_sums_clean)) {
-    cudaMemsetAsync(st->wsum.p, 0, cells * sizeof(double), q);
-    cudaMemsetAsync(st->wcnt.p, 0, cells * sizeof(unsigned long long), q);
-  }
-  st->map_sums_clean = false;
+  st->sums_dirt.wipe(q, (size_t)job->h0, (size_t)job->h1, st->s1.p, st->s2.p);
+  if (job->adapt) st->map_dirt.wipe(q, 0, cells, st->wsum.p, st->wcnt.p);
   IterRecord *rec = st->rec.p;
   cudaMemcpyAsync(rec, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
 
@@ -723,7 +757,12 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     const IterRecord &out = st->h_rec.p[1];
     if (out.bad != kNoBad) return report_bad(job, (long long)out.bad);
     if (out.bad_h != LLONG_MAX) return report_overflow(st, job, out.bad_h);
-    st->sums_clean = true;
+    /* (The estimate cleared the sums behind its read.) */
+    st->sums_dirt.clear();
+    if (nc > 1) {
+      st->c1_dirt.clear();
+      st->c2_dirt.clear();
+    }
     if (nc == 1) {
       job->part[0] = out.part[0];
       job->part[1] = out.part[1];
@@ -740,7 +779,7 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
       }
     if (adapt_here) {
       st->adapted = true;
-      st->map_sums_clean = refine_here;
+      if (refine_here) st->map_dirt.clear(); /* (the refinement clears them) */
       st->adapted_total = out.total;
     }
     return STRATA_OK;
@@ -838,6 +877,7 @@ int adapt_ranked(cuda_state *st, const strata_adapt_job *job)
   if (e == cudaSuccess) e = cudaStreamSynchronize(q);
   if (e != cudaSuccess) return cuda_fail(e, "adapting on the device", st->device);
   if (refine) {
+    st->map_dirt.clear(); /* (the refinement cleared what went up) */
     g->generation = strata_stamp_next();
     g->on_device = 1;
     st->grid_gen = g->generation;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cuda_runtime.h>
+
 #include "backend_cuda.h"
 #include "error.h"
 #include "run.h"
@@ -364,6 +366,69 @@ END_TEST
 
 static strata_backend *gpu_backend(void) { return strata_backend_cuda_new(0); }
 
+/* Device memory freed with bytes other than zero in it (0x5a5a...: a
+ * finite double near 1e127), where the next allocations are likely to come
+ * from. */
+static void dirty_device_memory(void)
+{
+  void *p[16];
+  int n = 0;
+  for (size_t sz = (size_t)1 << 12; sz <= (size_t)1 << 27 && n < 16; sz <<= 1, n++) {
+    ck_assert_int_eq(cudaMalloc(&p[n], sz), cudaSuccess);
+    ck_assert_int_eq(cudaMemset(p[n], 0x5a, sz), cudaSuccess);
+  }
+  ck_assert_int_eq(cudaDeviceSynchronize(), cudaSuccess);
+  while (n > 0) cudaFree(p[--n]);
+}
+
+/* One backend serves run after run, as in a program that integrates
+ * several problems: a run with more hypercubes, map cells or components
+ * than the last gets its sums from the allocator, holding what other
+ * buffers left there.  Every run, first iteration included, is still the
+ * CPU's. */
+START_TEST(test_backend_reused)
+{
+  strata_backend *gpu = strata_backend_cuda_new(0), *cpu = strata_backend_cpu_new(0);
+  ck_assert_msg(gpu != NULL, "%s", strata_last_error());
+  strata_source *src = user_source("tests/integrands/three.c", "three", 1, 3);
+  const struct { int dim, ncomp; long neval; } runs[] = {
+      {3, 1, 20000}, {5, 1, 300000}, {4, 3, 100000}, {6, 1, 1000000}, {6, 3, 1000000},
+      {8, 1, 2000000}};
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    strata_problem pr;
+    test_problem("f4", runs[i].dim, &pr);
+    if (runs[i].ncomp > 1) {
+      pr.f = NULL;
+      pr.fv = src->fv;
+      pr.ncomp = runs[i].ncomp;
+      pr.adapt_comp = -1;
+      pr.source = src;
+      pr.name = "three";
+    }
+    strata_params p = fixed_params(STRATA_MODE_VEGASPLUS, runs[i].neval, 4);
+    p.skip = 0;
+    dirty_device_memory();
+    strata_result rc, rg;
+    ck_assert_msg(run_with(cpu, &pr, &p, &rc) == STRATA_OK, "%s", strata_last_error());
+    ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
+    for (int c = 0; c < runs[i].ncomp; c++) {
+      const double ic = runs[i].ncomp > 1 ? rc.comp_integral[c] : rc.integral,
+                   ig = runs[i].ncomp > 1 ? rg.comp_integral[c] : rg.integral,
+                   sc = runs[i].ncomp > 1 ? rc.comp_sigma[c] : rc.sigma,
+                   sg = runs[i].ncomp > 1 ? rg.comp_sigma[c] : rg.sigma;
+      printf("reused backend, run %zu d=%d comp %d: cpu %.17g +- %.6g gpu %.17g +- %.6g\n", i,
+             runs[i].dim, c, ic, sc, ig, sg);
+      ck_assert_msg(rel(ic, ig) <= 1e-12 && rel(sc, sg) <= 1e-12,
+                    "run %zu (d=%d, component %d) on a reused backend: cpu %.17g +- %.17g, "
+                    "gpu %.17g +- %.17g", i, runs[i].dim, c, ic, sc, ig, sg);
+    }
+  }
+  strata_source_free(src);
+  strata_backend_free(cpu);
+  strata_backend_free(gpu);
+}
+END_TEST
+
 /* Ranks that share the GPU: the map sums and levels go through host memory
  * and every rank's device adapts from them, yet every rank holds the same
  * state and the result is one rank's to 1e-12.  With 3 ranks the middle one's
@@ -381,6 +446,9 @@ START_TEST(test_ranks_on_gpu)
     testcomm_run_on(&sh, 1, &pr, &p, one, gpu_backend);
     ck_assert_msg(one[0].rc == STRATA_OK, "%s", strata_last_error());
     for (int n = 2; n <= 3; n++) {
+      /* (A rank's slice moves: hypercubes it never held before must find
+       * their sums at zero, whatever the allocator handed over.) */
+      dirty_device_memory();
       testcomm_run_on(&sh, n, &pr, &p, jobs, gpu_backend);
       for (int r = 0; r < n; r++) {
         ck_assert_msg(jobs[r].rc == STRATA_OK, "%s", strata_last_error());
@@ -428,6 +496,7 @@ int main(void)
   tcase_add_test(tc, test_user_tables_on_gpu);
   tcase_add_test(tc, test_user_ncomp_on_gpu);
   tcase_add_test(tc, test_ranks_on_gpu);
+  tcase_add_test(tc, test_backend_reused);
   tcase_add_test(tc, test_bad_device);
   suite_add_tcase(s, tc);
   /* No fork: a CUDA context does not survive fork(), and main() has already
