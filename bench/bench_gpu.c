@@ -381,21 +381,8 @@ static void iteration(int seeds, const char *srcdir)
     strata_problem pr;
     src = user_three(srcdir, &pr);
     strata_params_default(&p);
-    /* Its frozen kernel built before the count: NVRTC compiles each kernel
-     * of a user's integrand once, at its first use (its runs here outlast
-     * adapt_iters, where gauss.c's converge first). */
-    strata_params w = p;
-    w.maxiter = 3;
-    w.adapt_iters = 1;
-    w.epsrel = 0;
-    w.skip = 0;
-    strata_run *r = start_run(&pr, &w);
-    while (!strata_run_finished(r))
-      if (strata_run_step(r, NULL) != STRATA_OK) {
-        fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
-        exit(1);
-      }
-    strata_run_free(r);
+    /* (Its runs outlast adapt_iters: the first frozen iteration counts; NVRTC
+     * built its kernel beside the adapting one, before the count.) */
     step_costs("user three.c d=6, 3 components, every iteration to epsrel 1e-3, defaults", &pr,
                p, seeds, 0);
   }

@@ -45,12 +45,13 @@ const char stdint_header[] =
     "typedef long long int64_t; typedef unsigned long long uint64_t;\n"
     "#define INT64_C(c) c##LL\n#define UINT64_C(c) c##ULL\n#define UINT32_C(c) c##U\n";
 
+/* One compiled (source, dimension, point set): its adapting and frozen
+ * kernels, [1] and [0]. */
 struct entry {
   uint64_t src_hash;
   int dim, pts;
-  bool adapt;
   cudaLibrary_t lib;
-  cudaKernel_t kernel;
+  cudaKernel_t kernel[2];
 };
 
 double now_s()
@@ -65,9 +66,10 @@ int nvrtc_fail(nvrtcResult r, const char *what)
   return strata_error(STRATA_EBACKEND, "nvrtc: %s: %s", what, nvrtcGetErrorString(r));
 }
 
-/* Compiles unit to a cubin; on success *image holds "lowered-name\n" then
- * the cubin, the form stored in the cache. */
-int compile(const strata_source *src, const char *unit, const char *expr,
+/* Compiles unit to a cubin; on success *image holds each expression's
+ * lowered name and a newline, then the cubin: the form stored in the
+ * cache. */
+int compile(const strata_source *src, const char *unit, const std::vector<std::string> &exprs,
             const std::vector<const char *> &opts, std::vector<char> &image)
 {
   int nemb = 0;
@@ -86,7 +88,9 @@ int compile(const strata_source *src, const char *unit, const char *expr,
                                      texts.data(), names.data());
   if (r != NVRTC_SUCCESS) return nvrtc_fail(r, "creating the program");
   int rc = STRATA_OK;
-  r = nvrtcAddNameExpression(prog, expr);
+  r = NVRTC_SUCCESS;
+  for (size_t i = 0; i < exprs.size() && r == NVRTC_SUCCESS; i++)
+    r = nvrtcAddNameExpression(prog, exprs[i].c_str());
   if (r == NVRTC_SUCCESS) r = nvrtcCompileProgram(prog, (int)opts.size(), opts.data());
   if (r == NVRTC_ERROR_COMPILATION) {
     size_t n = 0;
@@ -101,18 +105,21 @@ int compile(const strata_source *src, const char *unit, const char *expr,
   } else if (r != NVRTC_SUCCESS) {
     rc = nvrtc_fail(r, "compiling");
   }
-  const char *lowered = NULL;
+  std::string lowered_names;
+  for (size_t i = 0; i < exprs.size() && rc == STRATA_OK; i++) {
+    const char *lowered = NULL;
+    if ((r = nvrtcGetLoweredName(prog, exprs[i].c_str(), &lowered)) != NVRTC_SUCCESS)
+      rc = nvrtc_fail(r, "kernel name");
+    else
+      lowered_names += std::string(lowered) + "\n";
+  }
   size_t ncubin = 0;
-  if (rc == STRATA_OK && (r = nvrtcGetLoweredName(prog, expr, &lowered)) != NVRTC_SUCCESS)
-    rc = nvrtc_fail(r, "kernel name");
   if (rc == STRATA_OK && (r = nvrtcGetCUBINSize(prog, &ncubin)) != NVRTC_SUCCESS)
     rc = nvrtc_fail(r, "cubin size");
   if (rc == STRATA_OK) {
-    size_t nl = strlen(lowered);
-    image.assign(nl + 1 + ncubin, '\0');
-    memcpy(image.data(), lowered, nl);
-    image[nl] = '\n';
-    r = nvrtcGetCUBIN(prog, image.data() + nl + 1);
+    image.assign(lowered_names.size() + ncubin, '\0');
+    memcpy(image.data(), lowered_names.data(), lowered_names.size());
+    r = nvrtcGetCUBIN(prog, image.data() + lowered_names.size());
     if (r != NVRTC_SUCCESS) rc = nvrtc_fail(r, "cubin");
   }
   nvrtcDestroyProgram(&prog);
@@ -171,8 +178,8 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
 {
   const uint64_t h = strata_source_hash(src);
   for (const entry &e : j->entries)
-    if (e.src_hash == h && e.dim == dim && e.adapt == adapt && e.pts == pts) {
-      *kernel = (const void *)e.kernel;
+    if (e.src_hash == h && e.dim == dim && e.pts == pts) {
+      *kernel = (const void *)e.kernel[adapt];
       return STRATA_OK;
     }
   const double t0 = now_s();
@@ -181,9 +188,17 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
   std::string unit = "#include \"sample_kernel.cuh\"\n";
   unit += user;
   free(user);
-  char expr[160], arch[64];
-  snprintf(expr, sizeof expr, "strata_k::sample_kernel<strata_user_fn, %d, %s, %d, %d>", dim,
-           adapt ? "true" : "false", pts, src->ncomp);
+  /* Both kernels in one program, so that a run's first frozen iteration
+   * does not stop for a compile in the middle of the run (about 0.4 s on
+   * an H100); a run pays once, at its first iteration. */
+  std::vector<std::string> exprs;
+  for (int ad = 0; ad < 2; ad++) {
+    char expr[160];
+    snprintf(expr, sizeof expr, "strata_k::sample_kernel<strata_user_fn, %d, %s, %d, %d>", dim,
+             ad ? "true" : "false", pts, src->ncomp);
+    exprs.push_back(expr);
+  }
+  char arch[64];
   snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", j->major, j->minor);
   const char *inc = getenv("STRATA_CUDA_INCLUDE");
   std::string incopt = std::string("-I") + (inc && *inc ? inc : STRATA_CUDA_INCLUDE);
@@ -197,7 +212,8 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
   int major = 0, minor = 0, nemb = 0;
   nvrtcVersion(&major, &minor);
   std::string key = "strata " + std::string(strata_version()) + " gpu\nnvrtc " +
-                    std::to_string(major) + "." + std::to_string(minor) + "\n" + expr + "\n";
+                    std::to_string(major) + "." + std::to_string(minor) + "\n";
+  for (const std::string &x : exprs) key += x + "\n";
   for (const char *o : opts) key += std::string(o) + "\n";
   const strata_embedded_file *emb = strata_embedded_files(&nemb);
   for (int i = 0; i < nemb; i++) key += std::string("== ") + emb[i].name + "\n" + emb[i].text;
@@ -209,7 +225,7 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
   std::vector<char> image;
   j->last_cached = ce.hit && read_file(ce.artifact, image) == 0;
   if (!j->last_cached) {
-    rc = compile(src, unit.c_str(), expr, opts, image);
+    rc = compile(src, unit.c_str(), exprs, opts, image);
     if (rc != STRATA_OK) return rc;
     FILE *f = fopen(ce.tmp, "wb");
     bool ok = f && fwrite(image.data(), 1, image.size(), f) == image.size();
@@ -218,14 +234,21 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
     if (ok) strata_cache_publish(&ce, key.data(), key.size());
     else remove(ce.tmp);
   }
-  const char *nl = (const char *)memchr(image.data(), '\n', image.size());
-  if (!nl) return strata_error(STRATA_EBACKEND, "%s: damaged cache entry (remove it)", ce.artifact);
-  std::string name((const char *)image.data(), nl);
-  entry e = {h, dim, pts, adapt, nullptr, nullptr};
+  std::string name[2];
+  const char *at = image.data(), *end = image.data() + image.size();
+  for (int ad = 0; ad < 2; ad++) {
+    const char *nl = (const char *)memchr(at, '\n', (size_t)(end - at));
+    if (!nl)
+      return strata_error(STRATA_EBACKEND, "%s: damaged cache entry (remove it)", ce.artifact);
+    name[ad].assign(at, nl);
+    at = nl + 1;
+  }
+  entry e = {h, dim, pts, nullptr, {nullptr, nullptr}};
   cudaError_t err = cudaSetDevice(j->device);
   if (err == cudaSuccess)
-    err = cudaLibraryLoadData(&e.lib, nl + 1, nullptr, nullptr, 0, nullptr, nullptr, 0);
-  if (err == cudaSuccess) err = cudaLibraryGetKernel(&e.kernel, e.lib, name.c_str());
+    err = cudaLibraryLoadData(&e.lib, at, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  for (int ad = 0; ad < 2 && err == cudaSuccess; ad++)
+    err = cudaLibraryGetKernel(&e.kernel[ad], e.lib, name[ad].c_str());
   if (err != cudaSuccess) {
     if (e.lib) cudaLibraryUnload(e.lib);
     return strata_error(STRATA_EBACKEND, "cuda device %d: loading the kernel of %s: %s",
@@ -233,6 +256,6 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
   }
   j->entries.push_back(e);
   j->build_s += now_s() - t0;
-  *kernel = (const void *)e.kernel;
+  *kernel = (const void *)e.kernel[adapt];
   return STRATA_OK;
 }

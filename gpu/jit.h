@@ -13,7 +13,8 @@ typedef struct strata_jit strata_jit;
 strata_jit *strata_jit_new(int device);
 void strata_jit_free(strata_jit *j);
 /* The kernel sample_kernel<user, dim, adapt, pts, ncomp>, loaded on the
- * device: *kernel is a cudaKernel_t, to pass (as const void *) to
+ * device (its twin of the other adapt compiled and loaded beside it, for
+ * later): *kernel is a cudaKernel_t, to pass (as const void *) to
  * cudaLaunchKernel.  Compile errors name the user's file and line. */
 int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool adapt, int pts,
                       const void **kernel);
