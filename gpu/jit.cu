@@ -247,8 +247,14 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
   cudaError_t err = cudaSetDevice(j->device);
   if (err == cudaSuccess)
     err = cudaLibraryLoadData(&e.lib, at, nullptr, nullptr, 0, nullptr, nullptr, 0);
-  for (int ad = 0; ad < 2 && err == cudaSuccess; ad++)
+  /* Asking for a kernel's attributes loads it into the context now: CUDA
+   * loads lazily, and the frozen kernel would otherwise load at the run's
+   * first frozen iteration. */
+  cudaFuncAttributes fa;
+  for (int ad = 0; ad < 2 && err == cudaSuccess; ad++) {
     err = cudaLibraryGetKernel(&e.kernel[ad], e.lib, name[ad].c_str());
+    if (err == cudaSuccess) err = cudaFuncGetAttributes(&fa, (const void *)e.kernel[ad]);
+  }
   if (err != cudaSuccess) {
     if (e.lib) cudaLibraryUnload(e.lib);
     return strata_error(STRATA_EBACKEND, "cuda device %d: loading the kernel of %s: %s",
