@@ -251,11 +251,18 @@ static double pct(const double *v, int n, double q)
  * the whole step, and their difference (what the host and the other
  * launches add).  The first iteration of every run pays for uploads and is
  * left out. */
+static const char step_costs_header[] =
+    "| case | iterations | kernel median | step median | step - kernel median | p90 | max | "
+    "first iteration (with set-up) |\n|---|---|---|---|---|---|---|---|\n";
+
 static void step_costs(const char *label, const strata_problem *pr, strata_params p, int seeds,
                        int only_adapting)
 {
   static double kern[1 << 16], step[1 << 16], out[1 << 16];
   int n = 0;
+  double first = 0.0; /* the first iterations' largest: they also set up */
+  int max_seed = 0, max_it = 0;
+  double max_out = -1.0;
   for (int s = 0; s < seeds; s++) {
     p.seed = 1 + (uint64_t)s;
     strata_run *r = start_run(pr, &p);
@@ -267,10 +274,16 @@ static void step_costs(const char *label, const strata_problem *pr, strata_param
         exit(1);
       }
       double w = now_s() - a, k = strata_cuda_last_kernel_s(gpu);
+      if (it == 0 && w - k > first) first = w - k;
       if (it == 0 || (only_adapting && !adapt)) continue;
       kern[n] = k;
       step[n] = w;
       out[n] = w - k;
+      if (w - k > max_out) {
+        max_out = w - k;
+        max_seed = (int)p.seed;
+        max_it = it + 1;
+      }
       n++;
     }
     strata_run_free(r);
@@ -278,9 +291,14 @@ static void step_costs(const char *label, const strata_problem *pr, strata_param
   qsort(kern, (size_t)n, sizeof *kern, cmp_double);
   qsort(step, (size_t)n, sizeof *step, cmp_double);
   qsort(out, (size_t)n, sizeof *out, cmp_double);
-  printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f |\n", label, n, 1e3 * pct(kern, n, 0.5),
-         1e3 * pct(step, n, 0.5), 1e3 * pct(out, n, 0.5), 1e3 * pct(out, n, 0.9),
-         1e3 * out[n - 1]);
+  if (n == 0) {
+    printf("| %s | 0 | | | | | | %.3f |\n", label, 1e3 * first);
+    fflush(stdout);
+    return;
+  }
+  printf("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f (seed %d, iteration %d) | %.3f |\n",
+         label, n, 1e3 * pct(kern, n, 0.5), 1e3 * pct(step, n, 0.5), 1e3 * pct(out, n, 0.5),
+         1e3 * pct(out, n, 0.9), 1e3 * out[n - 1], max_seed, max_it, 1e3 * first);
   fflush(stdout);
 }
 
@@ -328,6 +346,24 @@ static strata_source *user_three(const char *srcdir, strata_problem *pr)
   return s;
 }
 
+/* Every built-in in every dimension from 1 to 10, to epsrel 1e-3 with the
+ * defaults at neval 1e6: what an iteration spends outside the kernel. */
+static void overhead(int seeds)
+{
+  printf("\n## Every built-in, d = 1..10, every iteration to epsrel 1e-3, defaults: "
+         "kernel against the whole step (ms), %d seeds\n\n%s", seeds, step_costs_header);
+  for (size_t i = 0; strata_builtin_at(i); i++)
+    for (int dim = 1; dim <= 10; dim++) {
+      strata_problem pr;
+      problem(strata_builtin_at(i)->name, dim, &pr);
+      strata_params p;
+      strata_params_default(&p);
+      char label[128];
+      snprintf(label, sizeof label, "%s d=%d", pr.name, dim);
+      step_costs(label, &pr, p, seeds, 0);
+    }
+}
+
 /* The whole iteration on the device: what the host adds to every step,
  * short runs with the defaults, and the rate of whole iterations against
  * the kernel's at 1e9.  One table, so that runs can be compared line by
@@ -337,8 +373,7 @@ static void iteration(int seeds, const char *srcdir)
   static const struct { const char *name; int dim; } short_cases[] = {{"f4", 8}, {"f2", 6}};
   strata_params p;
   printf("\n## One iteration: kernel against the whole step (ms), %d seeds\n\n", seeds);
-  printf("| case | iterations | kernel median | step median | step - kernel median | "
-         "p90 | max |\n|---|---|---|---|---|---|---|\n");
+  printf("%s", step_costs_header);
   for (int c = 0; c < 2; c++) {
     strata_problem pr;
     problem(short_cases[c].name, short_cases[c].dim, &pr);
@@ -784,7 +819,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--cpu")) on_cpu = 1;
     else if (!strcmp(argv[i], "--try") && i + 1 < argc && ntries < 64) tries[ntries++] = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_gpu [--part iteration|throughput|mcubes|latency|tolerance|qmc|user|all] "
+      fprintf(stderr, "usage: bench_gpu [--part iteration|overhead|throughput|mcubes|latency|tolerance|qmc|user|all] "
                       "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick] [--neval N] "
                       "[--case NAME:DIM]... [--cpu] [--try 'KEY=VAL ...']...\n");
       return 2;
@@ -824,6 +859,7 @@ int main(int argc, char **argv)
   }
   if (!strcmp(part, "all") || !strcmp(part, "iteration"))
     iteration(seeds, getenv("srcdir") ? getenv("srcdir") : ".");
+  if (!strcmp(part, "all") || !strcmp(part, "overhead")) overhead(seeds < 5 ? seeds : 5);
   if (!strcmp(part, "all") || !strcmp(part, "throughput")) throughput(quick);
   if (!strcmp(part, "all") || !strcmp(part, "mcubes")) mcubes(seeds);
   if (!strcmp(part, "all") || !strcmp(part, "latency")) latency();
