@@ -1,11 +1,15 @@
 /* GPU benchmark: sampling throughput, the m-CUBES comparison cases, and
  * time to tolerance with the honesty of the reported errors side by side.
  *
- *   bench/bench_gpu [--part iteration|throughput|mcubes|latency|tolerance|qmc|user|all] [--seeds N]
+ *   bench/bench_gpu [--part iteration|overhead|throughput|mcubes|latency|tolerance|qmc|user|all]
+ *                   [--seeds N]
  *                   [--tol-min EPS] [--tol-max EPS] [--quick] [--neval N]
  *                   [--case NAME:DIM]...
  *   bench/bench_gpu [--seeds N] --try 'SECTION.KEY=VALUE ...' [--try ...]
  *
+ * --part overhead runs every built-in in d = 1..10 to epsrel 1e-3 with the
+ * defaults (at most 5 seeds each) and prints what each iteration spent
+ * outside the sampling kernel.
  * --case NAME:DIM limits the tolerance table to the rows named (1e-6 runs
  * take seconds each).
  * --neval sets the throughput table's samples per iteration (default 1e9,
