@@ -3,10 +3,13 @@
 #include <cuda_runtime.h>
 #include <nvrtc.h>
 
+#include <cuda.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,10 @@ extern "C" {
 
 #ifndef STRATA_CUDA_INCLUDE
 #define STRATA_CUDA_INCLUDE "/usr/local/cuda/include"
+#endif
+
+#ifndef STRATA_NVRTC_LIB
+#define STRATA_NVRTC_LIB "libnvrtc.so"
 #endif
 
 #define STR2(x) #x
@@ -61,9 +68,73 @@ double now_s()
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* NVRTC is opened when a user's integrand first needs it, not when strata
+ * starts: the library is 110 MB, and opening it took 187 ms with a cold
+ * page cache on the H100 machine (8 ms warm), which every GPU job paid,
+ * built-in integrands included (doc/benchmarks.md). */
+struct nvrtc_api {
+  decltype(&nvrtcCreateProgram) CreateProgram;
+  decltype(&nvrtcAddNameExpression) AddNameExpression;
+  decltype(&nvrtcCompileProgram) CompileProgram;
+  decltype(&nvrtcGetProgramLogSize) GetProgramLogSize;
+  decltype(&nvrtcGetProgramLog) GetProgramLog;
+  decltype(&nvrtcGetLoweredName) GetLoweredName;
+  decltype(&nvrtcGetCUBINSize) GetCUBINSize;
+  decltype(&nvrtcGetCUBIN) GetCUBIN;
+  decltype(&nvrtcDestroyProgram) DestroyProgram;
+  decltype(&nvrtcGetErrorString) GetErrorString;
+  decltype(&nvrtcVersion) Version;
+};
+
+nvrtc_api nv;
+std::string nv_error; /* why it could not be opened; empty: opened */
+
+void open_nvrtc()
+{
+  /* The toolkit strata was built with, then the library by its soname
+   * (LD_LIBRARY_PATH, the system's), as the dynamic linker would find it. */
+  const std::string soname = "libnvrtc.so." + std::to_string(CUDA_VERSION / 1000);
+  const char *tries[] = {STRATA_NVRTC_LIB, soname.c_str()};
+  void *lib = nullptr;
+  for (const char *t : tries)
+    if ((lib = dlopen(t, RTLD_NOW | RTLD_LOCAL))) break;
+  if (!lib) {
+    const char *why = dlerror();
+    nv_error = std::string("cannot open ") + STRATA_NVRTC_LIB + " or " + soname + " (" +
+               (why ? why : "?") + ")";
+    return;
+  }
+  bool ok = true;
+  auto get = [&](auto &fn, const char *name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+    ok = ok && fn;
+  };
+  get(nv.CreateProgram, "nvrtcCreateProgram");
+  get(nv.AddNameExpression, "nvrtcAddNameExpression");
+  get(nv.CompileProgram, "nvrtcCompileProgram");
+  get(nv.GetProgramLogSize, "nvrtcGetProgramLogSize");
+  get(nv.GetProgramLog, "nvrtcGetProgramLog");
+  get(nv.GetLoweredName, "nvrtcGetLoweredName");
+  get(nv.GetCUBINSize, "nvrtcGetCUBINSize");
+  get(nv.GetCUBIN, "nvrtcGetCUBIN");
+  get(nv.DestroyProgram, "nvrtcDestroyProgram");
+  get(nv.GetErrorString, "nvrtcGetErrorString");
+  get(nv.Version, "nvrtcVersion");
+  if (!ok) nv_error = "a function is missing from the NVRTC library opened";
+}
+
+int load_nvrtc()
+{
+  static std::once_flag once;
+  std::call_once(once, open_nvrtc);
+  if (nv_error.empty()) return STRATA_OK;
+  return strata_error(STRATA_EBACKEND, "nvrtc: %s: users' integrands cannot run on the GPU",
+                      nv_error.c_str());
+}
+
 int nvrtc_fail(nvrtcResult r, const char *what)
 {
-  return strata_error(STRATA_EBACKEND, "nvrtc: %s: %s", what, nvrtcGetErrorString(r));
+  return strata_error(STRATA_EBACKEND, "nvrtc: %s: %s", what, nv.GetErrorString(r));
 }
 
 /* Compiles unit to a cubin; on success *image holds each expression's
@@ -84,19 +155,19 @@ int compile(const strata_source *src, const char *unit, const std::vector<std::s
   names.push_back("stdint.h");
   texts.push_back(stdint_header);
   nvrtcProgram prog;
-  nvrtcResult r = nvrtcCreateProgram(&prog, unit, "strata_user.cu", (int)names.size(),
+  nvrtcResult r = nv.CreateProgram(&prog, unit, "strata_user.cu", (int)names.size(),
                                      texts.data(), names.data());
   if (r != NVRTC_SUCCESS) return nvrtc_fail(r, "creating the program");
   int rc = STRATA_OK;
   r = NVRTC_SUCCESS;
   for (size_t i = 0; i < exprs.size() && r == NVRTC_SUCCESS; i++)
-    r = nvrtcAddNameExpression(prog, exprs[i].c_str());
-  if (r == NVRTC_SUCCESS) r = nvrtcCompileProgram(prog, (int)opts.size(), opts.data());
+    r = nv.AddNameExpression(prog, exprs[i].c_str());
+  if (r == NVRTC_SUCCESS) r = nv.CompileProgram(prog, (int)opts.size(), opts.data());
   if (r == NVRTC_ERROR_COMPILATION) {
     size_t n = 0;
-    nvrtcGetProgramLogSize(prog, &n);
+    nv.GetProgramLogSize(prog, &n);
     std::vector<char> log(n + 1, '\0');
-    nvrtcGetProgramLog(prog, log.data());
+    nv.GetProgramLog(prog, log.data());
     /* The whole log when asked for (STRATA_VERBOSE=1): the message keeps
      * to the first error, one line. */
     const char *v = getenv("STRATA_VERBOSE");
@@ -108,21 +179,21 @@ int compile(const strata_source *src, const char *unit, const std::vector<std::s
   std::string lowered_names;
   for (size_t i = 0; i < exprs.size() && rc == STRATA_OK; i++) {
     const char *lowered = NULL;
-    if ((r = nvrtcGetLoweredName(prog, exprs[i].c_str(), &lowered)) != NVRTC_SUCCESS)
+    if ((r = nv.GetLoweredName(prog, exprs[i].c_str(), &lowered)) != NVRTC_SUCCESS)
       rc = nvrtc_fail(r, "kernel name");
     else
       lowered_names += std::string(lowered) + "\n";
   }
   size_t ncubin = 0;
-  if (rc == STRATA_OK && (r = nvrtcGetCUBINSize(prog, &ncubin)) != NVRTC_SUCCESS)
+  if (rc == STRATA_OK && (r = nv.GetCUBINSize(prog, &ncubin)) != NVRTC_SUCCESS)
     rc = nvrtc_fail(r, "cubin size");
   if (rc == STRATA_OK) {
     image.assign(lowered_names.size() + ncubin, '\0');
     memcpy(image.data(), lowered_names.data(), lowered_names.size());
-    r = nvrtcGetCUBIN(prog, image.data() + lowered_names.size());
+    r = nv.GetCUBIN(prog, image.data() + lowered_names.size());
     if (r != NVRTC_SUCCESS) rc = nvrtc_fail(r, "cubin");
   }
-  nvrtcDestroyProgram(&prog);
+  nv.DestroyProgram(&prog);
   return rc;
 }
 
@@ -182,6 +253,8 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
       *kernel = (const void *)e.kernel[adapt];
       return STRATA_OK;
     }
+  int lrc = load_nvrtc();
+  if (lrc != STRATA_OK) return lrc;
   const double t0 = now_s();
   char *user = strata_source_unit(src, STRATA_UNIT_CUDA);
   if (!user) return STRATA_ENOMEM;
@@ -210,7 +283,7 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
   /* The key: everything the cubin depends on, the headers' text included
    * (they are named, not pasted, in the unit). */
   int major = 0, minor = 0, nemb = 0;
-  nvrtcVersion(&major, &minor);
+  nv.Version(&major, &minor);
   std::string key = "strata " + std::string(strata_version()) + " gpu\nnvrtc " +
                     std::to_string(major) + "." + std::to_string(minor) + "\n";
   for (const std::string &x : exprs) key += x + "\n";

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include "backend_cuda.h"
 #include "error.h"
@@ -107,6 +108,25 @@ static void agree(const char *name, int dim, strata_mode mode, long neval, int m
 {
   agree_p(name, dim, mode, neval, maxiter, NAN);
 }
+
+/* A job of built-in integrands never opens NVRTC (110 MB, 0.19 s to open
+ * with a cold page cache): the first test in this process, before any
+ * user's integrand. */
+START_TEST(test_builtin_needs_no_nvrtc)
+{
+  strata_problem pr;
+  test_problem("f4", 6, &pr);
+  const strata_params p = fixed_params(STRATA_MODE_VEGASPLUS, 100000, 4);
+  strata_backend *gpu = strata_backend_cuda_new(0);
+  strata_result r;
+  ck_assert_msg(run_with(gpu, &pr, &p, &r) == STRATA_OK, "%s", strata_last_error());
+  strata_backend_free(gpu);
+  char soname[32];
+  snprintf(soname, sizeof soname, "libnvrtc.so.%d", CUDART_VERSION / 1000);
+  void *h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+  ck_assert_msg(h == NULL, "%s is loaded after a built-in integrand's run", soname);
+}
+END_TEST
 
 START_TEST(test_agree_vegasplus)
 {
@@ -485,6 +505,7 @@ int main(void)
   Suite *s = suite_create("cuda");
   TCase *tc = tcase_create("gpu");
   tcase_set_timeout(tc, 600);
+  tcase_add_test(tc, test_builtin_needs_no_nvrtc);
   tcase_add_test(tc, test_agree_vegasplus);
   tcase_add_test(tc, test_agree_vegas);
   tcase_add_test(tc, test_agree_vegas1d);
