@@ -11,6 +11,7 @@
 #include <time.h>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 extern "C" {
@@ -69,9 +70,9 @@ double now_s()
 }
 
 /* NVRTC is opened when a user's integrand first needs it, not when strata
- * starts: the library is 110 MB, and opening it took 187 ms with a cold
- * page cache on the H100 machine (8 ms warm), which every GPU job paid,
- * built-in integrands included (doc/benchmarks.md). */
+ * starts: its library is large, and opening it was a good part of every
+ * GPU job's cold start, built-in integrands included (doc/benchmarks.md,
+ * "NVRTC opened on first use"). */
 struct nvrtc_api {
   decltype(&nvrtcCreateProgram) CreateProgram;
   decltype(&nvrtcAddNameExpression) AddNameExpression;
@@ -262,8 +263,8 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
   unit += user;
   free(user);
   /* Both kernels in one program, so that a run's first frozen iteration
-   * does not stop for a compile in the middle of the run (about 0.4 s on
-   * an H100); a run pays once, at its first iteration. */
+   * does not stop for a compile in the middle of the run: a run pays once,
+   * at its first iteration. */
   std::vector<std::string> exprs;
   for (int ad = 0; ad < 2; ad++) {
     char expr[160];
