@@ -109,9 +109,9 @@ static void agree(const char *name, int dim, strata_mode mode, long neval, int m
   agree_p(name, dim, mode, neval, maxiter, NAN);
 }
 
-/* A job of built-in integrands never opens NVRTC (110 MB, 0.19 s to open
- * with a cold page cache): the first test in this process, before any
- * user's integrand. */
+/* A job of built-in integrands never opens NVRTC, whose opening weighs on
+ * a cold start: the first test in this process, before any user's
+ * integrand. */
 START_TEST(test_builtin_needs_no_nvrtc)
 {
   strata_problem pr;
