@@ -118,14 +118,16 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateA
  * both variances of a pair are positive, V^2 of its covariance, summed into
  * the record's vpart.  estimate_kernel meanwhile does the quantity that
  * adapts, whose sums and levels the allocation follows. */
+template <int NC>
 __global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const EstimateArgs a)
 {
-  constexpr int kMaxPair = STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2;
-  __shared__ double acc[STRATA_MAX_COMP + kMaxPair];
-  const int nc = a.nc, np = nc * (nc + 1) / 2;
+  /* (One kernel per component count: the cell's moments and the thread's
+   * sums stay in registers.) */
+  constexpr int nc = NC, np = NC * (NC + 1) / 2;
+  __shared__ double acc[nc + np];
   for (int j = threadIdx.x; j < nc + np; j += blockDim.x) acc[j] = 0.0;
   __syncthreads();
-  double sI[STRATA_MAX_COMP], sc[kMaxPair], m[STRATA_MAX_COMP], v[kMaxPair];
+  double sI[nc], sc[np], m[nc], v[np];
   for (int c = 0; c < nc; c++) sI[c] = 0.0;
   for (int p = 0; p < np; p++) sc[p] = 0.0;
   for (long long h = a.h0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.h1;
@@ -139,7 +141,7 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const Estim
     for (int c = 0; c < nc; c++) S1[c] = 0.0;
     for (int p = 0; p < np; p++) S2[p] = 0.0;
     for (int c = 0; c < nc; c++) sI[c] += a.V * m[c];
-    int pd[STRATA_MAX_COMP];
+    int pd[nc];
     strata_cell_positive(nc, v, pd);
     for (int x = 0, p = 0; x < nc; x++)
       for (int y = x; y < nc; y++, p++)
@@ -150,6 +152,7 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const Estim
   typedef cub::WarpReduce<double> WarpSum;
   __shared__ typename WarpSum::TempStorage ws[kAdaptThreads / 32];
   const int warp = threadIdx.x / 32;
+#pragma unroll
   for (int j = 0; j < nc + np; j++) {
     const double t = WarpSum(ws[warp]).Sum(j < nc ? sI[j] : sc[j - nc]);
     if (threadIdx.x % 32 == 0) atomicAdd(&acc[j], t);
@@ -162,6 +165,14 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const Estim
     if (blockIdx.x == 0 && j < nc) t += a.cshift[j] * ((double)(a.h1 - a.h0) / (double)a.nhcube);
     atomicAdd(&a.rec->vpart[j], t);
   }
+}
+
+/* estimate_vec_kernel for a.nc components (2 .. STRATA_MAX_COMP). */
+template <int NC = 2>
+void launch_estimate_vec(unsigned blocks, cudaStream_t q, const EstimateArgs &a)
+{
+  if (a.nc == NC) estimate_vec_kernel<NC><<<blocks, kAdaptThreads, 0, q>>>(a);
+  else if constexpr (NC < STRATA_MAX_COMP) launch_estimate_vec<NC + 1>(blocks, q, a);
 }
 
 /* The largest level of all hypercubes, as estimate_kernel finds it for

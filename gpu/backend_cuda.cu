@@ -455,7 +455,7 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
   for (int c = 0; ea.nc > 1 && c < ea.nc; c++) ea.cshift[c] = job->cshift[c];
   const unsigned blocks = (unsigned)grid_for(job->h1 - job->h0, kAdaptThreads, st->nsm);
   estimate_kernel<<<blocks, kAdaptThreads, 0, q>>>(ea);
-  if (ea.nc > 1) estimate_vec_kernel<<<blocks, kAdaptThreads, 0, q>>>(ea);
+  if (ea.nc > 1) launch_estimate_vec(blocks, q, ea);
   if (realloc) launch_allocation(st, s, q);
   if (refine) {
     /* The map's refinement needs only the map sums: it runs beside the

@@ -300,8 +300,40 @@ START_TEST(test_user_tables_on_gpu)
 }
 END_TEST
 
-/* Three components from one sample on the GPU: every component's integral,
- * sigma and the covariance against the CPU's, adapting to one component
+/* A vector integrand on the CPU and the GPU: every component's integral,
+ * sigma and the covariance. */
+static void agree_components(const strata_problem *pr, const strata_params *p)
+{
+  const int nc = pr->ncomp;
+  strata_backend *cpu = strata_backend_cpu_new(0), *gpu = strata_backend_cuda_new(0);
+  strata_result rc, rg;
+  ck_assert_msg(run_with(cpu, pr, p, &rc) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_msg(run_with(gpu, pr, p, &rg) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_int_eq(rg.ncomp, nc);
+  for (int c = 0; c < nc; c++) {
+    printf("%s ncomp %d adapt %+d %-7s comp %d cpu %.17g +- %.6g gpu %.17g +- %.6g\n", pr->name,
+           nc, pr->adapt_comp, strata_mode_name(p->mode), c, rc.comp_integral[c],
+           rc.comp_sigma[c], rg.comp_integral[c], rg.comp_sigma[c]);
+    const double stol = p->mode == STRATA_MODE_QMC
+                            ? 1e-12 * fabs(rc.comp_integral[c]) / rc.comp_sigma[c] : 1e-12;
+    ck_assert_msg(rel(rc.comp_integral[c], rg.comp_integral[c]) <= 1e-12 &&
+                      rel(rc.comp_sigma[c], rg.comp_sigma[c]) <= fmax(stol, 1e-12),
+                  "%s, %d components, component %d: cpu %.17g +- %.17g gpu %.17g +- %.17g",
+                  pr->name, nc, c, rc.comp_integral[c], rc.comp_sigma[c], rg.comp_integral[c],
+                  rg.comp_sigma[c]);
+    for (int b = 0; b < nc; b++) {
+      const double scale = rc.comp_sigma[c] * rc.comp_sigma[b];
+      ck_assert_msg(fabs(rc.comp_cov[c * nc + b] - rg.comp_cov[c * nc + b]) <=
+                        1e-10 * scale + 1e-12 * fabs(rc.comp_integral[c] * rc.comp_integral[b]),
+                    "cov(%d,%d): cpu %.17g gpu %.17g", c, b, rc.comp_cov[c * nc + b],
+                    rg.comp_cov[c * nc + b]);
+    }
+  }
+  strata_backend_free(cpu);
+  strata_backend_free(gpu);
+}
+
+/* Three components from one sample on the GPU, adapting to one component
  * and to the sum of magnitudes. */
 START_TEST(test_user_ncomp_on_gpu)
 {
@@ -318,35 +350,33 @@ START_TEST(test_user_ncomp_on_gpu)
     const strata_mode modes[] = {STRATA_MODE_VEGASPLUS, STRATA_MODE_QMC};
     for (int m = 0; m < 2; m++) {
       const strata_params p = fixed_params(modes[m], 200000, 6);
-      strata_backend *cpu = strata_backend_cpu_new(0), *gpu = strata_backend_cuda_new(0);
-      strata_result rc, rg;
-      ck_assert_msg(run_with(cpu, &pr, &p, &rc) == STRATA_OK, "%s", strata_last_error());
-      ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
-      ck_assert_int_eq(rg.ncomp, 3);
-      for (int c = 0; c < 3; c++) {
-        printf("three adapt %+d %-7s comp %d cpu %.17g +- %.6g gpu %.17g +- %.6g\n", adapt,
-               strata_mode_name(p.mode), c, rc.comp_integral[c], rc.comp_sigma[c],
-               rg.comp_integral[c], rg.comp_sigma[c]);
-        const double stol = p.mode == STRATA_MODE_QMC
-                                ? 1e-12 * fabs(rc.comp_integral[c]) / rc.comp_sigma[c] : 1e-12;
-        ck_assert_msg(rel(rc.comp_integral[c], rg.comp_integral[c]) <= 1e-12 &&
-                          rel(rc.comp_sigma[c], rg.comp_sigma[c]) <= fmax(stol, 1e-12),
-                      "component %d: cpu %.17g +- %.17g gpu %.17g +- %.17g", c,
-                      rc.comp_integral[c], rc.comp_sigma[c], rg.comp_integral[c],
-                      rg.comp_sigma[c]);
-        for (int b = 0; b < 3; b++) {
-          const double scale = rc.comp_sigma[c] * rc.comp_sigma[b];
-          ck_assert_msg(fabs(rc.comp_cov[c * 3 + b] - rg.comp_cov[c * 3 + b]) <=
-                            1e-10 * scale + 1e-12 * fabs(rc.comp_integral[c] * rc.comp_integral[b]),
-                        "cov(%d,%d): cpu %.17g gpu %.17g", c, b, rc.comp_cov[c * 3 + b],
-                        rg.comp_cov[c * 3 + b]);
-        }
-      }
-      strata_backend_free(cpu);
-      strata_backend_free(gpu);
+      agree_components(&pr, &p);
     }
   }
   strata_source_free(src);
+}
+END_TEST
+
+/* Every component count the GPU's estimate has a kernel for. */
+START_TEST(test_user_ncomp_counts_on_gpu)
+{
+  for (int nc = 2; nc <= STRATA_MAX_COMP; nc++) {
+    strata_source *src = user_source("tests/integrands/moments.c", "moments", 1, nc);
+    strata_problem pr;
+    test_problem("f4", 5, &pr);
+    pr.f = NULL;
+    pr.fv = src->fv;
+    pr.ncomp = nc;
+    pr.nparams = 2;
+    pr.params[0] = 100.0;
+    pr.params[1] = nc;
+    pr.adapt_comp = -1;
+    pr.source = src;
+    pr.name = "moments";
+    const strata_params p = fixed_params(STRATA_MODE_VEGASPLUS, 100000, 4);
+    agree_components(&pr, &p);
+    strata_source_free(src);
+  }
 }
 END_TEST
 
@@ -516,6 +546,7 @@ int main(void)
   tcase_add_test(tc, test_user_nvrtc_error);
   tcase_add_test(tc, test_user_tables_on_gpu);
   tcase_add_test(tc, test_user_ncomp_on_gpu);
+  tcase_add_test(tc, test_user_ncomp_counts_on_gpu);
   tcase_add_test(tc, test_ranks_on_gpu);
   tcase_add_test(tc, test_backend_reused);
   tcase_add_test(tc, test_bad_device);
