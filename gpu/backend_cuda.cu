@@ -822,6 +822,26 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   return job->part ? strata_backend_host_part(job) : STRATA_OK;
 }
 
+/* The host's map and allocation once the device has made newer ones
+ * (refined, reallocated with total samples): marked on_device, under new
+ * generations that the device's copies carry. */
+void mark_adapted(cuda_state *st, strata_grid *g, strata_strat *s, bool refined,
+                  bool reallocated, long long total)
+{
+  if (refined) {
+    g->generation = strata_stamp_next();
+    g->on_device = 1;
+    st->grid_gen = g->generation;
+  }
+  if (reallocated) {
+    s->generation = strata_stamp_next();
+    s->on_device = 1;
+    s->even = 0;
+    s->total = total;
+    st->strat_gen = s->generation;
+  }
+}
+
 /* Several ranks, each with its slice's sums on its device: the map sums
  * and every hypercube's level, combined through the host, go back up, and
  * the map and the allocation are made here as one rank makes them (the
@@ -876,29 +896,20 @@ int adapt_ranked(cuda_state *st, const strata_adapt_job *job)
   e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaStreamSynchronize(q);
   if (e != cudaSuccess) return cuda_fail(e, "adapting on the device", st->device);
-  if (refine) {
-    st->map_dirt.clear(); /* (the refinement cleared what went up) */
-    g->generation = strata_stamp_next();
-    g->on_device = 1;
-    st->grid_gen = g->generation;
-  }
-  if (realloc) {
+  if (refine) st->map_dirt.clear(); /* (the refinement cleared what went up) */
+  if (realloc)
     for (size_t k = 0; k <= nsplit; k++) {
       s->split_h[k] = st->h_split.p[k];
       s->split_first[k] = st->h_split.p[nsplit + 1 + k];
     }
-    s->total = st->h_rec.p[1].total;
-    s->generation = strata_stamp_next();
-    s->on_device = 1;
-    s->even = 0;
-    st->strat_gen = s->generation;
-  }
+  mark_adapted(st, g, s, refine, realloc, realloc ? st->h_rec.p[1].total : 0);
   return STRATA_OK;
 }
 
 /* After a sample call that adapted on the device, only the host's
- * bookkeeping is left; otherwise the host adapts its own copies (ranks
- * that exchange sums through host memory, vector integrands), and the
+ * bookkeeping is left; with several ranks the device adapts from their
+ * combined sums (adapt_ranked); otherwise (sums that came back to the
+ * host: plain MC and QMC points) the host adapts its own copies, and the
  * next iteration uploads what changed. */
 int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
 {
@@ -910,18 +921,8 @@ int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
     return rc != STRATA_OK ? rc : strata_backend_host_adapt(b, job);
   }
   st->adapted = false;
-  if (job->alpha != 0.0) {
-    job->grid->generation = strata_stamp_next();
-    job->grid->on_device = 1;
-    st->grid_gen = job->grid->generation;
-  }
-  if (job->reallocate) {
-    job->strat->generation = strata_stamp_next();
-    job->strat->on_device = 1;
-    job->strat->even = 0;
-    job->strat->total = st->adapted_total;
-    st->strat_gen = job->strat->generation;
-  }
+  mark_adapted(st, job->grid, job->strat, job->alpha != 0.0, job->reallocate != 0,
+               st->adapted_total);
   return STRATA_OK;
 }
 
