@@ -7,7 +7,8 @@
 # large (1e6, 1e7: the GPU's), all, or a list of name:dim:neval:maxiter.
 # Every run has the default epsrel (1e-3), so some converge early.  STRATA
 # (default ./strata) and extra options in STRATA_OPTS (e.g. "-t 2") are
-# honoured; COVERAGE_JOBS (default 1) runs that many seeds at once.  A row
+# honoured; COVERAGE_JOBS (default 1) runs that many seeds at once;
+# COVERAGE_SEED0 (default 1) is the first seed, for a fresh draw.  A row
 # passes when |pull| <= 3 in at least 99% of the runs, |pull| <= 1 in
 # 60-76%, no result is NaN or null, and no run claims convergence with
 # |pull| > 4.  Prints a markdown table (doc/benchmarks.md) and exits 1 if a
@@ -20,6 +21,9 @@ strata=${STRATA:-./strata}
 jobs=${COVERAGE_JOBS:-1}
 case $jobs in '' | *[!0-9]*) jobs=0 ;; esac
 [ "$jobs" -ge 1 ] || { echo "coverage.sh: COVERAGE_JOBS=${COVERAGE_JOBS:-}: a whole number of 1 or more" >&2; exit 2; }
+seed0=${COVERAGE_SEED0:-1}
+case $seed0 in '' | *[!0-9]*) seed0=0 ;; esac
+[ "$seed0" -ge 1 ] || { echo "coverage.sh: COVERAGE_SEED0=${COVERAGE_SEED0:-}: a whole number of 1 or more" >&2; exit 2; }
 case $backend in cpu | cuda) ;; *) echo "coverage.sh: backend '$backend': cpu or cuda" >&2; exit 2 ;; esac
 out=
 trap 'rm -rf "$out"' EXIT
@@ -57,13 +61,13 @@ row() {
   [ -n "$exact" ] || { echo "coverage.sh: no exact value of $name in d=$dim" >&2; exit 2; }
   skip=5
   [ "$maxiter" -ge 10 ] || skip=$((maxiter / 2)) # the default, where it fits
-  # Seeds j+1, j+1+jobs, ... in job j; the scoring below does not care in
-  # which order the results come.
+  # Seeds seed0+j, seed0+j+jobs, ... in job j; the scoring below does not
+  # care in which order the results come.
   out=$(mktemp -d "${TMPDIR:-/tmp}/coverage.XXXXXX")
   j=0
   while [ $j -lt "$jobs" ]; do
-    s=$((j + 1))
-    while [ $s -le "$seeds" ]; do
+    s=$((seed0 + j))
+    while [ $s -lt $((seed0 + seeds)) ]; do
       # shellcheck disable=SC2086
       "$strata" run -q --json ${STRATA_OPTS:-} "$@" --set integral.dim="$dim" \
         --set vegas.neval="$neval" --set vegas.maxiter="$maxiter" --set vegas.skip=$skip --set vegas.seed="$s" \

@@ -50,6 +50,8 @@ typedef struct strata_run {
                              * weight_errors); the averages' covariances reuse them */
   strata_average cavg[STRATA_MAX_COMP];  /* each component's average; avg is cavg[0] */
   double cavg_cov[STRATA_MAX_COMP * STRATA_MAX_COMP]; /* covariance of the averages */
+  double cjump[STRATA_MAX_COMP]; /* each component's jump at a restart on the newest
+                             * iteration, else 0 (run.c update_average) */
   int itn;                  /* iterations done */
   int first_kept;           /* first iteration in the average (skip, or a restart) */
   int64_t neval_total;
