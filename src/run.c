@@ -372,9 +372,10 @@ static double average_cov(const strata_run *r, int a, int b)
  * (no chi^2 for one iteration), and the jump from the average it replaced
  * is the size of the map's last step.  Its error carries that jump, so
  * that a run ending there (fB d=9, the peak found in the last iteration:
- * 0.55(11) after 0.28(12)) does not report the climb as a result.  Such an
- * average is never claimed converged (comp_converged wants two iterations),
- * and the next iteration that agrees with it drops the jump. */
+ * 0.55(11) after 0.14(13) and 0.40(30)) does not report the climb as a
+ * result.  Such an average is never claimed converged (comp_converged
+ * wants two iterations), and the next iteration that agrees with it drops
+ * the jump. */
 static void average(strata_run *r)
 {
   for (int c = 0; c < r->ncomp; c++) {
