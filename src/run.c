@@ -442,7 +442,8 @@ static int disagrees(const strata_run *r)
 }
 
 /* cavg holds the average of the iterations before the newest when this
- * runs: the one a restart replaces. */
+ * runs: the one a restart replaces.  The average restarted on the newest
+ * iteration is that iteration's estimate. */
 static int update_average(strata_run *r, int adapt)
 {
   double before[STRATA_MAX_COMP];
@@ -451,17 +452,14 @@ static int update_average(strata_run *r, int adapt)
     r->cjump[c] = 0.0;
   }
   average(r);
-  if (adapt && r->itn - 1 > r->first_kept && disagrees(r)) {
-    r->first_kept = r->itn - 1;
-    average(r);
-    for (int c = 0; c < r->ncomp; c++) {
-      const double jump = r->cavg[c].mean - before[c];
-      r->cjump[c] = isfinite(jump) ? jump : 0.0;
-    }
-    average(r);
-    return 1;
+  if (!(adapt && r->itn - 1 > r->first_kept && disagrees(r))) return 0;
+  r->first_kept = r->itn - 1;
+  for (int c = 0; c < r->ncomp; c++) {
+    double s, jump = comp_value(r, r->itn - 1, c, &s) - before[c];
+    r->cjump[c] = isfinite(jump) ? jump : 0.0;
   }
-  return 0;
+  average(r);
+  return 1;
 }
 
 /* An error of 0 is the truth only for a constant integrand.  0 +- 0 from
