@@ -58,9 +58,20 @@ static int usage_error(const char *msg, const char *arg)
   return 2;
 }
 
+/* The table's header comes with its first row, so that a run that fails
+ * before its first iteration ends (a GPU job whose user code NVRTC cannot
+ * compile) prints its one-line error alone. */
+typedef struct {
+  FILE *out;
+  int headed;
+} table_out;
+
 static void print_table_row(const strata_iteration *it, void *ctx)
 {
-  strata_report_iteration(ctx, it);
+  table_out *t = ctx;
+  if (!t->headed) strata_report_header(t->out);
+  t->headed = 1;
+  strata_report_iteration(t->out, it);
 }
 
 static int cmd_list(void)
@@ -216,9 +227,9 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   ss.exact = exact;
   strata_result res;
   rc = strata_session_open(&ss, r);
-  if (rc == STRATA_OK && table) strata_report_header(table);
+  table_out rows = {table, 0};
   if (rc == STRATA_OK)
-    rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, table, &res);
+    rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, &rows, &res);
   strata_stop_guard_exit(NULL);
   if (rc == STRATA_OK && talk && !ss.stopped) {
     if (!quiet) strata_report_summary(stdout, &res, exact);
