@@ -10,18 +10,27 @@ void strata_report_header(FILE *out)
   fprintf(out, "---------------------------------------------------------------------\n");
 }
 
+/* chi2/dof or Q with two decimals, or "-" where it is undefined (an
+ * average of tiny estimates, whose errors underflowed, has neither). */
+static const char *stat2(char *buf, size_t n, double v)
+{
+  if (isnan(v)) snprintf(buf, n, "-");
+  else snprintf(buf, n, "%.2f", v);
+  return buf;
+}
+
 /* One line of the table; lead is the first column ("  7   ", or for a
  * component of a vector integrand "  7:0 " and "   :1 "). */
 static void table_line(FILE *out, const char *lead, int kept, int itn, double integral,
                        double sigma, double avg, double avg_sigma, double chi2_dof, double q,
                        int restarted)
 {
-  char a[64], b[64];
+  char a[64], b[64], c2[32], qs[32];
   strata_format_value_error(a, sizeof a, integral, sigma);
   if (kept) {
     strata_format_value_error(b, sizeof b, avg, avg_sigma);
-    fprintf(out, "%s%-20s  %-20s  %8.2f  %6.2f%s\n", lead, a, b, chi2_dof, q,
-            restarted ? "  restart" : "");
+    fprintf(out, "%s%-20s  %-20s  %8s  %6s%s\n", lead, a, b, stat2(c2, sizeof c2, chi2_dof),
+            stat2(qs, sizeof qs, q), restarted ? "  restart" : "");
   } else {
     fprintf(out, "%s%-20s  %-20s  %8s  %6s\n", lead, a,
             itn > 0 && sigma == 0.0 ? "(no information)" : "(warm-up)", "-", "-");
@@ -60,12 +69,13 @@ static double correlation(const strata_result *res, int a, int b)
 /* Every component's average, then their correlation matrix. */
 static void summary_comps(FILE *out, const strata_result *res)
 {
-  char a[64];
+  char a[64], c2[32], qs[32];
   fputc('\n', out);
   for (int c = 0; c < res->ncomp; c++) {
     strata_format_value_error(a, sizeof a, res->comp_integral[c], res->comp_sigma[c]);
-    fprintf(out, "result[%d]  = %s   (%.17g +- %.3g)   chi2/dof = %.2f   Q = %.2f\n", c, a,
-            res->comp_integral[c], res->comp_sigma[c], res->comp_chi2_dof[c], res->comp_q[c]);
+    fprintf(out, "result[%d]  = %s   (%.17g +- %.3g)   chi2/dof = %s   Q = %s\n", c, a,
+            res->comp_integral[c], res->comp_sigma[c],
+            stat2(c2, sizeof c2, res->comp_chi2_dof[c]), stat2(qs, sizeof qs, res->comp_q[c]));
   }
   fprintf(out, "correlation =");
   for (int i = 0; i < res->ncomp; i++) {
@@ -77,20 +87,24 @@ static void summary_comps(FILE *out, const strata_result *res)
 
 void strata_report_summary(FILE *out, const strata_result *res, double exact)
 {
-  char a[64];
+  char a[64], c2[32], qs[32];
   if (res->ncomp > 1) {
     summary_comps(out, res);
   } else {
     strata_format_value_error(a, sizeof a, res->integral, res->sigma);
     fprintf(out, "\nresult     = %s   (%.17g +- %.3g)\n", a, res->integral, res->sigma);
-    fprintf(out, "chi2/dof   = %.2f   Q = %.2f\n", res->chi2_dof, res->q);
+    fprintf(out, "chi2/dof   = %s   Q = %s\n", stat2(c2, sizeof c2, res->chi2_dof),
+            stat2(qs, sizeof qs, res->q));
   }
   fprintf(out, "converged  = %s after %d iterations, %lld evaluations, %.3f s\n",
           res->converged ? "yes" : "NO", res->iterations, (long long)res->neval,
           res->time_s);
   if (isfinite(exact)) {
+    /* Three digits of a deviation of 1e300 sigma are all a reader needs. */
     double dev = res->sigma > 0 ? (res->integral - exact) / res->sigma : NAN;
-    fprintf(out, "exact      = %.17g   (deviation %+.2f sigma)\n", exact, dev);
+    fprintf(out, fabs(dev) < 1e6 ? "exact      = %.17g   (deviation %+.2f sigma)\n"
+                                 : "exact      = %.17g   (deviation %+.3g sigma)\n",
+            exact, dev);
   }
 }
 
