@@ -407,24 +407,15 @@ static void average(strata_run *r)
 #define STRATA_RESTART_Q 1e-3
 #define STRATA_CLIMB_Q 0.02
 
-static int lowest_of_kept(const strata_run *r, int c)
+/* Whether the newest iteration of component c is nearer 0 than every kept
+ * one (side -1), or farther (side +1). */
+static int newest_beyond_kept(const strata_run *r, int c, int side)
 {
   const int last = r->itn - 1, best = comp_class(r, c, r->first_kept);
   double s, v = comp_value(r, last, c, &s);
   for (int k = r->first_kept; k < last; k++) {
     double sk, vk = comp_value(r, k, c, &sk);
-    if (itn_class(vk, sk) == best && !(fabs(v) < fabs(vk))) return 0;
-  }
-  return 1;
-}
-
-static int highest_of_kept(const strata_run *r, int c)
-{
-  const int last = r->itn - 1, best = comp_class(r, c, r->first_kept);
-  double s, v = comp_value(r, last, c, &s);
-  for (int k = r->first_kept; k < last; k++) {
-    double sk, vk = comp_value(r, k, c, &sk);
-    if (itn_class(vk, sk) == best && !(fabs(v) > fabs(vk))) return 0;
+    if (itn_class(vk, sk) == best && !(side * (fabs(v) - fabs(vk)) > 0.0)) return 0;
   }
   return 1;
 }
@@ -439,7 +430,7 @@ static int highest_of_kept(const strata_run *r, int c)
 static int climbs(const strata_run *r, int c, double before)
 {
   double s, v = comp_value(r, r->itn - 1, c, &s);
-  return highest_of_kept(r, c) && fabs(v) - fabs(before) > STRATA_CLIMB_RISE * fabs(before);
+  return newest_beyond_kept(r, c, 1) && fabs(v) - fabs(before) > STRATA_CLIMB_RISE * fabs(before);
 }
 
 /* Any component that disagrees so tells that the map had not found the
@@ -449,7 +440,7 @@ static int climbs(const strata_run *r, int c, double before)
 static int disagrees(const strata_run *r, const double *before)
 {
   for (int c = 0; c < r->ncomp; c++) {
-    if (kept_count_comp(r, c) < 2 || lowest_of_kept(r, c)) continue;
+    if (kept_count_comp(r, c) < 2 || newest_beyond_kept(r, c, -1)) continue;
     const double q = climbs(r, c, before[c]) ? STRATA_CLIMB_Q : STRATA_RESTART_Q;
     if (r->cavg[c].q < q) return 1;
   }
