@@ -26,7 +26,9 @@
  * Each (integrand, budget, code) runs with seeds 1..S.  Reported: the median
  * and the RMS over seeds of the relative true error |I - exact| / |exact|,
  * the mean relative reported error sigma / |exact|, the largest pull
- * |I - exact| / sigma, and evaluations per second (all evaluations of all
+ * |I - exact| / sigma, the fractions of seeds with a pull of at most 1 and
+ * at most 3 (in1, in3: whether each code's error bars are honest, as
+ * bench/coverage.sh scores strata's), and evaluations per second (all evaluations of all
  * seeds over their summed wall time, CLOCK_MONOTONIC around the whole call,
  * allocation included).
  *
@@ -39,8 +41,14 @@
  * --iters 5 runs both codes as the classic test suites do: 5 iterations of
  * B/5, all averaged (strata skip = 0; GSL one call at stage 0).
  *
+ * The integrands of bench/coverage.sh's rows of 10 iterations (linear,
+ * dgauss, fB, f6) run only when --only names them: with --budget 10 times
+ * the row's neval and up to 200 seeds, in1 and in3 give GSL's coverage of
+ * the row beside strata's (strata here with epsrel 0, where coverage.sh
+ * keeps the default 1e-3).
+ *
  *   bench_gsl [--quick] [--full] [--seeds N] [--budget B]... [--only NAME[/DIM]]
- *             [--alpha A] [--iters 5]
+ *             [--alpha A] [--beta B] [--ninc N] [--iters 5]
  */
 #include <errno.h>
 #include <math.h>
@@ -64,7 +72,7 @@
  * default skip); --iters 5 makes it 5 and 0: the classic test suites' use,
  * budget/5 per iteration, every iteration averaged (GSL: one call). */
 static int NITER = 10, NSKIP = 5;
-#define MAX_SEEDS 64
+#define MAX_SEEDS 200
 #define MAX_BUDGETS 16
 
 typedef struct {
@@ -73,6 +81,9 @@ typedef struct {
   int big;   /* also run at budgets >= BIG_BUDGET in the default run */
   strata_fn f; /* not a built-in: the function on (0,1)^dim, and its exact value */
   double (*exact)(int dim);
+  /* coverage.sh's rows, for GSL's coverage beside strata's: run only when
+   * --only names them */
+  int named_only;
 } bench_case;
 
 /* The classic suite's (GSL's monte tests, Lepage's): a gaussian of width
@@ -96,6 +107,28 @@ static double tsuda(const double *x, int dim, const double *params)
   return p;
 }
 static double one(int dim) { (void)dim; return 1.0; }
+/* coverage.sh's inline integrands, the same functions in C: a product of
+ * linear factors 2 x_i, and two gaussians of width 0.1 on the diagonal at
+ * 1/3 and 2/3, each normalised over the cube, half weight each. */
+static double linear(const double *x, int dim, const double *params)
+{
+  (void)params;
+  double p = 1.0;
+  for (int i = 0; i < dim; i++) p *= 2.0 * x[i];
+  return p;
+}
+static double dgauss(const double *x, int dim, const double *params)
+{
+  (void)params;
+  const double s = 0.1, z = s * sqrt(M_PI / 2) * (erf((2.0 / 3) / (s * sqrt(2.0))) + erf((1.0 / 3) / (s * sqrt(2.0))));
+  double zz = 1.0, g1 = 1.0, g2 = 1.0;
+  for (int i = 0; i < dim; i++) {
+    zz *= z;
+    g1 *= exp(-(x[i] - 1.0 / 3) * (x[i] - 1.0 / 3) / (2 * s * s));
+    g2 *= exp(-(x[i] - 2.0 / 3) * (x[i] - 2.0 / 3) / (2 * s * s));
+  }
+  return 0.5 * (g1 + g2) / zz;
+}
 static double constant(const double *x, int dim, const double *params)
 {
   (void)x, (void)dim, (void)params;
@@ -106,9 +139,12 @@ static double constant(const double *x, int dim, const double *params)
  * comparison is about; f1 (oscillatory) and f3 (corner peak) are controls;
  * gauss, tsuda and const are the classic suite's (issue 16). */
 static const bench_case cases[] = {
-    {"f4", 5, 1, 0, 0}, {"f4", 8, 1, 0, 0}, {"f2", 6, 1, 0, 0}, {"f5", 6, 1, 0, 0},
-    {"f1", 5, 0, 0, 0}, {"f3", 5, 0, 0, 0}, {"gauss", 10, 0, gauss, gauss_exact},
-    {"tsuda", 5, 0, tsuda, one}, {"tsuda", 8, 0, tsuda, one}, {"const", 8, 0, constant, one},
+    {"f4", 5, 1, 0, 0, 0}, {"f4", 8, 1, 0, 0, 0}, {"f2", 6, 1, 0, 0, 0}, {"f5", 6, 1, 0, 0, 0},
+    {"f1", 5, 0, 0, 0, 0}, {"f3", 5, 0, 0, 0, 0}, {"gauss", 10, 0, gauss, gauss_exact, 0},
+    {"tsuda", 5, 0, tsuda, one, 0}, {"tsuda", 8, 0, tsuda, one, 0}, {"const", 8, 0, constant, one, 0},
+    {"linear", 4, 0, linear, one, 1}, {"linear", 8, 0, linear, one, 1},
+    {"dgauss", 4, 0, dgauss, one, 1}, {"dgauss", 8, 0, dgauss, one, 1},
+    {"fB", 1, 0, 0, 0, 1}, {"fB", 2, 0, 0, 0, 1}, {"f6", 5, 0, 0, 0, 1},
 };
 
 /* The case's problem on its default domain, and its exact value. */
@@ -288,8 +324,10 @@ static run_out run_gsl(const strata_problem *pr, int64_t budget, unsigned long s
 
 /* ---- strata ---------------------------------------------------------------------- */
 
-/* --alpha: strata's map damping, for exploring; NaN = strata's default. */
-static double strata_alpha = NAN;
+/* --alpha, --beta, --ninc: strata's map damping, stratification exponent
+ * and increments, for exploring; NaN (0 for ninc) = strata's default. */
+static double strata_alpha = NAN, strata_beta = NAN;
+static int strata_ninc = 0;
 
 static run_out run_strata(const strata_problem *pr, int64_t budget, uint64_t seed,
                           int nthreads)
@@ -306,6 +344,8 @@ static run_out run_strata(const strata_problem *pr, int64_t budget, uint64_t see
   p.seed = seed;
   p.nthreads = nthreads;
   if (!isnan(strata_alpha)) p.alpha = strata_alpha;
+  if (!isnan(strata_beta)) p.beta = strata_beta;
+  if (strata_ninc > 0) p.ninc = strata_ninc;
   strata_result res;
   double t0 = now_s(), c0 = cpu_s();
   int rc = strata_integrate(pr, &p, NULL, NULL, &res);
@@ -376,15 +416,18 @@ static void usage(FILE *f)
 {
   fprintf(f,
           "Usage: bench_gsl [--quick] [--full] [--seeds N] [--budget B]... [--only NAME[/DIM]]\n"
-          "                 [--alpha A] [--iters 5]\n"
+          "                 [--alpha A] [--beta B] [--ninc N] [--iters 5]\n"
           "  --quick        budgets 1e5 and 1e6 (smoke run, well under a minute)\n"
           "  --seeds N      seeds per point (default 5, at most %d)\n"
           "  --budget B     total evaluations per run; repeatable; replaces the list\n"
           "                 (default 1e6 1e7 1e8)\n"
           "  --full         budgets >= %.0e on every integrand with every seed (without\n"
           "                 it: only f4, f2, f5 and at most %d seeds; ~25 min on 2 cores)\n"
-          "  --only NAME[/DIM]  only this integrand (e.g. f4 or f4/8)\n"
+          "  --only NAME[/DIM]  only this integrand (e.g. f4 or f4/8); linear, dgauss,\n"
+          "                 fB and f6 (coverage.sh's rows) run only when named\n"
           "  --alpha A      strata's map damping alpha (default: strata's, 0.5)\n"
+          "  --beta B       strata's stratification exponent beta (default 0.75)\n"
+          "  --ninc N       strata's ceiling on map increments per axis (default 1000)\n"
           "  --iters 5      5 iterations of budget/5, all averaged (default: 10, 5 kept)\n",
           MAX_SEEDS, BIG_BUDGET, BIG_SEEDS);
 }
@@ -424,6 +467,22 @@ int main(int argc, char **argv)
         return 2;
       }
       strata_alpha = v;
+    } else if (strcmp(argv[i], "--beta") == 0 && i + 1 < argc) {
+      char *end;
+      double v = strtod(argv[++i], &end);
+      if (*end != '\0' || !(v >= 0.0 && v <= 1.0)) {
+        fprintf(stderr, "bench_gsl: --beta wants a number in [0, 1]\n");
+        return 2;
+      }
+      strata_beta = v;
+    } else if (strcmp(argv[i], "--ninc") == 0 && i + 1 < argc) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end != '\0' || v < 1 || v > 1000000) {
+        fprintf(stderr, "bench_gsl: --ninc wants a whole number in 1..1000000\n");
+        return 2;
+      }
+      strata_ninc = (int)v;
     } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
       if (strcmp(argv[++i], "5") != 0) {
         fprintf(stderr, "bench_gsl: --iters wants 5 (10 is the default)\n");
@@ -462,6 +521,8 @@ int main(int argc, char **argv)
          NITER, NITER, NSKIP, nseeds, nthr);
   printf("# rel. errors are relative to |exact|; pull = |I - exact| / sigma\n");
   if (!isnan(strata_alpha)) printf("# strata alpha = %g (not its default)\n", strata_alpha);
+  if (!isnan(strata_beta)) printf("# strata beta = %g (not its default)\n", strata_beta);
+  if (strata_ninc > 0) printf("# strata ninc = %d (not its default)\n", strata_ninc);
   if (!full)
     printf("# budgets >= %.0e: only f4, f2, f5, at most %d seeds (--full for all)\n",
            BIG_BUDGET, BIG_SEEDS);
@@ -472,24 +533,23 @@ int main(int argc, char **argv)
   for (size_t c = 0; c < NCASES; c++) {
     strata_problem pr;
     double exact;
-    if (case_problem(&cases[c], &pr, &exact) != 0) continue;
+    if (cases[c].named_only || case_problem(&cases[c], &pr, &exact) != 0) continue;
     printf("  %s/%d %.1f", cases[c].name, cases[c].dim, bare_ns(&pr));
   }
   printf("\n#\n");
 
-  printf("%-9s %3s %6s %-10s %5s %9s %9s %9s %9s %7s %9s %9s %8s\n", "integrand", "dim",
-         "budget", "code", "seeds", "evals", "err.med", "err.rms", "err.rep", "maxpull",
-         "evals/s", "time/run", "cpu/wall");
+  printf("%-9s %3s %6s %-10s %5s %9s %9s %9s %9s %7s %5s %5s %9s %9s %8s\n", "integrand",
+         "dim", "budget", "code", "seeds", "evals", "err.med", "err.rms", "err.rep", "maxpull",
+         "in1", "in3", "evals/s", "time/run", "cpu/wall");
   fflush(stdout);
 
   double tstart = now_s();
   int failures = 0;
   for (size_t c = 0; c < NCASES; c++) {
-    if (only) {
-      char want[64];
-      snprintf(want, sizeof want, "%s/%d", cases[c].name, cases[c].dim);
-      if (strcmp(only, cases[c].name) != 0 && strcmp(only, want) != 0) continue;
-    }
+    char want[64];
+    snprintf(want, sizeof want, "%s/%d", cases[c].name, cases[c].dim);
+    if (only && strcmp(only, cases[c].name) != 0 && strcmp(only, want) != 0) continue;
+    if (cases[c].named_only && !only) continue;
     strata_problem pr;
     double exact;
     if (case_problem(&cases[c], &pr, &exact) != 0) {
@@ -511,7 +571,7 @@ int main(int argc, char **argv)
       for (int code = 0; code < NCODES; code++) {
         double etrue[MAX_SEEDS], erep_sum = 0.0, e2 = 0.0, maxpull = 0.0;
         double evals = 0.0, time_s = 0.0, cpu = 0.0;
-        int n = 0;
+        int n = 0, in1 = 0, in3 = 0;
         for (int s = 1; s <= ns; s++) {
           run_out o = code == CODE_GSL ? run_gsl(&pr, budget, (unsigned long)s)
                       : run_strata(&pr, budget, (uint64_t)s,
@@ -528,6 +588,8 @@ int main(int argc, char **argv)
           double pull = fabs(o.integral - exact) <= 1e-14 * fabs(exact) ? 0.0
                         : o.sigma > 0.0 ? fabs(o.integral - exact) / o.sigma : INFINITY;
           if (pull > maxpull) maxpull = pull;
+          in1 += pull <= 1.0;
+          in3 += pull <= 3.0;
           evals += o.evals;
           time_s += o.time_s;
           cpu += o.cpu_s;
@@ -538,10 +600,10 @@ int main(int argc, char **argv)
           fflush(stdout);
           continue;
         }
-        printf("%-9s %3d %6s %-10s %5d %9.4g %9.2e %9.2e %9.2e %7.2f %9.3g %8.3fs %8.2f\n",
+        printf("%-9s %3d %6s %-10s %5d %9.4g %9.2e %9.2e %9.2e %7.2f %5.3f %5.3f %9.3g %8.3fs %8.2f\n",
                pr.name, pr.dim, bstr, code_name[code], n, evals / n, median(etrue, n),
-               sqrt(e2 / n), erep_sum / n, maxpull, evals / time_s, time_s / n,
-               cpu / time_s);
+               sqrt(e2 / n), erep_sum / n, maxpull, (double)in1 / n, (double)in3 / n,
+               evals / time_s, time_s / n, cpu / time_s);
         fflush(stdout);
       }
     }
