@@ -28,9 +28,9 @@
  * the mean relative reported error sigma / |exact|, the largest pull
  * |I - exact| / sigma, the fractions of seeds with a pull of at most 1 and
  * at most 3 (in1, in3: whether each code's error bars are honest, as
- * bench/coverage.sh scores strata's), and evaluations per second (all evaluations of all
- * seeds over their summed wall time, CLOCK_MONOTONIC around the whole call,
- * allocation included).
+ * bench/coverage.sh scores strata's), and evaluations per second (all
+ * evaluations of all seeds over their summed wall time, CLOCK_MONOTONIC
+ * around the whole call, allocation included).
  *
  * Budgets >= 1e8 run, unless --full, on the peaked integrands only and with
  * at most 3 seeds (time).  Also printed: the bare cost of one integrand
@@ -120,7 +120,9 @@ static double linear(const double *x, int dim, const double *params)
 static double dgauss(const double *x, int dim, const double *params)
 {
   (void)params;
-  const double s = 0.1, z = s * sqrt(M_PI / 2) * (erf((2.0 / 3) / (s * sqrt(2.0))) + erf((1.0 / 3) / (s * sqrt(2.0))));
+  const double s = 0.1,
+               z = s * sqrt(M_PI / 2) *
+                   (erf((2.0 / 3) / (s * sqrt(2.0))) + erf((1.0 / 3) / (s * sqrt(2.0))));
   double zz = 1.0, g1 = 1.0, g2 = 1.0;
   for (int i = 0; i < dim; i++) {
     zz *= z;
@@ -139,9 +141,12 @@ static double constant(const double *x, int dim, const double *params)
  * comparison is about; f1 (oscillatory) and f3 (corner peak) are controls;
  * gauss, tsuda and const are the classic suite's (issue 16). */
 static const bench_case cases[] = {
-    {"f4", 5, 1, 0, 0, 0}, {"f4", 8, 1, 0, 0, 0}, {"f2", 6, 1, 0, 0, 0}, {"f5", 6, 1, 0, 0, 0},
-    {"f1", 5, 0, 0, 0, 0}, {"f3", 5, 0, 0, 0, 0}, {"gauss", 10, 0, gauss, gauss_exact, 0},
-    {"tsuda", 5, 0, tsuda, one, 0}, {"tsuda", 8, 0, tsuda, one, 0}, {"const", 8, 0, constant, one, 0},
+    {"f4", 5, 1, 0, 0, 0},          {"f4", 8, 1, 0, 0, 0},
+    {"f2", 6, 1, 0, 0, 0},          {"f5", 6, 1, 0, 0, 0},
+    {"f1", 5, 0, 0, 0, 0},          {"f3", 5, 0, 0, 0, 0},
+    {"gauss", 10, 0, gauss, gauss_exact, 0},
+    {"tsuda", 5, 0, tsuda, one, 0}, {"tsuda", 8, 0, tsuda, one, 0},
+    {"const", 8, 0, constant, one, 0},
     {"linear", 4, 0, linear, one, 1}, {"linear", 8, 0, linear, one, 1},
     {"dgauss", 4, 0, dgauss, one, 1}, {"dgauss", 8, 0, dgauss, one, 1},
     {"fB", 1, 0, 0, 0, 1}, {"fB", 2, 0, 0, 0, 1}, {"f6", 5, 0, 0, 0, 1},
@@ -600,7 +605,8 @@ int main(int argc, char **argv)
           fflush(stdout);
           continue;
         }
-        printf("%-9s %3d %6s %-10s %5d %9.4g %9.2e %9.2e %9.2e %7.2f %5.3f %5.3f %9.3g %8.3fs %8.2f\n",
+        printf("%-9s %3d %6s %-10s %5d %9.4g %9.2e %9.2e %9.2e %7.2f %5.3f %5.3f %9.3g %8.3fs "
+               "%8.2f\n",
                pr.name, pr.dim, bstr, code_name[code], n, evals / n, median(etrue, n),
                sqrt(e2 / n), erep_sum / n, maxpull, (double)in1 / n, (double)in3 / n,
                evals / time_s, time_s / n, cpu / time_s);
