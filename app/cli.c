@@ -129,8 +129,8 @@ static int strata_cli_tables(const strata_job *job, strata_source *src, strata_p
       return strata_error(rc, "%s: %s", where, msg);
     return rc;
   }
-  rc = strata_source_set_tables(src, strata_tables_names(*tables), n);
-  src->tables_hash = strata_tables_hash(*tables);
+  rc = strata_source_set_tables(src, strata_tables_names(*tables), n,
+                                strata_tables_hash(*tables));
   pr->tables = strata_tables_array(*tables);
   pr->ntables = n;
   return rc;

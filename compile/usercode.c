@@ -33,6 +33,19 @@ void strata_source_watch(void (*child)(int pid), int (*requested)(void))
 
 const char *strata_source_wrapper_name(void) { return wrapper_name; }
 
+/* Everything strata_source_hash covers, hashed again after a change. */
+static strata_source *rehash(strata_source *s)
+{
+  char *u = strata_source_unit(s, STRATA_UNIT_C);
+  uint64_t h = STRATA_HASH64_INIT;
+  if (u) h = strata_hash64(h, u, strlen(u));
+  free(u);
+  int meta[3] = {s->extended, s->ncomp, s->ntables};
+  h = strata_hash64(h, meta, sizeof meta);
+  s->hash = strata_hash64(h, &s->tables_hash, sizeof s->tables_hash);
+  return s;
+}
+
 static strata_source *source_new(const char *shown, const char *function, int extended,
                                  int ncomp)
 {
@@ -72,7 +85,7 @@ int strata_source_from_file(const char *path, const char *shown, const char *fun
     return strata_error(STRATA_ENOMEM, "%s: out of memory", shown);
   }
   s->code = text;
-  *out = s;
+  *out = rehash(s);
   return STRATA_OK;
 }
 
@@ -85,7 +98,7 @@ int strata_source_from_body(const char *body, const char *shown, int extended, i
     free(s);
     return strata_error(STRATA_ENOMEM, "out of memory");
   }
-  *out = s;
+  *out = rehash(s);
   return STRATA_OK;
 }
 
@@ -105,7 +118,7 @@ int strata_source_from_string(const char *code, const char *function, int extend
     free(s);
     return strata_error(STRATA_ENOMEM, "out of memory");
   }
-  *out = s;
+  *out = rehash(s);
   return STRATA_OK;
 }
 
@@ -122,13 +135,16 @@ int strata_problem_set_source(strata_problem *pr, strata_source *s)
   return STRATA_OK;
 }
 
-int strata_source_set_tables(strata_source *s, const char *const *names, int n)
+int strata_source_set_tables(strata_source *s, const char *const *names, int n,
+                             uint64_t contents_hash)
 {
   if (n > STRATA_MAX_TABLES)
     return strata_error(STRATA_EINVAL, "%s: %d tables (at most %d)", s->origin, n,
                         STRATA_MAX_TABLES);
   for (int i = 0; i < n; i++) snprintf(s->table_names[i], sizeof s->table_names[i], "%s", names[i]);
   s->ntables = n;
+  s->tables_hash = contents_hash;
+  rehash(s);
   return STRATA_OK;
 }
 
@@ -249,16 +265,7 @@ char *strata_source_unit(const strata_source *s, int kind)
   return b.p;
 }
 
-uint64_t strata_source_hash(const strata_source *s)
-{
-  char *u = strata_source_unit(s, STRATA_UNIT_C);
-  uint64_t h = STRATA_HASH64_INIT;
-  if (u) h = strata_hash64(h, u, strlen(u));
-  free(u);
-  int meta[3] = {s->extended, s->ncomp, s->ntables};
-  h = strata_hash64(h, meta, sizeof meta);
-  return strata_hash64(h, &s->tables_hash, sizeof s->tables_hash);
-}
+uint64_t strata_source_hash(const strata_source *s) { return s->hash; }
 
 /* ---- building for the CPU ------------------------------------------------ */
 

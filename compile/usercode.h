@@ -25,6 +25,7 @@ typedef struct strata_source {
   char table_names[STRATA_MAX_TABLES][32];
   char *code;            /* the user's text (a whole function for inline bodies) */
   uint64_t tables_hash;  /* of the tables' contents: part of the job's identity */
+  uint64_t hash;         /* strata_source_hash's, made whenever the above change */
   /* CPU build */
   void *dl;
   strata_fn f;
@@ -41,8 +42,10 @@ int strata_source_from_file(const char *path, const char *shown, const char *fun
 int strata_source_from_body(const char *body, const char *shown, int extended, int ncomp,
                             strata_source **out);
 /* Names the tables in order: the code reaches table k as
- * STRATA_TABLE(tables, name), through a macro STRATA_TABLE_INDEX_name. */
-int strata_source_set_tables(strata_source *s, const char *const *names, int n);
+ * STRATA_TABLE(tables, name), through a macro STRATA_TABLE_INDEX_name;
+ * contents_hash is strata_tables_hash of their contents. */
+int strata_source_set_tables(strata_source *s, const char *const *names, int n,
+                             uint64_t contents_hash);
 void strata_source_free(strata_source *s);
 
 enum { STRATA_UNIT_C = 0, STRATA_UNIT_CUDA = 1 };
@@ -72,7 +75,9 @@ const char *strata_source_compiler(const strata_source *s);
  * naming the user's file and line, or the missing function. */
 int strata_source_compile_failed(const strata_source *s, const char *tool, const char *log);
 /* Hash of everything that decides what the integrand computes: the unit,
- * the form, ncomp and the tables' contents. */
+ * the form, ncomp and the tables' contents.  Made when the source is made
+ * and when its tables are set, not on every call: the GPU backend asks for
+ * it every iteration, and making the unit and hashing it took 11 us. */
 uint64_t strata_source_hash(const strata_source *s);
 
 /* The embedded headers: the prelude for authors, and what NVRTC needs. */

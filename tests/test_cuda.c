@@ -283,7 +283,7 @@ START_TEST(test_user_tables_on_gpu)
   snprintf(path, sizeof path, "%s/tests/integrands/tabulated.c", getenv("srcdir"));
   ck_assert_int_eq(strata_source_from_file(path, "tabulated.c", "tabulated", 1, 1, &src), STRATA_OK);
   const char *names[2] = {"profile", "plane"};
-  ck_assert_int_eq(strata_source_set_tables(src, names, 2), STRATA_OK);
+  ck_assert_int_eq(strata_source_set_tables(src, names, 2, 0), STRATA_OK);
   ck_assert_msg(strata_source_build_cpu(src, 1) == STRATA_OK, "%s", strata_last_error());
   strata_problem pr;
   test_problem("f1", 3, &pr);

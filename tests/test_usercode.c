@@ -157,6 +157,32 @@ START_TEST(inline_body_integrates)
 }
 END_TEST
 
+/* The hash names what the code computes (job identity, the GPU's kernel
+ * cache): equal for equal code, and it follows the tables set later,
+ * their names and their contents. */
+START_TEST(source_hash_follows_code_and_tables)
+{
+  strata_source *a = NULL, *b = NULL, *c = NULL;
+  ck_assert_int_eq(strata_source_from_body("return x[0];", "a", 1, 1, &a), STRATA_OK);
+  ck_assert_int_eq(strata_source_from_body("return x[0];", "a", 1, 1, &b), STRATA_OK);
+  ck_assert_int_eq(strata_source_from_body("return x[1];", "a", 1, 1, &c), STRATA_OK);
+  ck_assert(strata_source_hash(a) == strata_source_hash(b));
+  ck_assert(strata_source_hash(a) != strata_source_hash(c));
+  const char *pk[1] = {"pk"}, *other[1] = {"other"};
+  ck_assert_int_eq(strata_source_set_tables(a, pk, 1, 7), STRATA_OK);
+  ck_assert(strata_source_hash(a) != strata_source_hash(b));
+  ck_assert_int_eq(strata_source_set_tables(b, pk, 1, 7), STRATA_OK);
+  ck_assert(strata_source_hash(a) == strata_source_hash(b));
+  ck_assert_int_eq(strata_source_set_tables(b, pk, 1, 8), STRATA_OK);
+  ck_assert(strata_source_hash(a) != strata_source_hash(b));
+  ck_assert_int_eq(strata_source_set_tables(b, other, 1, 7), STRATA_OK);
+  ck_assert(strata_source_hash(a) != strata_source_hash(b));
+  strata_source_free(a);
+  strata_source_free(b);
+  strata_source_free(c);
+}
+END_TEST
+
 static const char gauss_src[] = "#include <math.h>\n"
                                 "double g(const double *x, int dim, const double *p)\n"
                                 "{\n  double s = 0;\n  for (int i = 0; i < dim; i++) s += x[i] * x[i];\n"
@@ -239,6 +265,7 @@ int main(void)
   tcase_add_test(tc, builtin_suite_source_compiles_as_user_code);
   tcase_add_test(tc, compile_errors_name_the_file_and_line);
   tcase_add_test(tc, inline_body_integrates);
+  tcase_add_test(tc, source_hash_follows_code_and_tables);
   tcase_add_test(tc, cache_hits_misses_and_repairs);
   tcase_add_test(tc, concurrent_builds_share_the_cache);
   suite_add_tcase(s, tc);
