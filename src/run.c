@@ -279,15 +279,49 @@ static int frozen_alike(const strata_run *r, int k)
  * not follow ended 6.8 sigma low on average; f4 d=5 at neval 1e3 had 56% of
  * its runs within 1 sigma).  So the weight knows nothing of the iteration's
  * own samples:
- * - an adapting iteration takes a neighbour's error, the one before if it
- *   is in the average and adapting, else the one after (consecutive maps
- *   are nearly the same), and its own only when alone;
+ * - an adapting iteration takes its neighbours' errors (consecutive maps are
+ *   nearly the same; neighbour_error says how), and its own only when alone;
  * - iterations of the frozen map (and plain MC's) are alike, and weigh
  *   alike: by their pooled error, sqrt(mean of sigma_j^2 neval_j / neval_k);
  * - QMC points keep their own: a randomized rule may integrate a smooth
  *   component exactly in one iteration (1e-16 beside 1e-9), their errors
  *   come from the scatter of independent randomizations, and a neighbour
  *   or pool would carry rounding noise into the weights. */
+/* Whether iteration j can lend its error to a neighbour in the average of
+ * component c over [from, itn): kept, adapting, measured. */
+static int lends_error(const strata_run *r, int c, int from, int best, int j)
+{
+  if (j < from || j >= r->itn || !adapting(r, j)) return 0;
+  double sj, vj = comp_value(r, j, c, &sj);
+  return sj > 0.0 && itn_class(vj, sj) == best;
+}
+
+/* The error an adapting iteration k is weighed by, from its neighbours
+ * alone.  While the map improves, errors fall from one iteration to the
+ * next: one neighbour's error gave each iteration the weight of a worse
+ * map (the last, best one weighed as the one before it) and the first the
+ * weight of a better, so in a run of few iterations the best counted for
+ * too little (doc/algorithm.md, "Combining iterations").  Between two
+ * neighbours: the geometric mean of their errors; at either end of the
+ * run: the nearest one's, carried one step along the trend of the two
+ * nearest, sqrt of their ratio, bounded to a factor 2; with one neighbour
+ * its error; with none, k's own. */
+static double neighbour_error(const strata_run *r, int c, int from, int best, int k, double own)
+{
+  const int before = lends_error(r, c, from, best, k - 1),
+            after = lends_error(r, c, from, best, k + 1);
+  if (before && after)
+    return sqrt(error_at(r, k - 1, c, k)) * sqrt(error_at(r, k + 1, c, k));
+  if (!before && !after) return own;
+  const int step = before ? -1 : 1;
+  const double near = error_at(r, k + step, c, k);
+  if (!lends_error(r, c, from, best, k + 2 * step)) return near;
+  const double far = error_at(r, k + 2 * step, c, k),
+               trend = fmin(fmax(sqrt(near / far), 0.5), 2.0);
+  const double e = near * trend;
+  return isfinite(e) ? e : near;
+}
+
 static void weight_errors(const strata_run *r, int c, int from, int best, double *w)
 {
   /* The pooled error of one sample, sqrt(mean of sigma_j^2 neval_j), in
@@ -310,17 +344,7 @@ static void weight_errors(const strata_run *r, int c, int from, int best, double
     if (itn_class(v, s) != best) *wk = 0.0;
     else if (!(s > 0.0) || qmc_points(r, k)) *wk = s;
     else if (!adapting(r, k)) *wk = per_sample / sqrt((double)r->hist[k].neval);
-    else {
-      *wk = s;
-      for (int j = k - 1; j <= k + 1; j += 2) {
-        if (j < from || j >= r->itn || !adapting(r, j)) continue;
-        double sj, vj = comp_value(r, j, c, &sj);
-        if (sj > 0.0 && itn_class(vj, sj) == best) {
-          *wk = error_at(r, j, c, k);
-          break;
-        }
-      }
-    }
+    else *wk = neighbour_error(r, c, from, best, k, s);
   }
 }
 
