@@ -271,22 +271,6 @@ static int frozen_alike(const strata_run *r, int k)
   return !adapting(r, k) && !qmc_points(r, k);
 }
 
-/* The errors by which the measured iterations [from, itn) of component c,
- * of class best, are weighed in their average: w[k - from], 0 for an
- * iteration not in the average.  An iteration whose samples fell short of
- * a peak comes out low with a small error: weighed by its own error it
- * pulls the average down (a vector integrand's component that the map does
- * not follow ended 6.8 sigma low on average; f4 d=5 at neval 1e3 had 56% of
- * its runs within 1 sigma).  So the weight knows nothing of the iteration's
- * own samples:
- * - an adapting iteration takes its neighbours' errors (consecutive maps are
- *   nearly the same; neighbour_error says how), and its own only when alone;
- * - iterations of the frozen map (and plain MC's) are alike, and weigh
- *   alike: by their pooled error, sqrt(mean of sigma_j^2 neval_j / neval_k);
- * - QMC points keep their own: a randomized rule may integrate a smooth
- *   component exactly in one iteration (1e-16 beside 1e-9), their errors
- *   come from the scatter of independent randomizations, and a neighbour
- *   or pool would carry rounding noise into the weights. */
 /* Whether iteration j can lend its error to a neighbour in the average of
  * component c over [from, itn): kept, adapting, measured. */
 static int lends_error(const strata_run *r, int c, int from, int best, int j)
@@ -322,6 +306,22 @@ static double neighbour_error(const strata_run *r, int c, int from, int best, in
   return isfinite(e) ? e : near;
 }
 
+/* The errors by which the measured iterations [from, itn) of component c,
+ * of class best, are weighed in their average: w[k - from], 0 for an
+ * iteration not in the average.  An iteration whose samples fell short of
+ * a peak comes out low with a small error: weighed by its own error it
+ * pulls the average down (a vector integrand's component that the map does
+ * not follow ended 6.8 sigma low on average; f4 d=5 at neval 1e3 had 56% of
+ * its runs within 1 sigma).  So the weight knows nothing of the iteration's
+ * own samples:
+ * - an adapting iteration takes its neighbours' errors (consecutive maps are
+ *   nearly the same; neighbour_error says how), and its own only when alone;
+ * - iterations of the frozen map (and plain MC's) are alike, and weigh
+ *   alike: by their pooled error, sqrt(mean of sigma_j^2 neval_j / neval_k);
+ * - QMC points keep their own: a randomized rule may integrate a smooth
+ *   component exactly in one iteration (1e-16 beside 1e-9), their errors
+ *   come from the scatter of independent randomizations, and a neighbour
+ *   or pool would carry rounding noise into the weights. */
 static void weight_errors(const strata_run *r, int c, int from, int best, double *w)
 {
   /* The pooled error of one sample, sqrt(mean of sigma_j^2 neval_j), in

@@ -98,20 +98,26 @@ static void cpu_run_end(cpu_run *c)
   strata_backend_free(c->be);
 }
 
-/* f over the unit cube, 1e4 samples per iteration, every iteration kept
- * and no tolerance: a run the test steps itself. */
-static cpu_run cube_run(strata_fn f, const char *name, int dim, int maxiter)
+/* 1e4 samples per iteration, every iteration kept and no tolerance: a
+ * run the test steps itself. */
+static cpu_run stepped_run(const strata_problem *pr, int maxiter)
 {
-  strata_problem pr = {0};
-  pr.f = f;
-  unit_cube(&pr, name, dim);
   strata_params p;
   strata_params_default(&p);
   p.neval = 10000;
   p.maxiter = maxiter;
   p.skip = 0;
   p.epsrel = 0;
-  return cpu_run_start(&pr, &p);
+  return cpu_run_start(pr, &p);
+}
+
+/* The same for f over the unit cube. */
+static cpu_run cube_run(strata_fn f, const char *name, int dim, int maxiter)
+{
+  strata_problem pr = {0};
+  pr.f = f;
+  unit_cube(&pr, name, dim);
+  return stepped_run(&pr, maxiter);
 }
 
 static double one(const double *x, int dim, const double *params)
@@ -370,8 +376,9 @@ START_TEST(test_climb_restarts)
 }
 END_TEST
 
-/* The error the weights give adapting iteration k of n, all kept, as
- * doc/algorithm.md ("Combining iterations") states the rule; one = 1: the
+/* The error the weights give adapting iteration k of n, all kept and of
+ * equal neval, as doc/algorithm.md ("Combining iterations") states the
+ * rule; one = 1: the
  * single neighbour before it (or after, for the first), the rule before
  * 2026-11-24. */
 static double weight_error(const double *s, int n, int k, int one)
@@ -413,14 +420,7 @@ START_TEST(test_neighbour_weights)
   enum { N = 6 };
   strata_problem pr;
   test_problem("f4", 4, &pr);
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = 10000;
-  p.maxiter = N;
-  p.skip = 0;
-  p.epsrel = 0;
-  p.nthreads = 1;
-  cpu_run c = cpu_run_start(&pr, &p);
+  cpu_run c = stepped_run(&pr, N);
   double v[N], s[N];
   int differs = 0;
   for (int k = 0; k < N; k++) {
