@@ -55,6 +55,7 @@
  *             [--alpha A] [--beta B] [--ninc N] [--iters 5]
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -427,6 +428,23 @@ static void fmt_budget(char *buf, size_t len, double b)
   else snprintf(buf, len, "%.3ge%d", m, e);
 }
 
+/* An option's number, all of s, in [lo, hi]: 0, or -1 for anything else
+ * (NaN and the infinities included). */
+static int number_arg(const char *s, double lo, double hi, double *v)
+{
+  char *end;
+  *v = strtod(s, &end);
+  return *end == '\0' && *v >= lo && *v <= hi ? 0 : -1;
+}
+
+/* The same for a whole number in base 10. */
+static int whole_arg(const char *s, long lo, long hi, long *v)
+{
+  char *end;
+  *v = strtol(s, &end, 10);
+  return *end == '\0' && *v >= lo && *v <= hi ? 0 : -1;
+}
+
 static void usage(FILE *f)
 {
   fprintf(f,
@@ -458,42 +476,37 @@ int main(int argc, char **argv)
     } else if (strcmp(argv[i], "--full") == 0) {
       full = 1;
     } else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
-      char *end;
-      long v = strtol(argv[++i], &end, 10);
-      if (*end != '\0' || v < 1 || v > MAX_SEEDS) {
+      long v;
+      if (whole_arg(argv[++i], 1, MAX_SEEDS, &v) != 0) {
         fprintf(stderr, "bench_gsl: --seeds wants 1..%d\n", MAX_SEEDS);
         return 2;
       }
       nseeds = (int)v;
     } else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc) {
-      char *end;
-      double v = strtod(argv[++i], &end);
-      if (*end != '\0' || !(v >= 100.0 * NITER) || v > 1e12 || nb == MAX_BUDGETS) {
+      double v;
+      if (number_arg(argv[++i], 100.0 * NITER, 1e12, &v) != 0 || nb == MAX_BUDGETS) {
         fprintf(stderr, "bench_gsl: --budget wants a number in %d..1e12 (at most %d)\n",
                 100 * NITER, MAX_BUDGETS);
         return 2;
       }
       budgets[nb++] = v;
     } else if (strcmp(argv[i], "--alpha") == 0 && i + 1 < argc) {
-      char *end;
-      double v = strtod(argv[++i], &end);
-      if (*end != '\0' || !(v >= 0.0) || !isfinite(v)) {
+      double v;
+      if (number_arg(argv[++i], 0.0, DBL_MAX, &v) != 0) {
         fprintf(stderr, "bench_gsl: --alpha wants a number >= 0\n");
         return 2;
       }
       strata_alpha = v;
     } else if (strcmp(argv[i], "--beta") == 0 && i + 1 < argc) {
-      char *end;
-      double v = strtod(argv[++i], &end);
-      if (*end != '\0' || !(v >= 0.0 && v <= 1.0)) {
+      double v;
+      if (number_arg(argv[++i], 0.0, 1.0, &v) != 0) {
         fprintf(stderr, "bench_gsl: --beta wants a number in [0, 1]\n");
         return 2;
       }
       strata_beta = v;
     } else if (strcmp(argv[i], "--ninc") == 0 && i + 1 < argc) {
-      char *end;
-      long v = strtol(argv[++i], &end, 10);
-      if (*end != '\0' || v < 1 || v > 1000000) {
+      long v;
+      if (whole_arg(argv[++i], 1, 1000000, &v) != 0) {
         fprintf(stderr, "bench_gsl: --ninc wants a whole number in 1..1000000\n");
         return 2;
       }
