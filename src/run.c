@@ -398,8 +398,9 @@ static double average_cov(const strata_run *r, int a, int b)
  * that a run ending there (fB d=9, the peak found in the last iteration:
  * 0.55(11) after 0.14(13) and 0.40(30)) does not report the climb as a
  * result.  Such an average is never claimed converged (comp_converged
- * wants two iterations), and the next iteration that agrees with it drops
- * the jump. */
+ * wants two iterations).  The next iteration drops the jump if it agrees
+ * with the average without climbing above it; one that climbs again
+ * carries a share of its own step (update_average). */
 static void average(strata_run *r)
 {
   for (int c = 0; c < r->ncomp; c++) {
@@ -426,10 +427,18 @@ static void average(strata_run *r)
  * every kept one (climbs) is what a climbing map looks like, and weaker
  * evidence (Q < 0.02) restarts the average there (fB d=9 at 1e7 per
  * iteration: 0.66(11), 0.943(44), 0.984(11) averaged to 0.83(5), 3.5 sigma
- * low).  Once the map is frozen no restart happens: a disagreement then is
- * reported, not hidden. */
+ * low).  A climb by a factor STRATA_CLIMB_RATIO restarts it whatever chi^2
+ * says: an iteration that caught a peak with few samples has an error as
+ * large as its estimate, so chi^2 cannot see that 1.2(4) disagrees with
+ * 2e-7(2e-7), 6e-5(3e-5) and 0.026(15) before it (fB d=9, where those
+ * kept the average at 6e-6); but an estimate of a one-signed integrand
+ * exceeds 20 times its mean with a probability below 1/20 (Markov's
+ * inequality), so such a rise says that the iterations before it had not
+ * found the integral.  Once the map is frozen no restart happens: a
+ * disagreement then is reported, not hidden. */
 #define STRATA_RESTART_Q 1e-3
 #define STRATA_CLIMB_Q 0.02
+#define STRATA_CLIMB_RATIO 20.0
 
 /* Whether the newest iteration of component c is nearer 0 than every kept
  * one (side -1), or farther (side +1). */
@@ -465,24 +474,51 @@ static int disagrees(const strata_run *r, const double *before)
 {
   for (int c = 0; c < r->ncomp; c++) {
     if (kept_count_comp(r, c) < 2 || newest_beyond_kept(r, c, -1)) continue;
-    const double q = climbs(r, c, before[c]) ? STRATA_CLIMB_Q : STRATA_RESTART_Q;
-    if (r->cavg[c].q < q) return 1;
+    const int climb = climbs(r, c, before[c]);
+    double s, v = comp_value(r, r->itn - 1, c, &s);
+    if (climb && v * before[c] > 0.0 && fabs(v) >= STRATA_CLIMB_RATIO * fabs(before[c]))
+      return 1;
+    if (r->cavg[c].q < (climb ? STRATA_CLIMB_Q : STRATA_RESTART_Q)) return 1;
   }
   return 0;
 }
+
+/* After a restart the map may go on climbing: the iterations that follow
+ * agree with the one it restarted on (their errors leave room) while each
+ * rises above all before it, and their average, still short of the peak,
+ * claims an error that knows nothing of the part not yet found (fB d=9:
+ * 0.681(110) then 0.930(87) averaged to 0.777(76)).  While every iteration
+ * since the restart climbs, the average's error carries STRATA_CLIMB_CARRY
+ * of the last step (the newest iteration less the average before it).  A
+ * share, not the whole step: the average's own error already covers part
+ * of the shortfall, and a whole step made the error bars too wide
+ * (doc/algorithm.md, "Restarts"). */
+#define STRATA_CLIMB_CARRY 0.3
 
 /* cavg holds the average of the iterations before the newest when this
  * runs: the one a restart replaces.  The average restarted on the newest
  * iteration is that iteration's estimate. */
 static int update_average(strata_run *r, int adapt)
 {
-  double before[STRATA_MAX_COMP];
+  double before[STRATA_MAX_COMP], carried[STRATA_MAX_COMP];
   for (int c = 0; c < r->ncomp; c++) {
     before[c] = r->cavg[c].mean;
+    carried[c] = r->cjump[c];
     r->cjump[c] = 0.0;
   }
   average(r);
-  if (!(adapt && r->itn - 1 > r->first_kept && disagrees(r, before))) return 0;
+  if (!(adapt && r->itn - 1 > r->first_kept)) return 0;
+  if (!disagrees(r, before)) {
+    int climbing = 0;
+    for (int c = 0; c < r->ncomp; c++) {
+      if (carried[c] == 0.0 || kept_count_comp(r, c) < 2 || !climbs(r, c, before[c])) continue;
+      double s, step = comp_value(r, r->itn - 1, c, &s) - before[c];
+      r->cjump[c] = isfinite(step) ? STRATA_CLIMB_CARRY * step : 0.0;
+      climbing = 1;
+    }
+    if (climbing) average(r);
+    return 0;
+  }
   r->first_kept = r->itn - 1;
   for (int c = 0; c < r->ncomp; c++) {
     double s, jump = comp_value(r, r->itn - 1, c, &s) - before[c];
@@ -584,6 +620,7 @@ static void replay(strata_run *r, strata_iteration_cb cb, void *ctx)
 {
   int done = r->itn;
   r->first_kept = first_kept(&r->params);
+  for (int c = 0; c < r->ncomp; c++) r->cjump[c] = 0.0;
   for (r->itn = 1; r->itn <= done; r->itn++) {
     int adapt = adapting(r, r->itn - 1);
     int restarted = update_average(r, adapt);

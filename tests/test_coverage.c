@@ -444,6 +444,80 @@ START_TEST(test_neighbour_weights)
 }
 END_TEST
 
+/* The averaging of a synthetic history, as a checkpoint's replay runs it:
+ * rows[k] is what iteration k + 1 reported. */
+typedef struct {
+  strata_iteration rows[16];
+  int n;
+} replayed;
+
+static void keep_row(const strata_iteration *it, void *ctx)
+{
+  replayed *r = ctx;
+  r->rows[r->n++] = *it;
+}
+
+static replayed replay_history(const double *v, const double *s, int n)
+{
+  cpu_run c = cube_run(one, "one", 2, n);
+  strata_run_state st;
+  strata_run_state_get(c.r, &st);
+  strata_itn_record h[16];
+  for (int k = 0; k < n; k++) h[k] = (strata_itn_record){v[k], s[k], 10000, 0.0};
+  st.itn = n;
+  st.hist = h;
+  st.neval_total = 10000 * (int64_t)n;
+  replayed out = {.n = 0};
+  ck_assert_msg(strata_run_restore(c.r, &st, keep_row, &out) == STRATA_OK, "%s",
+                strata_last_error());
+  cpu_run_end(&c);
+  return out;
+}
+
+/* A peak caught by few samples gives iterations whose errors are as large
+ * as their estimates: chi^2 sees no disagreement between 2e-7(2e-7) and
+ * 2.1(1.7) (fB d=9 kept such a run's average at 6e-6).  A rise by a
+ * factor 20 above the average, of the same sign, restarts it all the
+ * same; a rise to the other sign is no such evidence.  After a restart an
+ * iteration that climbs again carries 0.3 of its step in the average's
+ * error, until one does not climb. */
+START_TEST(test_climb_rules)
+{
+  const double v1[] = {2e-7, 6e-5, 0.026, 2.1, 1.2}, s1[] = {2e-7, 3.4e-5, 0.015, 1.7, 0.4};
+  for (int sign = 1; sign >= -1; sign -= 2) {
+    double v[5];
+    for (int k = 0; k < 5; k++) v[k] = sign * v1[k];
+    replayed r = replay_history(v, s1, 5);
+    for (int k = 1; k < 4; k++)
+      ck_assert_msg(r.rows[k].restarted, "sign %d: iteration %d, over 20 times the average "
+                    "before it, did not restart", sign, k + 1);
+    ck_assert_msg(!r.rows[4].restarted && fabs(r.rows[4].avg) > 1.0,
+                  "sign %d: the last two iterations give %g +- %g (restarted %d)", sign,
+                  r.rows[4].avg, r.rows[4].avg_sigma, r.rows[4].restarted);
+  }
+  const double v2[] = {1e-3, -0.05}, s2[] = {0.03, 0.03};
+  replayed r = replay_history(v2, s2, 2);
+  ck_assert_msg(!r.rows[1].restarted, "a rise to the other sign restarted");
+
+  const double v3[] = {0.30, 0.31, 0.30, 0.60, 0.70, 0.69}, s3[] = {0.01, 0.01, 0.01, 0.05, 0.04, 0.04};
+  r = replay_history(v3, s3, 6);
+  ck_assert_msg(r.rows[3].restarted && !r.rows[4].restarted && !r.rows[5].restarted,
+                "restarts at iterations 4, 5, 6: %d %d %d", r.rows[3].restarted,
+                r.rows[4].restarted, r.rows[5].restarted);
+  double sig;
+  const double mean = average_by_rule(v3 + 3, s3 + 3, 2, 0, &sig),
+               carry = 0.3 * (v3[4] - r.rows[3].avg);
+  ck_assert_msg(fabs(r.rows[4].avg - mean) <= 1e-12 * mean &&
+                    fabs(r.rows[4].avg_sigma - hypot(sig, carry)) <= 1e-12 * sig,
+                "climbing on: %.17g +- %.17g, want %.17g +- %.17g", r.rows[4].avg,
+                r.rows[4].avg_sigma, mean, hypot(sig, carry));
+  average_by_rule(v3 + 3, s3 + 3, 3, 0, &sig);
+  ck_assert_msg(fabs(r.rows[5].avg_sigma - sig) <= 1e-12 * sig,
+                "after a step down the carry stays: +- %.17g, want %.17g", r.rows[5].avg_sigma,
+                sig);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("coverage");
@@ -459,6 +533,7 @@ int main(void)
   tcase_add_test(tc, test_low_iteration_kept);
   tcase_add_test(tc, test_climb_restarts);
   tcase_add_test(tc, test_neighbour_weights);
+  tcase_add_test(tc, test_climb_rules);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }
