@@ -487,7 +487,7 @@ static int disagrees(const strata_run *r, const double *before)
  * agree with the one it restarted on (their errors leave room) while each
  * rises above all before it, and their average, still short of the peak,
  * claims an error that knows nothing of the part not yet found (fB d=9:
- * 0.681(110) then 0.930(87) averaged to 0.777(76)).  While every iteration
+ * 0.68(11) then 0.930(87) averaged to 0.781(72)).  While every iteration
  * since the restart climbs, the average's error carries STRATA_CLIMB_CARRY
  * of the last step (the newest iteration less the average before it).  A
  * share, not the whole step: the average's own error already covers part

@@ -476,7 +476,7 @@ static replayed replay_history(const double *v, const double *s, int n)
 
 /* A peak caught by few samples gives iterations whose errors are as large
  * as their estimates: chi^2 sees no disagreement between 2e-7(2e-7) and
- * 2.1(1.7) (fB d=9 kept such a run's average at 6e-6).  A rise by a
+ * 2.1(17) (fB d=9 kept such a run's average at 6e-6).  A rise by a
  * factor 20 above the average, of the same sign, restarts it all the
  * same; a rise to the other sign is no such evidence.  After a restart an
  * iteration that climbs again carries 0.3 of its step in the average's
