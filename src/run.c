@@ -492,7 +492,7 @@ static int disagrees(const strata_run *r, const double *before)
  * of the last step (the newest iteration less the average before it).  A
  * share, not the whole step: the average's own error already covers part
  * of the shortfall, and a whole step made the error bars too wide
- * (doc/algorithm.md, "Restarts"). */
+ * (doc/algorithm.md, "A climbing map"). */
 #define STRATA_CLIMB_CARRY 0.3
 
 /* cavg holds the average of the iterations before the newest when this

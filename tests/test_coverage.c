@@ -499,7 +499,8 @@ START_TEST(test_climb_rules)
   replayed r = replay_history(v2, s2, 2);
   ck_assert_msg(!r.rows[1].restarted, "a rise to the other sign restarted");
 
-  const double v3[] = {0.30, 0.31, 0.30, 0.60, 0.70, 0.69}, s3[] = {0.01, 0.01, 0.01, 0.05, 0.04, 0.04};
+  const double v3[] = {0.30, 0.31, 0.30, 0.60, 0.70, 0.69},
+               s3[] = {0.01, 0.01, 0.01, 0.05, 0.04, 0.04};
   r = replay_history(v3, s3, 6);
   ck_assert_msg(r.rows[3].restarted && !r.rows[4].restarted && !r.rows[5].restarted,
                 "restarts at iterations 4, 5, 6: %d %d %d", r.rows[3].restarted,
@@ -513,7 +514,7 @@ START_TEST(test_climb_rules)
                 r.rows[4].avg_sigma, mean, hypot(sig, carry));
   average_by_rule(v3 + 3, s3 + 3, 3, 0, &sig);
   ck_assert_msg(fabs(r.rows[5].avg_sigma - sig) <= 1e-12 * sig,
-                "after a step down the carry stays: +- %.17g, want %.17g", r.rows[5].avg_sigma,
+                "a step down keeps the carry: +- %.17g, without it %.17g", r.rows[5].avg_sigma,
                 sig);
 }
 END_TEST
