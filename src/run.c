@@ -313,15 +313,22 @@ static double neighbour_error(const strata_run *r, int c, int from, int best, in
  * pulls the average down (a vector integrand's component that the map does
  * not follow ended 6.8 sigma low on average; f4 d=5 at neval 1e3 had 56% of
  * its runs within 1 sigma).  So the weight knows nothing of the iteration's
- * own samples:
+ * own samples, but to lower it:
  * - an adapting iteration takes its neighbours' errors (consecutive maps are
  *   nearly the same; neighbour_error says how), and its own only when alone;
+ *   but no less than 1/STRATA_LEND_SPAN of its own: an iteration a hundred
+ *   times less precise than its neighbours was not made by a like map (the
+ *   first iteration of a constant integrand, whose unshifted sums leave a
+ *   variance of rounding, 2e-11 beside the shifted ones' 1e-16, made the
+ *   average's error 1e-11), and its own error can only lower its weight;
  * - iterations of the frozen map (and plain MC's) are alike, and weigh
  *   alike: by their pooled error, sqrt(mean of sigma_j^2 neval_j / neval_k);
  * - QMC points keep their own: a randomized rule may integrate a smooth
  *   component exactly in one iteration (1e-16 beside 1e-9), their errors
  *   come from the scatter of independent randomizations, and a neighbour
  *   or pool would carry rounding noise into the weights. */
+#define STRATA_LEND_SPAN 100.0
+
 static void weight_errors(const strata_run *r, int c, int from, int best, double *w)
 {
   /* The pooled error of one sample, sqrt(mean of sigma_j^2 neval_j), in
@@ -344,7 +351,7 @@ static void weight_errors(const strata_run *r, int c, int from, int best, double
     if (itn_class(v, s) != best) *wk = 0.0;
     else if (!(s > 0.0) || qmc_points(r, k)) *wk = s;
     else if (!adapting(r, k)) *wk = per_sample / sqrt((double)r->hist[k].neval);
-    else *wk = neighbour_error(r, c, from, best, k, s);
+    else *wk = fmax(neighbour_error(r, c, from, best, k, s), s / STRATA_LEND_SPAN);
   }
 }
 
