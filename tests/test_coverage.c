@@ -98,16 +98,22 @@ static void cpu_run_end(cpu_run *c)
   strata_backend_free(c->be);
 }
 
-/* 1e4 samples per iteration, every iteration kept and no tolerance: a
- * run the test steps itself. */
-static cpu_run stepped_run(const strata_problem *pr, int maxiter)
+/* maxiter iterations of neval samples, every one kept, no tolerance. */
+static strata_params all_kept(int64_t neval, int maxiter)
 {
   strata_params p;
   strata_params_default(&p);
-  p.neval = 10000;
+  p.neval = neval;
   p.maxiter = maxiter;
   p.skip = 0;
   p.epsrel = 0;
+  return p;
+}
+
+/* 1e4 samples per iteration, all kept: a run the test steps itself. */
+static cpu_run stepped_run(const strata_problem *pr, int maxiter)
+{
+  strata_params p = all_kept(10000, maxiter);
   return cpu_run_start(pr, &p);
 }
 
@@ -118,6 +124,16 @@ static cpu_run cube_run(strata_fn f, const char *name, int dim, int maxiter)
   pr.f = f;
   unit_cube(&pr, name, dim);
   return stepped_run(&pr, maxiter);
+}
+
+/* One whole run of pr with p and seed. */
+static strata_result integrated(const strata_problem *pr, strata_params p, int seed)
+{
+  strata_result r;
+  p.seed = (uint64_t)seed;
+  ck_assert_msg(strata_integrate(pr, &p, NULL, NULL, &r) == STRATA_OK, "%s",
+                strata_last_error());
+  return r;
 }
 
 static double one(const double *x, int dim, const double *params)
@@ -138,17 +154,8 @@ START_TEST(test_small_iterations_constant)
   for (int dim = 4; dim <= 8; dim += 4) {
     pr.dim = dim;
     for (int d = 0; d < dim; d++) pr.upper[d] = 1.0;
-    strata_params p;
-    strata_params_default(&p);
-    p.neval = 300;
-    p.maxiter = 10;
-    p.skip = 0;
-    p.epsrel = 0;
     for (int s = 1; s <= 50; s++) {
-      p.seed = (uint64_t)s;
-      strata_result r;
-      ck_assert_msg(strata_integrate(&pr, &p, NULL, NULL, &r) == STRATA_OK, "%s",
-                    strata_last_error());
+      const strata_result r = integrated(&pr, all_kept(300, 10), s);
       ck_assert_msg(fabs(r.integral - 1.0) <= 1e-13, "d=%d seed %d: %.17g +- %g", dim, s,
                     r.integral, r.sigma);
     }
@@ -158,17 +165,8 @@ START_TEST(test_small_iterations_constant)
    * (2e-11) beside the others' 1e-16, and lent its neighbours' error it
    * made the average's 1e-11. */
   pr.dim = 8;
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = 200000;
-  p.maxiter = 5;
-  p.skip = 0;
-  p.epsrel = 0;
   for (int s = 1; s <= 3; s++) {
-    p.seed = (uint64_t)s;
-    strata_result r;
-    ck_assert_msg(strata_integrate(&pr, &p, NULL, NULL, &r) == STRATA_OK, "%s",
-                  strata_last_error());
+    const strata_result r = integrated(&pr, all_kept(200000, 5), s);
     ck_assert_msg(fabs(r.integral - 1.0) <= 1e-15 && r.sigma <= 1e-15,
                   "5 iterations of 2e5, seed %d: %.17g +- %g", s, r.integral, r.sigma);
   }
