@@ -483,8 +483,9 @@ static int disagrees(const strata_run *r, const double *before)
     if (kept_count_comp(r, c) < 2 || newest_beyond_kept(r, c, -1)) continue;
     const int climb = climbs(r, c, before[c]);
     double s, v = comp_value(r, r->itn - 1, c, &s);
-    if (climb && v * before[c] > 0.0 && fabs(v) >= STRATA_CLIMB_RATIO * fabs(before[c]))
-      return 1;
+    /* (Signs compared, not the product taken: 1e-200 times 1e-150 is 0.) */
+    const int same_sign = v != 0.0 && before[c] != 0.0 && !signbit(v) == !signbit(before[c]);
+    if (climb && same_sign && fabs(v) >= STRATA_CLIMB_RATIO * fabs(before[c])) return 1;
     if (r->cavg[c].q < (climb ? STRATA_CLIMB_Q : STRATA_RESTART_Q)) return 1;
   }
   return 0;
