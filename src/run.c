@@ -503,30 +503,32 @@ static int disagrees(const strata_run *r, const double *before)
  * (doc/algorithm.md, "A climbing map"). */
 #define STRATA_CLIMB_CARRY 0.3
 
+/* What component c's error carries of the newest iteration's step, while
+ * it climbs on from a restart (cjump nonzero: the iteration before it
+ * restarted or climbed); 0 otherwise. */
+static double climb_carry(const strata_run *r, int c, double before)
+{
+  if (r->cjump[c] == 0.0 || kept_count_comp(r, c) < 2 || !climbs(r, c, before)) return 0.0;
+  double s, step = comp_value(r, r->itn - 1, c, &s) - before;
+  return isfinite(step) ? STRATA_CLIMB_CARRY * step : 0.0;
+}
+
 /* cavg holds the average of the iterations before the newest when this
  * runs: the one a restart replaces.  The average restarted on the newest
- * iteration is that iteration's estimate. */
+ * iteration is that iteration's estimate.  A carry is set before the
+ * average is taken (nothing it depends on comes from the average, and
+ * disagrees reads only Q, which the carry leaves alone); a restart
+ * replaces it by the jump. */
 static int update_average(strata_run *r, int adapt)
 {
-  double before[STRATA_MAX_COMP], carried[STRATA_MAX_COMP];
+  double before[STRATA_MAX_COMP];
+  const int may_restart = adapt && r->itn - 1 > r->first_kept;
   for (int c = 0; c < r->ncomp; c++) {
     before[c] = r->cavg[c].mean;
-    carried[c] = r->cjump[c];
-    r->cjump[c] = 0.0;
+    r->cjump[c] = may_restart ? climb_carry(r, c, before[c]) : 0.0;
   }
   average(r);
-  if (!(adapt && r->itn - 1 > r->first_kept)) return 0;
-  if (!disagrees(r, before)) {
-    int climbing = 0;
-    for (int c = 0; c < r->ncomp; c++) {
-      if (carried[c] == 0.0 || kept_count_comp(r, c) < 2 || !climbs(r, c, before[c])) continue;
-      double s, step = comp_value(r, r->itn - 1, c, &s) - before[c];
-      r->cjump[c] = isfinite(step) ? STRATA_CLIMB_CARRY * step : 0.0;
-      climbing = 1;
-    }
-    if (climbing) average(r);
-    return 0;
-  }
+  if (!(may_restart && disagrees(r, before))) return 0;
   r->first_kept = r->itn - 1;
   for (int c = 0; c < r->ncomp; c++) {
     double s, jump = comp_value(r, r->itn - 1, c, &s) - before[c];
