@@ -27,6 +27,7 @@
  * and, beside them, of the whole iteration (kernel, transfers, host update).
  * The qmc part gives points per second of plain MC, Sobol' and lattice
  * points, and the true error against N for each, with the fitted rate. */
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,7 @@
 
 #include "backend_cuda.h"
 #include "job.h"
+#include "options.h"
 #include "run.h"
 #include "usercode.h"
 
@@ -804,30 +806,90 @@ static void try_header(void)
          "median |err| | |err| <= 3 sigma | median |err|/sigma |\n|---|---|---|---|---|---|---|---|\n");
 }
 
+static const char usage_text[] =
+    "usage: bench_gpu [--part iteration|overhead|throughput|mcubes|latency|tolerance|qmc|user|all] "
+    "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick] [--neval N] "
+    "[--case NAME:DIM]... [--cpu] [--try 'KEY=VAL ...']...\n";
+
 int main(int argc, char **argv)
 {
+  static const char *const parts[] = {"iteration", "overhead", "throughput", "mcubes", "latency",
+                                      "tolerance", "qmc",      "user",       "all"};
+  static const struct option opts[] = {
+      {"part", required_argument, NULL, 'p'},    {"seeds", required_argument, NULL, 's'},
+      {"tol-min", required_argument, NULL, 'm'}, {"tol-max", required_argument, NULL, 'M'},
+      {"quick", no_argument, NULL, 'q'},         {"case", required_argument, NULL, 'c'},
+      {"neval", required_argument, NULL, 'n'},   {"cpu", no_argument, NULL, 'C'},
+      {"try", required_argument, NULL, 't'},     {NULL, 0, NULL, 0}};
   const char *tries[64];
   int ntries = 0;
   const char *part = "all";
   int seeds = 20, quick = 0;
   double tol_min = 1e-5, tol_max = 1e-3;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--part") && i + 1 < argc) part = argv[++i];
-    else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--tol-min") && i + 1 < argc) tol_min = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--tol-max") && i + 1 < argc) tol_max = atof(argv[++i]);
-    else if (!strcmp(argv[i], "--quick")) quick = 1;
-    else if (!strcmp(argv[i], "--case") && i + 1 < argc && nonly < 32) only[nonly++] = argv[++i];
-    else if (!strcmp(argv[i], "--neval") && i + 1 < argc)
-      throughput_neval = (int64_t)atof(argv[++i]);
-    else if (!strcmp(argv[i], "--cpu")) on_cpu = 1;
-    else if (!strcmp(argv[i], "--try") && i + 1 < argc && ntries < 64) tries[ntries++] = argv[++i];
-    else {
-      fprintf(stderr, "usage: bench_gpu [--part iteration|overhead|throughput|mcubes|latency|tolerance|qmc|user|all] "
-                      "[--seeds N] [--tol-min EPS] [--tol-max EPS] [--quick] [--neval N] "
-                      "[--case NAME:DIM]... [--cpu] [--try 'KEY=VAL ...']...\n");
-      return 2;
+  int opt;
+  while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    long w;
+    double v;
+    switch (opt) {
+    case 'p': {
+      size_t i = 0;
+      while (i < sizeof parts / sizeof *parts && strcmp(optarg, parts[i]) != 0) i++;
+      if (i == sizeof parts / sizeof *parts) {
+        fprintf(stderr, "bench_gpu: --part %s: not a part\n%s", optarg, usage_text);
+        return 2;
+      }
+      part = optarg;
+      break;
     }
+    case 's':
+      if (whole_arg(optarg, 1, 1000, &w) != 0) {
+        fprintf(stderr, "bench_gpu: --seeds %s: a whole number in 1..1000\n", optarg);
+        return 2;
+      }
+      seeds = (int)w;
+      break;
+    case 'm':
+    case 'M':
+      if (number_arg(optarg, 1e-15, 1.0, &v) != 0) {
+        fprintf(stderr, "bench_gpu: --%s %s: a number in [1e-15, 1]\n",
+                opt == 'm' ? "tol-min" : "tol-max", optarg);
+        return 2;
+      }
+      *(opt == 'm' ? &tol_min : &tol_max) = v;
+      break;
+    case 'q': quick = 1; break;
+    case 'c':
+      if (nonly == 32) {
+        fprintf(stderr, "bench_gpu: --case %s: at most 32 of them\n", optarg);
+        return 2;
+      }
+      only[nonly++] = optarg;
+      break;
+    case 'n':
+      if (number_arg(optarg, 1.0, 1e12, &v) != 0) {
+        fprintf(stderr, "bench_gpu: --neval %s: a number in 1..1e12\n", optarg);
+        return 2;
+      }
+      throughput_neval = (int64_t)v;
+      break;
+    case 'C': on_cpu = 1; break;
+    case 't':
+      if (ntries == 64) {
+        fprintf(stderr, "bench_gpu: --try: at most 64 of them\n");
+        return 2;
+      }
+      tries[ntries++] = optarg;
+      break;
+    default: fputs(usage_text, stderr); return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "bench_gpu: %s: not an option\n%s", argv[optind], usage_text);
+    return 2;
+  }
+  if (tol_min > tol_max) {
+    fprintf(stderr, "bench_gpu: --tol-min %g is above --tol-max %g\n", tol_min, tol_max);
+    return 2;
   }
   if (on_cpu && ntries == 0) {
     fprintf(stderr, "bench_gpu: --cpu goes with --try\n");

@@ -51,11 +51,12 @@
  * the row beside strata's (strata here with epsrel 0, where coverage.sh
  * keeps the default 1e-3).
  *
- *   bench_gsl [--quick] [--full] [--seeds N] [--budget B]... [--only NAME[/DIM]]
+ *   bench_gsl [--quick] [--full] [--seeds N] [--budget B]... [--only NAME[/DIM]]...
  *             [--alpha A] [--beta B] [--ninc N] [--iters 5]
  */
 #include <errno.h>
 #include <float.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,6 +73,7 @@
 #include <gsl/gsl_version.h>
 
 #include "strata/strata.h"
+#include "options.h"
 
 /* Iterations of both codes, of which the first NSKIP only adapt (strata's
  * default skip); --iters 5 makes it 5 and 0: the classic test suites' use,
@@ -428,27 +430,10 @@ static void fmt_budget(char *buf, size_t len, double b)
   else snprintf(buf, len, "%.3ge%d", m, e);
 }
 
-/* An option's number, all of s, in [lo, hi]: 0, or -1 for anything else
- * (NaN and the infinities included). */
-static int number_arg(const char *s, double lo, double hi, double *v)
-{
-  char *end;
-  *v = strtod(s, &end);
-  return *end == '\0' && *v >= lo && *v <= hi ? 0 : -1;
-}
-
-/* The same for a whole number in base 10. */
-static int whole_arg(const char *s, long lo, long hi, long *v)
-{
-  char *end;
-  *v = strtol(s, &end, 10);
-  return *end == '\0' && *v >= lo && *v <= hi ? 0 : -1;
-}
-
 static void usage(FILE *f)
 {
   fprintf(f,
-          "Usage: bench_gsl [--quick] [--full] [--seeds N] [--budget B]... [--only NAME[/DIM]]\n"
+          "Usage: bench_gsl [--quick] [--full] [--seeds N] [--budget B]... [--only NAME[/DIM]]...\n"
           "                 [--alpha A] [--beta B] [--ninc N] [--iters 5]\n"
           "  --quick        budgets 1e5 and 1e6 (smoke run, well under a minute)\n"
           "  --seeds N      seeds per point (default 5, at most %d)\n"
@@ -456,8 +441,8 @@ static void usage(FILE *f)
           "                 (default 1e6 1e7 1e8)\n"
           "  --full         budgets >= %.0e on every integrand with every seed (without\n"
           "                 it: only f4, f2, f5 and at most %d seeds; ~25 min on 2 cores)\n"
-          "  --only NAME[/DIM]  only this integrand (e.g. f4 or f4/8); linear, dgauss,\n"
-          "                 fB and f6 (coverage.sh's rows) run only when named\n"
+          "  --only NAME[/DIM]  only this integrand (e.g. f4 or f4/8); repeatable; linear,\n"
+          "                 dgauss, fB and f6 (coverage.sh's rows) run only when named\n"
           "  --alpha A      strata's map damping alpha (default: strata's, 0.5)\n"
           "  --beta B       strata's stratification exponent beta (default 0.75)\n"
           "  --ninc N       strata's ceiling on map increments per axis (default 1000)\n"
@@ -465,69 +450,111 @@ static void usage(FILE *f)
           MAX_SEEDS, BIG_BUDGET, BIG_SEEDS);
 }
 
+#define MAX_ONLY 16
+
+/* Whether one of the --only arguments names the case, as NAME or NAME/DIM. */
+static int names_any(const char *const *only, int nonly, const bench_case *c)
+{
+  char want[64];
+  snprintf(want, sizeof want, "%s/%d", c->name, c->dim);
+  for (int i = 0; i < nonly; i++)
+    if (strcmp(only[i], c->name) == 0 || strcmp(only[i], want) == 0) return 1;
+  return 0;
+}
+
 int main(int argc, char **argv)
 {
-  int nseeds = 5, quick = 0, full = 0, nb = 0;
+  int nseeds = 5, quick = 0, full = 0, nb = 0, nonly = 0;
   double budgets[MAX_BUDGETS];
-  const char *only = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--quick") == 0) {
-      quick = 1;
-    } else if (strcmp(argv[i], "--full") == 0) {
-      full = 1;
-    } else if (strcmp(argv[i], "--seeds") == 0 && i + 1 < argc) {
-      long v;
-      if (whole_arg(argv[++i], 1, MAX_SEEDS, &v) != 0) {
-        fprintf(stderr, "bench_gsl: --seeds wants 1..%d\n", MAX_SEEDS);
+  const char *only[MAX_ONLY];
+  static const struct option opts[] = {
+      {"quick", no_argument, NULL, 'q'},      {"full", no_argument, NULL, 'f'},
+      {"seeds", required_argument, NULL, 's'}, {"budget", required_argument, NULL, 'b'},
+      {"alpha", required_argument, NULL, 'a'}, {"beta", required_argument, NULL, 'B'},
+      {"ninc", required_argument, NULL, 'n'},  {"iters", required_argument, NULL, 'i'},
+      {"only", required_argument, NULL, 'o'},  {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  int opt;
+  while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    long w;
+    double v;
+    switch (opt) {
+    case 'q': quick = 1; break;
+    case 'f': full = 1; break;
+    case 's':
+      if (whole_arg(optarg, 1, MAX_SEEDS, &w) != 0) {
+        fprintf(stderr, "bench_gsl: --seeds %s: a whole number in 1..%d\n", optarg, MAX_SEEDS);
         return 2;
       }
-      nseeds = (int)v;
-    } else if (strcmp(argv[i], "--budget") == 0 && i + 1 < argc) {
-      double v;
-      if (number_arg(argv[++i], 100.0 * NITER, 1e12, &v) != 0 || nb == MAX_BUDGETS) {
-        fprintf(stderr, "bench_gsl: --budget wants a number in %d..1e12 (at most %d)\n",
-                100 * NITER, MAX_BUDGETS);
+      nseeds = (int)w;
+      break;
+    case 'b':
+      /* The lower bound depends on --iters, so it is checked below. */
+      if (number_arg(optarg, 0.0, 1e12, &v) != 0 || nb == MAX_BUDGETS) {
+        fprintf(stderr, "bench_gsl: --budget %s: a number up to 1e12, at most %d of them\n",
+                optarg, MAX_BUDGETS);
         return 2;
       }
       budgets[nb++] = v;
-    } else if (strcmp(argv[i], "--alpha") == 0 && i + 1 < argc) {
-      double v;
-      if (number_arg(argv[++i], 0.0, DBL_MAX, &v) != 0) {
-        fprintf(stderr, "bench_gsl: --alpha wants a number >= 0\n");
+      break;
+    case 'a':
+      if (number_arg(optarg, 0.0, DBL_MAX, &v) != 0) {
+        fprintf(stderr, "bench_gsl: --alpha %s: a number >= 0\n", optarg);
         return 2;
       }
       strata_alpha = v;
-    } else if (strcmp(argv[i], "--beta") == 0 && i + 1 < argc) {
-      double v;
-      if (number_arg(argv[++i], 0.0, 1.0, &v) != 0) {
-        fprintf(stderr, "bench_gsl: --beta wants a number in [0, 1]\n");
+      break;
+    case 'B':
+      if (number_arg(optarg, 0.0, 1.0, &v) != 0) {
+        fprintf(stderr, "bench_gsl: --beta %s: a number in [0, 1]\n", optarg);
         return 2;
       }
       strata_beta = v;
-    } else if (strcmp(argv[i], "--ninc") == 0 && i + 1 < argc) {
-      long v;
-      if (whole_arg(argv[++i], 1, 1000000, &v) != 0) {
-        fprintf(stderr, "bench_gsl: --ninc wants a whole number in 1..1000000\n");
+      break;
+    case 'n':
+      if (whole_arg(optarg, 1, 1000000, &w) != 0) {
+        fprintf(stderr, "bench_gsl: --ninc %s: a whole number in 1..1000000\n", optarg);
         return 2;
       }
-      strata_ninc = (int)v;
-    } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
-      if (strcmp(argv[++i], "5") != 0) {
-        fprintf(stderr, "bench_gsl: --iters wants 5 (10 is the default)\n");
+      strata_ninc = (int)w;
+      break;
+    case 'i':
+      if (strcmp(optarg, "5") != 0) {
+        fprintf(stderr, "bench_gsl: --iters %s: only 5 (10 is the default)\n", optarg);
         return 2;
       }
       NITER = 5;
       NSKIP = 0;
-    } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
-      only = argv[++i];
-    } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      usage(stdout);
-      return 0;
-    } else {
-      usage(stderr);
+      break;
+    case 'o':
+      if (nonly == MAX_ONLY) {
+        fprintf(stderr, "bench_gsl: --only %s: at most %d of them\n", optarg, MAX_ONLY);
+        return 2;
+      }
+      only[nonly++] = optarg;
+      break;
+    case 'h': usage(stdout); return 0;
+    default: usage(stderr); return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "bench_gsl: %s: not an option\n", argv[optind]);
+    return 2;
+  }
+  for (int i = 0; i < nonly; i++) {
+    size_t c = 0;
+    while (c < NCASES && !names_any(&only[i], 1, &cases[c])) c++;
+    if (c == NCASES) {
+      fprintf(stderr, "bench_gsl: --only %s: no such integrand or NAME/DIM\n", only[i]);
       return 2;
     }
   }
+  for (int i = 0; i < nb; i++)
+    if (budgets[i] < 100.0 * NITER) {
+      fprintf(stderr, "bench_gsl: --budget %g: at least %d with %d iterations\n", budgets[i],
+              100 * NITER, NITER);
+      return 2;
+    }
   if (nb == 0) {
     const double *src = quick ? budgets_quick : budgets_default;
     nb = quick ? (int)(sizeof budgets_quick / sizeof *budgets_quick)
@@ -574,10 +601,7 @@ int main(int argc, char **argv)
   double tstart = now_s();
   int failures = 0;
   for (size_t c = 0; c < NCASES; c++) {
-    char want[64];
-    snprintf(want, sizeof want, "%s/%d", cases[c].name, cases[c].dim);
-    if (only && strcmp(only, cases[c].name) != 0 && strcmp(only, want) != 0) continue;
-    if (cases[c].named_only && !only) continue;
+    if (nonly ? !names_any(only, nonly, &cases[c]) : cases[c].named_only) continue;
     strata_problem pr;
     double exact;
     if (case_problem(&cases[c], &pr, &exact) != 0) {
