@@ -827,6 +827,7 @@ int main(int argc, char **argv)
   int seeds = 20, quick = 0;
   double tol_min = 1e-5, tol_max = 1e-3;
   int opt;
+  opterr = 0; /* its own messages are one line each */
   while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     long w;
     double v;
@@ -835,7 +836,8 @@ int main(int argc, char **argv)
       size_t i = 0;
       while (i < sizeof parts / sizeof *parts && strcmp(optarg, parts[i]) != 0) i++;
       if (i == sizeof parts / sizeof *parts) {
-        fprintf(stderr, "bench_gpu: --part %s: not a part\n%s", optarg, usage_text);
+        fprintf(stderr, "bench_gpu: --part %s: not a part (iteration, overhead, throughput, "
+                        "mcubes, latency, tolerance, qmc, user or all)\n", optarg);
         return 2;
       }
       part = optarg;
@@ -880,11 +882,14 @@ int main(int argc, char **argv)
       }
       tries[ntries++] = optarg;
       break;
-    default: fputs(usage_text, stderr); return 2;
+    default:
+      fprintf(stderr, "bench_gpu: %s: not an option, or its value is missing; %s",
+              argv[optind - 1], usage_text);
+      return 2;
     }
   }
   if (optind < argc) {
-    fprintf(stderr, "bench_gpu: %s: not an option\n%s", argv[optind], usage_text);
+    fprintf(stderr, "bench_gpu: %s: not an option; %s", argv[optind], usage_text);
     return 2;
   }
   if (tol_min > tol_max) {

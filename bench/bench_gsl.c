@@ -475,6 +475,7 @@ int main(int argc, char **argv)
       {"only", required_argument, NULL, 'o'},  {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
   int opt;
+  opterr = 0; /* its own messages are one line each */
   while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     long w;
     double v;
@@ -534,11 +535,14 @@ int main(int argc, char **argv)
       only[nonly++] = optarg;
       break;
     case 'h': usage(stdout); return 0;
-    default: usage(stderr); return 2;
+    default:
+      fprintf(stderr, "bench_gsl: %s: not an option, or its value is missing (--help lists them)\n",
+              argv[optind - 1]);
+      return 2;
     }
   }
   if (optind < argc) {
-    fprintf(stderr, "bench_gsl: %s: not an option\n", argv[optind]);
+    fprintf(stderr, "bench_gsl: %s: not an option (--help lists them)\n", argv[optind]);
     return 2;
   }
   for (int i = 0; i < nonly; i++) {
