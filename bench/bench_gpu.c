@@ -27,7 +27,6 @@
  * and, beside them, of the whole iteration (kernel, transfers, host update).
  * The qmc part gives points per second of plain MC, Sobol' and lattice
  * points, and the true error against N for each, with the fitted rate. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -826,60 +825,34 @@ int main(int argc, char **argv)
   const char *part = "all";
   int seeds = 20, quick = 0;
   double tol_min = 1e-5, tol_max = 1e-3;
+  static const char tol_want[] = "a number in [1e-15, 1]";
   int opt;
   opterr = 0; /* its own messages are one line each */
   while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    long w;
-    double v;
     switch (opt) {
     case 'p': {
       size_t i = 0;
       while (i < sizeof parts / sizeof *parts && strcmp(optarg, parts[i]) != 0) i++;
-      if (i == sizeof parts / sizeof *parts) {
-        fprintf(stderr, "bench_gpu: --part %s: not a part (iteration, overhead, throughput, "
-                        "mcubes, latency, tolerance, qmc, user or all)\n", optarg);
-        return 2;
-      }
+      if (i == sizeof parts / sizeof *parts)
+        refuse_opt("bench_gpu", "part", "not a part (iteration, overhead, throughput, mcubes, "
+                                        "latency, tolerance, qmc, user or all)");
       part = optarg;
       break;
     }
-    case 's':
-      if (whole_arg(optarg, 1, 1000, &w) != 0) {
-        fprintf(stderr, "bench_gpu: --seeds %s: a whole number in 1..1000\n", optarg);
-        return 2;
-      }
-      seeds = (int)w;
-      break;
-    case 'm':
-    case 'M':
-      if (number_arg(optarg, 1e-15, 1.0, &v) != 0) {
-        fprintf(stderr, "bench_gpu: --%s %s: a number in [1e-15, 1]\n",
-                opt == 'm' ? "tol-min" : "tol-max", optarg);
-        return 2;
-      }
-      *(opt == 'm' ? &tol_min : &tol_max) = v;
-      break;
+    case 's': seeds = (int)whole_opt("bench_gpu", "seeds", 1, 1000); break;
+    case 'm': tol_min = number_opt("bench_gpu", "tol-min", 1e-15, 1.0, tol_want); break;
+    case 'M': tol_max = number_opt("bench_gpu", "tol-max", 1e-15, 1.0, tol_want); break;
     case 'q': quick = 1; break;
     case 'c':
-      if (nonly == 32) {
-        fprintf(stderr, "bench_gpu: --case %s: at most 32 of them\n", optarg);
-        return 2;
-      }
+      if (nonly == 32) refuse_opt("bench_gpu", "case", "at most 32 of them");
       only[nonly++] = optarg;
       break;
     case 'n':
-      if (number_arg(optarg, 1.0, 1e12, &v) != 0) {
-        fprintf(stderr, "bench_gpu: --neval %s: a number in 1..1e12\n", optarg);
-        return 2;
-      }
-      throughput_neval = (int64_t)v;
+      throughput_neval = (int64_t)number_opt("bench_gpu", "neval", 1, 1e12, "a number in 1..1e12");
       break;
     case 'C': on_cpu = 1; break;
     case 't':
-      if (ntries == 64) {
-        fprintf(stderr, "bench_gpu: --try: at most 64 of them\n");
-        return 2;
-      }
+      if (ntries == 64) refuse_opt("bench_gpu", "try", "at most 64 of them");
       tries[ntries++] = optarg;
       break;
     default:

@@ -56,7 +56,6 @@
  */
 #include <errno.h>
 #include <float.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -477,61 +476,25 @@ int main(int argc, char **argv)
   int opt;
   opterr = 0; /* its own messages are one line each */
   while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    long w;
-    double v;
     switch (opt) {
     case 'q': quick = 1; break;
     case 'f': full = 1; break;
-    case 's':
-      if (whole_arg(optarg, 1, MAX_SEEDS, &w) != 0) {
-        fprintf(stderr, "bench_gsl: --seeds %s: a whole number in 1..%d\n", optarg, MAX_SEEDS);
-        return 2;
-      }
-      nseeds = (int)w;
-      break;
+    case 's': nseeds = (int)whole_opt("bench_gsl", "seeds", 1, MAX_SEEDS); break;
     case 'b':
+      if (nb == MAX_BUDGETS) refuse_opt("bench_gsl", "budget", "at most 16 of them");
       /* The lower bound depends on --iters, so it is checked below. */
-      if (number_arg(optarg, 0.0, 1e12, &v) != 0 || nb == MAX_BUDGETS) {
-        fprintf(stderr, "bench_gsl: --budget %s: a number up to 1e12, at most %d of them\n",
-                optarg, MAX_BUDGETS);
-        return 2;
-      }
-      budgets[nb++] = v;
+      budgets[nb++] = number_opt("bench_gsl", "budget", 0.0, 1e12, "a number up to 1e12");
       break;
-    case 'a':
-      if (number_arg(optarg, 0.0, DBL_MAX, &v) != 0) {
-        fprintf(stderr, "bench_gsl: --alpha %s: a number >= 0\n", optarg);
-        return 2;
-      }
-      strata_alpha = v;
-      break;
-    case 'B':
-      if (number_arg(optarg, 0.0, 1.0, &v) != 0) {
-        fprintf(stderr, "bench_gsl: --beta %s: a number in [0, 1]\n", optarg);
-        return 2;
-      }
-      strata_beta = v;
-      break;
-    case 'n':
-      if (whole_arg(optarg, 1, 1000000, &w) != 0) {
-        fprintf(stderr, "bench_gsl: --ninc %s: a whole number in 1..1000000\n", optarg);
-        return 2;
-      }
-      strata_ninc = (int)w;
-      break;
+    case 'a': strata_alpha = number_opt("bench_gsl", "alpha", 0.0, DBL_MAX, "a number >= 0"); break;
+    case 'B': strata_beta = number_opt("bench_gsl", "beta", 0.0, 1.0, "a number in [0, 1]"); break;
+    case 'n': strata_ninc = (int)whole_opt("bench_gsl", "ninc", 1, 1000000); break;
     case 'i':
-      if (strcmp(optarg, "5") != 0) {
-        fprintf(stderr, "bench_gsl: --iters %s: only 5 (10 is the default)\n", optarg);
-        return 2;
-      }
+      if (strcmp(optarg, "5") != 0) refuse_opt("bench_gsl", "iters", "only 5 (10 is the default)");
       NITER = 5;
       NSKIP = 0;
       break;
     case 'o':
-      if (nonly == MAX_ONLY) {
-        fprintf(stderr, "bench_gsl: --only %s: at most %d of them\n", optarg, MAX_ONLY);
-        return 2;
-      }
+      if (nonly == MAX_ONLY) refuse_opt("bench_gsl", "only", "at most 16 of them");
       only[nonly++] = optarg;
       break;
     case 'h': usage(stdout); return 0;
