@@ -476,17 +476,17 @@ static int climbs(const strata_run *r, int c, double before)
 /* Any component that disagrees so tells that the map had not found the
  * integrand; all components keep one set of iterations, so that the
  * covariance of their averages stays defined.  before[c]: component c's
- * average without the newest iteration. */
-static int disagrees(const strata_run *r, const double *before)
+ * average without the newest iteration; climb[c]: whether the newest
+ * climbs (climbs, with at least two kept iterations). */
+static int disagrees(const strata_run *r, const double *before, const int *climb)
 {
   for (int c = 0; c < r->ncomp; c++) {
     if (kept_count_comp(r, c) < 2 || newest_beyond_kept(r, c, -1)) continue;
-    const int climb = climbs(r, c, before[c]);
     double s, v = comp_value(r, r->itn - 1, c, &s);
     /* (Signs compared, not the product taken: 1e-200 times 1e-150 is 0.) */
     const int same_sign = v != 0.0 && before[c] != 0.0 && !signbit(v) == !signbit(before[c]);
-    if (climb && same_sign && fabs(v) >= STRATA_CLIMB_RATIO * fabs(before[c])) return 1;
-    if (r->cavg[c].q < (climb ? STRATA_CLIMB_Q : STRATA_RESTART_Q)) return 1;
+    if (climb[c] && same_sign && fabs(v) >= STRATA_CLIMB_RATIO * fabs(before[c])) return 1;
+    if (r->cavg[c].q < (climb[c] ? STRATA_CLIMB_Q : STRATA_RESTART_Q)) return 1;
   }
   return 0;
 }
@@ -503,12 +503,12 @@ static int disagrees(const strata_run *r, const double *before)
  * (doc/algorithm.md, "A climbing map"). */
 #define STRATA_CLIMB_CARRY 0.3
 
-/* What component c's error carries of the newest iteration's step, while
- * it climbs on from a restart (cjump nonzero: the iteration before it
- * restarted or climbed); 0 otherwise. */
+/* What component c's error carries of the newest iteration's step, which
+ * climbs, while it climbs on from a restart (cjump nonzero: the iteration
+ * before it restarted or climbed); 0 otherwise. */
 static double climb_carry(const strata_run *r, int c, double before)
 {
-  if (r->cjump[c] == 0.0 || kept_count_comp(r, c) < 2 || !climbs(r, c, before)) return 0.0;
+  if (r->cjump[c] == 0.0) return 0.0;
   double s, step = comp_value(r, r->itn - 1, c, &s) - before;
   return isfinite(step) ? STRATA_CLIMB_CARRY * step : 0.0;
 }
@@ -522,13 +522,17 @@ static double climb_carry(const strata_run *r, int c, double before)
 static int update_average(strata_run *r, int adapt)
 {
   double before[STRATA_MAX_COMP];
+  int climb[STRATA_MAX_COMP];
   const int may_restart = adapt && r->itn - 1 > r->first_kept;
   for (int c = 0; c < r->ncomp; c++) {
     before[c] = r->cavg[c].mean;
-    r->cjump[c] = may_restart ? climb_carry(r, c, before[c]) : 0.0;
+    /* Read once for the carry and the restart: neither the average nor
+     * the carry changes what it reads. */
+    climb[c] = may_restart && kept_count_comp(r, c) >= 2 && climbs(r, c, before[c]);
+    r->cjump[c] = climb[c] ? climb_carry(r, c, before[c]) : 0.0;
   }
   average(r);
-  if (!(may_restart && disagrees(r, before))) return 0;
+  if (!(may_restart && disagrees(r, before, climb))) return 0;
   r->first_kept = r->itn - 1;
   for (int c = 0; c < r->ncomp; c++) {
     double s, jump = comp_value(r, r->itn - 1, c, &s) - before[c];
