@@ -2,13 +2,16 @@
 # The benchmarks' command lines: a bad option value is refused with exit
 # status 2 and one line naming the option and the value, before any work
 # (bench_gpu before it looks for a GPU); repeated --only runs every case
-# named; --budget's lower bound follows --iters in either order.  make
+# named; --budget's lower bound follows --iters in either order.
+# bench/few_iterations.sh, which runs bench_gsl, names a bench_gsl that is
+# not there and passes bench_gsl's refusals on, before any work.  make
 # check builds the programs for this test: bench_gpu where configure found
 # CUDA, bench_gsl where it found GSL.
 set -u
 top_builddir=${top_builddir:-.}
 gpu=$top_builddir/bench/bench_gpu
 gsl=$top_builddir/bench/bench_gsl
+few=${srcdir:-.}/bench/few_iterations.sh
 fail=0
 err=$(mktemp)
 out=$(mktemp)
@@ -60,6 +63,9 @@ if [ -x "$gsl" ]; then
   refused "$gsl" "--only tsuda/6" --only tsuda/6
   refused "$gsl" "stray: not an option" stray
   refused "$gsl" "--bogus: not an option" --bogus
+  refused env "/nonexistent/bench_gsl: not built" BENCH_GSL=/nonexistent/bench_gsl "$few"
+  refused env "--seeds abc" BENCH_GSL="$gsl" "$few" abc
+  refused env "--only tsuda/6" BENCH_GSL="$gsl" "$few" 5 "tsuda/5 tsuda/6"
   # 5 iterations of 100 evaluations: the bound is 500 after --iters 5,
   # whichever comes first; two cases named, both run.
   for order in "--budget 500 --iters 5" "--iters 5 --budget 500"; do
