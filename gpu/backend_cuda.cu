@@ -1411,8 +1411,26 @@ extern "C" int strata_cuda_attach_peers(strata_backend *b, strata_comm *comm, in
     return STRATA_OK;
   }
   int rc = strata_cuda_peers_new(comm, st->device, want_nccl, &st->peers, how, len);
-  if (rc == STRATA_OK) b->exchanges = 1;
-  return rc;
+  if (rc != STRATA_OK) return rc;
+  b->exchanges = 1;
+  /* What the first iteration would otherwise pay (milliseconds): the
+   * buffers whose size the number of ranks sets, and the load of the
+   * exchange's kernels (CUDA loads a kernel's module on its first use). */
+  const size_t R = (size_t)comm->size;
+  cudaFuncAttributes fa;
+  cudaSetDevice(st->device);
+  if (!st->h_seg.reserve(2 * R) || !st->seg.reserve(2 * R) || !st->h_shared.reserve(R) ||
+      !st->shared.reserve(R) || !st->split.reserve(4 * (R + 1)) ||
+      !st->h_split.reserve(4 * (R + 1)) ||
+      cudaFuncGetAttributes(&fa, pack_kernel) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, pack_levels_kernel) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, unpack_levels_kernel) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, unpack_map_kernel) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, finish_kernel) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, split_samples_kernel) != cudaSuccess)
+    return strata_error(STRATA_ENOMEM, "rank %d: cuda device %d: cannot prepare the ranks' "
+                        "exchange", comm->rank, st->device);
+  return STRATA_OK;
 }
 
 extern "C" double strata_cuda_last_kernel_s(const strata_backend *b)
