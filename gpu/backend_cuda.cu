@@ -251,7 +251,7 @@ struct cuda_state {
     /* what the next job must be for the iteration in flight to be its */
     const strata_problem *pr = nullptr;
     unsigned long long seed = 0;
-    double shift = 0.0;
+    double shift = 0.0, cshift[STRATA_MAX_COMP] = {0};
     long long i0 = 0, i1 = 0;
     uint64_t grid_gen = 0, strat_gen = 0;
     /* how it was launched */
@@ -750,9 +750,10 @@ int upload_state(cuda_state *st, const strata_grid *g, const strata_strat *s, bo
   return STRATA_OK;
 }
 
-/* Frozen iterations of several ranks (cuda_state's next): iteration
- * next.iteration's sampling, estimate and packing into record and buffer
- * slot `slot`, queued on the sampling stream. */
+/* Frozen iterations of several ranks (cuda_state's next): the sampling,
+ * estimate and packing of job (its iteration and shifts; the rest as
+ * next's) into record and buffer slot `slot`, queued on the sampling
+ * stream. */
 void launch_frozen(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
                    const strata_grid *g, int slot)
 {
@@ -761,7 +762,9 @@ void launch_frozen(cuda_state *st, const strata_sample_job *job, const strata_st
   IterRecord *rec = st->rec.p + slot;
   cudaMemcpyAsync(rec, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
   KernelArgs a = n.a;
-  a.iteration = n.iteration;
+  a.iteration = job->iteration;
+  a.shift = job->shift;
+  for (int c = 0; job->cshift && c < job->problem->ncomp; c++) a.cshift[c] = job->cshift[c];
   a.bad = &rec->bad;
   if (a.total > 0) {
     void *args[] = {&a};
@@ -788,11 +791,19 @@ int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *
   const size_t nx = (size_t)xa.size(false);
   xa.x = st->xbuf.p + (size_t)slot * nx;
   xa.rec = st->rec.p + slot;
+  xa.shift = job->shift;
   n.on = job->next_alike != 0;
   if (n.on) {
+    const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 0;
     n.slot = 1 - slot;
     n.iteration = job->iteration + 1;
-    launch_frozen(st, job, s, g, n.slot);
+    n.shift = job->next_shift;
+    for (int c = 0; c < nc; c++) n.cshift[c] = job->next_cshift[c];
+    strata_sample_job next = *job;
+    next.iteration = n.iteration;
+    next.shift = n.shift;
+    next.cshift = nc ? n.cshift : nullptr;
+    launch_frozen(st, &next, s, g, n.slot);
   }
   cudaStream_t x = st->xstream;
   cudaStreamWaitEvent(x, st->ev_pack[slot], 0);
@@ -827,10 +838,14 @@ int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *
 bool next_is(const cuda_state *st, const strata_sample_job *job)
 {
   const auto &n = st->next;
-  return n.on && job->exchange && !job->adapt && job->part && job->iteration == n.iteration &&
-         job->problem == n.pr && job->seed == n.seed && job->shift == n.shift &&
-         job->i0 == n.i0 && job->i1 == n.i1 && job->grid->generation == n.grid_gen &&
-         job->strat->generation == n.strat_gen;
+  if (!(n.on && job->exchange && !job->adapt && job->part && job->iteration == n.iteration &&
+        job->problem == n.pr && job->seed == n.seed && job->shift == n.shift &&
+        job->i0 == n.i0 && job->i1 == n.i1 && job->grid->generation == n.grid_gen &&
+        job->strat->generation == n.strat_gen))
+    return false;
+  for (int c = 0; job->cshift && c < job->problem->ncomp; c++)
+    if (job->cshift[c] != n.cshift[c]) return false;
+  return true;
 }
 
 /* The iteration in flight is not wanted: waited for (its kernels clear
@@ -1315,6 +1330,14 @@ extern "C" int strata_cuda_device_count(void)
  * after this one). */
 static std::thread prepare_thread;
 
+/* CUDA loads this file's kernels on their first use (lazy loading):
+ * milliseconds that belong to the set-up, not to the first iteration. */
+static void load_module(void)
+{
+  cudaFuncAttributes fa;
+  cudaFuncGetAttributes(&fa, estimate_kernel);
+}
+
 static void prepare_wait(void)
 {
   if (prepare_thread.joinable()) prepare_thread.join();
@@ -1326,8 +1349,9 @@ extern "C" void strata_cuda_prepare(int local_rank)
   atexit(prepare_wait);
   prepare_thread = std::thread([local_rank] {
     int n = 0;
-    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0 && cudaSetDevice(local_rank % n) == cudaSuccess)
-      cudaFree(0);
+    if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0 && cudaSetDevice(local_rank % n) == cudaSuccess &&
+        cudaFree(0) == cudaSuccess)
+      load_module();
     cudaGetLastError();
   });
 }
@@ -1357,6 +1381,7 @@ extern "C" strata_backend *strata_backend_cuda_new(int device)
     cuda_fail(e, "creating a context", device);
     return NULL;
   }
+  load_module();
   cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, device);
   cuda_state *st = new cuda_state();

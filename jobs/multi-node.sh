@@ -1,8 +1,11 @@
 #!/bin/bash
 # Several nodes with 4 GPUs each: one MPI rank per GPU, 16 ranks here.
 #   sbatch jobs/multi-node.sh JOB.ini [strata run options...]
-# Ranks exchange one reduction per iteration (the per-hypercube sums, 16 MB
-# at the default 1e6 hypercubes), so any interconnect MPI uses will do.  The
+# GPU ranks exchange on their devices through NCCL (a few hundred bytes per
+# frozen iteration, 2 MB per adapting one at the default 1e6 hypercubes):
+# InfiniBand where the nodes expose it, else sockets; NCCL_DEBUG=INFO shows
+# which, NCCL_SOCKET_IFNAME picks the interface (doc/jobs.md, "Several GPUs
+# and nodes: NCCL").  One rank per GPU: NCCL takes no shared GPU.  The
 # job's directory must be on a file system every node sees: rank 0 writes
 # the log and checkpoint there.  Any node count works, and the same job and
 # seed give the same result to rounding on any number of ranks.

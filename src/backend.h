@@ -75,10 +75,13 @@ typedef struct {
    * allocation are made in the same pass, as with local. */
   int exchange;
   int64_t i0, i1;
-  /* The next iteration, if the run goes on, is this job one iteration on
-   * (frozen, the same shift): a backend may start it before this one's
-   * estimate is combined, and drops it if the next call is another. */
+  /* The next iteration, if the run goes on, is this job one iteration on,
+   * with shifts next_shift and next_cshift (frozen map): a backend may
+   * start it before this one's estimate is combined, and drops it if the
+   * next call is another. */
   int next_alike;
+  double next_shift;
+  const double *next_cshift;
   /* Output with part: the first hypercube whose sums are not finite, or -1,
    * and the value near which they overflowed. */
   int64_t bad;

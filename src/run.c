@@ -859,24 +859,24 @@ static int check_ranks(strata_run *r)
 }
 
 /* The iteration whose estimate iteration k shifts its sums by: the one
- * before it, but for iterations of the frozen map, which all take the last
- * adapting one's (the map, and so J f, no longer move).  They are then
- * alike but for their random numbers, and one need not wait for another's
- * estimate to start (strata_sample_job's next_alike). */
+ * before it, but for iterations of the frozen map from the third on, the
+ * one two before.  A frozen map's estimates all sit as near J f, and each
+ * such iteration's shift is then known while the iteration before it
+ * runs, so that it can start before that one's estimate is combined
+ * (strata_sample_job's next_alike). */
 static int shift_source(const strata_run *r, int k)
 {
-  const int last_adapting = r->params.adapt_iters - 1;
-  if (vegas_mode(&r->params) && !adapting(r, k) && !qmc_points(r, k) && last_adapting >= 0)
-    return last_adapting;
+  const int k0 = r->params.adapt_iters;
+  if (vegas_mode(&r->params) && k0 >= 1 && k >= k0 + 2 && frozen_alike(r, k)) return k - 2;
   return k - 1;
 }
 
-/* The shift of component c for the coming iteration, where the estimate it
- * comes from is good enough to sit near J f_c; a wild one (early
- * iterations of a peaked integrand) would only add rounding. */
-static double comp_shift(const strata_run *r, int c)
+/* The shift of component c for iteration k: the estimate shift_source
+ * names, where it is near enough to J f_c; a wild one (early iterations of
+ * a peaked integrand) would only add rounding. */
+static double comp_shift(const strata_run *r, int k, int c)
 {
-  const int src = shift_source(r, r->itn);
+  const int src = shift_source(r, k);
   if (src < 0) return 0.0;
   double sigma, I = comp_value(r, src, c, &sigma);
   return sigma < 0.1 * fabs(I) ? I : 0.0;
@@ -973,16 +973,15 @@ int strata_run_sync(strata_run *r)
 }
 
 /* Whether the iteration after the coming one, should the run go on, is
- * the coming one's job but for its number (strata_sample_job's
- * next_alike): both draw pseudo-random points of the frozen map, from the
- * same shift, and the budget allows it. */
+ * the coming one's job but for its number and shift (strata_sample_job's
+ * next_alike): both draw pseudo-random points of the frozen map, the
+ * later one's shift is known already, and the budget allows it. */
 static int next_alike(const strata_run *r, int exchange)
 {
   const int k = r->itn;
   const int64_t n = strata_strat_total(cells_of(r, k));
-  return exchange && k + 1 < r->params.maxiter && !adapting(r, k) && frozen_alike(r, k) &&
-         frozen_alike(r, k + 1) && shift_source(r, k) == shift_source(r, k + 1) &&
-         r->neval_total + 2 * n <= r->params.maxeval;
+  return exchange && k + 1 < r->params.maxiter && frozen_alike(r, k) && frozen_alike(r, k + 1) &&
+         shift_source(r, k + 1) < k && r->neval_total + 2 * n <= r->params.maxeval;
 }
 
 int strata_run_step(strata_run *r, strata_iteration *out)
@@ -1037,8 +1036,12 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   const size_t nred = (size_t)(wsum - red) + (adapt && sums_here ? 2 * mapcells : 0);
   memset(red, 0, sizeof(double) * nred);
   if (qmc) strata_qmc_randomize(r->qmc, p->seed, (uint32_t)r->itn);
-  double cshift[STRATA_MAX_COMP];
-  for (int c = 0; c < nc; c++) cshift[c] = comp_shift(r, c);
+  double cshift[STRATA_MAX_COMP], next_cshift[STRATA_MAX_COMP];
+  const int alike = next_alike(r, exchange);
+  for (int c = 0; c < nc; c++) {
+    cshift[c] = comp_shift(r, r->itn, c);
+    next_cshift[c] = alike ? comp_shift(r, r->itn + 1, c) : 0.0;
+  }
 
   strata_sample_job job = {
       .problem = &r->problem, .grid = r->grid, .strat = cells,
@@ -1049,7 +1052,8 @@ int strata_run_step(strata_run *r, strata_iteration *out)
       .cshift = nc > 1 ? cshift : NULL, .c1 = nc > 1 ? c1 : NULL, .c2 = nc > 1 ? c2 : NULL,
       .part = by_part ? part : NULL, .level = by_part && realloc ? r->levels : NULL,
       .local = local, .alpha = p->alpha, .exchange = exchange, .i0 = i0, .i1 = i1,
-      .next_alike = next_alike(r, exchange), .bad = -1};
+      .next_alike = alike, .next_shift = sum_shift(r, next_cshift),
+      .next_cshift = nc > 1 ? next_cshift : NULL, .bad = -1};
   double ts = now_s();
   int rc = r->backend->sample(r->backend, &job);
   r->sample_time_s = now_s() - ts;
