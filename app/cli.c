@@ -92,7 +92,6 @@ int strata_cli_backend(const strata_job *job, strata_comm *comm, int verbose,
 int strata_cli_peers(strata_comm *comm, strata_backend *be, int verbose, const char **how,
                      double *setup_s)
 {
-  static char path[160];
   *how = NULL;
   *setup_s = 0.0;
   if (comm->size < 2) return STRATA_OK;
@@ -103,6 +102,7 @@ int strata_cli_peers(strata_comm *comm, strata_backend *be, int verbose, const c
     return strata_error(STRATA_ECOMM, "rank %d: cannot agree on the ranks' backends", comm->rank);
   if (ncuda != comm->size) return STRATA_OK;
 #ifdef HAVE_CUDA
+  static char path[160];
   const char *want = getenv("STRATA_NCCL");
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
