@@ -231,7 +231,9 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   if (rc == STRATA_OK)
     rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, &rows, &res);
   strata_stop_guard_exit(NULL);
-  if (rc == STRATA_OK && talk && !ss.stopped) {
+  /* A finished run whose final checkpoint could not be written: its
+   * result, then the error (exit status 1). */
+  if ((rc == STRATA_OK || ss.whole) && talk && !ss.stopped) {
     if (!quiet) strata_report_summary(stdout, &res, exact);
     if (json) {
       char job_hash[17], source[17];
