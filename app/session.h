@@ -34,7 +34,8 @@ typedef struct {
   int stopped;           /* a signal stopped the run, its state saved */
   int agreed;            /* the error returned is every rank's; rank 0 has the message */
   int whole;             /* with an error: the run finished and res is its result; only
-                          * a file written at the end (the final checkpoint) failed */
+                          * a file written at its end (the final checkpoint, the log's
+                          * last word) failed */
   /* Private. */
   struct strata_runlog *log;
   strata_iteration *rows; /* replayed history of a resumed run (rank 0) */
