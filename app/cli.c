@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -86,6 +87,38 @@ int strata_cli_backend(const strata_job *job, strata_comm *comm, int verbose,
   }
   *out = strata_backend_cpu_new(job->p.nthreads);
   return *out ? STRATA_OK : STRATA_ENOMEM;
+}
+
+int strata_cli_peers(strata_comm *comm, strata_backend *be, int verbose, const char **how,
+                     double *setup_s)
+{
+  static char path[160];
+  *how = NULL;
+  *setup_s = 0.0;
+  if (comm->size < 2) return STRATA_OK;
+  /* All ranks or none: a rank of a mixed job (auto on a node without a GPU)
+   * exchanges through the host as CPU ranks do. */
+  double ncuda = strcmp(be->name, "cuda") ? 0.0 : 1.0;
+  if (comm->allreduce_sum(comm, &ncuda, 1) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: cannot agree on the ranks' backends", comm->rank);
+  if (ncuda != comm->size) return STRATA_OK;
+#ifdef HAVE_CUDA
+  const char *want = getenv("STRATA_NCCL");
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = strata_cuda_attach_peers(be, comm, !(want && !strcmp(want, "0")), path, sizeof path);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (rc != STRATA_OK) return rc;
+  *how = path;
+  *setup_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  if (verbose)
+    fprintf(stderr, "strata: rank %d of %d: exchange %s (set up in %.3f s)\n", comm->rank,
+            comm->size, path, *setup_s);
+  return STRATA_OK;
+#else
+  (void)verbose;
+  return STRATA_OK;
+#endif
 }
 
 int strata_cli_fail(strata_comm *comm, const char *fmt, ...)

@@ -13,6 +13,12 @@
 void strata_cli_prepare_backend(const strata_job *job, const strata_comm *comm);
 int strata_cli_backend(const strata_job *job, strata_comm *comm, int verbose,
                        strata_backend **out);
+/* Several ranks, every one on a GPU: their devices' exchange (NCCL unless
+ * STRATA_NCCL=0 or built without it).  Collective; call it only once every
+ * rank has its backend.  *how and *setup_s say which path and what its
+ * set-up took (NULL and 0 when there is none). */
+int strata_cli_peers(strata_comm *comm, strata_backend *be, int verbose, const char **how,
+                     double *setup_s);
 struct strata_source;
 struct strata_table_set;
 

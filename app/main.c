@@ -199,6 +199,12 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
     rc = strata_cli_backend(&job, comm, verbose, &be);
     st = strata_cli_agree(comm, rc != STRATA_OK, 1);
   }
+  const char *exchange = NULL;
+  double setup_s = 0.0;
+  if (st == 0) {
+    rc = strata_cli_peers(comm, be, verbose, &exchange, &setup_s);
+    st = strata_cli_agree(comm, rc != STRATA_OK, 1);
+  }
   strata_run *r = NULL;
   if (st == 0) {
     rc = strata_run_alloc(&pr, &job.p, be, comm, &r);
@@ -243,7 +249,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
       strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), be->name,
                                  comm->size, exact, job.p.seed, pr.params, pr.nparams,
                                  src ? source : NULL, job.source, job_hash,
-                                 job.map[0] ? job.map : NULL};
+                                 job.map[0] ? job.map : NULL, exchange, setup_s};
       strata_report_json(stdout, &res, &info);
     }
   }

@@ -188,6 +188,10 @@ void strata_report_json(FILE *out, const strata_result *res, const strata_report
           (long long)res->neval, res->iterations, res->converged ? "true" : "false",
           info->backend, info->ranks, res->nhcube);
   json_number(out, "allreduce_s", res->comm_time_s, 0);
+  if (info->exchange) {
+    json_string(out, "exchange", info->exchange);
+    json_number(out, "setup_s", info->setup_s, 0);
+  }
   json_number(out, "time_s", res->time_s, 1);
   fprintf(out, "}\n");
   fflush(out);

@@ -31,6 +31,10 @@ typedef struct {
   const char *job;         /* the job file, or "(default job)" */
   const char *job_hash;    /* definition_hash of the job (doc/file-formats.md) */
   const char *map;         /* [vegas] map, NULL if none */
+  /* Several GPU ranks: how they exchange ("nccl ..." or "mpi ..."), and
+   * the one-time set-up of that exchange (not in the run's time). */
+  const char *exchange;
+  double setup_s;
 } strata_report_info;
 
 void strata_report_json(FILE *out, const strata_result *res, const strata_report_info *info);

@@ -11,22 +11,6 @@
 
 #include "error.h"
 
-/* mkdir -p: another rank may create any part at the same moment.  What we
- * create is private: the cache holds code that will run as the user. */
-static int make_dirs(const char *path)
-{
-  char buf[4096];
-  if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) return -1;
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(buf, 0700) != 0 && errno != EEXIST) return -1;
-    *p = '/';
-  }
-  if (mkdir(buf, 0700) != 0 && errno != EEXIST) return -1;
-  return 0;
-}
-
 static int unsafe(const char *dir, const char *what, const struct stat *sb)
 {
   return strata_error(STRATA_EIO, "%s: %s (owner uid %d, mode %04o): strata runs the code in "
@@ -39,35 +23,112 @@ static int unsafe(const char *dir, const char *what, const struct stat *sb)
 /* Whoever can replace an entry on the way to the cache can replace the
  * cache: every directory above it must be root's or ours and, where others
  * may write it, sticky (as /tmp), so that what is ours stays ours. */
-static int check_one(const char *d, int last)
+static int check_one(const char *d, const struct stat *sb, int last)
 {
-  struct stat sb;
   const uid_t me = geteuid();
-  if (lstat(d, &sb) != 0) return strata_error(STRATA_EIO, "%s: %s", d, strerror(errno));
-  if (!S_ISDIR(sb.st_mode)) return strata_error(STRATA_EIO, "%s: not a directory", d);
-  if (last && sb.st_uid != me) return unsafe(d, "the cache directory is not yours", &sb);
-  if (last && (sb.st_mode & 022)) return unsafe(d, "the cache directory is writable by others", &sb);
-  if (sb.st_uid != me && sb.st_uid != 0)
-    return unsafe(d, "a directory above the cache belongs to another user", &sb);
-  if ((sb.st_mode & 022) && !(sb.st_mode & S_ISVTX))
-    return unsafe(d, "a directory above the cache is writable by others and not sticky", &sb);
+  if (!S_ISDIR(sb->st_mode)) return strata_error(STRATA_EIO, "%s: not a directory", d);
+  if (last && sb->st_uid != me) return unsafe(d, "the cache directory is not yours", sb);
+  if (last && (sb->st_mode & 022)) return unsafe(d, "the cache directory is writable by others", sb);
+  if (sb->st_uid != me && sb->st_uid != 0)
+    return unsafe(d, "a directory above the cache belongs to another user", sb);
+  if ((sb->st_mode & 022) && !(sb->st_mode & S_ISVTX))
+    return unsafe(d, "a directory above the cache is writable by others and not sticky", sb);
   return STRATA_OK;
 }
 
-static int check_chain(const char *canon)
+/* The next component of *rest (advanced past it) into comp; 0 when none. */
+static int next_component(const char **rest, char *comp, size_t len)
 {
-  char buf[4096];
-  snprintf(buf, sizeof buf, "%s", canon);
-  size_t n = strlen(buf);
-  int rc = check_one("/", n <= 1);
-  for (size_t i = 1; rc == STRATA_OK && i <= n; i++) {
-    if (i < n && buf[i] != '/') continue;
-    char keep = buf[i];
-    buf[i] = '\0';
-    rc = check_one(buf, i == n);
-    buf[i] = keep;
+  const char *p = *rest;
+  while (*p == '/') p++;
+  size_t n = strcspn(p, "/");
+  if (n == 0 || n >= len) return n == 0 ? 0 : -1;
+  memcpy(comp, p, n);
+  comp[n] = '\0';
+  *rest = p + n;
+  return 1;
+}
+
+static int only_slashes(const char *p)
+{
+  while (*p == '/') p++;
+  return *p == '\0';
+}
+
+/* Resolves want as the kernel would, one component at a time, and checks
+ * each before taking the next, so that the checks are about what the path
+ * really passes through: a directory as check_one says; a symbolic link
+ * only when it is ours or root's (its directory, checked already, is then
+ * the only way to change it) and never as the cache directory itself, which
+ * a link planted in a sticky directory would otherwise send anywhere of
+ * ours (~/.ssh).  What is missing is created (0700) inside a directory
+ * already checked; another rank may create it at the same moment. */
+static int resolve(const char *want, char *out, size_t outlen)
+{
+  char todo[2 * PATH_MAX], next[2 * PATH_MAX], cur[PATH_MAX] = "", comp[NAME_MAX + 1];
+  int n;
+  if (want[0] == '/') n = snprintf(todo, sizeof todo, "%s", want);
+  else {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd)) return strata_error(STRATA_EIO, "%s: %s", want, strerror(errno));
+    n = snprintf(todo, sizeof todo, "%s/%s", cwd, want);
   }
-  return rc;
+  if (n < 0 || (size_t)n >= sizeof todo)
+    return strata_error(STRATA_EIO, "cache directory name too long: %s", want);
+  struct stat sb;
+  if (lstat("/", &sb) != 0) return strata_error(STRATA_EIO, "/: %s", strerror(errno));
+  int rc = check_one("/", &sb, 0);
+  const char *rest = todo;
+  int links = 0, got;
+  while (rc == STRATA_OK && (got = next_component(&rest, comp, sizeof comp)) != 0) {
+    if (got < 0) return strata_error(STRATA_EIO, "%s: a name in it is too long", want);
+    if (!strcmp(comp, ".")) continue;
+    if (!strcmp(comp, "..")) {
+      char *slash = strrchr(cur, '/');
+      if (slash) *slash = '\0';
+      continue;
+    }
+    char cand[PATH_MAX];
+    if ((size_t)snprintf(cand, sizeof cand, "%s/%s", cur, comp) >= sizeof cand)
+      return strata_error(STRATA_EIO, "cache directory name too long: %s", want);
+    if (lstat(cand, &sb) != 0 && (errno != ENOENT || (mkdir(cand, 0700) != 0 && errno != EEXIST) ||
+                                  lstat(cand, &sb) != 0))
+      return strata_error(STRATA_EIO, "cannot create the cache directory %s (set "
+                          "STRATA_CACHE_DIR): %s", cand, strerror(errno));
+    if (S_ISLNK(sb.st_mode)) {
+      char target[PATH_MAX];
+      ssize_t t = readlink(cand, target, sizeof target - 1);
+      if (t < 0) return strata_error(STRATA_EIO, "%s: %s", cand, strerror(errno));
+      target[t] = '\0';
+      if (only_slashes(rest))
+        return strata_error(STRATA_EIO, "%s: the cache directory is a symbolic link (to %s): "
+                            "strata does not follow it, since whoever placed it chooses where "
+                            "strata writes and what it runs (set STRATA_CACHE_DIR to a "
+                            "directory itself)", cand, target);
+      if (sb.st_uid != geteuid() && sb.st_uid != 0)
+        return strata_error(STRATA_EIO, "%s: a symbolic link on the path to the cache belongs "
+                            "to another user (uid %d, to %s): strata does not follow it (set "
+                            "STRATA_CACHE_DIR to a path without it)", cand, (int)sb.st_uid, target);
+      if (++links > 40) return strata_error(STRATA_EIO, "%s: %s", want, strerror(ELOOP));
+      if ((size_t)snprintf(next, sizeof next, "%s/%s", target, rest) >= sizeof next)
+        return strata_error(STRATA_EIO, "cache directory name too long: %s", want);
+      memcpy(todo, next, sizeof todo);
+      rest = todo;
+      if (target[0] == '/') cur[0] = '\0';
+      continue;
+    }
+    rc = check_one(cand, &sb, only_slashes(rest));
+    memcpy(cur, cand, sizeof cur);
+  }
+  if (rc != STRATA_OK) return rc;
+  /* Again, as the cache itself, where the path ended in "." or "..". */
+  if (!cur[0]) snprintf(cur, sizeof cur, "/");
+  if (lstat(cur, &sb) != 0) return strata_error(STRATA_EIO, "%s: %s", cur, strerror(errno));
+  rc = check_one(cur, &sb, 1);
+  if (rc != STRATA_OK) return rc;
+  if (strlen(cur) >= outlen) return strata_error(STRATA_EIO, "cache directory name too long: %s", cur);
+  snprintf(out, outlen, "%s", cur);
+  return STRATA_OK;
 }
 
 int strata_cache_dir(char *buf, size_t len)
@@ -84,21 +145,7 @@ int strata_cache_dir(char *buf, size_t len)
                         "STRATA_CACHE_DIR (HOME is not set)");
   if (n < 0 || (size_t)n >= sizeof want)
     return strata_error(STRATA_EIO, "cache directory name too long: %s", d ? d : x ? x : home);
-  if (make_dirs(want) != 0)
-    return strata_error(STRATA_EIO, "cannot create the cache directory %s (set "
-                        "STRATA_CACHE_DIR): %s", want, strerror(errno));
-  /* The directory as it is, without links: the checks below are about the
-   * directories the path really passes through. */
-  char canon[PATH_MAX];
-  if (!realpath(want, canon))
-    return strata_error(STRATA_EIO, "%s: cannot resolve the cache directory: %s", want,
-                        strerror(errno));
-  if (strlen(canon) >= len)
-    return strata_error(STRATA_EIO, "cache directory name too long: %s", canon);
-  int rc = check_chain(canon);
-  if (rc != STRATA_OK) return rc;
-  snprintf(buf, len, "%s", canon);
-  return STRATA_OK;
+  return resolve(want, buf, len);
 }
 
 int strata_cache_check_dir(const char *path)
@@ -231,21 +278,24 @@ int strata_cache_publish(strata_cache_entry *e, const char *key, size_t keylen)
 {
   /* The compiler (or the GPU path) wrote the temporary file by name with
    * its own mode: it becomes private, and only if it is the plain file we
-   * expect. */
+   * expect, ours, with no other name (a hard link kept elsewhere would be
+   * a way to change it). */
   int fd = open(e->tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   struct stat sb;
-  int ok = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_uid == geteuid() &&
-           fchmod(fd, 0600) == 0;
-  int err = errno;
+  const char *why = NULL;
+  if (fd < 0 || fstat(fd, &sb) != 0) why = strerror(errno);
+  else if (!S_ISREG(sb.st_mode)) why = "not a regular file";
+  else if (sb.st_uid != geteuid()) why = "not yours";
+  else if (sb.st_nlink != 1) why = "it has other names (hard links)";
+  else if (fchmod(fd, 0600) != 0) why = strerror(errno);
   if (fd >= 0) close(fd);
   /* The artifact first: a reader that finds the new key finds its artifact.
    * (Two keys with one hash would overwrite each other's entries, and the
    * key check turns that into a recompile.) */
-  if (!ok || rename(e->tmp, e->artifact) != 0) {
-    if (ok) err = errno;
+  if (!why && rename(e->tmp, e->artifact) != 0) why = strerror(errno);
+  if (why) {
     unlink(e->tmp);
-    return strata_error(STRATA_EIO, "cannot store %s in the cache: %s", e->artifact,
-                        strerror(err));
+    return strata_error(STRATA_EIO, "cannot store %s in the cache: %s", e->artifact, why);
   }
   if (strata_cache_write(e->keyfile, key, keylen) != 0) {
     /* The artifact is usable now; only later runs lose the cache. */

@@ -13,8 +13,10 @@
  * trusted unless only the user could have put it there: the directory
  * must be the user's own and writable by no one else, and so must every
  * directory above it (or be root's, and sticky where others may write, as
- * /tmp); every file is opened without following links and checked by its
- * descriptor (a regular file of the user's, writable by no one else).
+ * /tmp); a symbolic link on the way must be the user's or root's, and the
+ * cache directory itself is never one; every file is opened without
+ * following links and checked by its descriptor (a regular file of the
+ * user's, writable by no one else).
  * The cache is created 0700 and its files 0600: keys hold the source. */
 #ifndef STRATA_CACHE_H
 #define STRATA_CACHE_H
@@ -35,8 +37,10 @@ typedef struct {
 } strata_cache_entry;
 
 /* $STRATA_CACHE_DIR, else $XDG_CACHE_HOME/strata, else $HOME/.cache/strata:
- * created (0700) if needed, checked as above, and given as a path without
- * symbolic links.  An unsafe directory is an error naming it and why. */
+ * followed one component at a time, each checked as above before the next
+ * is taken (and created, 0700, where missing), and given as a path without
+ * symbolic links.  An unsafe directory or link is an error naming it and
+ * why. */
 int strata_cache_dir(char *buf, size_t len);
 
 /* Looks up the entry for key; STRATA_OK with e filled (hit or not), or an
@@ -44,7 +48,9 @@ int strata_cache_dir(char *buf, size_t len);
  * entry's file is not the user's own. */
 int strata_cache_lookup(const char *kind, const char *ext, const char *key, size_t keylen,
                         strata_cache_entry *e);
-/* The artifact was written completely to e->tmp: make it the entry (0600). */
+/* The artifact was written completely to e->tmp (a name in the cache, or
+ * in a private directory inside it): if it is a regular file of the user's
+ * with no other name, make it the entry (0600). */
 int strata_cache_publish(strata_cache_entry *e, const char *key, size_t keylen);
 
 /* Opens a file of the cache for reading (O_NOFOLLOW) and checks it by its

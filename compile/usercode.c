@@ -1,5 +1,6 @@
 #include "usercode.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -332,11 +333,12 @@ static void sleep_ms(long ms)
   nanosleep(&ts, NULL);
 }
 
-/* Runs argv with stdout and stderr to outfd (or /dev/null when -1).
+/* Runs argv with stdout and stderr to outfd (or /dev/null when -1), in
+ * the environment envp (strata's own when NULL).
  * Returns 0 with *status once it has exited; -1 with errno when it could
  * not be started; 1 when a watched signal arrived (*sig): the compiler's
  * whole process group has then been ended and reaped. */
-static int run_tool(char *const argv[], int outfd, int *status, int *sig)
+static int run_tool(char *const argv[], char *const envp[], int outfd, int *status, int *sig)
 {
   *sig = 0;
   posix_spawn_file_actions_t fa;
@@ -366,7 +368,7 @@ static int run_tool(char *const argv[], int outfd, int *status, int *sig)
   watch_begin(&w);
   extern char **environ;
   pid_t pid;
-  int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+  int e = posix_spawnp(&pid, argv[0], &fa, &at, argv, envp ? envp : environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   if (e != 0) {
@@ -470,7 +472,7 @@ static int compiler_version(const char *cc, const char *cache, char *buf, size_t
   if (fd < 0) return 0;
   char *argv[] = {(char *)cc, (char *)"--version", NULL};
   int st = 0, sig = 0;
-  if (run_tool(argv, fd, &st, &sig) == 0) {
+  if (run_tool(argv, NULL, fd, &st, &sig) == 0) {
     char *out = read_fd(fd);
     if (out) snprintf(buf, len, "%.*s", (int)strcspn(out, "\n"), out);
     free(out);
@@ -570,13 +572,73 @@ int strata_source_compile_failed(const strata_source *s, const char *tool, const
 
 #define MAX_CFLAGS 256
 
-/* Compiles unit into the cache entry e (a miss, or a hit that would not load). */
+/* ---- the compiler's own directory ----
+ *
+ * The compiler writes its temporary files (.s, .o, the linker's .res and
+ * .cdtor.c) where TMPDIR says and links what it finds there: in a
+ * directory another user can write (a group's scratch), they could rename
+ * an object of theirs over the one just compiled, and their code would run
+ * as the user and be cached under the user's source.  So each compile gets
+ * a directory of its own inside the cache (mkdtemp: new, 0700, checked as
+ * the cache), the compiler runs with TMPDIR (and TMP, TEMP) naming it, the
+ * shared object is written there, and only that file, checked, is renamed
+ * into the cache.  The directory is removed after. */
+
+static int build_dir(const char *cache, char *dir, size_t len)
+{
+  if ((size_t)snprintf(dir, len, "%s/build.XXXXXX", cache) >= len || !mkdtemp(dir))
+    return strata_error(STRATA_EIO, "cannot create a directory in %s for the compiler: %s",
+                        cache, strerror(errno));
+  int rc = strata_cache_check_dir(dir);
+  if (rc != STRATA_OK) rmdir(dir);
+  return rc;
+}
+
+/* Empties and removes dir, which holds files only (the compiler's). */
+static void remove_build_dir(const char *dir)
+{
+  DIR *d = opendir(dir);
+  if (d) {
+    struct dirent *de;
+    while ((de = readdir(d)))
+      if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+        unlinkat(dirfd(d), de->d_name, 0);
+    closedir(d);
+  }
+  rmdir(dir);
+}
+
+/* strata's environment with TMPDIR, TMP and TEMP naming dir: an array of
+ * pointers into environ and into vars, which the caller keeps. */
+static char **tool_env(const char *dir, char vars[3][4400])
+{
+  extern char **environ;
+  static const char *const names[] = {"TMPDIR=", "TMP=", "TEMP="};
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 4, sizeof *env);
+  if (!env) return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    int drop = 0;
+    for (int j = 0; j < 3; j++) drop |= !strncmp(environ[i], names[j], strlen(names[j]));
+    if (!drop) env[k++] = environ[i];
+  }
+  for (int j = 0; j < 3; j++) {
+    snprintf(vars[j], sizeof vars[j], "%s%s", names[j], dir);
+    env[k++] = vars[j];
+  }
+  env[k] = NULL;
+  return env;
+}
+
+/* Compiles unit into the cache entry e (a miss, or a hit that would not
+ * load), in a directory of its own (above). */
 static int compile_cpu(strata_source *s, int talk, const char *cc, const char *cflags,
                        const char *inc, const char *unit, const char *key, size_t keylen,
                        strata_cache_entry *e)
 {
-  char csrc[4400];
-  snprintf(csrc, sizeof csrc, "%s.c", e->tmp);
+  char dir[4300], csrc[4400], vars[3][4400];
   char *words = strdup(cflags);
   char *argv[MAX_CFLAGS + 16];
   int k = 0;
@@ -588,6 +650,18 @@ static int compile_cpu(strata_source *s, int talk, const char *cc, const char *c
     return strata_error(nomem ? STRATA_ENOMEM : STRATA_EINVAL, "STRATA_CFLAGS: %s",
                         nomem ? "out of memory" : "more than 256 words");
   }
+  int rc = build_dir(e->dir, dir, sizeof dir);
+  char **env = rc == STRATA_OK ? tool_env(dir, vars) : NULL;
+  if (rc == STRATA_OK && !env) {
+    remove_build_dir(dir);
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  if (rc != STRATA_OK) {
+    free(words);
+    return rc;
+  }
+  snprintf(csrc, sizeof csrc, "%s/unit.c", dir);
+  snprintf(e->tmp, sizeof e->tmp, "%s/out.so", dir);
   k += nw;
   static const char *const fixed[] = {"-std=c11", "-D_GNU_SOURCE", "-fPIC", "-shared",
                                       "-ffp-contract=off", "-I"};
@@ -599,16 +673,16 @@ static int compile_cpu(strata_source *s, int talk, const char *cc, const char *c
   argv[k++] = "-lm";
   argv[k] = NULL;
 
-  int rc = STRATA_OK, sig = 0;
+  int sig = 0;
   int sfd = create_private(csrc);
-  int lfd = scratch_fd(e->dir);
+  int lfd = scratch_fd(dir);
   if (sfd < 0 || write_fd(sfd, unit) != 0) {
     rc = strata_error(STRATA_EIO, "cannot write %s: %s", csrc, strerror(errno));
   } else if (lfd < 0) {
-    rc = strata_error(STRATA_EIO, "cannot write in %s: %s", e->dir, strerror(errno));
+    rc = strata_error(STRATA_EIO, "cannot write in %s: %s", dir, strerror(errno));
   } else {
     int st = 0;
-    int how = run_tool(argv, lfd, &st, &sig);
+    int how = run_tool(argv, env, lfd, &st, &sig);
     char *out = how == 0 ? read_fd(lfd) : NULL;
     if (how == 1) {
       rc = strata_error(STRATA_EBACKEND, "%s: compiling was interrupted by signal %d", s->origin,
@@ -623,10 +697,10 @@ static int compile_cpu(strata_source *s, int talk, const char *cc, const char *c
     free(out);
     if (rc == STRATA_OK) rc = strata_cache_publish(e, key, keylen);
   }
-  if (rc != STRATA_OK) unlink(e->tmp);
   if (sfd >= 0) close(sfd);
   if (lfd >= 0) close(lfd);
-  unlink(csrc);
+  remove_build_dir(dir);
+  free(env);
   free(words);
   watch_reraise(sig);
   return rc;

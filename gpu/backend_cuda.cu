@@ -34,6 +34,8 @@ extern "C" {
 #include "jit.h"
 #include "sample_kernel.cuh"
 #include "adapt.cuh"
+#include "exchange.cuh"
+#include "peers.h"
 
 namespace {
 
@@ -209,8 +211,10 @@ struct cuda_state {
   hbuf<unsigned long long> h_c;
   hbuf<long long> h_start;       /* staging for the allocation */
   /* The iteration kept on the device (adapt.cuh): */
+  /* Two records, for a frozen iteration in flight beside the one being
+   * exchanged (pipelining, below); the others use the first. */
   dbuf<IterRecord> rec;
-  hbuf<IterRecord> h_rec;        /* [0] what the device's record starts from, [1] what comes back */
+  hbuf<IterRecord> h_rec;        /* [0] what a record starts from, [1 + slot] what comes back */
   dbuf<double> level, step, refine_scratch;
   dbuf<unsigned long long> dshare, hist;
   dbuf<long long> count;
@@ -219,10 +223,45 @@ struct cuda_state {
   dirt map_dirt;                 /* wsum and wcnt, in cells */
   dirt c1_dirt, c2_dirt;         /* c1 and c2, in doubles */
   bool adapted = false;          /* the last sample call also adapted */
-  bool ranked = false;           /* ... or left its map sums and levels to the ranks' exchange */
-  dbuf<long long> split;         /* where the next iteration splits among ranks, */
-  hbuf<long long> h_split;       /* ... and its way back */
   long long adapted_total = 0;   /* ... and the samples of its new allocation */
+  /* Several ranks (peers.h): the exchange buffer, the levels in two bytes,
+   * the shared hypercubes and each rank's whole ones, and where the next
+   * iteration splits among the ranks (strata_strat_split's layout). */
+  cuda_peers *peers = nullptr;
+  dbuf<double> xbuf;
+  dbuf<unsigned short> lv16;
+  dbuf<SharedHcube> shared;
+  hbuf<SharedHcube> h_shared;
+  dbuf<long long> seg, split;
+  hbuf<long long> h_seg, h_split;
+  bool split_new = false;        /* h_split holds the split of a new allocation */
+  cudaEvent_t ev_map;            /* the summed map sums are in place */
+  /* Frozen iterations of several ranks overlap: while iteration k's sums
+   * travel (on xstream, which NCCL's kernels get SMs on first) and the
+   * host reads its estimate, the device already samples iteration k + 1,
+   * the same job one iteration on (strata_sample_job's next_alike).  If
+   * the run stops, or asks anything else, that iteration is waited for
+   * and dropped. */
+  cudaStream_t xstream;
+  cudaEvent_t ev_pack[2], ev_done[2];
+  struct {
+    bool on = false;
+    int slot = 0;
+    unsigned iteration = 0;
+    /* what the next job must be for the iteration in flight to be its */
+    const strata_problem *pr = nullptr;
+    unsigned long long seed = 0;
+    double shift = 0.0;
+    long long i0 = 0, i1 = 0;
+    uint64_t grid_gen = 0, strat_gen = 0;
+    /* how it was launched */
+    const void *k = nullptr;
+    KernelArgs a;
+    unsigned blocks = 0;
+    size_t smem = 0;
+    long long nh_uniform = 0;
+    ExchangeArgs xa;
+  } next;
   const void *occ_kernel = nullptr; /* the last occupancy asked for */
   size_t occ_smem = 0;
   int occ_per_sm = 1;
@@ -345,9 +384,9 @@ int reserve_resident(cuda_state *st, const strata_strat *s, const strata_grid *g
                      bool realloc, bool refine)
 {
   const size_t nhc = (size_t)s->nhcube;
-  bool ok = st->rec.reserve(1);
+  bool ok = st->rec.reserve(2);
   if (ok && !st->h_rec.p) {
-    ok = st->h_rec.reserve(2);
+    ok = st->h_rec.reserve(3);
     if (ok) init_record(&st->h_rec.p[0]);
   }
   if (ok && resident) ok = st->level.reserve(nhc);
@@ -433,27 +472,28 @@ void launch_refine(cuda_state *st, const strata_grid *g, double alpha, cudaStrea
 /* The estimate, and with one rank the new allocation and map, queued
  * behind the sampling kernel. */
 int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
-                    const strata_grid *g, long long nh_uniform, bool realloc, bool refine)
+                    const strata_grid *g, long long nh_uniform, long long e0, long long e1,
+                    bool realloc, bool refine, IterRecord *rec)
 {
   cudaStream_t q = st->stream;
   EstimateArgs ea;
   ea.s1 = st->s1.p;
   ea.s2 = st->s2.p;
   ea.start = st->start.p;
-  ea.h0 = job->h0;
-  ea.h1 = job->h1;
+  ea.h0 = e0;
+  ea.h1 = e1;
   ea.nh_uniform = nh_uniform;
   ea.V = 1.0 / (double)s->nhcube;
   ea.nhcube = s->nhcube;
   ea.shift = job->shift;
   ea.level = job->level ? st->level.p : nullptr;
   ea.kk = s->ladder ? s->ladder->kk : 0.0;
-  ea.rec = st->rec.p;
+  ea.rec = rec;
   ea.nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
   ea.c1 = st->c1.p;
   ea.c2 = st->c2.p;
   for (int c = 0; ea.nc > 1 && c < ea.nc; c++) ea.cshift[c] = job->cshift[c];
-  const unsigned blocks = (unsigned)grid_for(job->h1 - job->h0, kAdaptThreads, st->nsm);
+  const unsigned blocks = (unsigned)grid_for(e1 - e0, kAdaptThreads, st->nsm);
   estimate_kernel<<<blocks, kAdaptThreads, 0, q>>>(ea);
   if (ea.nc > 1) launch_estimate_vec(blocks, q, ea);
   if (realloc) launch_allocation(st, s, q);
@@ -467,6 +507,170 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
   }
   cudaError_t e = cudaGetLastError();
   return e == cudaSuccess ? STRATA_OK : cuda_fail(e, "launching the iteration's kernels", st->device);
+}
+
+/* Rank q's part of the iteration (the split in s): samples [i0, i1) in
+ * hypercubes [h0, h1), of which [e0, e1) whole.  A partial hypercube holds
+ * a split point strictly inside; its slot is that of the first such point. */
+struct RankPart {
+  long long i0, i1, h0, h1, e0, e1;
+};
+
+RankPart rank_part(const strata_strat *s, int q)
+{
+  const int64_t *hs = s->split_hs, *he = s->split_he;
+  RankPart p;
+  int64_t i0, i1, h0, h1;
+  strata_strat_split_part(s, q, &i0, &i1, &h0, &h1);
+  p.i0 = i0;
+  p.i1 = i1;
+  p.h0 = h0;
+  p.h1 = h1;
+  if (p.i1 <= p.i0) {
+    p.e0 = p.e1 = p.h0;
+    return p;
+  }
+  const bool first_partial = p.i0 > hs[q] || he[q] > p.i1;
+  const bool last_partial = p.h1 - 1 != p.h0 && p.i1 > hs[q + 1];
+  p.e0 = p.h0 + (first_partial ? 1 : 0);
+  p.e1 = p.h1 - (last_partial ? 1 : 0);
+  if (p.e1 < p.e0) p.e1 = p.e0;
+  return p;
+}
+
+/* The slot of a shared hypercube h: the first split point inside it. */
+int shared_slot(const strata_strat *s, long long h)
+{
+  for (int k = 1; k < s->nsplit; k++)
+    if (s->split_h[k] == h && s->split_first[k] > s->split_hs[k]) return k - 1;
+  return -1;
+}
+
+/* The exchange's plan for this iteration: every rank's whole hypercubes
+ * and every shared one, uploaded; this rank's partial ones in xa. */
+int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+                  ExchangeArgs *xa, cudaStream_t q)
+{
+  const strata_comm *c = strata_cuda_peers_comm(st->peers);
+  const int R = c->size;
+  if (s->nsplit != R)
+    return strata_error(STRATA_EBACKEND, "cuda device %d: the iteration is split among %d "
+                        "ranks, not the %d of the run", st->device, s->nsplit, R);
+  if (!st->h_seg.reserve(2 * (size_t)R) || !st->seg.reserve(2 * (size_t)R) ||
+      !st->h_shared.reserve((size_t)R) || !st->shared.reserve((size_t)R))
+    return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the ranks' exchange",
+                        st->device);
+  memset(xa, 0, sizeof *xa);
+  for (int k = 0; k < R; k++) {
+    const RankPart p = rank_part(s, k);
+    st->h_seg.p[k] = p.e0;
+    st->h_seg.p[R + k] = p.e1;
+    if (k != c->rank) continue;
+    xa->e0 = p.e0;
+    xa->e1 = p.e1;
+    const long long ends[2] = {p.h0, p.h1 - 1};
+    for (int j = 0; j < 2 && p.i1 > p.i0; j++) {
+      const long long h = ends[j];
+      if ((h >= p.e0 && h < p.e1) || (j == 1 && h == p.h0)) continue;
+      const int slot = shared_slot(s, h);
+      if (slot < 0)
+        return strata_error(STRATA_EBACKEND, "cuda device %d: hypercube %lld is partial but "
+                            "holds no split point", st->device, h);
+      xa->mine[xa->nmine++] = SharedHcube{h, 0, slot};
+    }
+  }
+  int n = 0;
+  for (int k = 1; k < R; k++)
+    if (s->split_first[k] > s->split_hs[k] && shared_slot(s, s->split_h[k]) == k - 1)
+      st->h_shared.p[n++] = SharedHcube{s->split_h[k], s->split_he[k] - s->split_hs[k], k - 1};
+  cudaMemcpyAsync(st->seg.p, st->h_seg.p, 2 * (size_t)R * sizeof(long long),
+                  cudaMemcpyHostToDevice, q);
+  if (n > 0)
+    cudaMemcpyAsync(st->shared.p, st->h_shared.p, (size_t)n * sizeof(SharedHcube),
+                    cudaMemcpyHostToDevice, q);
+  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  xa->npart = nc == 1 ? 2 : nc + nc * (nc + 1) / 2;
+  xa->nslot = R - 1;
+  xa->nrank = R;
+  xa->rank = c->rank;
+  xa->ncell = (long long)job->problem->dim * job->grid->ninc;
+  xa->shared = st->shared.p;
+  xa->nshared = n;
+  xa->seg = st->seg.p;
+  xa->nhcube = s->nhcube;
+  xa->V = 1.0 / (double)s->nhcube;
+  xa->shift = job->shift;
+  xa->kk = s->ladder ? s->ladder->kk : 0.0;
+  return STRATA_OK;
+}
+
+/* The ranks' exchange and what follows it, queued behind the estimate of
+ * this rank's whole hypercubes: the sum, the levels' gather, the shared
+ * hypercubes, and adapting, the map and the allocation as one GPU makes
+ * them from the same sums and levels; then where the next iteration
+ * splits. */
+int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+                    const strata_grid *g, ExchangeArgs xa, bool realloc, bool refine)
+{
+  cudaStream_t q = st->stream;
+  const bool adapt = job->adapt != 0;
+  const size_t nx = (size_t)xa.size(adapt);
+  if (!st->xbuf.reserve(nx) || (realloc && !st->lv16.reserve((size_t)s->nhcube)) ||
+      (realloc && (!st->split.reserve(4 * ((size_t)s->nsplit + 1)) ||
+                   !st->h_split.reserve(4 * ((size_t)s->nsplit + 1)))))
+    return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the ranks' exchange",
+                        st->device);
+  xa.x = st->xbuf.p;
+  xa.s1 = st->s1.p;
+  xa.s2 = st->s2.p;
+  xa.wsum = st->wsum.p;
+  xa.wcnt = st->wcnt.p;
+  xa.rec = st->rec.p;
+  xa.level = realloc ? st->level.p : nullptr;
+  xa.lv16 = st->lv16.p;
+  const unsigned cblocks = (unsigned)grid_for(adapt ? xa.ncell : 1, kAdaptThreads, st->nsm);
+  if (realloc)
+    pack_levels_kernel<<<(unsigned)grid_for(xa.e1 - xa.e0, kAdaptThreads, st->nsm),
+                         kAdaptThreads, 0, q>>>(xa);
+  cudaMemsetAsync(xa.x, 0, nx * sizeof(double), q);
+  pack_kernel<<<cblocks, kAdaptThreads, 0, q>>>(xa, adapt);
+  cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) return cuda_fail(e, "launching the exchange's kernels", st->device);
+  int rc = strata_cuda_peers_allreduce(st->peers, xa.x, nx, q);
+  if (rc != STRATA_OK) return rc;
+  if (realloc) {
+    const int R = xa.nrank;
+    int64_t lo[R], hi[R];
+    for (int k = 0; k < R; k++) {
+      lo[k] = 2 * st->h_seg.p[k];
+      hi[k] = 2 * st->h_seg.p[R + k];
+    }
+    rc = strata_cuda_peers_gather(st->peers, (unsigned char *)xa.lv16, lo, hi, q);
+    if (rc != STRATA_OK) return rc;
+    unpack_levels_kernel<<<(unsigned)grid_for(s->nhcube, kAdaptThreads, st->nsm), kAdaptThreads,
+                           0, q>>>(xa);
+  }
+  finish_kernel<<<1, 1, 0, q>>>(xa);
+  if (adapt) {
+    unpack_map_kernel<<<cblocks, kAdaptThreads, 0, q>>>(xa);
+    cudaEventRecord(st->ev_map, q);
+  }
+  if (realloc) {
+    launch_allocation(st, s, q);
+    split_samples_kernel<<<1, 128, 0, q>>>(st->start.p, s->nhcube, st->rec.p, s->nsplit,
+                                           xa.npart != 2, st->split.p);
+    cudaMemcpyAsync(st->h_split.p, st->split.p, 4 * ((size_t)s->nsplit + 1) * sizeof(long long),
+                    cudaMemcpyDeviceToHost, q);
+    st->split_new = true;
+  }
+  if (refine) {
+    cudaStreamWaitEvent(st->stream2, st->ev_map, 0);
+    launch_refine(st, g, job->alpha, st->stream2);
+    cudaEventRecord(st->ev_join, st->stream2);
+    cudaStreamWaitEvent(q, st->ev_join, 0);
+  }
+  e = cudaGetLastError();
+  return e == cudaSuccess ? STRATA_OK : cuda_fail(e, "launching the exchange's kernels", st->device);
 }
 
 void read_kernel_time(cuda_state *st)
@@ -546,6 +750,99 @@ int upload_state(cuda_state *st, const strata_grid *g, const strata_strat *s, bo
   return STRATA_OK;
 }
 
+/* Frozen iterations of several ranks (cuda_state's next): iteration
+ * next.iteration's sampling, estimate and packing into record and buffer
+ * slot `slot`, queued on the sampling stream. */
+void launch_frozen(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+                   const strata_grid *g, int slot)
+{
+  auto &n = st->next;
+  cudaStream_t q = st->stream;
+  IterRecord *rec = st->rec.p + slot;
+  cudaMemcpyAsync(rec, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
+  KernelArgs a = n.a;
+  a.iteration = n.iteration;
+  a.bad = &rec->bad;
+  if (a.total > 0) {
+    void *args[] = {&a};
+    cudaLaunchKernel(n.k, dim3(n.blocks), dim3(kThreads), args, n.smem, q);
+  }
+  launch_resident(st, job, s, g, n.nh_uniform, n.xa.e0, n.xa.e1, false, false, rec);
+  ExchangeArgs xa = n.xa;
+  const size_t nx = (size_t)xa.size(false);
+  xa.x = st->xbuf.p + (size_t)slot * nx;
+  xa.rec = rec;
+  cudaMemsetAsync(xa.x, 0, nx * sizeof(double), q);
+  pack_kernel<<<1, kAdaptThreads, 0, q>>>(xa, false);
+  cudaEventRecord(st->ev_pack[slot], q);
+}
+
+/* The iteration in slot `slot`, sampled already or queued: the next one
+ * queued behind it where the run will want it, then this one's exchange
+ * and finish on xstream, and its estimate read. */
+int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *s,
+                    const strata_grid *g, int slot)
+{
+  auto &n = st->next;
+  ExchangeArgs xa = n.xa;
+  const size_t nx = (size_t)xa.size(false);
+  xa.x = st->xbuf.p + (size_t)slot * nx;
+  xa.rec = st->rec.p + slot;
+  n.on = job->next_alike != 0;
+  if (n.on) {
+    n.slot = 1 - slot;
+    n.iteration = job->iteration + 1;
+    launch_frozen(st, job, s, g, n.slot);
+  }
+  cudaStream_t x = st->xstream;
+  cudaStreamWaitEvent(x, st->ev_pack[slot], 0);
+  int rc = strata_cuda_peers_allreduce(st->peers, xa.x, nx, x);
+  if (rc != STRATA_OK) return rc;
+  finish_kernel<<<1, 1, 0, x>>>(xa);
+  cudaMemcpyAsync(&st->h_rec.p[1 + slot], xa.rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, x);
+  cudaEventRecord(st->ev_done[slot], x);
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) e = cudaEventSynchronize(st->ev_done[slot]);
+  if (e != cudaSuccess) return cuda_fail(e, "running the iteration", st->device);
+  const IterRecord &out = st->h_rec.p[1 + slot];
+  if (out.bad != kNoBad) return report_bad(job, (long long)out.bad);
+  if (out.bad_h != LLONG_MAX) return report_overflow(st, job, out.bad_h);
+  st->sums_dirt.clear(); /* (the estimates clear the sums behind their reads) */
+  st->c1_dirt.clear();
+  st->c2_dirt.clear();
+  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  if (nc == 1) {
+    job->part[0] = out.part[0];
+    job->part[1] = out.part[1];
+  } else {
+    for (int c = 0; c < nc; c++) job->part[c] = out.vpart[c];
+    for (int a = 0, p = 0; a < nc; a++)
+      for (int b = a; b < nc; b++, p++)
+        job->part[nc + a * nc + b] = job->part[nc + b * nc + a] = out.vpart[nc + p];
+  }
+  return STRATA_OK;
+}
+
+/* Whether job is the frozen iteration already in flight. */
+bool next_is(const cuda_state *st, const strata_sample_job *job)
+{
+  const auto &n = st->next;
+  return n.on && job->exchange && !job->adapt && job->part && job->iteration == n.iteration &&
+         job->problem == n.pr && job->seed == n.seed && job->shift == n.shift &&
+         job->i0 == n.i0 && job->i1 == n.i1 && job->grid->generation == n.grid_gen &&
+         job->strat->generation == n.strat_gen;
+}
+
+/* The iteration in flight is not wanted: waited for (its kernels clear
+ * the sums behind them) and dropped. */
+int drop_next(cuda_state *st)
+{
+  st->next.on = false;
+  cudaError_t e = cudaStreamSynchronize(st->stream);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(st->xstream);
+  return e == cudaSuccess ? STRATA_OK : cuda_fail(e, "finishing an iteration", st->device);
+}
+
 int cuda_pull(strata_backend *b, strata_grid *g, strata_strat *s);
 
 int cuda_sample(strata_backend *b, strata_sample_job *job)
@@ -558,11 +855,18 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   const size_t cells = (size_t)dim * (size_t)ninc;
   const long long nh = job->h1 - job->h0;
   st->last_kernel_s = 0.0;
-  /* (A rank whose slice is empty adapts with the others all the same.) */
-  st->ranked = job->part && job->adapt && !job->local;
-  if (nh <= 0) return STRATA_OK;
+  /* Several ranks that exchange on their devices; a rank whose share is
+   * empty takes part in the exchange and adapts with the others all the
+   * same. */
+  const bool exchange = job->part && job->exchange && st->peers;
+  if (nh <= 0 && !exchange) return STRATA_OK;
   cudaError_t e = cudaSetDevice(st->device);
   if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", st->device);
+  if (st->next.on) {
+    if (next_is(st, job)) return frozen_exchange(st, job, s, g, st->next.slot);
+    int drc = drop_next(st);
+    if (drc != STRATA_OK) return drc;
+  }
 
   const int pts = !job->qmc ? kPhilox : job->qmc->rule == STRATA_QMC_SOBOL ? kSobol : kLattice;
   const void *k = nullptr;
@@ -616,13 +920,14 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     st->c1_dirt.wipe(q, (size_t)(job->h0 * nc), (size_t)(job->h1 * nc), st->c1.p);
     st->c2_dirt.wipe(q, (size_t)(job->h0 * np), (size_t)(job->h1 * np), st->c2.p);
   }
-  const bool adapt_here = resident && job->adapt && job->local;
+  const bool adapt_here = resident && job->adapt && (job->local || exchange);
   const bool realloc_here = adapt_here && job->level;
   const bool refine_here = adapt_here && job->alpha != 0.0;
   st->adapted = false;
   rrc = reserve_resident(st, s, g, resident, realloc_here, refine_here);
   if (rrc != STRATA_OK) return rrc;
-  st->sums_dirt.wipe(q, (size_t)job->h0, (size_t)job->h1, st->s1.p, st->s2.p);
+  st->sums_dirt.wipe(q, (size_t)job->h0, (size_t)(job->h1 > job->h0 ? job->h1 : job->h0),
+                     st->s1.p, st->s2.p);
   if (job->adapt) st->map_dirt.wipe(q, 0, cells, st->wsum.p, st->wcnt.p);
   IterRecord *rec = st->rec.p;
   cudaMemcpyAsync(rec, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
@@ -655,8 +960,8 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   a.h1 = job->h1;
   /* (An allocation adapted on the device has a stale start[] here: its
    * ends and the ranks' split points are known.) */
-  a.first = strata_strat_start_at(s, job->h0);
-  const long long last = strata_strat_start_at(s, job->h1);
+  a.first = exchange ? job->i0 : strata_strat_start_at(s, job->h0);
+  const long long last = exchange ? job->i1 : strata_strat_start_at(s, job->h1);
   if (a.first < 0 || last < 0)
     return strata_error(STRATA_EBACKEND, "cuda device %d: hypercubes %lld..%lld are not where "
                         "the allocation on the device splits", st->device, (long long)job->h0,
@@ -733,17 +1038,55 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   }
   if (blocks < 1) blocks = 1;
 
+  if (exchange && !job->adapt) {
+    auto &n = st->next;
+    int prc = plan_exchange(st, job, s, &n.xa, q);
+    if (prc != STRATA_OK) return prc;
+    if (!st->xbuf.reserve(2 * (size_t)n.xa.size(false)))
+      return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the ranks' exchange",
+                          st->device);
+    n.xa.s1 = st->s1.p;
+    n.xa.s2 = st->s2.p;
+    n.pr = pr;
+    n.seed = job->seed;
+    n.shift = job->shift;
+    n.i0 = job->i0;
+    n.i1 = job->i1;
+    n.grid_gen = g->generation;
+    n.strat_gen = s->generation;
+    n.k = k;
+    n.a = a;
+    n.blocks = (unsigned)blocks;
+    n.smem = smem;
+    n.nh_uniform = nh_uniform;
+    n.iteration = job->iteration;
+    launch_frozen(st, job, s, g, 0);
+    return frozen_exchange(st, job, s, g, 0);
+  }
   cudaEventRecord(st->ev0, q);
   void *args[] = {&a};
-  e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3(kThreads), args, smem, q);
-  if (e != cudaSuccess) return cuda_fail(e, "launching the sampling kernel", st->device);
+  if (a.total > 0) {
+    e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3(kThreads), args, smem, q);
+    if (e != cudaSuccess) return cuda_fail(e, "launching the sampling kernel", st->device);
+  }
   cudaEventRecord(st->ev1, q);
 
   if (resident) {
-    int arc = launch_resident(st, job, s, g, nh_uniform, realloc_here, refine_here);
+    ExchangeArgs xa;
+    long long e0 = job->h0, e1 = job->h1;
+    if (exchange) {
+      int prc = plan_exchange(st, job, s, &xa, q);
+      if (prc != STRATA_OK) return prc;
+      e0 = xa.e0;
+      e1 = xa.e1;
+    }
+    int arc = launch_resident(st, job, s, g, nh_uniform, e0, e1, realloc_here && !exchange,
+                              refine_here && !exchange, rec);
+    if (arc == STRATA_OK && exchange)
+      arc = launch_exchange(st, job, s, g, xa, realloc_here, refine_here);
     if (arc != STRATA_OK) return arc;
     cudaMemcpyAsync(&st->h_rec.p[1], rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
-    if (!job->local) {
+    if (!job->local && !exchange) {
       cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
       cudaMemcpyAsync(st->h_c.p, st->wcnt.p, cells * sizeof(unsigned long long),
                       cudaMemcpyDeviceToHost, q);
@@ -772,7 +1115,7 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
         for (int y = x; y < nc; y++, p++)
           job->part[nc + x * nc + y] = job->part[nc + y * nc + x] = out.vpart[nc + p];
     }
-    if (job->adapt && !job->local)
+    if (job->adapt && !job->local && !exchange)
       for (size_t c = 0; c < cells; c++) {
         job->wsum[c] = st->h_w.p[c];
         job->wcount[c] = (double)st->h_c.p[c];
@@ -842,80 +1185,20 @@ void mark_adapted(cuda_state *st, strata_grid *g, strata_strat *s, bool refined,
   }
 }
 
-/* Several ranks, each with its slice's sums on its device: the map sums
- * and every hypercube's level, combined through the host, go back up, and
- * the map and the allocation are made here as one rank makes them (the
- * same kernels, so the same counts on any number of ranks).  What comes
- * down is the new total and where the next iteration splits among the
- * ranks; start[] stays on the device. */
-int adapt_ranked(cuda_state *st, const strata_adapt_job *job)
-{
-  st->ranked = false;
-  strata_grid *g = job->grid;
-  strata_strat *s = job->strat;
-  const bool refine = job->alpha != 0.0, realloc = job->reallocate != 0;
-  const size_t cells = (size_t)g->dim * (size_t)g->ninc, nsplit = (size_t)s->nsplit;
-  cudaError_t e = cudaSetDevice(st->device);
-  if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", st->device);
-  int rrc = reserve_core(st, s, g);
-  if (rrc == STRATA_OK) rrc = reserve_resident(st, s, g, true, realloc, refine);
-  if (rrc != STRATA_OK) return rrc;
-  if (!st->h_w.reserve(cells) || !st->h_c.reserve(cells + 1))
-    return strata_error(STRATA_ENOMEM, "cuda device %d: cannot lock %zu MB of host memory "
-                        "for transfers", st->device, 2 * cells * 8 >> 20);
-  cudaStream_t q = st->stream;
-  /* A rank that has sampled nothing yet holds no map or allocation here. */
-  rrc = upload_state(st, g, s, realloc, q);
-  if (rrc != STRATA_OK) return rrc;
-  if (realloc && (!st->split.reserve(2 * (nsplit + 1)) || !st->h_split.reserve(2 * (nsplit + 1))))
-    return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the ranks' split",
-                        st->device);
-  cudaMemcpyAsync(st->rec.p, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
-  if (refine) {
-    /* (The staging buffers are free: the sample call's copies are done.) */
-    memcpy(st->h_w.p, job->wsum, cells * sizeof(double));
-    for (size_t c = 0; c < cells; c++) st->h_c.p[c] = (unsigned long long)job->wcount[c];
-    cudaMemcpyAsync(st->wsum.p, st->h_w.p, cells * sizeof(double), cudaMemcpyHostToDevice, q);
-    cudaMemcpyAsync(st->wcnt.p, st->h_c.p, cells * sizeof(unsigned long long),
-                    cudaMemcpyHostToDevice, q);
-    launch_refine(st, g, job->alpha, q);
-  }
-  if (realloc) {
-    const long long nhc = s->nhcube;
-    e = cudaMemcpyAsync(st->level.p, job->level, (size_t)nhc * sizeof(double),
-                        cudaMemcpyHostToDevice, q);
-    if (e != cudaSuccess) return cuda_fail(e, "uploading the levels", st->device);
-    tmax_kernel<<<(unsigned)grid_for(nhc, kAdaptThreads, st->nsm), kAdaptThreads, 0, q>>>(
-        st->level.p, nhc, st->rec.p);
-    launch_allocation(st, s, q);
-    split_kernel<<<1, 128, 0, q>>>(st->start.p, nhc, st->rec.p, s->nsplit, st->split.p);
-    cudaMemcpyAsync(&st->h_rec.p[1], st->rec.p, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
-    cudaMemcpyAsync(st->h_split.p, st->split.p, 2 * (nsplit + 1) * sizeof(long long),
-                    cudaMemcpyDeviceToHost, q);
-  }
-  e = cudaGetLastError();
-  if (e == cudaSuccess) e = cudaStreamSynchronize(q);
-  if (e != cudaSuccess) return cuda_fail(e, "adapting on the device", st->device);
-  if (refine) st->map_dirt.clear(); /* (the refinement cleared what went up) */
-  if (realloc)
-    for (size_t k = 0; k <= nsplit; k++) {
-      s->split_h[k] = st->h_split.p[k];
-      s->split_first[k] = st->h_split.p[nsplit + 1 + k];
-    }
-  mark_adapted(st, g, s, refine, realloc, realloc ? st->h_rec.p[1].total : 0);
-  return STRATA_OK;
-}
-
-/* After a sample call that adapted on the device, only the host's
- * bookkeeping is left; with several ranks the device adapts from their
- * combined sums (adapt_ranked); otherwise (sums that came back to the
- * host: plain MC and QMC points) the host adapts its own copies, and the
- * next iteration uploads what changed. */
+/* After a sample call that adapted on the device (one rank, or ranks that
+ * exchanged there), only the host's bookkeeping is left, with where the
+ * ranks' next samples split; otherwise (sums that came back to the host:
+ * plain MC and QMC points, or ranks without peers on their devices) the
+ * host adapts its own copies, and the next iteration uploads what
+ * changed. */
 int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
 {
   cuda_state *st = static_cast<cuda_state *>(b->self);
-  if (!st->adapted && st->ranked && (!job->reallocate || job->strat->nsplit > 0))
-    return adapt_ranked(st, job);
+  if (st->adapted && st->split_new && job->reallocate) {
+    strata_strat *s = job->strat;
+    memcpy(s->split_h, st->h_split.p, 4 * ((size_t)s->nsplit + 1) * sizeof(int64_t));
+  }
+  st->split_new = false;
   if (!st->adapted) {
     int rc = cuda_pull(b, job->grid, job->strat);
     return rc != STRATA_OK ? rc : strata_backend_host_adapt(b, job);
@@ -952,6 +1235,7 @@ void cuda_free(strata_backend *b)
 {
   cuda_state *st = static_cast<cuda_state *>(b->self);
   cudaSetDevice(st->device);
+  if (st->next.on) drop_next(st);
   st->edges.release();
   st->xmap.release();
   st->s1.release();
@@ -978,6 +1262,19 @@ void cuda_free(strata_backend *b)
   st->h_start.release();
   st->split.release();
   st->h_split.release();
+  st->xbuf.release();
+  st->lv16.release();
+  st->shared.release();
+  st->h_shared.release();
+  st->seg.release();
+  st->h_seg.release();
+  strata_cuda_peers_free(st->peers);
+  cudaEventDestroy(st->ev_map);
+  cudaStreamDestroy(st->xstream);
+  for (int i = 0; i < 2; i++) {
+    cudaEventDestroy(st->ev_pack[i]);
+    cudaEventDestroy(st->ev_done[i]);
+  }
   st->c1.release();
   st->c2.release();
   st->h_c1.release();
@@ -1035,6 +1332,12 @@ extern "C" void strata_cuda_prepare(int local_rank)
   });
 }
 
+static bool create_events(cudaEvent_t *ev)
+{
+  return cudaEventCreateWithFlags(&ev[0], cudaEventDisableTiming) == cudaSuccess &&
+         cudaEventCreateWithFlags(&ev[1], cudaEventDisableTiming) == cudaSuccess;
+}
+
 extern "C" strata_backend *strata_backend_cuda_new(int device)
 {
   int n = strata_cuda_device_count();
@@ -1061,12 +1364,17 @@ extern "C" strata_backend *strata_backend_cuda_new(int device)
   st->nsm = prop.multiProcessorCount;
   st->smem_optin = prop.sharedMemPerBlockOptin;
   snprintf(st->name, sizeof st->name, "%s", prop.name);
+  int lo_priority = 0, hi_priority = 0; /* (numerically: the greatest is the lowest) */
+  cudaDeviceGetStreamPriorityRange(&lo_priority, &hi_priority);
   const char *gen = getenv("STRATA_CUDA_GENERIC");
   st->generic = gen && *gen == '1';
   if (cudaStreamCreate(&st->stream) != cudaSuccess ||
       cudaStreamCreate(&st->stream2) != cudaSuccess || cudaEventCreate(&st->ev0) != cudaSuccess ||
       cudaEventCreate(&st->ev1) != cudaSuccess ||
-      cudaEventCreateWithFlags(&st->ev_join, cudaEventDisableTiming) != cudaSuccess) {
+      cudaEventCreateWithFlags(&st->ev_join, cudaEventDisableTiming) != cudaSuccess ||
+      cudaEventCreateWithFlags(&st->ev_map, cudaEventDisableTiming) != cudaSuccess ||
+      cudaStreamCreateWithPriority(&st->xstream, cudaStreamDefault, hi_priority) != cudaSuccess ||
+      !create_events(st->ev_pack) || !create_events(st->ev_done)) {
     strata_error(STRATA_EBACKEND, "cuda device %d: cannot create a stream", device);
     delete st;
     return NULL;
@@ -1092,6 +1400,37 @@ extern "C" void strata_cuda_describe(const strata_backend *b, char *buf, int len
   char bus[32] = "";
   cudaDeviceGetPCIBusId(bus, sizeof bus, st->device);
   snprintf(buf, (size_t)len, "%s (device %d, bus %s)", st->name, st->device, bus);
+}
+
+extern "C" int strata_cuda_attach_peers(strata_backend *b, strata_comm *comm, int want_nccl,
+                                        char *how, int len)
+{
+  cuda_state *st = static_cast<cuda_state *>(b->self);
+  if (comm->size < 2) {
+    snprintf(how, (size_t)len, "one rank: no exchange");
+    return STRATA_OK;
+  }
+  int rc = strata_cuda_peers_new(comm, st->device, want_nccl, &st->peers, how, len);
+  if (rc != STRATA_OK) return rc;
+  b->exchanges = 1;
+  /* What the first iteration would otherwise pay (milliseconds): the
+   * buffers whose size the number of ranks sets, and the load of the
+   * exchange's kernels (CUDA loads a kernel's module on its first use). */
+  const size_t R = (size_t)comm->size;
+  cudaFuncAttributes fa;
+  cudaSetDevice(st->device);
+  if (!st->h_seg.reserve(2 * R) || !st->seg.reserve(2 * R) || !st->h_shared.reserve(R) ||
+      !st->shared.reserve(R) || !st->split.reserve(4 * (R + 1)) ||
+      !st->h_split.reserve(4 * (R + 1)) ||
+      cudaFuncGetAttributes(&fa, pack_kernel) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, pack_levels_kernel) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, unpack_levels_kernel) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, unpack_map_kernel) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, finish_kernel) != cudaSuccess ||
+      cudaFuncGetAttributes(&fa, split_samples_kernel) != cudaSuccess)
+    return strata_error(STRATA_ENOMEM, "rank %d: cuda device %d: cannot prepare the ranks' "
+                        "exchange", comm->rank, st->device);
+  return STRATA_OK;
 }
 
 extern "C" double strata_cuda_last_kernel_s(const strata_backend *b)

@@ -3,6 +3,7 @@
 #ifndef STRATA_BACKEND_CUDA_H
 #define STRATA_BACKEND_CUDA_H
 #include "backend.h"
+#include "comm.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,6 +22,13 @@ strata_backend *strata_backend_cuda_new(int device);
 
 /* "NVIDIA H100 80GB HBM3 (device 0, bus 0000:1a:00.0)" for -v. */
 void strata_cuda_describe(const strata_backend *b, char *buf, int len);
+
+/* The exchange between several ranks' devices (gpu/peers.h): through NCCL
+ * where built with it and want_nccl, else through host memory over comm.
+ * Collective: every rank calls it.  *how says which path; an error names
+ * the rank that failed.  One rank: nothing to set up. */
+int strata_cuda_attach_peers(strata_backend *b, strata_comm *comm, int want_nccl, char *how,
+                             int len);
 
 /* Seconds the device spent in sampling kernels during the last sample call
  * (CUDA events), for benchmarks. */

@@ -78,7 +78,7 @@ enum { kPhilox = 0, kSobol = 1, kLattice = 2 };
 
 __device__ __forceinline__ long long find_hcube(const KernelArgs &a, long long i)
 {
-  if (a.nh_uniform > 0) return a.h0 + (i - a.first) / a.nh_uniform;
+  if (a.nh_uniform > 0) return i / a.nh_uniform; /* (start[h] = h nh_uniform) */
   if (a.even_q > 0) return strata_even_find(i, a.even_q, a.even_rem);
   long long lo = a.h0, hi = a.h1 - 1;
   while (lo < hi) {
@@ -91,7 +91,7 @@ __device__ __forceinline__ long long find_hcube(const KernelArgs &a, long long i
 
 __device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
 {
-  if (a.nh_uniform > 0) return a.first + (h - a.h0 + 1) * a.nh_uniform;
+  if (a.nh_uniform > 0) return (h + 1) * a.nh_uniform;
   if (a.even_q > 0) return strata_even_start(h + 1, a.even_q, a.even_rem);
   return __ldg(a.start + h + 1);
 }

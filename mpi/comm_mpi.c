@@ -48,6 +48,23 @@ static int mpi_allgather(strata_comm *c, double *buf, const int64_t *off)
   return rc == MPI_SUCCESS ? 0 : -1;
 }
 
+static int mpi_gather_bytes(strata_comm *c, void *buf, const int64_t *lo, const int64_t *hi)
+{
+  const int n = c->size;
+  for (int r = 0; r < n; r++)
+    if (lo[r] > (int64_t)INT_MAX || hi[r] - lo[r] > (int64_t)INT_MAX) return -1;
+  int *count = malloc(2 * sizeof(int) * (size_t)n);
+  if (!count) return -1;
+  int *displ = count + n;
+  for (int r = 0; r < n; r++) {
+    displ[r] = (int)lo[r];
+    count[r] = (int)(hi[r] - lo[r]);
+  }
+  int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buf, count, displ, MPI_BYTE, of(c));
+  free(count);
+  return rc == MPI_SUCCESS ? 0 : -1;
+}
+
 static int mpi_broadcast(strata_comm *c, void *buf, size_t n, int root)
 {
   char *p = buf;
@@ -107,6 +124,7 @@ int strata_comm_mpi(MPI_Comm comm, strata_comm **out)
   c->allreduce_sum = mpi_allreduce;
   c->allgather = mpi_allgather;
   c->broadcast = mpi_broadcast;
+  c->gather_bytes = mpi_gather_bytes;
   c->free = mpi_free;
   *out = c;
   return STRATA_OK;

@@ -68,6 +68,17 @@ typedef struct {
    * adapts where it sampled in the same pass (strata_adapt_job then finds
    * the work done).  The allocation moves when level is set. */
   double alpha;
+  /* Several ranks whose backends exchange themselves (exchanges, below):
+   * this caller samples [i0, i1) of the iteration's samples, which may
+   * begin and end inside hypercubes h0 and h1 - 1 (strata_strat_split),
+   * and part returns the estimate of all ranks; adapting, the map and the
+   * allocation are made in the same pass, as with local. */
+  int exchange;
+  int64_t i0, i1;
+  /* The next iteration, if the run goes on, is this job one iteration on
+   * (frozen, the same shift): a backend may start it before this one's
+   * estimate is combined, and drops it if the next call is another. */
+  int next_alike;
   /* Output with part: the first hypercube whose sums are not finite, or -1,
    * and the value near which they overflowed. */
   int64_t bad;
@@ -103,6 +114,10 @@ struct strata_backend {
    * NULL where they never leave the host. */
   int (*pull)(strata_backend *b, strata_grid *g, strata_strat *s);
   void (*free)(strata_backend *b);
+  /* Set where the backend combines a stratified iteration with its peers
+   * itself (its devices' own exchange): the run then splits the samples,
+   * not the hypercubes, and leaves the exchange to it. */
+  int exchanges;
 };
 
 /* What a backend that samples into host memory does with a stratified

@@ -25,6 +25,11 @@ struct strata_comm {
    * identical everywhere and is not a number (a job's definition): a sum
    * of doubles carries 53 bits at most, a broadcast carries them all. */
   int (*broadcast)(strata_comm *c, void *buf, size_t n, int root);
+  /* In place: rank r holds bytes [lo[r], hi[r]) of buf (disjoint ranges,
+   * the same lo and hi on every rank); afterwards every rank holds them
+   * all.  For the GPU ranks' levels, packed in two bytes each.  May be
+   * NULL (one rank): callers then broadcast each rank's range. */
+  int (*gather_bytes)(strata_comm *c, void *buf, const int64_t *lo, const int64_t *hi);
   void (*free)(strata_comm *c);
 };
 

@@ -132,8 +132,9 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->slices = malloc(sizeof(int64_t) * ((size_t)comm->size + 1));
   if (!r->buf || !r->slices) goto nomem;
   if (strata_strat_moves(r->strat) &&
-      (!(r->levels = malloc(sizeof(double) * (size_t)r->strat->nhcube)) ||
-       (comm->size > 1 && strata_strat_split_alloc(r->strat, comm->size) != 0)))
+      !(r->levels = malloc(sizeof(double) * (size_t)r->strat->nhcube)))
+    goto nomem;
+  if (comm->size > 1 && vegas_mode(p) && strata_strat_split_alloc(r->strat, comm->size) != 0)
     goto nomem;
   r->first_kept = first_kept(p);
   *out = r;
@@ -178,11 +179,6 @@ static int64_t lower_bound(const strata_strat *s, int64_t i)
 void strata_run_slice(const strata_strat *s, int rank, int size, int64_t *h0,
                       int64_t *h1)
 {
-  if (s->on_device && s->nsplit == size) { /* found where the allocation was made */
-    *h0 = s->split_h[rank];
-    *h1 = s->split_h[rank + 1];
-    return;
-  }
   int64_t total = strata_strat_total(s);
   *h0 = rank == 0 ? 0 : lower_bound(s, (int64_t)((double)total * rank / size));
   *h1 = rank == size - 1 ? s->nhcube
@@ -862,13 +858,27 @@ static int check_ranks(strata_run *r)
   return rc;
 }
 
-/* The previous estimate of component c, where it is good enough to sit near
- * J f_c; a wild one (early iterations of a peaked integrand) would only add
- * rounding. */
+/* The iteration whose estimate iteration k shifts its sums by: the one
+ * before it, but for iterations of the frozen map, which all take the last
+ * adapting one's (the map, and so J f, no longer move).  They are then
+ * alike but for their random numbers, and one need not wait for another's
+ * estimate to start (strata_sample_job's next_alike). */
+static int shift_source(const strata_run *r, int k)
+{
+  const int last_adapting = r->params.adapt_iters - 1;
+  if (vegas_mode(&r->params) && !adapting(r, k) && !qmc_points(r, k) && last_adapting >= 0)
+    return last_adapting;
+  return k - 1;
+}
+
+/* The shift of component c for the coming iteration, where the estimate it
+ * comes from is good enough to sit near J f_c; a wild one (early
+ * iterations of a peaked integrand) would only add rounding. */
 static double comp_shift(const strata_run *r, int c)
 {
-  if (r->itn == 0) return 0.0;
-  double sigma, I = comp_value(r, r->itn - 1, c, &sigma);
+  const int src = shift_source(r, r->itn);
+  if (src < 0) return 0.0;
+  double sigma, I = comp_value(r, src, c, &sigma);
   return sigma < 0.1 * fabs(I) ? I : 0.0;
 }
 
@@ -962,6 +972,19 @@ int strata_run_sync(strata_run *r)
   return r->backend->pull(r->backend, r->grid, r->strat);
 }
 
+/* Whether the iteration after the coming one, should the run go on, is
+ * the coming one's job but for its number (strata_sample_job's
+ * next_alike): both draw pseudo-random points of the frozen map, from the
+ * same shift, and the budget allows it. */
+static int next_alike(const strata_run *r, int exchange)
+{
+  const int k = r->itn;
+  const int64_t n = strata_strat_total(cells_of(r, k));
+  return exchange && k + 1 < r->params.maxiter && !adapting(r, k) && frozen_alike(r, k) &&
+         frozen_alike(r, k + 1) && shift_source(r, k) == shift_source(r, k + 1) &&
+         r->neval_total + 2 * n <= r->params.maxeval;
+}
+
 int strata_run_step(strata_run *r, strata_iteration *out)
 {
   if (r->sync_rc != STRATA_OK) return r->sync_rc;
@@ -988,17 +1011,28 @@ int strata_run_step(strata_run *r, strata_iteration *out)
    * of ranks. */
   const int by_part = est == STRATA_EST_STRATIFIED;
   const int realloc = adapt && strata_strat_moves(r->strat);
-  /* One rank with a backend that adapts on its device: the map sums stay
-   * there, and only the estimate comes back. */
+  /* One rank with a backend that adapts on its device, or ranks whose
+   * backends exchange among themselves (on their devices): the map sums
+   * stay there, and only the estimate comes back, every rank's combined.
+   * Those ranks split the samples themselves, not the hypercubes, so that
+   * none waits for another's larger share. */
   const int local = r->comm->size == 1;
-  const int sums_here = !(local && by_part && r->backend->pull);
+  const int exchange = by_part && !local && r->backend->exchanges;
+  const int sums_here = !((local || exchange) && by_part && r->backend->pull);
   /* A backend that keeps the stratified iteration on its device (on any
    * number of ranks) makes its own copy of the first, even allocation, and
    * the ranks' slices of it follow from its formula; everything else reads
    * the host's. */
   if (!(by_part && r->backend->pull)) strata_strat_materialize(r->strat);
-  int64_t h0, h1;
-  strata_run_slice(cells, r->comm->rank, r->comm->size, &h0, &h1);
+  int64_t h0, h1, i0 = 0, i1 = 0;
+  if (exchange) {
+    /* A vector integrand's ranks hold whole hypercubes: the covariance of
+     * a hypercube shared between ranks is not combined. */
+    if (!r->strat->on_device) strata_strat_split(r->strat, nc > 1);
+    strata_strat_split_part(r->strat, r->comm->rank, &i0, &i1, &h0, &h1);
+  } else {
+    strata_run_slice(cells, r->comm->rank, r->comm->size, &h0, &h1);
+  }
   double *red = by_part ? part : r->buf;
   const size_t nred = (size_t)(wsum - red) + (adapt && sums_here ? 2 * mapcells : 0);
   memset(red, 0, sizeof(double) * nred);
@@ -1014,7 +1048,8 @@ int strata_run_step(strata_run *r, strata_iteration *out)
       .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount,
       .cshift = nc > 1 ? cshift : NULL, .c1 = nc > 1 ? c1 : NULL, .c2 = nc > 1 ? c2 : NULL,
       .part = by_part ? part : NULL, .level = by_part && realloc ? r->levels : NULL,
-      .local = local, .alpha = p->alpha, .bad = -1};
+      .local = local, .alpha = p->alpha, .exchange = exchange, .i0 = i0, .i1 = i1,
+      .next_alike = next_alike(r, exchange), .bad = -1};
   double ts = now_s();
   int rc = r->backend->sample(r->backend, &job);
   r->sample_time_s = now_s() - ts;
@@ -1024,8 +1059,8 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   if (job.bad >= 0) return overflowed(r, cells, job.bad, job.bad_near);
 
   double tc = now_s();
-  int crc = r->comm->allreduce_sum(r->comm, red, nred);
-  if (crc == 0 && realloc && by_part && !local) {
+  int crc = exchange ? 0 : r->comm->allreduce_sum(r->comm, red, nred);
+  if (crc == 0 && realloc && by_part && !local && !exchange) {
     slice_bounds(r, cells, r->slices);
     crc = r->comm->allgather(r->comm, r->levels, r->slices);
   }

@@ -27,12 +27,13 @@ typedef struct {
   int on_device;        /* a backend holds a newer allocation than nh and start (backend.h) */
   int even;             /* nh and start not written yet: the first, even allocation, */
   int64_t even_q, even_rem; /* q samples each and one more for the first rem */
-  /* Several ranks with the allocation on their devices: where it splits
-   * among the nsplit ranks (strata_run_slice), which the host cannot find
-   * in a start[] it does not hold.  split_h[k] is the first hypercube of
-   * rank k's slice, split_first[k] its first sample, k = 0 .. nsplit. */
+  /* Several ranks: where the samples split among the nsplit ranks, which
+   * the host cannot find in a start[] it does not hold when a device made
+   * the allocation.  Rank k's first sample is split_first[k], k = 0 ..
+   * nsplit; split_h[k] the hypercube holding it, which starts at
+   * split_hs[k] and ends at split_he[k] (strata_strat_split). */
   int nsplit;
-  int64_t *split_h, *split_first;
+  int64_t *split_h, *split_first, *split_hs, *split_he;
   struct strata_ladder_s *ladder; /* the shares' levels and their powers (shares.h) */
   double *level;        /* strata_strat_reallocate's scratch, kept between calls */
   uint64_t *hist;       /* the allocation's histogram of levels, kept */
@@ -108,6 +109,17 @@ static inline int64_t strata_strat_total(const strata_strat *s) { return s->tota
 
 /* Room for the split among nranks (above); 0, or -1 without memory. */
 int strata_strat_split_alloc(strata_strat *s, int nranks);
+
+/* Fills the split (above) from an allocation the host holds: rank k's
+ * samples begin at floor(total k / nsplit), so that no rank has more than
+ * one sample more than another, and a hypercube may be shared by ranks;
+ * with whole, at the first hypercube that starts there or after (ranks
+ * then hold whole hypercubes, as the CPU backend and vector integrands
+ * sample them). */
+void strata_strat_split(strata_strat *s, int whole);
+/* Rank k's part of the split: samples [i0, i1) in hypercubes [h0, h1). */
+void strata_strat_split_part(const strata_strat *s, int k, int64_t *i0, int64_t *i1,
+                             int64_t *h0, int64_t *h1);
 
 /* start[h] where the host knows it: any h while the host holds the
  * allocation or it is the even one (written or not), else 0, nhcube and

@@ -766,8 +766,10 @@ START_TEST(test_even_start_unwritten)
 }
 END_TEST
 
-/* An allocation held on a device with several ranks: the host knows its
- * ends and where the ranks' slices begin (written by the backend), and
+/* Ranks that split the samples, not the hypercubes: each takes floor or
+ * ceil of N/R consecutive samples, a hypercube on a boundary is shared,
+ * and with whole every rank holds whole hypercubes.  An allocation held on
+ * a device: the host knows its ends and the split hypercubes' starts, and
  * answers -1 for any other start[h] instead of reading a stale one. */
 START_TEST(test_split_on_device)
 {
@@ -782,21 +784,33 @@ START_TEST(test_split_on_device)
   strata_strat_reallocate(s, s1, s2);
   const int size = 3;
   int64_t lo[3], hi[3];
-  for (int r = 0; r < size; r++) strata_run_slice(s, r, size, &lo[r], &hi[r]);
   ck_assert_int_eq(strata_strat_split_alloc(s, size), 0);
-  for (int r = 0; r < size; r++) {
-    s->split_h[r] = lo[r];
-    s->split_first[r] = s->start[lo[r]];
+  for (int whole = 0; whole <= 1; whole++) {
+    strata_strat_split(s, whole);
+    int64_t next = 0, shared = 0;
+    for (int r = 0; r < size; r++) {
+      int64_t i0, i1;
+      strata_strat_split_part(s, r, &i0, &i1, &lo[r], &hi[r]);
+      ck_assert_int_eq(i0, next);
+      next = i1;
+      ck_assert(lo[r] < hi[r]);
+      ck_assert(s->start[lo[r]] <= i0 && i0 < s->start[lo[r] + 1]);
+      ck_assert(s->start[hi[r] - 1] < i1 && i1 <= s->start[hi[r]]);
+      if (whole) {
+        ck_assert(i0 == s->start[lo[r]] && i1 == s->start[hi[r]]);
+      } else {
+        const int64_t q = s->total / size;
+        ck_assert(i1 - i0 == q || i1 - i0 == q + 1);
+        shared += i0 > s->start[lo[r]];
+      }
+    }
+    ck_assert_int_eq(next, s->total);
+    if (!whole) ck_assert(shared > 0); /* this allocation has no boundary at N/3 */
   }
-  s->split_h[size] = n;
-  s->split_first[size] = s->total;
   s->on_device = 1;
   for (int r = 0; r < size; r++) {
-    int64_t a0, a1;
-    strata_run_slice(s, r, size, &a0, &a1);
-    ck_assert(a0 == lo[r] && a1 == hi[r]);
-    ck_assert_int_eq(strata_strat_start_at(s, a0), s->start[a0]);
-    ck_assert_int_eq(strata_strat_start_at(s, a1), s->start[a1]);
+    ck_assert_int_eq(strata_strat_start_at(s, lo[r]), s->start[lo[r]]);
+    ck_assert_int_eq(strata_strat_start_at(s, hi[r]), s->start[hi[r]]);
   }
   ck_assert_int_eq(strata_strat_start_at(s, 0), 0);
   ck_assert_int_eq(strata_strat_start_at(s, n), s->total);
