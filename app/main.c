@@ -237,7 +237,9 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   if (rc == STRATA_OK)
     rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, &rows, &res);
   strata_stop_guard_exit(NULL);
-  if (rc == STRATA_OK && talk && !ss.stopped) {
+  /* A finished run whose final checkpoint could not be written: its
+   * result, then the error (exit status 1). */
+  if ((rc == STRATA_OK || ss.whole) && talk && !ss.stopped) {
     if (!quiet) strata_report_summary(stdout, &res, exact);
     if (json) {
       char job_hash[17], source[17];
@@ -267,17 +269,20 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
 
 int main(int argc, char **argv)
 {
+  /* First: a stop signal during start-up (since exec: the launcher blocked
+   * it; MPI_Init, reading the job, a compile) must not end a run that could
+   * be requeued with status 143 or 138; the ranks see it where they next
+   * agree (strata_cli_agree).  Other commands take it as any program. */
+  int run = argc >= 2 && !strcmp(argv[1], "run");
+  if (run && strata_stop_install() != 0) {
+    perror("strata: cannot catch SIGTERM and SIGUSR1");
+    return 1;
+  }
+  strata_stop_unblock();
   if (argc < 2) return usage_error("missing command (run, list or log)", NULL);
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
     fputs(usage_text, stdout);
     return 0;
-  }
-  /* First: a stop signal during start-up (MPI_Init, reading the job, a
-   * compile) must not end a run that could be requeued with status 143 or
-   * 138; the ranks see it where they next agree (strata_cli_agree). */
-  if (!strcmp(argv[1], "run") && strata_stop_install() != 0) {
-    perror("strata: cannot catch SIGTERM and SIGUSR1");
-    return 1;
   }
   strata_source_watch(strata_stop_child, strata_stop_requested);
   if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {

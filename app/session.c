@@ -327,6 +327,8 @@ int strata_session_open(strata_session *s, strata_run *r)
   s->ran = 0;
   s->pending = NULL;
   s->stopped = 0;
+  s->whole = 0;
+  s->late_rc = 0;
   s->agreed = 1;
   /* Caught since start-up; a job without a checkpoint has nothing to save
    * from here on, so the signals end it as they would any program. */
@@ -432,6 +434,20 @@ static int write_checkpoint(strata_session *s, const strata_run *r, int last)
   return last ? settle_checkpoint(s) : STRATA_OK;
 }
 
+/* Rank 0: a file that cannot be written once the last iteration is done
+ * (the final checkpoint, the log's last word) does not cost the result:
+ * the run goes to its end, the result is returned, and the first such
+ * error is returned with it. */
+static int keep_late(strata_session *s, int rc)
+{
+  if (!s->late_rc) {
+    snprintf(s->late_msg, sizeof s->late_msg, "%s (after the last iteration: the run's "
+             "result stands)", strata_last_error());
+    s->late_rc = rc;
+  }
+  return STRATA_OK;
+}
+
 /* Rank 0's files after an iteration: the log row, a map snapshot, and the
  * checkpoint when it is due (or the run ends or must stop). */
 static int record(strata_session *s, const strata_run *r, const strata_iteration *it,
@@ -448,12 +464,12 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
   /* The last checkpoint's sync has long finished; a failure of it stops
    * the run now rather than at the next checkpoint. */
   rc = settle_checkpoint(s);
-  if (rc != STRATA_OK) return rc;
   int due = finished || stop ||
             (job->checkpoint_every > 0 && r->itn % job->checkpoint_every == 0) ||
             (job->checkpoint_every_s > 0 &&
              now_s() - s->last_checkpoint >= job->checkpoint_every_s);
-  return due ? write_checkpoint(s, r, finished || stop) : STRATA_OK;
+  if (rc == STRATA_OK && due) rc = write_checkpoint(s, r, finished || stop);
+  return rc != STRATA_OK && finished ? keep_late(s, rc) : rc;
 }
 
 /* The log's last word: the map the run ended with and how it ended. */
@@ -520,8 +536,16 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_iteration_
     s->log = NULL;
     if (rc == STRATA_OK) rc = crc;
   }
+  if (rc != STRATA_OK && !s->stopped) rc = keep_late(s, rc);
   rc = agree_status(s, rc);
   if (rc != STRATA_OK) return rc;
+  rc = agree_status(s, s->late_rc);
+  if (rc != STRATA_OK) {
+    if (root) strata_error(rc, "%s", s->late_msg);
+    s->whole = 1;
+    if (res) *res = result;
+    return rc;
+  }
   if (s->stopped && root) {
     fprintf(stderr, "strata: stopped by a signal after iteration %d; the checkpoint %s holds "
             "the run: continue it with --resume (exit status %d)\n", r->itn,

@@ -33,6 +33,9 @@ typedef struct {
   /* Results. */
   int stopped;           /* a signal stopped the run, its state saved */
   int agreed;            /* the error returned is every rank's; rank 0 has the message */
+  int whole;             /* with an error: the run finished and res is its result; only
+                          * a file written at its end (the final checkpoint, the log's
+                          * last word) failed */
   /* Private. */
   struct strata_runlog *log;
   strata_iteration *rows; /* replayed history of a resumed run (rank 0) */
@@ -41,6 +44,8 @@ typedef struct {
   struct strata_commit *pending; /* a checkpoint still being synced to disk */
   int pending_itn;
   double last_checkpoint;
+  int late_rc;           /* rank 0: the first error after the last iteration, or 0 */
+  char late_msg[1280];
   int lockfd;            /* rank 0: the checkpoint's lock (strata_lock_take), or -1 */
   char definition[STRATA_JOBDEF_MAX];
   char host[256];
@@ -50,7 +55,8 @@ typedef struct {
  * afresh, opens the log.  Errors are agreed. */
 int strata_session_open(strata_session *s, strata_run *r);
 /* Runs to the end or to a stop request; cb receives the replayed iterations
- * of a resumed run first, then the new ones.  res is filled unless stopped. */
+ * of a resumed run first, then the new ones.  res is filled unless stopped,
+ * and with an error where s->whole says so. */
 int strata_session_integrate(strata_session *s, strata_run *r, strata_iteration_cb cb,
                              void *ctx, strata_result *res);
 void strata_session_close(strata_session *s);

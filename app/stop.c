@@ -44,6 +44,15 @@ int strata_stop_install(void)
 
 int strata_stop_installed(void) { return installed; }
 
+void strata_stop_unblock(void)
+{
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  sigprocmask(SIG_UNBLOCK, &set, NULL);
+}
+
 void strata_stop_raise(int sig)
 {
   signal(sig, SIG_DFL);

@@ -13,6 +13,11 @@
  * The program calls it first thing, so that a signal during start-up
  * (MPI_Init, a compile) is seen rather than ending the process. */
 int strata_stop_install(void);
+/* Unblocks SIGTERM and SIGUSR1, which the strata command (app/launch.c)
+ * blocks before this program's libraries load: one sent meanwhile is
+ * pending and takes effect now, caught if strata_stop_install came first.
+ * The program calls it at once, whatever the command. */
+void strata_stop_unblock(void);
 /* SIGTERM and SIGUSR1 get their usual effect again (a job without a
  * checkpoint has nothing to save); one that arrived meanwhile takes it now. */
 void strata_stop_uninstall(void);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -203,6 +204,18 @@ void strata_atomic_sweep(const char *path)
   closedir(dp);
 }
 
+/* Another user's lock: in a shared directory their run may hold it, and
+ * the file is not ours to reuse or remove. */
+static int not_yours(const char *path, const char *lock, uid_t uid)
+{
+  struct passwd pw, *p = NULL;
+  char buf[1024];
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &p) != 0) p = NULL;
+  return strata_error(STRATA_EIO, "%s: %s belongs to user %s (uid %ld): another user's run "
+                      "holds or left it; strata does not touch it", path, lock,
+                      p ? p->pw_name : "unknown", (long)uid);
+}
+
 int strata_lock_take(const char *path, const char *what, int *fd)
 {
   char lock[STRATA_PATH_MAX + 8];
@@ -210,20 +223,31 @@ int strata_lock_take(const char *path, const char *what, int *fd)
   if ((size_t)snprintf(lock, sizeof lock, "%s.lock", path) >= sizeof lock)
     return strata_error(STRATA_EINVAL, "%s: path too long", path);
   int f = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  struct stat sb;
   if (f < 0) {
     int e = errno;
     if (e == ELOOP)
       return strata_error(STRATA_EIO, "%s: %s is a symbolic link: strata does not follow it "
                           "(remove it)", path, lock);
+    /* Refused because it is someone else's, not for want of room. */
+    if ((e == EACCES || e == EPERM) && lstat(lock, &sb) == 0 && sb.st_uid != geteuid())
+      return not_yours(path, lock, sb.st_uid);
     return strata_error(STRATA_EIO, "%s: cannot write the %s here: cannot create %s: %s",
                         path, what, lock, strerror(e));
   }
-  struct stat sb;
-  if (fstat(f, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid()) {
-    int uid = (int)sb.st_uid;
+  if (fstat(f, &sb) != 0) {
+    int e = errno;
     close(f);
-    return strata_error(STRATA_EIO, "%s: %s is not a regular file of yours (owner uid %d): "
-                        "strata does not use it (remove it)", path, lock, uid);
+    return strata_error(STRATA_EIO, "%s: %s: %s", path, lock, strerror(e));
+  }
+  if (sb.st_uid != geteuid()) {
+    close(f);
+    return not_yours(path, lock, sb.st_uid);
+  }
+  if (!S_ISREG(sb.st_mode)) {
+    close(f);
+    return strata_error(STRATA_EIO, "%s: %s is not a regular file: strata does not use it "
+                        "(remove it)", path, lock);
   }
   struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
   if (fcntl(f, F_SETLK, &fl) == 0) {
