@@ -1,6 +1,8 @@
 #include "logcmd.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <time.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,7 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "error.h"
 #include "h5util.h"
+#include "ownfile.h"
 #include "report.h"
 #include "runlog_format.h"
 
@@ -28,11 +32,15 @@ typedef struct {
   double *v;
 } comp_rows;
 
+/* A table of doubles, where the log has one: 1 read, 0 none, -1 failed.
+ * The result tables carry a checksum attribute (h5util.h), checked here;
+ * the others a checksum on every chunk, which HDF5 checks. */
 static int read_doubles(hid_t f, const char *name, int rank, hsize_t *dims, double **out)
 {
   *out = NULL;
-  if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return 0;
-  hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+  htri_t there = H5Lexists(f, name, H5P_DEFAULT);
+  if (there <= 0) return there < 0 ? -1 : 0;
+  hid_t d = strata_h5_open(f, name, H5I_DATASET);
   hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
   int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == rank &&
            H5Sget_simple_extent_dims(sp, dims, NULL) == rank;
@@ -40,6 +48,12 @@ static int read_doubles(hid_t f, const char *name, int rank, hsize_t *dims, doub
   for (int i = 0; ok && i < rank; i++) n *= (size_t)dims[i];
   if (ok) *out = malloc(sizeof(double) * (n ? n : 1));
   ok = ok && *out && (n == 0 || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) >= 0);
+  uint64_t sum;
+  if (ok && H5Aexists(d, "checksum") > 0 &&
+      (strata_h5_get_u64(d, "checksum", &sum) != 0 || strata_h5_checksum(*out, n) != sum)) {
+    strata_h5_set_detail("checksum mismatch: the data is damaged");
+    ok = 0;
+  }
   if (sp >= 0) H5Sclose(sp);
   if (d >= 0) H5Dclose(d);
   if (!ok) {
@@ -100,7 +114,7 @@ static void print_table(const strata_log_row *r, hsize_t n, const comp_rows *c)
 }
 
 /* The summary the run printed at its end, from the attributes it left. */
-static int print_summary(hid_t f)
+static int read_summary(hid_t f, strata_result *out, double *exact_out)
 {
   strata_result res;
   memset(&res, 0, sizeof res);
@@ -136,29 +150,52 @@ static int print_summary(hid_t f)
   free(rc);
   free(cov);
   if (!ok) return -1;
-  strata_report_summary(stdout, &res, exact);
+  *out = res;
+  *exact_out = exact;
   return 0;
 }
 
-static int show(const char *path, int csv)
+/* The message of the latest failure, printed once the tries are over. */
+static char message[1024];
+
+static void say(const char *fmt, ...) STRATA_PRINTF(1, 2);
+static void say(const char *fmt, ...)
 {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof message, fmt, ap);
+  va_end(ap);
+}
+
+/* Reads and prints the log; 1 with a message on failure.  *again: the
+ * failure was in reading HDF5 data, which a read that meets the writer's
+ * flush may see (a chunk being rewritten fails its checksum). */
+static int show(const char *path, int csv, int *again)
+{
+  *again = 0;
   strata_h5_begin();
-  if (access(path, R_OK) != 0) {
-    fprintf(stderr, "strata: %s: cannot read the log: %s\n", path, strerror(errno));
-    return 1;
-  }
-  if (H5Fis_hdf5(path) <= 0) {
-    const char *why = strata_h5_detail();
-    fprintf(stderr, "strata: %s: not a strata log (%s)\n", path, *why ? why : "not an HDF5 file");
-    return 1;
-  }
-  /* No lock: the run writing the log takes none either. */
+  /* Any user's log may be shown, but never through a link or from a FIFO
+   * (ownfile.h); a log that a run writes opens in SWMR mode.  No lock: the
+   * run takes none of HDF5's either. */
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   H5Pset_file_locking(fapl, 0, 1);
-  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+  /* A metadata block whose checksum fails is read again, as it may have
+   * met the writer's flush: HDF5's 100 tries with growing pauses take a
+   * second on damage, 12 take milliseconds, and show_log tries again. */
+  H5Pset_metadata_read_attempts(fapl, 12);
+  int failed;
+  hid_t f = strata_ownfile_h5open(path, H5F_ACC_RDONLY, fapl, "log", "",
+                                  STRATA_OWNFILE_ANY_OWNER, &failed);
   H5Pclose(fapl);
   if (f < 0) {
-    fprintf(stderr, "strata: %s: cannot read the log: %s\n", path, strata_h5_detail());
+    if (failed == STRATA_OWNFILE_REFUSED)
+      say("strata: %s\n", strata_last_error());
+    else if (failed == STRATA_OWNFILE_NOT_HDF5)
+      say("strata: %s: not a strata log (not an HDF5 file)\n", path);
+    else {
+      *again = 1;
+      say("strata: %s: cannot read the log: %s\n", path, strata_h5_detail());
+    }
     return 1;
   }
   int rc = 1;
@@ -167,11 +204,12 @@ static int show(const char *path, int csv)
   comp_rows cr = {0};
   hid_t d = -1, t = -1;
   if (strata_h5_get_str(f, "format", &format) != 0 || strcmp(format, STRATA_LOG_FORMAT)) {
-    fprintf(stderr, "strata: %s: not a strata log (no format = \"%s\" attribute)\n", path,
+    *again = H5Aexists(f, "format") < 0;
+    say("strata: %s: not a strata log (no format = \"%s\" attribute)\n", path,
             STRATA_LOG_FORMAT);
     goto out;
   }
-  d = H5Dopen2(f, "iterations", H5P_DEFAULT);
+  d = strata_h5_open(f, "iterations", H5I_DATASET);
   hid_t space = d >= 0 ? H5Dget_space(d) : -1;
   hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
   if (space >= 0) H5Sclose(space);
@@ -179,29 +217,36 @@ static int show(const char *path, int csv)
   if (n >= 0) rows = malloc(sizeof *rows * (size_t)(n > 0 ? n : 1));
   if (n < 0 || !rows ||
       (n > 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)) {
-    fprintf(stderr, "strata: %s: cannot read /iterations: %s\n", path, strata_h5_detail());
+    *again = 1;
+    say("strata: %s: cannot read /iterations: %s\n", path, strata_h5_detail());
     goto out;
   }
   hsize_t cd[3];
   if (read_doubles(f, "iterations_comp", 3, cd, &cr.v) < 0 ||
       (cr.v && (cd[1] < 2 || cd[1] > STRATA_MAX_COMP || cd[2] != (hsize_t)STRATA_COMP_ROW(cd[1])))) {
-    fprintf(stderr, "strata: %s: cannot read /iterations_comp: %s\n", path, strata_h5_detail());
+    *again = 1;
+    say("strata: %s: cannot read /iterations_comp: %s\n", path, strata_h5_detail());
     goto out;
   }
   if (cr.v) {
     cr.ncomp = (int)cd[1];
     cr.rows = cd[0];
   }
+  strata_result res;
+  double exact = NAN;
+  int finished = !csv && strata_h5_get_str(f, "status", &status) == 0 &&
+                 !strcmp(status, "finished");
+  if (finished && read_summary(f, &res, &exact) != 0) {
+    *again = 1;
+    say("strata: %s: the run finished but its result cannot be read: %s\n", path,
+            strata_h5_detail());
+    goto out;
+  }
   if (csv) {
     print_csv(rows, (hsize_t)n, &cr);
   } else {
     print_table(rows, (hsize_t)n, &cr);
-    if (strata_h5_get_str(f, "status", &status) == 0 && !strcmp(status, "finished") &&
-        print_summary(f) != 0) {
-      fprintf(stderr, "strata: %s: the run finished but its result cannot be read: %s\n", path,
-              strata_h5_detail());
-      goto out;
-    }
+    if (finished) strata_report_summary(stdout, &res, exact);
   }
   fflush(stdout);
   rc = 0;
@@ -213,6 +258,25 @@ out:
   if (t >= 0) H5Tclose(t);
   if (d >= 0) H5Dclose(d);
   H5Fclose(f);
+  return rc;
+}
+
+/* A read that fails only because it met the writer's flush succeeds a
+ * moment later; damage fails every time.  Nothing is printed on stdout
+ * before the whole log has been read, so a retry repeats nothing. */
+static int show_log(const char *path, int csv)
+{
+  int again = 0, rc = 1;
+  for (int k = 0; k < 3; k++) {
+    if (k > 0) {
+      struct timespec ts = {0, 20000000L * (2 * k - 1)};
+      nanosleep(&ts, NULL);
+    }
+    message[0] = '\0';
+    rc = show(path, csv, &again);
+    if (rc == 0 || !again) break;
+  }
+  if (rc != 0) fputs(message, stderr);
   return rc;
 }
 
@@ -233,5 +297,5 @@ int strata_log_command(int argc, char **argv)
     fprintf(stderr, "strata: log takes one FILE.h5 (try 'strata log --help')\n");
     return 2;
   }
-  return show(argv[optind], csv);
+  return show_log(argv[optind], csv);
 }

@@ -300,7 +300,8 @@ static void runlog_info(const strata_session *s, const strata_run *r, strata_run
       .threads = threads,
       .exact = s->exact,
       .naxes = strata_grid_naxes(r->grid),
-      .ninc = r->grid->ninc};
+      .ninc = r->grid->ninc,
+      .ncomp = r->ncomp};
 }
 
 static int open_log(strata_session *s, strata_run *r, int resumed)

@@ -266,7 +266,7 @@ static int corrupt(const char *path, const char *what)
 
 static int read_history(hid_t f, const char *path, strata_checkpoint *c, int n)
 {
-  hid_t g = H5Gopen2(f, "history", H5P_DEFAULT);
+  hid_t g = strata_h5_open(f, "history", H5I_GROUP);
   if (g < 0) return corrupt(path, "no /history");
   double *col = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
   int64_t *nev = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
@@ -358,7 +358,7 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
   c->state.itn = (int)itn;
   c->state.neval_total = ntot;
 
-  hid_t d = H5Dopen2(f, "map", H5P_DEFAULT);
+  hid_t d = strata_h5_open(f, "map", H5I_DATASET);
   hid_t s = d >= 0 ? H5Dget_space(d) : -1;
   hsize_t mdims[2] = {0, 0};
   int ok = s >= 0 && H5Sget_simple_extent_ndims(s) == 2 &&
@@ -370,7 +370,7 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
   c->state.naxes = (int)mdims[0];
   c->state.ninc = (int)mdims[1] - 1;
   size_t nedges = (size_t)(mdims[0] * mdims[1]);
-  d = H5Dopen2(f, "allocation", H5P_DEFAULT);
+  d = strata_h5_open(f, "allocation", H5I_DATASET);
   s = d >= 0 ? H5Dget_space(d) : -1;
   hssize_t nh = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
   if (s >= 0) H5Sclose(s);

@@ -55,9 +55,27 @@ void strata_h5_begin(void)
 
 const char *strata_h5_detail(void) { return detail; }
 
+void strata_h5_set_detail(const char *why) { snprintf(detail, sizeof detail, "%s", why); }
+
+/* An attribute of the same type is written in place: a log in SWMR mode
+ * (runlog.c) must not delete and create objects that readers may be
+ * reading. */
 static int put(hid_t obj, const char *name, hid_t type, const void *value)
 {
-  if (H5Aexists(obj, name) > 0 && H5Adelete(obj, name) < 0) return -1;
+  if (H5Aexists(obj, name) > 0) {
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t ft = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
+    int same = ft >= 0 && sp >= 0 && H5Sget_simple_extent_type(sp) == H5S_SCALAR &&
+               H5Tget_class(ft) == H5Tget_class(type) && H5Tget_size(ft) == H5Tget_size(type) &&
+               (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(ft) > 0);
+    int rc = same && H5Awrite(a, type, value) >= 0 ? 0 : -1;
+    if (sp >= 0) H5Sclose(sp);
+    if (ft >= 0) H5Tclose(ft);
+    if (a >= 0) H5Aclose(a);
+    if (same) return rc;
+    if (H5Adelete(obj, name) < 0) return -1;
+  }
   hid_t space = H5Screate(H5S_SCALAR);
   hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
   int rc = a >= 0 && H5Awrite(a, type, value) >= 0 ? 0 : -1;
@@ -195,9 +213,29 @@ int strata_h5_write_array(hid_t loc, const char *name, hid_t type, int rank,
   return rc;
 }
 
+hid_t strata_h5_open(hid_t loc, const char *name, H5I_type_t kind)
+{
+  H5L_info_t li;
+  if (H5Lget_info(loc, name, &li, H5P_DEFAULT) < 0) return -1;
+  if (li.type != H5L_TYPE_HARD) {
+    snprintf(detail, sizeof detail, "/%s is a%s link (strata follows only hard links)", name,
+             li.type == H5L_TYPE_SOFT ? " soft" : li.type == H5L_TYPE_EXTERNAL ? "n external"
+                                                                               : " user-defined");
+    return -1;
+  }
+  hid_t o = H5Oopen(loc, name, H5P_DEFAULT);
+  if (o >= 0 && H5Iget_type(o) != kind) {
+    snprintf(detail, sizeof detail, "/%s is not a %s", name,
+             kind == H5I_GROUP ? "group" : "dataset");
+    H5Oclose(o);
+    return -1;
+  }
+  return o;
+}
+
 int strata_h5_read_array(hid_t loc, const char *name, hid_t type, size_t n, void *data)
 {
-  hid_t d = H5Dopen2(loc, name, H5P_DEFAULT);
+  hid_t d = strata_h5_open(loc, name, H5I_DATASET);
   if (d < 0) return -1;
   hid_t space = H5Dget_space(d);
   hssize_t have = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;

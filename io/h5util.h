@@ -16,10 +16,18 @@ void strata_h5_begin(void);
 /* The latest HDF5 failure's innermost message, shortened to the system's
  * reason where there is one ("File too large"). */
 const char *strata_h5_detail(void);
+/* Sets that message: a failure found outside HDF5 (a checksum). */
+void strata_h5_set_detail(const char *why);
 
 /* Whether the 8 bytes at p are HDF5's file signature (which a file holds at
  * offset 0, or at 512, 1024, ... behind a user block). */
 int strata_h5_is_signature(const void *p);
+
+/* Opens the dataset or group (kind H5I_DATASET or H5I_GROUP) that loc's
+ * link name reaches, only if that link is a hard one: a soft or external
+ * link would bring in an object from elsewhere, even from another file.
+ * -1 otherwise, strata_h5_detail() saying why.  Close with H5Oclose. */
+hid_t strata_h5_open(hid_t loc, const char *name, H5I_type_t kind);
 
 /* Attributes on any object: strings are variable-length UTF-8, which h5py
  * reads as str.  Writers replace an attribute of the same name.  All return

@@ -23,7 +23,7 @@ static int read_log(hid_t f, const char *path, strata_mapfile *m)
 {
   if (strata_h5_get_str(f, "definition", &m->definition) != 0)
     return strata_error(STRATA_EIO, "%s: damaged log: no definition", path);
-  hid_t d = H5Dopen2(f, "map", H5P_DEFAULT);
+  hid_t d = strata_h5_open(f, "map", H5I_DATASET);
   hid_t s = d >= 0 ? H5Dget_space(d) : -1;
   hsize_t dims[3] = {0, 0, 0};
   int ok = s >= 0 && H5Sget_simple_extent_ndims(s) == 3 &&
@@ -49,7 +49,7 @@ static int read_log(hid_t f, const char *path, strata_mapfile *m)
       rc = strata_error(STRATA_EIO, "%s: damaged log: cannot read /map", path);
     if (mem >= 0) H5Sclose(mem);
   }
-  hid_t di = rc == STRATA_OK ? H5Dopen2(f, "map_itn", H5P_DEFAULT) : -1;
+  hid_t di = rc == STRATA_OK ? strata_h5_open(f, "map_itn", H5I_DATASET) : -1;
   if (di >= 0) {
     hid_t si = H5Dget_space(di);
     hsize_t one = 1, at = dims[0] - 1;

@@ -12,7 +12,7 @@
 /* The verdict on a file whose status is sb (lstat's or an open file's),
  * to be read or, with verb "write", written. */
 static int judge(const char *path, const struct stat *sb, const char *verb, const char *what,
-                 const char *tail, int others_may_not_write)
+                 const char *tail, int flags)
 {
   if (S_ISLNK(sb->st_mode))
     return strata_error(STRATA_EIO, "%s: cannot %s the %s: a symbolic link (strata does not "
@@ -20,17 +20,17 @@ static int judge(const char *path, const struct stat *sb, const char *verb, cons
   if (!S_ISREG(sb->st_mode))
     return strata_error(STRATA_EIO, "%s: cannot %s the %s: not a regular file", path, verb,
                         what);
-  if (sb->st_uid != geteuid())
+  if (!(flags & STRATA_OWNFILE_ANY_OWNER) && sb->st_uid != geteuid())
     return strata_error(STRATA_EIO, "%s: cannot %s the %s: owned by uid %d, not by you%s",
                         path, verb, what, (int)sb->st_uid, tail);
-  if (others_may_not_write && (sb->st_mode & (S_IWGRP | S_IWOTH)))
+  if ((flags & STRATA_OWNFILE_NOT_WRITABLE) && (sb->st_mode & (S_IWGRP | S_IWOTH)))
     return strata_error(STRATA_EIO, "%s: cannot %s the %s: others may write it (mode %04o; "
                         "chmod go-w)", path, verb, what, (unsigned)(sb->st_mode & 07777));
   return STRATA_OK;
 }
 
 int strata_ownfile_open(const char *path, int flags, const char *what, const char *tail,
-                        int others_may_not_write, struct stat *sb)
+                        int checks, struct stat *sb)
 {
   const char *verb = (flags & O_ACCMODE) == O_RDONLY ? "read" : "write";
   /* O_NONBLOCK: a FIFO put there would otherwise hold the open forever. */
@@ -39,7 +39,7 @@ int strata_ownfile_open(const char *path, int flags, const char *what, const cha
     int e = errno;
     struct stat lb;
     if (e == ELOOP && lstat(path, &lb) == 0)
-      judge(path, &lb, verb, what, tail, others_may_not_write);
+      judge(path, &lb, verb, what, tail, checks);
     else
       strata_error(STRATA_EIO, "%s: cannot %s the %s: %s%s", path, verb, what, strerror(e), tail);
     return -1;
@@ -47,20 +47,22 @@ int strata_ownfile_open(const char *path, int flags, const char *what, const cha
   int rc = fstat(fd, sb) != 0
                ? strata_error(STRATA_EIO, "%s: cannot %s the %s: %s", path, verb, what,
                               strerror(errno))
-               : judge(path, sb, verb, what, tail, others_may_not_write);
+               : judge(path, sb, verb, what, tail, checks);
   if (rc == STRATA_OK) return fd;
   close(fd);
   return -1;
 }
 
-int strata_ownfile_is_hdf5(int fd, off_t size)
+int strata_ownfile_is_hdf5(int fd, off_t size) { return strata_ownfile_superblock(fd, size) >= 0; }
+
+int strata_ownfile_superblock(int fd, off_t size)
 {
-  for (off_t at = 0; at + 8 <= size; at = at ? 2 * at : 512) {
-    unsigned char b[8];
-    if (pread(fd, b, sizeof b, at) != (ssize_t)sizeof b) return 0;
-    if (strata_h5_is_signature(b)) return 1;
+  for (off_t at = 0; at + 9 <= size; at = at ? 2 * at : 512) {
+    unsigned char b[9];
+    if (pread(fd, b, sizeof b, at) != (ssize_t)sizeof b) return -1;
+    if (strata_h5_is_signature(b)) return b[8];
   }
-  return 0;
+  return -1;
 }
 
 int strata_ownfile_same(hid_t f, const struct stat *sb)
@@ -78,15 +80,35 @@ int strata_ownfile_same(hid_t f, const struct stat *sb)
 hid_t strata_ownfile_h5open(const char *path, unsigned flags, hid_t fapl, const char *what,
                             const char *tail, int others_may_not_write, int *failed)
 {
+  return strata_ownfile_h5open_fd(path, flags, fapl, what, tail, others_may_not_write, failed,
+                                  NULL);
+}
+
+hid_t strata_ownfile_h5open_fd(const char *path, unsigned flags, hid_t fapl, const char *what,
+                               const char *tail, int checks, int *failed, int *keep_fd)
+{
   *failed = STRATA_OWNFILE_REFUSED;
+  if (keep_fd) *keep_fd = -1;
   struct stat sb;
   int fd = strata_ownfile_open(path, flags & H5F_ACC_RDWR ? O_RDWR : O_RDONLY, what, tail,
-                               others_may_not_write, &sb);
+                               checks, &sb);
   if (fd < 0) return -1;
   hid_t f = -1;
-  if (!strata_ownfile_is_hdf5(fd, sb.st_size))
+  int version = strata_ownfile_superblock(fd, sb.st_size);
+  /* A file of the newest format that a writer has open (or had, until it
+   * was killed) opens for reading only in SWMR mode (doc/file-formats.md). */
+  if (version >= 3 && !(flags & H5F_ACC_RDWR)) flags |= H5F_ACC_SWMR_READ;
+  /* HDF5 opens by name: the descriptor's name in /proc reaches the very
+   * file checked, whatever the directory entry has become since. */
+  char self[64];
+  snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+  struct stat pb;
+  const char *name = stat(self, &pb) == 0 && pb.st_dev == sb.st_dev && pb.st_ino == sb.st_ino
+                         ? self
+                         : path;
+  if (version < 0)
     *failed = STRATA_OWNFILE_NOT_HDF5;
-  else if ((f = H5Fopen(path, flags, fapl)) < 0)
+  else if ((f = H5Fopen(name, flags, fapl)) < 0)
     *failed = STRATA_OWNFILE_H5_FAILED;
   else if (!strata_ownfile_same(f, &sb)) {
     H5Fclose(f);
@@ -94,6 +116,7 @@ hid_t strata_ownfile_h5open(const char *path, unsigned flags, hid_t fapl, const 
     strata_error(STRATA_EIO, "%s: cannot %s the %s: the file was replaced while strata "
                  "opened it%s", path, flags & H5F_ACC_RDWR ? "write" : "read", what, tail);
   }
-  close(fd);
+  if (keep_fd && f >= 0) *keep_fd = fd;
+  else close(fd);
   return f;
 }

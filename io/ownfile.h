@@ -6,15 +6,18 @@
 #include <hdf5.h>
 #include <sys/stat.h>
 
+/* checks: 0, or these.  NOT_WRITABLE: also writable by nobody else (a file
+ * strata runs or trusts); ANY_OWNER: any user's file (one only shown). */
+enum { STRATA_OWNFILE_NOT_WRITABLE = 1, STRATA_OWNFILE_ANY_OWNER = 2 };
+
 /* A descriptor of path (open flags O_RDONLY or O_RDWR), opened without
  * following a link or waiting on a FIFO, of a regular file owned by the
- * effective user, and with others_may_not_write also writable by nobody
- * else; its status in *sb.  Otherwise -1 and a one-line error "PATH: cannot
+ * effective user, as checks say; its status in *sb.  Otherwise -1 and a one-line error "PATH: cannot
  * read the WHAT: ..." ("write" with O_RDWR; tail, e.g. "; the file is left
  * as it is", ends the refusals of links and owners and failed opens).
  * What is read through it is the file checked. */
 int strata_ownfile_open(const char *path, int flags, const char *what, const char *tail,
-                        int others_may_not_write, struct stat *sb);
+                        int checks, struct stat *sb);
 
 /* HDF5's H5Fopen(path, flags, fapl) of a file that passes the same checks,
  * without the gap between a check by name and an open by name: the checks
@@ -23,15 +26,25 @@ int strata_ownfile_open(const char *path, int flags, const char *what, const cha
  * swapped in between is neither read nor written.  Returns the file, or -1
  * and in *failed why: REFUSED with the error set; NOT_HDF5 (no HDF5
  * signature) or H5_FAILED (strata_h5_detail() says why) with no error set,
- * for the caller to say what it expected. */
+ * for the caller to say what it expected.  HDF5 opens the file through the
+ * checked descriptor's name in /proc where there is one.  A read of a file
+ * in the newest format (superblock 3, which SWMR needs) opens in SWMR mode,
+ * so that a log that a run writes, or wrote until it was killed, reads. */
 enum { STRATA_OWNFILE_REFUSED = 1, STRATA_OWNFILE_NOT_HDF5, STRATA_OWNFILE_H5_FAILED };
 hid_t strata_ownfile_h5open(const char *path, unsigned flags, hid_t fapl, const char *what,
-                            const char *tail, int others_may_not_write, int *failed);
+                            const char *tail, int checks, int *failed);
+/* The same, keeping the checked descriptor open in *keep_fd (-1 where no
+ * file is returned) for the caller to lock or grow the file through. */
+hid_t strata_ownfile_h5open_fd(const char *path, unsigned flags, hid_t fapl, const char *what,
+                               const char *tail, int checks, int *failed, int *keep_fd);
 
 /* Whether the open file fd of size bytes holds HDF5's signature (at 0, or at
  * 512, 1024, 2048, ... behind a user block), read through the descriptor
  * rather than by name. */
 int strata_ownfile_is_hdf5(int fd, off_t size);
+/* The version of the superblock behind that signature (0 for the original
+ * format, 2 and 3 with checksums), or -1 where there is none. */
+int strata_ownfile_superblock(int fd, off_t size);
 
 /* Whether HDF5's open file f is the file sb describes (an fstat of the
  * descriptor that was checked): 0 also where HDF5's driver is not the

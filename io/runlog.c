@@ -25,7 +25,11 @@ struct strata_runlog {
   hid_t row_mem;
   int rows, maps;
   int naxes, ninc;
+  int fd;                 /* the log, checked and locked, for the whole run */
+  char why[400];          /* what was found damaged */
 };
+
+static int make_comp(strata_runlog *l, int ncomp);
 
 static int fail(const char *path, const char *what)
 {
@@ -34,14 +38,59 @@ static int fail(const char *path, const char *what)
                       why);
 }
 
-/* Readers (strata log, h5py, h5dump) must be able to open the log while the
- * run writes it: the writer takes no lock, and a reader sees the state of
- * the last flush, one per iteration (doc/file-formats.md). */
-static hid_t writer_fapl(void)
+/* What was found damaged, and HDF5's reason where it has one: -1. */
+static int bad(strata_runlog *l, const char *what)
+{
+  const char *why = strata_h5_detail();
+  if (!l->why[0]) snprintf(l->why, sizeof l->why, "%s%s%s", what, *why ? ": " : "", why);
+  return -1;
+}
+
+/* The newest file format: checksums on all metadata, and SWMR (a single
+ * writer, any number of readers), in which readers (strata log, h5py with
+ * swmr=True) open the log while the run writes it and see the state of the
+ * last flush, one per iteration (doc/file-formats.md).  HDF5's file lock
+ * is not taken (it fails on some cluster file systems); the log's own
+ * descriptor carries strata's lock (lock_log).  resuming: the flags by
+ * which HDF5 marks a file open for writing are cleared, since they are
+ * left set by a run that was killed, and the lock says that no other run
+ * has the log. */
+static hid_t writer_fapl(int resuming)
 {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-  if (fapl >= 0) H5Pset_file_locking(fapl, 0, 1);
+  hbool_t clear = 1;
+  if (fapl >= 0 && (H5Pset_file_locking(fapl, 0, 1) < 0 ||
+                    H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0 ||
+                    (resuming && H5Pset(fapl, "clear_status_flags", &clear) < 0))) {
+    H5Pclose(fapl);
+    fapl = -1;
+  }
   return fapl;
+}
+
+/* One run at a time writes a log: a lock on the open file (not on the
+ * process, which HDF5's own descriptor of the same file would release). */
+static int lock_log(const char *path, int fd)
+{
+  struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+  if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return STRATA_OK;
+  if (errno == EAGAIN || errno == EACCES)
+    return strata_error(STRATA_EIO, "%s: the log is in use by another strata run; strata "
+                        "does not touch the log of a running job", path);
+  return STRATA_OK; /* no locks on this file system: the checkpoint's lock remains */
+}
+
+/* The name by which HDF5 reaches the file behind fd: /proc's name of the
+ * descriptor, or path where /proc is missing (strata_ownfile_same then
+ * checks what HDF5 opened). */
+static const char *by_fd(int fd, const char *path, char *self, size_t len)
+{
+  struct stat a, b;
+  snprintf(self, len, "/proc/self/fd/%d", fd);
+  return stat(self, &a) == 0 && fstat(fd, &b) == 0 && a.st_dev == b.st_dev &&
+                 a.st_ino == b.st_ino
+             ? self
+             : path;
 }
 
 static hid_t create_table(hid_t f, const char *name, hid_t type, int rank, const hsize_t *dims,
@@ -52,7 +101,10 @@ static hid_t create_table(hid_t f, const char *name, hid_t type, int rank, const
   hid_t space = H5Screate_simple(rank, dims, maxdims);
   hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
   hid_t d = -1;
+  /* Fletcher-32: a checksum on every chunk, checked on every read, so that a
+   * damaged row is an error, never a wrong value. */
   if (space >= 0 && dcpl >= 0 && H5Pset_chunk(dcpl, rank, chunk) >= 0 &&
+      H5Pset_fletcher32(dcpl) >= 0 &&
       (!fill || H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, fill) >= 0))
     d = H5Dcreate2(f, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   if (dcpl >= 0) H5Pclose(dcpl);
@@ -170,6 +222,7 @@ static strata_runlog *new_log(const char *path, const strata_runlog_info *info)
   if (!l) return NULL;
   snprintf(l->path, sizeof l->path, "%s", path);
   l->f = l->iters = l->rank_s = l->map = l->map_itn = l->sessions = l->comp = -1;
+  l->fd = -1;
   l->row_mem = strata_log_row_type(0);
   l->naxes = info->naxes;
   l->ninc = info->ninc;
@@ -183,6 +236,7 @@ static void free_log(strata_runlog *l)
     if (ds[i] >= 0) H5Dclose(ds[i]);
   if (l->row_mem >= 0) H5Tclose(l->row_mem);
   if (l->f >= 0) H5Fclose(l->f);
+  if (l->fd >= 0) close(l->fd);
   free(l);
 }
 
@@ -191,17 +245,31 @@ int strata_runlog_create(const char *path, const strata_runlog_info *info,
 {
   *out = NULL;
   strata_h5_begin();
-  if (access(path, F_OK) == 0)
-    return strata_error(STRATA_EIO, "%s: the log exists already; strata does not overwrite "
-                        "logs (move it away, or resume the run that wrote it)", path);
   strata_runlog *l = new_log(path, info);
   if (!l) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
-  hid_t fapl = writer_fapl();
-  l->f = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
-  if (fapl >= 0) H5Pclose(fapl);
-  if (l->f < 0) {
-    int rc = fail(path, "create");
+  /* O_EXCL: nothing that is there, a link or a FIFO included, is opened. */
+  l->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (l->fd < 0) {
+    int e = errno;
     free_log(l);
+    if (e == EEXIST)
+      return strata_error(STRATA_EIO, "%s: the log exists already; strata does not overwrite "
+                          "logs (move it away, or resume the run that wrote it)", path);
+    return strata_error(STRATA_EIO, "%s: cannot create the log: %s", path, strerror(e));
+  }
+  struct stat sb;
+  char self[64];
+  int rc = fstat(l->fd, &sb) == 0 ? lock_log(path, l->fd) : STRATA_EIO;
+  hid_t fapl = rc == STRATA_OK ? writer_fapl(0) : -1;
+  if (fapl >= 0)
+    l->f = H5Fcreate(by_fd(l->fd, path, self, sizeof self), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  if (fapl >= 0) H5Pclose(fapl);
+  if (l->f < 0 || !strata_ownfile_same(l->f, &sb)) {
+    if (rc == STRATA_OK) rc = fail(path, "create");
+    free_log(l);
+    struct stat now;
+    if (lstat(path, &now) == 0 && now.st_dev == sb.st_dev && now.st_ino == sb.st_ino)
+      unlink(path);
     return rc;
   }
   const double nan = NAN;
@@ -217,9 +285,10 @@ int strata_runlog_create(const char *path, const strata_runlog_info *info,
   H5Tclose(row);
   H5Tclose(ses);
   if (l->iters < 0 || l->rank_s < 0 || l->map < 0 || l->map_itn < 0 || l->sessions < 0 ||
-      put_info(l->f, info, 1) != 0 || add_session(l, info, 0) != 0 ||
-      H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) {
-    int rc = fail(path, "create");
+      make_comp(l, info->ncomp) != 0 || put_info(l->f, info, 1) != 0 ||
+      add_session(l, info, 0) != 0 || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0 ||
+      H5Fstart_swmr_write(l->f) < 0) {
+    rc = fail(path, "create");
     free_log(l);
     unlink(path); /* ours, made just now, and useless half-written */
     return rc;
@@ -244,15 +313,10 @@ static int reserve(strata_runlog *l, size_t need)
   hsize_t size = 0;
   struct stat sb;
   if (H5Fget_filesize(l->f, &size) < 0) return -1;
-  int fd = open(l->path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0 || fstat(fd, &sb) != 0) {
-    int e = errno;
-    if (fd >= 0) close(fd);
-    return strata_error(STRATA_EIO, "%s: cannot open the log: %s", l->path, strerror(e));
-  }
-  int e = posix_fallocate(fd, 0, (off_t)(size + need));
-  if (ftruncate(fd, sb.st_size) != 0 && e == 0) e = errno;
-  close(fd);
+  if (fstat(l->fd, &sb) != 0)
+    return strata_error(STRATA_EIO, "%s: cannot grow the log: %s", l->path, strerror(errno));
+  int e = posix_fallocate(l->fd, 0, (off_t)(size + need));
+  if (ftruncate(l->fd, sb.st_size) != 0 && e == 0) e = errno;
   if (e != 0)
     return strata_error(STRATA_EIO, "%s: cannot grow the log: %s; the log keeps the "
                         "iterations written so far", l->path, strerror(e));
@@ -277,6 +341,19 @@ static void fill_row(strata_log_row *row, const strata_iteration *it, double ela
   row->adapting = (int8_t)it->adapting;
 }
 
+/* The table of a vector integrand's rows, made with the log: a SWMR writer
+ * adds no objects that readers could meet half-written. */
+static int make_comp(strata_runlog *l, int ncomp)
+{
+  if (ncomp <= 1 || l->comp >= 0) return 0;
+  const hsize_t w = (hsize_t)STRATA_COMP_ROW(ncomp), nc = (hsize_t)ncomp;
+  hsize_t d3[3] = {0, nc, w}, c3[3] = {16, nc, w};
+  l->comp = create_table(l->f, "iterations_comp", H5T_IEEE_F64LE, 3, d3, c3, NULL);
+  if (l->comp < 0 || strata_h5_put_i64(l->f, "ncomp", ncomp) != 0) return -1;
+  l->ncomp = ncomp;
+  return 0;
+}
+
 /* A vector integrand's rows (strata_iteration.comp, laid out as in
  * strata.h) go to /iterations_comp [n][ncomp][STRATA_COMP_ROW(ncomp)],
  * made at its first row: scalar logs keep their layout. */
@@ -284,12 +361,7 @@ static int append_comp(strata_runlog *l, const strata_iteration *it)
 {
   if (it->ncomp <= 1 || !it->comp) return 0;
   const hsize_t w = (hsize_t)STRATA_COMP_ROW(it->ncomp), nc = (hsize_t)it->ncomp;
-  if (l->comp < 0) {
-    hsize_t d3[3] = {0, nc, w}, c3[3] = {16, nc, w};
-    l->comp = create_table(l->f, "iterations_comp", H5T_IEEE_F64LE, 3, d3, c3, NULL);
-    if (l->comp < 0 || strata_h5_put_i64(l->f, "ncomp", it->ncomp) != 0) return -1;
-    l->ncomp = it->ncomp;
-  }
+  if (l->comp < 0 && make_comp(l, it->ncomp) != 0) return -1;
   if (it->ncomp != l->ncomp) return -1;
   hsize_t b3[3] = {1, nc, w};
   return put_row(l->comp, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 3, b3, it->comp);
@@ -426,54 +498,190 @@ static int set_aside(const char *path, char *moved, size_t len)
   return -1;
 }
 
-/* A vector integrand's /iterations_comp, where the log has one. */
-static int adopt_comp(strata_runlog *l)
+/* Opens a table of the log (a hard link only) and reads all of it, so that
+ * every chunk's checksum is verified; its extent in dims.  -1 with the
+ * reason in l->why. */
+static hid_t verified(strata_runlog *l, const char *name, hid_t memtype, int rank,
+                      hsize_t *dims)
 {
-  htri_t there = H5Lexists(l->f, "iterations_comp", H5P_DEFAULT);
-  if (there <= 0) return there < 0 ? -1 : 0;
-  l->comp = H5Dopen2(l->f, "iterations_comp", H5P_DEFAULT);
-  hsize_t dims[3] = {0, 0, 0};
-  hid_t space = l->comp >= 0 ? H5Dget_space(l->comp) : -1;
-  int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+  char what[64];
+  snprintf(what, sizeof what, "/%s", name);
+  hid_t d = strata_h5_open(l->f, name, H5I_DATASET);
+  if (d < 0) return bad(l, what);
+  hid_t space = H5Dget_space(d);
+  int ok = space >= 0 && H5Sget_simple_extent_ndims(space) == rank &&
+           H5Sget_simple_extent_dims(space, dims, NULL) == rank;
+  hssize_t n = ok ? H5Sget_simple_extent_npoints(space) : -1;
+  size_t size = H5Tget_size(memtype);
+  void *buf = n >= 0 && size > 0 ? malloc(size * (size_t)(n > 0 ? n : 1)) : NULL;
+  ok = ok && buf && (n == 0 || H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
+  /* /sessions holds variable-length strings: given back to HDF5. */
+  if (ok && n > 0 && H5Tget_class(memtype) == H5T_COMPOUND) {
+    hid_t s = strata_log_session_type(0);
+    if (H5Tequal(s, memtype) > 0) H5Dvlen_reclaim(memtype, space, H5P_DEFAULT, buf);
+    H5Tclose(s);
+  }
+  free(buf);
   if (space >= 0) H5Sclose(space);
-  if (rank != 3 || dims[1] < 2 || dims[1] > STRATA_MAX_COMP ||
-      dims[2] != (hsize_t)STRATA_COMP_ROW(dims[1]))
-    return -1;
-  l->ncomp = (int)dims[1];
-  return 0;
+  if (!ok) {
+    H5Dclose(d);
+    return bad(l, what);
+  }
+  return d;
 }
 
-/* Opens the datasets of an existing log and drops what lies past itn. */
+/* Opens the tables of an existing log, reading every row (doc/file-formats.md:
+ * each chunk's checksum), and drops what lies past itn. */
 static int adopt(strata_runlog *l, int itn)
 {
-  l->iters = H5Dopen2(l->f, "iterations", H5P_DEFAULT);
-  l->rank_s = H5Dopen2(l->f, "rank_sample_time", H5P_DEFAULT);
-  l->map = H5Dopen2(l->f, "map", H5P_DEFAULT);
-  l->map_itn = H5Dopen2(l->f, "map_itn", H5P_DEFAULT);
-  l->sessions = H5Dopen2(l->f, "sessions", H5P_DEFAULT);
-  if (l->iters < 0 || l->rank_s < 0 || l->map < 0 || l->map_itn < 0 || l->sessions < 0)
-    return -1;
-  if (adopt_comp(l) != 0) return -1;
-  hsize_t n = nrows(l->iters), keep = n < (hsize_t)itn ? n : (hsize_t)itn;
-  hsize_t nm = nrows(l->map_itn), km = 0;
+  hsize_t di[1], dr[2], dm[3], dmi[1], ds[1], dc[3];
+  hid_t ses = strata_log_session_type(0);
+  l->iters = verified(l, "iterations", l->row_mem, 1, di);
+  l->rank_s = l->iters >= 0 ? verified(l, "rank_sample_time", H5T_NATIVE_DOUBLE, 2, dr) : -1;
+  l->map = l->rank_s >= 0 ? verified(l, "map", H5T_NATIVE_DOUBLE, 3, dm) : -1;
+  l->map_itn = l->map >= 0 ? verified(l, "map_itn", H5T_NATIVE_INT32, 1, dmi) : -1;
+  l->sessions = l->map_itn >= 0 ? verified(l, "sessions", ses, 1, ds) : -1;
+  H5Tclose(ses);
+  if (l->sessions < 0) return -1;
+  if ((hsize_t)l->naxes != dm[1] || (hsize_t)l->ninc + 1 != dm[2])
+    return bad(l, "/map has another shape than this job's map");
+  htri_t there = H5Lexists(l->f, "iterations_comp", H5P_DEFAULT);
+  if (there < 0) return bad(l, "/iterations_comp");
+  if (there > 0) {
+    l->comp = verified(l, "iterations_comp", H5T_NATIVE_DOUBLE, 3, dc);
+    if (l->comp < 0) return -1;
+    if (dc[1] < 2 || dc[1] > STRATA_MAX_COMP || dc[2] != (hsize_t)STRATA_COMP_ROW(dc[1]))
+      return bad(l, "/iterations_comp has an impossible shape");
+    l->ncomp = (int)dc[1];
+  }
+  hsize_t n = di[0], keep = n < (hsize_t)itn ? n : (hsize_t)itn;
+  hsize_t nm = dmi[0], km = 0;
   int32_t *mi = malloc(sizeof(int32_t) * (size_t)(nm > 0 ? nm : 1));
-  if (!mi) return -1;
+  if (!mi) return bad(l, "out of memory");
   if (nm > 0 && H5Dread(l->map_itn, H5T_NATIVE_INT32, H5S_ALL, H5S_ALL, H5P_DEFAULT, mi) < 0) {
     free(mi);
-    return -1;
+    return bad(l, "/map_itn");
   }
   while (km < nm && mi[km] <= itn) km++;
   free(mi);
   if (shrink(l->iters, keep) != 0 || shrink(l->rank_s, keep) != 0 || shrink(l->map, km) != 0 ||
       shrink(l->map_itn, km) != 0 || (l->comp >= 0 && shrink(l->comp, keep) != 0))
-    return -1;
+    return bad(l, "cannot drop the rows past the checkpoint");
   l->rows = (int)keep;
   l->maps = (int)km;
   return 0;
 }
 
-/* A log that this run may not write (read-only, another user's, a link)
- * is the user's to sort out, not damage: the checked open (ownfile.h)
+/* The attributes a log must have, read (each object header's checksum
+ * verified): 0, or -1 and l->why.  A format other than a strata log's, or a
+ * log of another job, is an error (rc) and no damage. */
+static int check_header(strata_runlog *l, const strata_runlog_info *info, int force, int itn,
+                        int *rc)
+{
+  const char *path = l->path;
+  char *format = NULL, *def = NULL, *hash = NULL;
+  int64_t ck = 0, version = 0;
+  *rc = STRATA_OK;
+  htri_t has_format = H5Aexists(l->f, "format");
+  if (has_format == 0) {
+    *rc = strata_error(STRATA_EIO, "%s: not a strata log (an HDF5 file without a format "
+                       "attribute); strata does not overwrite it", path);
+    return 0;
+  }
+  if (has_format < 0 || strata_h5_get_str(l->f, "format", &format) != 0)
+    return bad(l, "the format attribute");
+  if (strcmp(format, STRATA_LOG_FORMAT)) {
+    *rc = strata_error(STRATA_EIO, "%s: not a strata log (format = \"%.40s\"); strata does "
+                       "not overwrite it", path, format);
+    free(format);
+    return 0;
+  }
+  free(format);
+  if (strata_h5_get_i64(l->f, "format_version", &version) != 0)
+    return bad(l, "the format_version attribute");
+  if (strata_h5_get_str(l->f, "definition", &def) != 0) return bad(l, "the definition");
+  if (strata_h5_get_str(l->f, "definition_hash", &hash) != 0) {
+    free(def);
+    return bad(l, "the definition_hash");
+  }
+  char want[17];
+  strata_jobdef_hash(def, want);
+  int same = !strcmp(want, hash);
+  free(hash);
+  if (!same) {
+    free(def);
+    return bad(l, "the definition does not match its definition_hash");
+  }
+  if (strata_h5_get_i64(l->f, "checkpoint_iterations", &ck) != 0) {
+    free(def);
+    return bad(l, "the checkpoint_iterations attribute");
+  }
+  *rc = strata_jobdef_compare(def, info->definition, force, path, "log", info->job);
+  free(def);
+  if (*rc == STRATA_OK && ck > itn)
+    *rc = strata_error(STRATA_EINVAL, "%s: the log records a checkpoint after iteration "
+                       "%lld in %s, but the run resumes after iteration %d: was the "
+                       "checkpoint replaced or removed? (move the log away to start it "
+                       "anew)", path, (long long)ck, info->checkpoint, itn);
+  return 0;
+}
+
+/* A log in HDF5's original format, written by strata before format version
+ * 2: strata log reads it; a run does not go on writing it, since it could
+ * not be read while written or checked. */
+static int refuse_old(const char *path, int fd, int superblock)
+{
+  char self[64], *format = NULL;
+  int64_t version = 1;
+  hid_t f = H5Fopen(by_fd(fd, path, self, sizeof self), H5F_ACC_RDONLY, H5P_DEFAULT);
+  int strata = f >= 0 && strata_h5_get_str(f, "format", &format) == 0 &&
+               !strcmp(format, STRATA_LOG_FORMAT);
+  if (strata) strata_h5_get_i64(f, "format_version", &version);
+  free(format);
+  if (f >= 0) H5Fclose(f);
+  if (!strata)
+    return strata_error(STRATA_EIO, "%s: not a strata log (HDF5 superblock version %d); "
+                        "strata does not overwrite it", path, superblock);
+  return strata_error(STRATA_EIO, "%s: log format version %lld (HDF5 superblock version %d, "
+                      "no checksums), written by an older strata: this strata writes format "
+                      "version %d and does not continue it; strata log still reads it (move "
+                      "it away to start a new log)", path, (long long)version, superblock,
+                      STRATA_LOG_FORMAT_VERSION);
+}
+
+/* Opens the existing log at path for writing: checked (ownfile.h), locked,
+ * of format version 2.  Returns STRATA_OK with l->f open, or with l->f -1
+ * and l->why saying what is damaged; another code for an error. */
+static int open_existing(strata_runlog *l)
+{
+  const char *path = l->path, *tail = "; the log is left as it is";
+  struct stat sb;
+  l->fd = strata_ownfile_open(path, O_RDWR, "log", tail, 0, &sb);
+  if (l->fd < 0) return STRATA_EIO;
+  int rc = lock_log(path, l->fd);
+  if (rc != STRATA_OK) return rc;
+  int superblock = strata_ownfile_superblock(l->fd, sb.st_size);
+  if (superblock < 0)
+    return strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file); strata does "
+                        "not overwrite it", path);
+  if (superblock < 3) return refuse_old(path, l->fd, superblock);
+  char self[64];
+  hid_t fapl = writer_fapl(1);
+  if (fapl < 0) return fail(path, "open");
+  l->f = H5Fopen(by_fd(l->fd, path, self, sizeof self), H5F_ACC_RDWR, fapl);
+  H5Pclose(fapl);
+  if (l->f < 0) {
+    bad(l, "cannot open it");
+    return STRATA_OK;
+  }
+  if (!strata_ownfile_same(l->f, &sb))
+    return strata_error(STRATA_EIO, "%s: cannot write the log: the file was replaced while "
+                        "strata opened it%s", path, tail);
+  return STRATA_OK;
+}
+
+/* A log that this run may not write (read-only, another user's, a link, a
+ * FIFO) is the user's to sort out, not damage: the checked open (ownfile.h)
  * refuses it before HDF5 opens it, so that nothing is renamed or rebuilt. */
 int strata_runlog_resume(const char *path, const strata_runlog_info *info, int force,
                          const strata_iteration *rows, int itn, strata_runlog **out,
@@ -484,62 +692,29 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
   strata_h5_begin();
   strata_runlog *l = NULL;
   int rc = STRATA_OK;
-  if (access(path, F_OK) != 0) {
+  struct stat lb;
+  if (lstat(path, &lb) != 0 && errno == ENOENT) {
     rc = strata_runlog_create(path, info, &l);
   } else {
     l = new_log(path, info);
     if (!l) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
-    hid_t fapl = writer_fapl();
-    int failed;
-    l->f = strata_ownfile_h5open(path, H5F_ACC_RDWR, fapl, "log", "; the log is left as it is",
-                                 0, &failed);
-    if (fapl >= 0) H5Pclose(fapl);
-    if (l->f < 0 && failed != STRATA_OWNFILE_H5_FAILED) {
-      free_log(l);
-      return failed == STRATA_OWNFILE_REFUSED
-                 ? STRATA_EIO
-                 : strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file); strata "
-                                "does not overwrite it", path);
-    }
-    char *format = NULL, *def = NULL;
-    int64_t ck = 0;
-    htri_t has_format = l->f >= 0 ? H5Aexists(l->f, "format") : -1;
-    if (has_format == 0) {
-      free_log(l);
-      return strata_error(STRATA_EIO, "%s: not a strata log (an HDF5 file without a format "
-                          "attribute); strata does not overwrite it", path);
-    }
-    int readable = has_format > 0 && strata_h5_get_str(l->f, "format", &format) == 0;
-    if (readable && strcmp(format, STRATA_LOG_FORMAT)) {
-      rc = strata_error(STRATA_EIO, "%s: not a strata log (format = \"%.40s\"); strata does "
-                        "not overwrite it", path, format);
-      free(format);
+    rc = open_existing(l);
+    int hdr = 0;
+    if (rc == STRATA_OK && l->f >= 0) hdr = check_header(l, info, force, itn, &rc);
+    if (rc != STRATA_OK) {
       free_log(l);
       return rc;
     }
-    free(format);
-    readable = readable && strata_h5_get_str(l->f, "definition", &def) == 0 &&
-               strata_h5_get_i64(l->f, "checkpoint_iterations", &ck) == 0;
-    if (readable) {
-      rc = strata_jobdef_compare(def, info->definition, force, path, "log", info->job);
-      free(def);
-      if (rc == STRATA_OK && ck > itn)
-        rc = strata_error(STRATA_EINVAL, "%s: the log records a checkpoint after iteration "
-                          "%lld in %s, but the run resumes after iteration %d: was the "
-                          "checkpoint replaced or removed? (move the log away to start it "
-                          "anew)", path, (long long)ck, info->checkpoint, itn);
-      if (rc != STRATA_OK) {
-        free_log(l);
-        return rc;
-      }
-    }
-    if (readable && adopt(l, itn) == 0 && put_info(l->f, info, 0) == 0 &&
-        add_session(l, info, itn) == 0) {
+    if (l->f >= 0 && hdr == 0 && adopt(l, itn) == 0 && make_comp(l, info->ncomp) == 0 &&
+        put_info(l->f, info, 0) == 0 && add_session(l, info, itn) == 0 &&
+        H5Fflush(l->f, H5F_SCOPE_LOCAL) >= 0 && H5Fstart_swmr_write(l->f) >= 0) {
       rc = STRATA_OK;
     } else {
-      /* Ours (it is HDF5 and no other strata file) but left damaged by a
-       * crash in the middle of a write. */
-      const char *why = strata_h5_detail();
+      /* Ours (a strata log of this job) but damaged: by a crash in the
+       * middle of a write, or on the disk. */
+      char why[sizeof l->why];
+      if (!l->why[0]) bad(l, "cannot update it");
+      snprintf(why, sizeof why, "%s", l->why);
       free_log(l);
       l = NULL;
       char moved[STRATA_PATH_MAX + 16];

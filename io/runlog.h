@@ -15,6 +15,7 @@ typedef struct {
   int dim, ranks, gpus, threads;
   double exact;            /* NaN where unknown */
   int naxes, ninc;         /* the map's shape, for snapshots */
+  int ncomp;               /* a vector integrand's components, or 0 or 1 */
 } strata_runlog_info;
 
 /* A new log at path; a file already there is an error, never overwritten. */

@@ -7,7 +7,10 @@
 #include <stdint.h>
 
 #define STRATA_LOG_FORMAT "strata log"
-#define STRATA_LOG_FORMAT_VERSION 1
+/* 2: HDF5's newest file format (checksummed metadata, SWMR) and a
+ * Fletcher-32 checksum on every chunk.  1: the original format, read but
+ * not continued. */
+#define STRATA_LOG_FORMAT_VERSION 2
 
 /* One row of /iterations: everything the printed table shows, and more. */
 typedef struct {
