@@ -6,10 +6,25 @@
 # choose more than one iteration plus one checkpoint write takes); the
 # script hands it to srun, which passes it to every rank.  strata finishes
 # the iteration in flight, writes its checkpoint and exits with status 3,
-# "checkpointed, please requeue".  The requeued job (same job ID, same
-# files) starts with resume = auto and goes on from the checkpoint.  A node
-# failure is covered too: Slurm requeues the job itself (--requeue) and the
-# last periodic checkpoint is at most checkpoint_every_s old.
+# "checkpointed, please requeue".  The script requeues the job and exits 0;
+# the requeued job (same job ID, same files) starts with resume = auto and
+# goes on from the checkpoint.  A node failure is covered too: Slurm
+# requeues the job itself (--requeue) and the last periodic checkpoint is
+# at most checkpoint_every_s old.
+# Only the warning requeues.  `scancel JOBID` ends the chain: Slurm sends
+# TERM (to this script and every rank alike, as at the time limit), strata
+# checkpoints and the job is not requeued; `sbatch` the same job file again
+# to go on from there.  `scancel --batch --signal=USR1 JOBID` requeues by
+# hand, as the warning does.  A TERM after the warning (the time limit
+# reached before the iteration ended) still requeues.
+# CPU-only nodes: delete the --gpus-per-task line (Slurm refuses a job
+# asking for a GPU that no node has: "Invalid generic resource (gres)
+# specification"), and make --ntasks-per-node x --cpus-per-task fit a node
+# (`sinfo -N -o '%N %c'`): a job larger than every node stays PENDING for
+# ever with the reason PartitionConfig.
+# Under Slurm the ranks are started by srun, never mpirun: on TERM (scancel,
+# the time limit) Open MPI's mpirun ends its ranks (TERM, then KILL a second
+# later) and returns 1, whether they have checkpointed or not.
 #SBATCH --job-name=strata-long
 #SBATCH --nodes=1
 #SBATCH --ntasks-per-node=4
@@ -33,14 +48,19 @@ echo "strata-requeue: job ${SLURM_JOB_ID:-?} (restart ${SLURM_RESTART_COUNT:-0})
 
 # Slurm signals only this shell (B:); every rank must hear it.  The trap
 # is set first: USR1 ends a shell that has none, and a warning that comes
-# before srun has started is passed on as soon as it has.
+# before srun has started is passed on as soon as it has.  A TERM that
+# comes before any USR1 is a cancel (scancel signals the ranks and this
+# shell together; the ranks checkpoint on their own TERM): no requeue.
 step=
-warned=0
-trap 'warned=1; [ -n "$step" ] && kill -USR1 "$step" 2>/dev/null' USR1 TERM
-srun strata run "$job" --set run.log="$name.log.h5" --set run.checkpoint="$name.ckpt.h5" \
-  --set run.checkpoint_every_s=600 --set run.resume=auto -v "$@" &
+requeue=0
+cancelled=0
+trap 'requeue=1; [ -n "$step" ] && kill -USR1 "$step" 2>/dev/null' USR1
+trap '[ "$requeue" -eq 1 ] || cancelled=1; [ -n "$step" ] && kill -USR1 "$step" 2>/dev/null' TERM
+srun --cpu-bind=cores strata run "$job" --set run.log="$name.log.h5" \
+  --set run.checkpoint="$name.ckpt.h5" --set run.checkpoint_every_s=600 \
+  --set run.resume=auto -v "$@" &
 step=$!
-[ "$warned" -eq 0 ] || kill -USR1 "$step" 2>/dev/null
+[ "$requeue" -eq 0 ] && [ "$cancelled" -eq 0 ] || kill -USR1 "$step" 2>/dev/null
 # A trapped signal ends `wait` early while srun goes on: wait until it is
 # gone, then ask once more for its exit status.
 wait "$step"
@@ -51,12 +71,18 @@ status=$?
 case $status in
 0) echo "strata-requeue: finished" >&2 ;;
 3)
+  if [ "$cancelled" -eq 1 ]; then
+    echo "strata-requeue: cancelled; checkpointed, not requeued (sbatch the job again to go on)" >&2
+    exit 3
+  fi
   if [ "${SLURM_RESTART_COUNT:-0}" -ge "$max_restarts" ]; then
     echo "strata-requeue: checkpointed, but $max_restarts restarts already: not requeued" >&2
     exit 3
   fi
   echo "strata-requeue: checkpointed; requeueing job $SLURM_JOB_ID" >&2
-  scontrol requeue "$SLURM_JOB_ID"
+  # The requeued session is recorded as REQUEUED with this exit status.
+  scontrol requeue "$SLURM_JOB_ID" && exit 0
+  echo "strata-requeue: scontrol requeue failed: not requeued (sbatch the job again to go on)" >&2
   ;;
 *) echo "strata-requeue: strata failed (exit status $status): not requeued" >&2 ;;
 esac
