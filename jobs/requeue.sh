@@ -11,12 +11,11 @@
 # goes on from the checkpoint.  A node failure is covered too: Slurm
 # requeues the job itself (--requeue) and the last periodic checkpoint is
 # at most checkpoint_every_s old.
-# Only the warning requeues.  `scancel JOBID` ends the chain: Slurm sends
-# TERM (to this script and every rank alike, as at the time limit), strata
-# checkpoints and the job is not requeued; `sbatch` the same job file again
-# to go on from there.  `scancel --batch --signal=USR1 JOBID` requeues by
-# hand, as the warning does.  A TERM after the warning (the time limit
-# reached before the iteration ended) still requeues.
+# Only the warning and the time limit requeue.  `scancel JOBID` ends the
+# chain: Slurm sends TERM to this script and every rank, strata checkpoints
+# and the job is not requeued; `sbatch` the same job file again to go on
+# from there.  `scancel --batch --signal=USR1 JOBID` requeues by hand, as
+# the warning does.
 # CPU-only nodes: delete the --gpus-per-task line (Slurm refuses a job
 # asking for a GPU that no node has: "Invalid generic resource (gres)
 # specification"), and make --ntasks-per-node x --cpus-per-task fit a node
@@ -46,16 +45,42 @@ export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1} OMP_PROC_BIND=close OMP_PLACES=
 export SRUN_CPUS_PER_TASK=${SLURM_CPUS_PER_TASK:-1}
 echo "strata-requeue: job ${SLURM_JOB_ID:-?} (restart ${SLURM_RESTART_COUNT:-0}) starts $(date -u +%FT%TZ)" >&2
 
-# Slurm signals only this shell (B:); every rank must hear it.  The trap
-# is set first: USR1 ends a shell that has none, and a warning that comes
-# before srun has started is passed on as soon as it has.  A TERM that
-# comes before any USR1 is a cancel (scancel signals the ranks and this
-# shell together; the ranks checkpoint on their own TERM): no requeue.
+# [D-]HH:MM:SS or MM:SS, as scontrol writes times, in seconds.
+seconds() {
+  local d=0 t=$1 a b c
+  case $t in *-*) d=${t%%-*} t=${t#*-} ;; esac
+  IFS=: read -r a b c <<<"$t"
+  [ -n "$c" ] || { c=$b b=$a a=0; }
+  echo $(((((10#$d * 24) + 10#$a) * 60 + 10#$b) * 60 + 10#$c))
+}
+# scancel and the time limit both send TERM to this shell and every rank
+# alike, and show the job as COMPLETING either way: only its run time
+# against its limit tells them apart.  Fails on a cancel, and where
+# scontrol cannot tell.
+at_time_limit() {
+  local f run limit
+  f=$(scontrol -o show job "$SLURM_JOB_ID" 2>/dev/null) || return 1
+  run=${f##* RunTime=} limit=${f##* TimeLimit=}
+  run=${run%% *} limit=${limit%% *}
+  case $limit in *[0-9]:[0-9]*) ;; *) return 1 ;; esac
+  [ "$(seconds "$run")" -ge "$(seconds "$limit")" ]
+}
+# The warning (B:) reaches only this shell; every rank must hear it.  The
+# trap is set first: USR1 ends a shell that has none, and a warning that
+# comes before srun has started is passed on as soon as it has.  A TERM
+# is a cancel, unless a warning came before it or the time is up: then
+# the job is requeued.  The ranks have had a TERM of their own.
 step=
 requeue=0
 cancelled=0
+on_term() {
+  if [ "$requeue" -eq 0 ]; then
+    if at_time_limit; then requeue=1; else cancelled=1; fi
+  fi
+  [ -n "$step" ] && kill -USR1 "$step" 2>/dev/null
+}
 trap 'requeue=1; [ -n "$step" ] && kill -USR1 "$step" 2>/dev/null' USR1
-trap '[ "$requeue" -eq 1 ] || cancelled=1; [ -n "$step" ] && kill -USR1 "$step" 2>/dev/null' TERM
+trap on_term TERM
 srun --cpu-bind=cores strata run "$job" --set run.log="$name.log.h5" \
   --set run.checkpoint="$name.ckpt.h5" --set run.checkpoint_every_s=600 \
   --set run.resume=auto -v "$@" &
