@@ -9,6 +9,14 @@
 # job's directory must be on a file system every node sees: rank 0 writes
 # the log and checkpoint there.  Any node count works, and the same job and
 # seed give the same result to rounding on any number of ranks.
+# Resubmitting the same job file continues the run (resume = auto).
+# CPU-only nodes: delete the --gpus-per-task line (Slurm refuses a GPU that
+# no node has: "Invalid generic resource (gres) specification") and make
+# --ntasks-per-node x --cpus-per-task fit a node (`sinfo -N -o '%N %c'`): a
+# job larger than every node stays PENDING for ever with the reason
+# PartitionConfig.  The ranks are started by srun, never mpirun: on TERM
+# (scancel, the time limit) Open MPI's mpirun ends its ranks (TERM, then
+# KILL a second later) and returns 1, whether they have checkpointed or not.
 #SBATCH --job-name=strata
 #SBATCH --nodes=4
 #SBATCH --ntasks-per-node=4

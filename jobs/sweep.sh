@@ -7,10 +7,18 @@
 # of one task per value.  Task i integrates with params = ${values[i]},
 # starting from the trained map ([vegas] map) with a few adapting iterations
 # of its own, and writes JOB-a<value>.log.h5 and its result line to
-# JOB-a<value>.json; collect them with
+# JOB-a<value>.json (through a temporary file, renamed once the run has
+# succeeded); collect them with
 #   cat JOB-a*.json        (one JSON line each, with its params and the map)
-# `sbatch --array=0-7 jobs/sweep.sh JOB.ini` runs the tasks alone, from a
-# map trained before.  Tasks are independent single-GPU (or CPU) runs.
+# A task whose JSON exists already is done: it is not run again, and its
+# files are left as they are, so a second submission runs only the tasks
+# without a result.  To run the tasks alone, from a map trained before:
+#   sbatch --array=0-7 --output='strata-%x-%A_%a.out' jobs/sweep.sh JOB.ini
+# Tasks are independent single-GPU (or CPU) runs.  CPU-only nodes: delete
+# the --gpus-per-task line (Slurm refuses a GPU that no node has: "Invalid
+# generic resource (gres) specification") and keep --cpus-per-task within a
+# node's cores (`sinfo -N -o '%N %c'`): a larger job stays PENDING for ever
+# with the reason PartitionConfig.
 #SBATCH --job-name=strata-sweep
 #SBATCH --nodes=1
 #SBATCH --ntasks=1
@@ -37,7 +45,7 @@ export SRUN_CPUS_PER_TASK=${SLURM_CPUS_PER_TASK:-1}
 
 if [ -z "${SLURM_ARRAY_TASK_ID:-}" ]; then
   # resume = auto: a finished training is found and not repeated.
-  srun strata run "$job" --set integral.params="$train" --set run.checkpoint="$map" \
+  srun --cpu-bind=cores strata run "$job" --set integral.params="$train" --set run.checkpoint="$map" \
     --set run.log="$base-train.log.h5" --set run.resume=auto -q "$@"
   # $0 is Slurm's copy of this script, which sbatch reads while this job
   # runs.  The array gets the #SBATCH lines again; of what the first sbatch
@@ -53,5 +61,20 @@ fi
 
 a=${values[$SLURM_ARRAY_TASK_ID]}
 name=$base-a$a
-srun strata run "$job" --set integral.params="$a" --set vegas.map="$map" "${task_adapt[@]}" \
-  --set run.log="$name.log.h5" --json -q "$@" >"$name.json"
+if [ -e "$name.json" ]; then
+  echo "strata-sweep: $name.json exists: task $SLURM_ARRAY_TASK_ID (a = $a) is done, not run again"
+  exit 0
+fi
+# The result goes to a file of this job's own and takes its name only once
+# the run has succeeded: a failed or killed task leaves no JSON behind, and
+# an existing one is never written to (ln refuses an existing name; then
+# this task's result stays in its own file).
+part=$name.json.$SLURM_JOB_ID.part
+trap 'rm -f "$part"' EXIT
+srun --cpu-bind=cores strata run "$job" --set integral.params="$a" --set vegas.map="$map" \
+  "${task_adapt[@]}" --set run.log="$name.log.h5" --json -q "$@" >"$part"
+if ! ln "$part" "$name.json"; then
+  trap - EXIT
+  echo "strata-sweep: $name.json appeared while task $SLURM_ARRAY_TASK_ID ran: its result is in $part" >&2
+  exit 1
+fi
