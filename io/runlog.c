@@ -392,7 +392,8 @@ int strata_runlog_finish(strata_runlog *l, const strata_result *res)
          strata_h5_put_f64(l->f, "sigma", res->sigma) == 0 &&
          strata_h5_put_f64(l->f, "chi2_dof", res->chi2_dof) == 0 &&
          strata_h5_put_f64(l->f, "Q", res->q) == 0 &&
-         strata_h5_put_f64(l->f, "time_s", res->time_s) == 0;
+         strata_h5_put_f64(l->f, "time_s", res->time_s) == 0 &&
+         strata_h5_put_i64(l->f, "lost", res->lost) == 0;
   if (res && res->ncomp > 1) ok = ok && finish_comp(l, res) == 0;
   if (!ok || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) return fail(l->path, "finish");
   return STRATA_OK;
