@@ -13,6 +13,7 @@
  * passes STRATA_LOST_Z: the threshold that kept false alarms at or below
  * 2% on the coverage rows at neval >= 1e5 (doc/algorithm.md). */
 #define STRATA_LOST_Z 3.0
+#define STRATA_LOST_ROUNDING 1e-12
 
 int strata_lost_check(const double *I, const double *s, const int *itn, int n, double A,
                       double sA, strata_lost *out)
@@ -23,7 +24,9 @@ int strata_lost_check(const double *I, const double *s, const int *itn, int n, d
   double sum = 0.0, top = -INFINITY;
   int m = 0;
   for (int k = 0; k < n; k++) {
-    const double e = hypot(s[k], sA);
+    /* Estimates equal to rounding are equal (a constant integrand's
+     * iterations differ by 1e-16 with errors of 1e-17). */
+    const double e = fmax(hypot(s[k], sA), STRATA_LOST_ROUNDING * fabs(A));
     if (!(e > 0.0) || !isfinite(I[k])) continue;
     const double z = (fabs(I[k]) - fabs(A)) / e;
     if (!isfinite(z)) continue;
