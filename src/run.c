@@ -596,12 +596,8 @@ static int comp_lost(const strata_run *r, int c, strata_lost *out)
     s[m] = sk;
     itn[m++] = k + 1;
   }
-  const strata_average *a = &r->cavg[c];
-  if (kept_count_comp(r, c) < 2 || best != ITN_MEASURED) {
-    strata_lost_check(I, s, itn, 0, a->mean, a->sigma, out);
-    return 0;
-  }
-  return strata_lost_check(I, s, itn, m, a->mean, a->sigma, out);
+  if (kept_count_comp(r, c) < 2 || best != ITN_MEASURED) m = 0;
+  return strata_lost_check(I, s, itn, m, r->cavg[c].mean, r->cavg[c].sigma, out);
 }
 
 /* The component with the strongest evidence of a lost part, in *out;
@@ -628,7 +624,7 @@ static int check_converged(const strata_run *r)
   return !run_lost(r, &l);
 }
 
-/* An error of 0 meets any target; so does one within it. */
+/* Component c's target: the larger of epsrel |average| and epsabs. */
 static double comp_target(const strata_run *r, int c)
 {
   const strata_params *p = &r->params;
@@ -639,8 +635,8 @@ static double comp_target(const strata_run *r, int c)
  * it has seen: the kept iterations' N_kept evaluations gave an error sigma,
  * and errors fall as 1/sqrt(N) once the map is trained, so the kept ones
  * need N_kept (sigma / target)^2, and a run of as many iterations, each
- * (sigma / target)^2 times larger, its whole total that much more.  0 where every error
- * is within its target, or there is no target. */
+ * (sigma / target)^2 times larger, its whole total that much more.  0 where
+ * every error is within its target, or there is no target. */
 static double neval_needed(const strata_run *r)
 {
   if (r->converged || r->itn == 0 || !(r->params.epsrel > 0.0 || r->params.epsabs > 0.0))
@@ -648,10 +644,7 @@ static double neval_needed(const strata_run *r)
   double need = 0.0;
   for (int c = 0; c < r->ncomp; c++) {
     const double s = r->cavg[c].sigma, t = comp_target(r, c);
-    int64_t nkept = 0;
-    for (int k = 0; k < r->itn; k++)
-      if (comp_kept(r, k, c)) nkept += r->hist[k].neval;
-    if (nkept == 0 || !(t > 0.0) || !(s > t) || !isfinite(s)) continue;
+    if (kept_count_comp(r, c) == 0 || !(t > 0.0) || !(s > t) || !isfinite(s)) continue;
     const double total = (double)r->neval_total * (s / t) * (s / t);
     if (total > need) need = total;
   }
