@@ -108,7 +108,7 @@ void strata_report_summary(FILE *out, const strata_result *res, double exact)
   }
   if (res->neval_needed > 0.0 && res->iterations > 0)
     fprintf(out, "target     = needs about %.2g evaluations at the rate seen "
-            "(vegas.neval = %.2g over %d iterations)\n",
+            "(neval %.2g, %d iterations)\n",
             res->neval_needed, res->neval_needed / res->iterations, res->iterations);
   if (isfinite(exact)) {
     /* Three digits of a deviation of 1e300 sigma are all a reader needs. */

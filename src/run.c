@@ -644,7 +644,11 @@ static double neval_needed(const strata_run *r)
   double need = 0.0;
   for (int c = 0; c < r->ncomp; c++) {
     const double s = r->cavg[c].sigma, t = comp_target(r, c);
-    if (kept_count_comp(r, c) == 0 || !(t > 0.0) || !(s > t) || !isfinite(s)) continue;
+    /* Tiny estimates whose errors underflowed (their scatter is the
+     * error) or zeros: no rate to scale. */
+    if (kept_count_comp(r, c) == 0 || comp_class(r, c, r->first_kept) != ITN_MEASURED ||
+        !(t > 0.0) || !(s > t) || !isfinite(s))
+      continue;
     const double total = (double)r->neval_total * (s / t) * (s / t);
     if (total > need) need = total;
   }
