@@ -50,6 +50,18 @@ static void json_text(const strata_result *res, char *buf, size_t len)
   fclose(f);
 }
 
+/* The defaults on one thread, with these changes (maxiter 0: the default). */
+static strata_params params_of(int64_t neval, double epsrel, int maxiter)
+{
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = neval;
+  p.epsrel = epsrel;
+  if (maxiter) p.maxiter = maxiter;
+  p.nthreads = 1;
+  return p;
+}
+
 /* Seed 10 of the three peaks in d = 8 at 1e4 samples finds two of them and
  * agrees with itself at 0.686(6), 50 sigma low; its warm-up had read
  * 0.836(77) and 0.87(13).  It must not claim convergence, and must say
@@ -58,12 +70,8 @@ START_TEST(lost_peak_not_converged)
 {
   strata_problem pr;
   peaks_problem(&pr, 8);
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = 10000;
-  p.epsrel = 1e-2;
+  strata_params p = params_of(10000, 1e-2, 0);
   p.seed = 10;
-  p.nthreads = 1;
   strata_result r;
   ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
   /* The premise: this run lost a peak. */
@@ -85,10 +93,7 @@ START_TEST(found_peaks_not_flagged)
 {
   strata_problem pr;
   test_problem("f4", 5, &pr);
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = 100000;
-  p.nthreads = 1;
+  strata_params p = params_of(100000, 1e-3, 0);
   strata_result r;
   ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
   ck_assert(r.converged && !r.lost);
@@ -100,12 +105,7 @@ START_TEST(no_target_no_verdict)
 {
   strata_problem pr;
   test_problem("f4", 5, &pr);
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = 10000;
-  p.maxiter = 8;
-  p.epsrel = 0.0;
-  p.nthreads = 1;
+  strata_params p = params_of(10000, 0.0, 8);
   strata_result r;
   ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
   ck_assert(r.no_target && !r.converged && r.neval_needed == 0.0);
@@ -130,12 +130,7 @@ START_TEST(budget_named)
 {
   strata_problem pr;
   test_problem("f4", 6, &pr);
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = 20000;
-  p.maxiter = 10;
-  p.epsrel = 2e-4;
-  p.nthreads = 1;
+  strata_params p = params_of(20000, 2e-4, 10);
   strata_result r;
   ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
   ck_assert_msg(!r.converged && r.neval_needed > 2.0 * r.neval,
