@@ -130,6 +130,16 @@ static int read_summary(hid_t f, strata_result *out, double *exact_out)
       strata_h5_get_f64(f, "exact", &exact) != 0)
     return -1;
   res.converged = (int)conv;
+  /* Logs written before these attributes lack them: no verdict beyond
+   * converged. */
+  int64_t v = 0;
+  if (strata_h5_get_i64(f, "no_target", &v) == 0) res.no_target = (int)v;
+  if (strata_h5_get_i64(f, "lost", &v) == 0) res.lost = (int)v;
+  if (strata_h5_get_i64(f, "lost_itn", &v) == 0) res.lost_itn = (int)v;
+  strata_h5_get_f64(f, "lost_z", &res.lost_z);
+  strata_h5_get_f64(f, "lost_integral", &res.lost_integral);
+  strata_h5_get_f64(f, "lost_sigma", &res.lost_sigma);
+  strata_h5_get_f64(f, "neval_needed", &res.neval_needed);
   res.iterations = (int)itn;
   res.neval = neval;
   hsize_t d1[2], d2[2];

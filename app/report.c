@@ -96,9 +96,20 @@ void strata_report_summary(FILE *out, const strata_result *res, double exact)
     fprintf(out, "chi2/dof   = %s   Q = %s\n", stat2(c2, sizeof c2, res->chi2_dof),
             stat2(qs, sizeof qs, res->q));
   }
+  /* Without a tolerance there is nothing to converge to: no verdict. */
   fprintf(out, "converged  = %s after %d iterations, %lld evaluations, %.3f s\n",
-          res->converged ? "yes" : "NO", res->iterations, (long long)res->neval,
-          res->time_s);
+          res->no_target ? "no target (epsrel = epsabs = 0)" : res->converged ? "yes" : "NO",
+          res->iterations, (long long)res->neval, res->time_s);
+  if (res->lost) {
+    strata_format_value_error(a, sizeof a, res->lost_integral, res->lost_sigma);
+    fprintf(out, "lost peak  = the iterations left out of the average read %.1f sigma above "
+            "it (iteration %d: %s): part of the integrand was likely missed; not converged\n",
+            res->lost_z, res->lost_itn, a);
+  }
+  if (res->neval_needed > 0.0 && res->iterations > 0)
+    fprintf(out, "target     = needs about %.2g evaluations at the rate seen "
+            "(neval %.2g, %d iterations)\n",
+            res->neval_needed, res->neval_needed / res->iterations, res->iterations);
   if (isfinite(exact)) {
     /* Three digits of a deviation of 1e300 sigma are all a reader needs. */
     double dev = res->sigma > 0 ? (res->integral - exact) / res->sigma : NAN;
@@ -183,10 +194,16 @@ void strata_report_json(FILE *out, const strata_result *res, const strata_report
   json_number(out, "Q", res->q, 0);
   json_number(out, "exact", info->exact, 0);
   if (res->ncomp > 1) json_comps(out, res);
-  fprintf(out, "\"neval\":%lld,\"iterations\":%d,\"converged\":%s,\"backend\":\"%s\","
-          "\"ranks\":%d,\"nhcube\":%d,",
-          (long long)res->neval, res->iterations, res->converged ? "true" : "false",
-          info->backend, info->ranks, res->nhcube);
+  /* converged is null without a target; lost_z and neval_needed are null
+   * where they do not apply. */
+  fprintf(out, "\"neval\":%lld,\"iterations\":%d,\"converged\":%s,\"lost\":%s,",
+          (long long)res->neval, res->iterations,
+          res->no_target ? "null" : res->converged ? "true" : "false",
+          res->lost ? "true" : "false");
+  json_number(out, "lost_z", res->lost ? res->lost_z : NAN, 0);
+  json_number(out, "neval_needed", res->neval_needed > 0.0 ? res->neval_needed : NAN, 0);
+  fprintf(out, "\"backend\":\"%s\",\"ranks\":%d,\"nhcube\":%d,", info->backend, info->ranks,
+          res->nhcube);
   json_number(out, "allreduce_s", res->comm_time_s, 0);
   if (info->exchange) {
     json_string(out, "exchange", info->exchange);

@@ -450,6 +450,22 @@ static int finish_comp(strata_runlog *l, const strata_result *res)
              : -1;
 }
 
+/* What the result says beside its number (strata.h): no target, the
+ * lost-peak flag and what showed it, the evaluations a missed target
+ * needs. */
+static int finish_verdict(strata_runlog *l, const strata_result *res)
+{
+  return strata_h5_put_i64(l->f, "no_target", res->no_target) == 0 &&
+                 strata_h5_put_i64(l->f, "lost", res->lost) == 0 &&
+                 strata_h5_put_i64(l->f, "lost_itn", res->lost_itn) == 0 &&
+                 strata_h5_put_f64(l->f, "lost_z", res->lost_z) == 0 &&
+                 strata_h5_put_f64(l->f, "lost_integral", res->lost_integral) == 0 &&
+                 strata_h5_put_f64(l->f, "lost_sigma", res->lost_sigma) == 0 &&
+                 strata_h5_put_f64(l->f, "neval_needed", res->neval_needed) == 0
+             ? 0
+             : -1;
+}
+
 int strata_runlog_finish(strata_runlog *l, const strata_result *res)
 {
   strata_h5_begin();
@@ -464,7 +480,7 @@ int strata_runlog_finish(strata_runlog *l, const strata_result *res)
          strata_h5_put_f64(l->f, "sigma", res->sigma) == 0 &&
          strata_h5_put_f64(l->f, "chi2_dof", res->chi2_dof) == 0 &&
          strata_h5_put_f64(l->f, "Q", res->q) == 0 &&
-         strata_h5_put_f64(l->f, "time_s", res->time_s) == 0;
+         strata_h5_put_f64(l->f, "time_s", res->time_s) == 0 && finish_verdict(l, res) == 0;
   if (res && res->ncomp > 1) ok = ok && finish_comp(l, res) == 0;
   if (!ok || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) return fail(l->path, "finish");
   return STRATA_OK;

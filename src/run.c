@@ -9,6 +9,7 @@
 #include "error.h"
 #include "estimate.h"
 #include "hash.h"
+#include "lostpeak.h"
 #include "stamp.h"
 
 static double now_s(void)
@@ -575,11 +576,79 @@ static int comp_converged(const strata_run *r, int c)
          zero_error_trusted(r, c);
 }
 
+/* The iterations of component c that the average leaves out (the warm-up,
+ * and those before a restart) against it (lostpeak.c): the adapting ones
+ * of the average's class, measured.  Only an average of two or more kept
+ * iterations is a claim to test. */
+static int comp_lost(const strata_run *r, int c, strata_lost *out)
+{
+  const int n = r->first_kept > 0 ? r->first_kept : 1, best = comp_class(r, c, r->first_kept);
+  double I[n], s[n];
+  int itn[n], m = 0;
+  for (int k = 0; k < r->first_kept && k < r->itn; k++) {
+    double sk, vk = comp_value(r, k, c, &sk);
+    if (!adapting(r, k) || !(sk > 0.0) || itn_class(vk, sk) != best) continue;
+    I[m] = vk;
+    s[m] = sk;
+    itn[m++] = k + 1;
+  }
+  if (kept_count_comp(r, c) < 2 || best != ITN_MEASURED) m = 0;
+  return strata_lost_check(I, s, itn, m, r->cavg[c].mean, r->cavg[c].sigma, out);
+}
+
+/* The component with the strongest evidence of a lost part, in *out;
+ * nonzero when any has it. */
+static int run_lost(const strata_run *r, strata_lost *out)
+{
+  int any = 0;
+  out->z = 0.0;
+  out->itn = 0;
+  for (int c = 0; c < r->ncomp; c++) {
+    strata_lost l;
+    const int lost = comp_lost(r, c, &l);
+    if ((lost && !any) || (lost == any && l.z > out->z)) *out = l;
+    any |= lost;
+  }
+  return any;
+}
+
 static int check_converged(const strata_run *r)
 {
   for (int c = 0; c < r->ncomp; c++)
     if (!comp_converged(r, c)) return 0;
-  return 1;
+  strata_lost l;
+  return !run_lost(r, &l);
+}
+
+/* Component c's target: the larger of epsrel |average| and epsabs. */
+static double comp_target(const strata_run *r, int c)
+{
+  const strata_params *p = &r->params;
+  return fmax(p->epsrel * fabs(r->cavg[c].mean), p->epsabs);
+}
+
+/* The evaluations a run that stopped short of its target needs at the rate
+ * it has seen: the kept iterations' N_kept evaluations gave an error sigma,
+ * and errors fall as 1/sqrt(N) once the map is trained, so the kept ones
+ * need N_kept (sigma / target)^2, and a run of as many iterations, each
+ * (sigma / target)^2 times larger, its whole total that much more.  0 where
+ * every error is within its target, or there is no target. */
+static double neval_needed(const strata_run *r)
+{
+  if (r->converged || r->itn == 0 || !(r->params.epsrel > 0.0 || r->params.epsabs > 0.0))
+    return 0.0;
+  double need = 0.0;
+  for (int c = 0; c < r->ncomp; c++) {
+    const double s = r->cavg[c].sigma, t = comp_target(r, c);
+    /* Tiny estimates whose errors underflowed (their scatter is the
+     * error) or zeros: no rate to scale. */
+    if (kept_count_comp(r, c) == 0 || comp_class(r, c, r->first_kept) != ITN_MEASURED ||
+        !(t > 0.0) || !(s > t) || !isfinite(s))
+      continue;
+    const double total = (double)r->neval_total * (s / t) * (s / t);
+    if (total > need) need = total;
+  }
+  return need;
 }
 
 /* The components' rows of iteration k's report (strata.h), made from the
@@ -1155,6 +1224,16 @@ void strata_run_result(const strata_run *r, strata_result *res)
   res->neval = r->neval_total;
   res->iterations = r->itn;
   res->converged = r->converged;
+  res->no_target = !(r->params.epsrel > 0.0) && !(r->params.epsabs > 0.0);
+  strata_lost l;
+  res->lost = r->itn > 0 && run_lost(r, &l);
+  if (res->lost) {
+    res->lost_z = l.z;
+    res->lost_itn = l.itn;
+    res->lost_integral = l.integral;
+    res->lost_sigma = l.sigma;
+  }
+  res->neval_needed = neval_needed(r);
   res->nhcube = (int)r->strat->nhcube;
   res->time_s = r->time_s;
   res->comm_time_s = r->comm_time_s;

@@ -55,6 +55,8 @@ module strata
      real(c_double) :: comp_integral(STRATA_MAX_COMP), comp_sigma(STRATA_MAX_COMP)
      real(c_double) :: comp_chi2_dof(STRATA_MAX_COMP), comp_q(STRATA_MAX_COMP)
      real(c_double) :: comp_cov(STRATA_MAX_COMP * STRATA_MAX_COMP)
+     integer(c_int) :: no_target, lost, lost_itn
+     real(c_double) :: lost_z, lost_integral, lost_sigma, neval_needed
   end type strata_result
 
   interface

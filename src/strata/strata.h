@@ -168,6 +168,22 @@ typedef struct {
   double comp_chi2_dof[STRATA_MAX_COMP], comp_q[STRATA_MAX_COMP];
   /* Covariance of the components' averages, comp_cov[a * ncomp + b]. */
   double comp_cov[STRATA_MAX_COMP * STRATA_MAX_COMP];
+  /* epsrel = epsabs = 0: no tolerance was asked for, so there is no verdict
+   * (converged is 0 and means nothing). */
+  int no_target;
+  /* The iterations left out of the average (the warm-up, and those before a
+   * restart) read above it beyond chance: part of the integrand was likely
+   * missed, and convergence is never claimed (doc/algorithm.md, "A lost
+   * peak").  lost_z is their combined distance above the average in
+   * sigmas; lost_itn (1-based) the one farthest above, with its estimate. */
+  int lost;
+  int lost_itn;
+  double lost_z, lost_integral, lost_sigma;
+  /* A run that stopped (maxiter or maxeval) with an error above its target:
+   * the evaluations the target needs at the rate the run has seen, errors
+   * falling as 1/sqrt(N) (doc/algorithm.md, "What the target needs"); else
+   * 0. */
+  double neval_needed;
 } strata_result;
 
 typedef void (*strata_iteration_cb)(const strata_iteration *it, void *ctx);

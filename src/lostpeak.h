@@ -1,0 +1,19 @@
+/* Evidence that the map missed part of the integrand, read from the
+ * iterations that the average leaves out (doc/algorithm.md, "A lost
+ * peak"). */
+#ifndef STRATA_LOSTPEAK_H
+#define STRATA_LOSTPEAK_H
+
+typedef struct {
+  double z;          /* the left-out iterations' combined distance above the average */
+  int itn;           /* 1-based: the left-out iteration farthest above it */
+  double integral, sigma; /* its estimate */
+} strata_lost;
+
+/* n left-out iterations, estimates I[k] +- s[k] numbered itn[k], against an
+ * average A +- sA: nonzero when they read above it beyond chance, with
+ * what was seen in *out (filled in either case; z = 0 without any). */
+int strata_lost_check(const double *I, const double *s, const int *itn, int n, double A,
+                      double sA, strata_lost *out);
+
+#endif

@@ -1,0 +1,167 @@
+/* What a run says beside its number: that part of the integrand was
+ * likely lost, that there was no target, what a missed target needs. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+#include "testutil.h"
+
+/* Three gaussians of width 0.1 on the diagonal at 1/4, 1/2 and 3/4, a
+ * third of the weight each, each normalised over the unit cube: exactly 1. */
+static double three_peaks(const double *x, int dim, const double *params)
+{
+  (void)params;
+  const double s = 0.1, r = s * sqrt(2.0);
+  double za = 1.0, zb = 1.0, g[3] = {1.0, 1.0, 1.0};
+  for (int i = 0; i < dim; i++) {
+    za *= s * sqrt(M_PI / 2) * (erf(0.75 / r) + erf(0.25 / r));
+    zb *= s * sqrt(M_PI / 2) * 2 * erf(0.5 / r);
+    for (int p = 0; p < 3; p++) {
+      const double d = x[i] - 0.25 * (p + 1);
+      g[p] *= exp(-d * d / (2 * s * s));
+    }
+  }
+  return (g[0] / za + g[1] / zb + g[2] / za) / 3;
+}
+
+static void peaks_problem(strata_problem *pr, int dim)
+{
+  *pr = (strata_problem){.f = three_peaks, .dim = dim, .name = "three_peaks"};
+  for (int d = 0; d < dim; d++) pr->upper[d] = 1.0;
+}
+
+/* The summary as text, in buf. */
+static void summary_text(const strata_result *res, char *buf, size_t len)
+{
+  FILE *f = fmemopen(buf, len, "w");
+  ck_assert(f != NULL);
+  strata_report_summary(f, res, NAN);
+  fclose(f);
+}
+
+static void json_text(const strata_result *res, char *buf, size_t len)
+{
+  FILE *f = fmemopen(buf, len, "w");
+  ck_assert(f != NULL);
+  strata_report_info info = {.integrand = "t", .dim = 1, .mode = "vegas+", .backend = "cpu",
+                             .ranks = 1, .exact = NAN};
+  strata_report_json(f, res, &info);
+  fclose(f);
+}
+
+/* The defaults on one thread, with these changes (maxiter 0: the default). */
+static strata_params params_of(int64_t neval, double epsrel, int maxiter)
+{
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = neval;
+  p.epsrel = epsrel;
+  if (maxiter) p.maxiter = maxiter;
+  p.nthreads = 1;
+  return p;
+}
+
+/* Seed 10 of the three peaks in d = 8 at 1e4 samples finds two of them and
+ * agrees with itself at 0.686(6), 50 sigma low; its warm-up had read
+ * 0.836(77) and 0.87(13).  It must not claim convergence, and must say
+ * why. */
+START_TEST(lost_peak_not_converged)
+{
+  strata_problem pr;
+  peaks_problem(&pr, 8);
+  strata_params p = params_of(10000, 1e-2, 0);
+  p.seed = 10;
+  strata_result r;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
+  /* The premise: this run lost a peak. */
+  ck_assert_msg(fabs(r.integral - 1.0) > 5 * r.sigma, "found every peak: %g +- %g",
+                r.integral, r.sigma);
+  ck_assert_msg(!r.converged, "claimed converged at %g +- %g", r.integral, r.sigma);
+  ck_assert_msg(r.lost && r.lost_z > 3.0 && r.lost_itn >= 1 && r.lost_itn <= p.skip,
+                "no lost flag: lost %d, z %g, iteration %d", r.lost, r.lost_z, r.lost_itn);
+  char buf[4096];
+  summary_text(&r, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "lost peak") != NULL, "summary lacks the lost line:\n%s", buf);
+  json_text(&r, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "\"lost\":true") != NULL, "JSON lacks the flag: %s", buf);
+}
+END_TEST
+
+/* A run that finds every peak carries no flag and converges. */
+START_TEST(found_peaks_not_flagged)
+{
+  strata_problem pr;
+  test_problem("f4", 5, &pr);
+  strata_params p = params_of(100000, 1e-3, 0);
+  strata_result r;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
+  ck_assert(r.converged && !r.lost);
+}
+END_TEST
+
+/* epsrel = epsabs = 0: no target, and the result says so, not "NO". */
+START_TEST(no_target_no_verdict)
+{
+  strata_problem pr;
+  test_problem("f4", 5, &pr);
+  strata_params p = params_of(10000, 0.0, 8);
+  strata_result r;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
+  ck_assert(r.no_target && !r.converged && r.neval_needed == 0.0);
+  char buf[4096];
+  summary_text(&r, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "no target") != NULL && strstr(buf, "= NO") == NULL,
+                "summary gives a verdict:\n%s", buf);
+  json_text(&r, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "\"converged\":null") != NULL, "JSON gives a verdict: %s", buf);
+  /* With a target the same run has one. */
+  p.epsrel = 1e-9;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
+  summary_text(&r, buf, sizeof buf);
+  ck_assert(!r.no_target && strstr(buf, "= NO") != NULL);
+}
+END_TEST
+
+/* A run that stops at maxiter short of its target names the evaluations
+ * the target needs; a run given them (as a larger neval over as many
+ * iterations) meets the target within a factor 2 of that count. */
+START_TEST(budget_named)
+{
+  strata_problem pr;
+  test_problem("f4", 6, &pr);
+  strata_params p = params_of(20000, 2e-4, 10);
+  strata_result r;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
+  ck_assert_msg(!r.converged && r.neval_needed > 2.0 * r.neval,
+                "expected a shortfall: converged %d, needs %g after %lld", r.converged,
+                r.neval_needed, (long long)r.neval);
+  char buf[4096];
+  summary_text(&r, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "needs about") != NULL, "summary lacks the budget:\n%s", buf);
+  json_text(&r, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "\"neval_needed\":") != NULL && strstr(buf, "\"neval_needed\":null") == NULL,
+                "JSON lacks the budget: %s", buf);
+  const double named = r.neval_needed;
+  p.neval = (int64_t)ceil(named / r.iterations);
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
+  ck_assert_msg(r.sigma <= p.epsrel * fabs(r.integral) && r.neval <= 2.0 * named &&
+                2.0 * r.neval >= named,
+                "named %g; given it: %g +- %g after %lld (converged %d)", named, r.integral,
+                r.sigma, (long long)r.neval, r.converged);
+  ck_assert(r.neval_needed == 0.0 || !r.converged);
+}
+END_TEST
+
+int main(void)
+{
+  Suite *s = suite_create("verdict");
+  TCase *tc = tcase_create("verdict");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, lost_peak_not_converged);
+  tcase_add_test(tc, found_peaks_not_flagged);
+  tcase_add_test(tc, no_target_no_verdict);
+  tcase_add_test(tc, budget_named);
+  suite_add_tcase(s, tc);
+  return test_run_suite(s);
+}
