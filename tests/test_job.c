@@ -236,6 +236,36 @@ START_TEST(test_line_endings)
 }
 END_TEST
 
+/* No raw control character in a message: a key, value or file name that
+ * holds one is quoted with it escaped, as C writes it. */
+static void printable(const char *msg)
+{
+  for (const char *p = msg; *p; p++)
+    ck_assert_msg((unsigned char)*p >= 0x20 && *p != 0x7f, "raw 0x%02x in '%s'",
+                  (unsigned char)*p, msg);
+}
+
+START_TEST(test_control_characters)
+{
+  rejects("[run]\nthr\reads = 1\n", ":2: unknown key 'thr\\reads' in [run]");
+  printable(strata_last_error());
+  rejects("[vegas]\nneval = 1\x01\x7f\t2\n", ":2: vegas.neval = '1\\x01\\x7f\\t2'");
+  printable(strata_last_error());
+  rejects("[ru\x1b[2Jn]\na = 1\n", "unknown section [ru\\x1b[2Jn]");
+  printable(strata_last_error());
+  strata_job job;
+  strata_job_init(&job);
+  ck_assert_int_ne(strata_job_set(&job, "run.thr\x1b]0;x\aeads=1"), STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "unknown key 'thr\\x1b]0;x\\aeads' in [run]"),
+                "%s", strata_last_error());
+  printable(strata_last_error());
+  ck_assert_int_ne(strata_job_load(&job, "/nonexistent/a\nb\r.ini"), STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "/nonexistent/a\\nb\\r.ini: cannot open"), "%s",
+                strata_last_error());
+  printable(strata_last_error());
+}
+END_TEST
+
 /* Issue 17, item 12: limits named, boxes beyond doubles refused. */
 START_TEST(test_limits)
 {
@@ -512,6 +542,7 @@ int main(void)
   tcase_add_test(tc, test_duplicate_keys);
   tcase_add_test(tc, test_long_lines);
   tcase_add_test(tc, test_line_endings);
+  tcase_add_test(tc, test_control_characters);
   tcase_add_test(tc, test_directory_job);
   tcase_add_test(tc, test_limits);
   tcase_add_test(tc, test_bad_set);
