@@ -438,8 +438,18 @@ static char *read_line(char *str, int num, void *stream)
     strcpy(str, "\n"); /* a blank line in its place keeps the count */
     return str;
   }
-  memcpy(str, line, n);
-  str[n] = '\0';
+  /* inih would end the line at the NUL and drop the rest unseen. */
+  if (memchr(line, '\0', len)) {
+    fail(c, "a NUL byte in the line: a job file is text");
+    strcpy(str, "\n");
+    return str;
+  }
+  /* What inih is given is what was measured: the line without its ending,
+   * then one '\n' if it had one (inih strips '\r' at the end anyway).  The
+   * ending itself may be longer than inih's buffer (a run of '\r'). */
+  memcpy(str, line, len);
+  if (len < n) str[len++] = '\n';
+  str[len] = '\0';
   c->indented = isspace((unsigned char)str[0]) && str[0] != '\n' && str[0] != '\r';
   const char *start = str + strspn(str, " \t\r\v\f");
   /* After a [section] line inih continues no key (an indented one is a

@@ -53,8 +53,9 @@ static const char usage_text[] =
 
 static int usage_error(const char *msg, const char *arg)
 {
-  fprintf(stderr, "strata: %s%s%s (try 'strata --help')\n", msg, arg ? " " : "",
-          arg ? arg : "");
+  char shown[256] = "";
+  if (arg) strata_escape(shown, sizeof shown, arg);
+  fprintf(stderr, "strata: %s%s%s (try 'strata --help')\n", msg, arg ? " " : "", shown);
   return 2;
 }
 

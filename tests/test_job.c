@@ -198,6 +198,74 @@ START_TEST(test_long_lines)
 }
 END_TEST
 
+/* A line's ending, however long, is not the line: a value followed by
+ * 5000 '\r' before its '\n' is read as the value (the reader copied the
+ * ending too, past inih's buffer), and a NUL byte is refused. */
+START_TEST(test_line_endings)
+{
+  static char text[12000];
+  size_t n = (size_t)snprintf(text, sizeof text, "[vegas]\nneval = 1e4");
+  memset(text + n, '\r', 5000);
+  strcpy(text + n + 5000, "\n[integral]\nintegrand = f1\ndim = 2\r\r\r");
+  strata_job job;
+  ck_assert_int_eq(load_text(&job, text), STRATA_OK);
+  ck_assert_int_eq((int)job.p.neval, 10000);
+  ck_assert_int_eq(job.dim, 2);
+  /* 4096 characters, the longest line, then "\r\r\n" */
+  char pad[4097];
+  memset(pad, '0', 4096);
+  pad[4096] = '\0';
+  memcpy(pad, "dim=", 4);
+  pad[4095] = '3';
+  snprintf(text, sizeof text, "[integral]\nintegrand = f1\n%s\r\r\n", pad);
+  ck_assert_int_eq(load_text(&job, text), STRATA_OK);
+  ck_assert_int_eq(job.dim, 3);
+  strata_problem pr;
+  snprintf(path, sizeof path, "/tmp/strata-test-job-%d.ini", (int)getpid());
+  FILE *f = fopen(path, "w");
+  ck_assert(f != NULL);
+  fwrite("[integral]\nintegrand = f1\ndim = 2\0 3\n", 1, 37, f);
+  fclose(f);
+  strata_job_init(&job);
+  int rc = strata_job_load(&job, path);
+  if (rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, NULL);
+  unlink(path);
+  ck_assert_int_ne(rc, STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), ":3: a NUL byte in the line") != NULL, "%s",
+                strata_last_error());
+}
+END_TEST
+
+/* No raw control character in a message: a key, value or file name that
+ * holds one is quoted with it escaped, as C writes it. */
+static void printable(const char *msg)
+{
+  for (const char *p = msg; *p; p++)
+    ck_assert_msg((unsigned char)*p >= 0x20 && *p != 0x7f, "raw 0x%02x in '%s'",
+                  (unsigned char)*p, msg);
+}
+
+START_TEST(test_control_characters)
+{
+  rejects("[run]\nthr\reads = 1\n", ":2: unknown key 'thr\\reads' in [run]");
+  printable(strata_last_error());
+  rejects("[vegas]\nneval = 1\x01\x7f\t2\n", ":2: vegas.neval = '1\\x01\\x7f\\t2'");
+  printable(strata_last_error());
+  rejects("[ru\x1b[2Jn]\na = 1\n", "unknown section [ru\\x1b[2Jn]");
+  printable(strata_last_error());
+  strata_job job;
+  strata_job_init(&job);
+  ck_assert_int_ne(strata_job_set(&job, "run.thr\x1b]0;x\aeads=1"), STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "unknown key 'thr\\x1b]0;x\\aeads' in [run]"),
+                "%s", strata_last_error());
+  printable(strata_last_error());
+  ck_assert_int_ne(strata_job_load(&job, "/nonexistent/a\nb\r.ini"), STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "/nonexistent/a\\nb\\r.ini: cannot open"), "%s",
+                strata_last_error());
+  printable(strata_last_error());
+}
+END_TEST
+
 /* Issue 17, item 12: limits named, boxes beyond doubles refused. */
 START_TEST(test_limits)
 {
@@ -473,6 +541,8 @@ int main(void)
   tcase_add_test(tc, test_whole_numbers);
   tcase_add_test(tc, test_duplicate_keys);
   tcase_add_test(tc, test_long_lines);
+  tcase_add_test(tc, test_line_endings);
+  tcase_add_test(tc, test_control_characters);
   tcase_add_test(tc, test_directory_job);
   tcase_add_test(tc, test_limits);
   tcase_add_test(tc, test_bad_set);
