@@ -244,8 +244,17 @@ static int show(const char *path, int csv, int *again)
   }
   strata_result res;
   double exact = NAN;
-  int finished = !csv && strata_h5_get_str(f, "status", &status) == 0 &&
-                 !strcmp(status, "finished");
+  /* The status says whether a summary follows: one that cannot be read, or
+   * reads as none of the three a run writes (its string sits where no
+   * checksum covers it), is damage, not a run still going. */
+  if (!csv && (strata_h5_get_str(f, "status", &status) != 0 ||
+               (strcmp(status, "running") && strcmp(status, "finished") &&
+                strcmp(status, "stopped")))) {
+    *again = 1;
+    say("strata: %s: the log's status cannot be read (damaged)\n", path);
+    goto out;
+  }
+  int finished = !csv && !strcmp(status, "finished");
   if (finished && read_summary(f, &res, &exact) != 0) {
     *again = 1;
     say("strata: %s: the run finished but its result cannot be read: %s\n", path,

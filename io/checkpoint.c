@@ -113,17 +113,17 @@ static int write_content(hid_t f, const strata_run *r, const strata_ckpt_info *i
   char hash[17], created[32];
   strata_jobdef_hash(info->definition, hash);
   utc_now(created, sizeof created);
-  int ok = strata_h5_put_str(f, "format", FORMAT) == 0 &&
+  int ok = strata_h5_put_fixed_str(f, "format", FORMAT) == 0 &&
        strata_h5_put_i64(f, "format_version", FORMAT_VERSION) == 0 &&
-       strata_h5_put_str(f, "strata_version", strata_version()) == 0 &&
-       strata_h5_put_str(f, "created", created) == 0 &&
-       strata_h5_put_str(f, "host", info->host ? info->host : "") == 0 &&
-       strata_h5_put_str(f, "job", info->job ? info->job : "") == 0 &&
-       strata_h5_put_str(f, "backend", info->backend ? info->backend : "") == 0 &&
+       strata_h5_put_fixed_str(f, "strata_version", strata_version()) == 0 &&
+       strata_h5_put_fixed_str(f, "created", created) == 0 &&
+       strata_h5_put_fixed_str(f, "host", info->host ? info->host : "") == 0 &&
+       strata_h5_put_fixed_str(f, "job", info->job ? info->job : "") == 0 &&
+       strata_h5_put_fixed_str(f, "backend", info->backend ? info->backend : "") == 0 &&
        strata_h5_put_i64(f, "ranks", info->ranks) == 0 &&
        strata_h5_put_i64(f, "threads", info->threads) == 0 &&
-       strata_h5_put_str(f, "definition", info->definition) == 0 &&
-       strata_h5_put_str(f, "definition_hash", hash) == 0 &&
+       strata_h5_put_fixed_str(f, "definition", info->definition) == 0 &&
+       strata_h5_put_fixed_str(f, "definition_hash", hash) == 0 &&
        strata_h5_put_i64(f, "iterations", st.itn) == 0 &&
        strata_h5_put_u64(f, "seed", r->params.seed) == 0 &&
        strata_h5_put_i64(f, "neval_total", st.neval_total) == 0 &&

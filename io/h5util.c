@@ -68,7 +68,8 @@ static int put(hid_t obj, const char *name, hid_t type, const void *value)
     hid_t sp = a >= 0 ? H5Aget_space(a) : -1;
     int same = ft >= 0 && sp >= 0 && H5Sget_simple_extent_type(sp) == H5S_SCALAR &&
                H5Tget_class(ft) == H5Tget_class(type) && H5Tget_size(ft) == H5Tget_size(type) &&
-               (H5Tget_class(type) != H5T_STRING || H5Tis_variable_str(ft) > 0);
+               (H5Tget_class(type) != H5T_STRING ||
+                H5Tis_variable_str(ft) == H5Tis_variable_str(type));
     int rc = same && H5Awrite(a, type, value) >= 0 ? 0 : -1;
     if (sp >= 0) H5Sclose(sp);
     if (ft >= 0) H5Tclose(ft);
@@ -96,6 +97,17 @@ int strata_h5_put_str(hid_t obj, const char *name, const char *value)
 {
   hid_t t = vlen_string();
   int rc = put(obj, name, t, &value);
+  H5Tclose(t);
+  return rc;
+}
+
+int strata_h5_put_fixed_str(hid_t obj, const char *name, const char *value)
+{
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, strlen(value) + 1);
+  H5Tset_strpad(t, H5T_STR_NULLTERM);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  int rc = put(obj, name, t, value);
   H5Tclose(t);
   return rc;
 }
@@ -130,9 +142,12 @@ int strata_h5_get_str(hid_t obj, const char *name, char **out)
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
   if (a < 0) return -1;
   hid_t ft = H5Aget_type(a);
+  hid_t sp = H5Aget_space(a);
   int rc = -1;
-  /* Only the variable-length strings strata writes are accepted. */
-  if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && H5Tis_variable_str(ft) > 0) {
+  /* One string, of either kind strata writes. */
+  const int one = sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1;
+  const htri_t vlen = ft >= 0 && H5Tget_class(ft) == H5T_STRING ? H5Tis_variable_str(ft) : -1;
+  if (one && vlen > 0) {
     hid_t t = vlen_string();
     char *s = NULL;
     if (H5Aread(a, t, &s) >= 0 && s) {
@@ -141,7 +156,18 @@ int strata_h5_get_str(hid_t obj, const char *name, char **out)
       rc = *out ? 0 : -1;
     }
     H5Tclose(t);
+  } else if (one && vlen == 0) {
+    /* Read as stored (a string's character set is not converted). */
+    const size_t n = H5Tget_size(ft);
+    char *s = n > 0 && n < ((size_t)1 << 30) ? calloc(n + 1, 1) : NULL;
+    if (s && H5Aread(a, ft, s) >= 0) {
+      *out = s;
+      s = NULL;
+      rc = 0;
+    }
+    free(s);
   }
+  if (sp >= 0) H5Sclose(sp);
   if (ft >= 0) H5Tclose(ft);
   H5Aclose(a);
   return rc;

@@ -33,10 +33,16 @@ hid_t strata_h5_open(hid_t loc, const char *name, H5I_type_t kind);
  * reads as str.  Writers replace an attribute of the same name.  All return
  * 0 or -1. */
 int strata_h5_put_str(hid_t obj, const char *name, const char *value);
+/* A string of fixed length (its bytes and a NUL), which HDF5 keeps in the
+ * object's header, under the file's metadata checksums: a variable-length
+ * string lives in the global heap, which no checksum covers, and a flipped
+ * bit there crashed HDF5's own read.  For files written once (checkpoints);
+ * a log rewrites its status in place, with the same type. */
+int strata_h5_put_fixed_str(hid_t obj, const char *name, const char *value);
 int strata_h5_put_i64(hid_t obj, const char *name, int64_t value);
 int strata_h5_put_u64(hid_t obj, const char *name, uint64_t value);
 int strata_h5_put_f64(hid_t obj, const char *name, double value);
-/* *out is malloc'ed (free it). */
+/* *out is malloc'ed (free it); a string of either kind. */
 int strata_h5_get_str(hid_t obj, const char *name, char **out);
 int strata_h5_get_i64(hid_t obj, const char *name, int64_t *out);
 int strata_h5_get_u64(hid_t obj, const char *name, uint64_t *out);
