@@ -750,6 +750,32 @@ int upload_state(cuda_state *st, const strata_grid *g, const strata_strat *s, bo
   return STRATA_OK;
 }
 
+/* What an iteration's record brings back: the first bad sample or
+ * overflowing hypercube, reported as the host would, else its estimate
+ * (a vector integrand's covariance from its upper triangle, mirrored)
+ * into job->part.  The estimate kernels cleared the sums behind them. */
+int read_record(cuda_state *st, strata_sample_job *job, const IterRecord &out)
+{
+  if (out.bad != kNoBad) return report_bad(job, (long long)out.bad);
+  if (out.bad_h != LLONG_MAX) return report_overflow(st, job, out.bad_h);
+  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  st->sums_dirt.clear();
+  if (nc > 1) { /* (a scalar run leaves what the component sums held as it was) */
+    st->c1_dirt.clear();
+    st->c2_dirt.clear();
+  }
+  if (nc == 1) {
+    job->part[0] = out.part[0];
+    job->part[1] = out.part[1];
+    return STRATA_OK;
+  }
+  for (int c = 0; c < nc; c++) job->part[c] = out.vpart[c];
+  for (int x = 0, p = 0; x < nc; x++)
+    for (int y = x; y < nc; y++, p++)
+      job->part[nc + x * nc + y] = job->part[nc + y * nc + x] = out.vpart[nc + p];
+  return STRATA_OK;
+}
+
 /* Frozen iterations of several ranks (cuda_state's next): the sampling,
  * estimate and packing of job (its iteration and shifts; the rest as
  * next's) into record and buffer slot `slot`, queued on the sampling
@@ -815,23 +841,7 @@ int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaEventSynchronize(st->ev_done[slot]);
   if (e != cudaSuccess) return cuda_fail(e, "running the iteration", st->device);
-  const IterRecord &out = st->h_rec.p[1 + slot];
-  if (out.bad != kNoBad) return report_bad(job, (long long)out.bad);
-  if (out.bad_h != LLONG_MAX) return report_overflow(st, job, out.bad_h);
-  st->sums_dirt.clear(); /* (the estimates clear the sums behind their reads) */
-  st->c1_dirt.clear();
-  st->c2_dirt.clear();
-  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
-  if (nc == 1) {
-    job->part[0] = out.part[0];
-    job->part[1] = out.part[1];
-  } else {
-    for (int c = 0; c < nc; c++) job->part[c] = out.vpart[c];
-    for (int a = 0, p = 0; a < nc; a++)
-      for (int b = a; b < nc; b++, p++)
-        job->part[nc + a * nc + b] = job->part[nc + b * nc + a] = out.vpart[nc + p];
-  }
-  return STRATA_OK;
+  return read_record(st, job, st->h_rec.p[1 + slot]);
 }
 
 /* Whether job is the frozen iteration already in flight. */
@@ -1113,23 +1123,8 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     if (e != cudaSuccess) return cuda_fail(e, "running the iteration", st->device);
     read_kernel_time(st);
     const IterRecord &out = st->h_rec.p[1];
-    if (out.bad != kNoBad) return report_bad(job, (long long)out.bad);
-    if (out.bad_h != LLONG_MAX) return report_overflow(st, job, out.bad_h);
-    /* (The estimate cleared the sums behind its read.) */
-    st->sums_dirt.clear();
-    if (nc > 1) {
-      st->c1_dirt.clear();
-      st->c2_dirt.clear();
-    }
-    if (nc == 1) {
-      job->part[0] = out.part[0];
-      job->part[1] = out.part[1];
-    } else { /* the covariance's upper triangle, mirrored */
-      for (int c = 0; c < nc; c++) job->part[c] = out.vpart[c];
-      for (int x = 0, p = 0; x < nc; x++)
-        for (int y = x; y < nc; y++, p++)
-          job->part[nc + x * nc + y] = job->part[nc + y * nc + x] = out.vpart[nc + p];
-    }
+    rrc = read_record(st, job, out);
+    if (rrc != STRATA_OK) return rrc;
     if (job->adapt && !job->local && !exchange)
       for (size_t c = 0; c < cells; c++) {
         job->wsum[c] = st->h_w.p[c];
