@@ -8,9 +8,10 @@
 # T_R = T_1 / R + 5 C_a(R) + 5 C_f(R) + C_1(R), where an adapting
 # iteration waits for its exchange, C_a(R) = W (1 - 1/R) + t_sum(R) +
 # t_gather(R) (W: the allocation and the map's refinement, which every rank
-# does whole), and a frozen one waits only for what the next iteration's
-# sampling does not hide, C_f(R) = max(0, t_small(R) - T_f / R); C_1 is the
-# first iteration's extra.  The sums' latency grows as log2 R (NCCL's trees),
+# does whole), and a frozen one pauses the device for the latency of its
+# small sum, C_f(R) = t_small(R), the next iteration being queued behind
+# it (the host never waits for the round trip); C_1 is the first
+# iteration's extra.  The sums' latency grows as log2 R (NCCL's trees),
 # the gather's bytes as (R - 1) / R of 2 MB.  The constants are NCCL's own
 # times on two H100s (../shared/device/nccl_mpi.c; doc/benchmarks.md,
 # "Several GPUs: the exchange on the devices") and bench/scaling.sh's first
@@ -32,8 +33,8 @@ awk -v ta="$TA" -v tf="$TF" 'BEGIN {
     if (P == "nvlink" && R > 8) continue
     lg = log(R) / log(2)
     ca = W * (1 - 1 / R) + sums[P] * lg + mb[P] * 2 * (R - 1) / R
-    cf_strong = small[P] * lg - tf / R; if (cf_strong < 0) cf_strong = 0
-    cf_weak = small[P] * lg - tf; if (cf_weak < 0) cf_weak = 0
+    cf_strong = small[P] * lg
+    cf_weak = cf_strong
     t1 = 5 * ta + 5 * tf
     strong = (t1 / R) / (t1 / R + 5 * ca + 5 * cf_strong + first[P])
     weak = t1 / (t1 + 5 * ca + 5 * cf_weak + first[P])
