@@ -105,8 +105,9 @@ typedef struct {
   const struct strata_source *source;
   /* The forms with the caller's data (used when f and fv are NULL): fu one
    * point per call, or fb a batch of up to `batch` points per call (0:
-   * 1024).  Both give the same result, bit for bit, as each other and as fv
-   * computing the same values.  user reaches every call unchanged. */
+   * 1024); setting both is an error.  Both give the same result, bit for
+   * bit, as each other and as fv computing the same values.  user reaches
+   * every call unchanged. */
   strata_ufn fu;
   strata_bfn fb;
   void *user;
