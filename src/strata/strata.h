@@ -70,7 +70,7 @@ typedef struct {
   int adapt_iters;      /* iterations that adapt map and stratification */
   int skip;             /* leading iterations left out of the average */
   double epsrel, epsabs;
-  int ninc;             /* map increments per axis */
+  int ninc;             /* map increments per axis, at most (doc/algorithm.md) */
   double alpha;         /* map damping; 0 freezes the map */
   double beta;          /* stratification exponent; 0 = classic */
   uint64_t seed;
@@ -294,8 +294,9 @@ int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t 
  * (naxes is dim, or 1 for vegas1d).  edges NULL: only the sizes. */
 int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *edges);
 /* A new run starts from a map (before its first step): its first
- * iteration samples with it instead of the uniform map.  A map of another
- * ninc is rebinned to the run's (exactly where it divides the run's). */
+ * iteration samples with it instead of the uniform map.  The map needs
+ * the run's naxes; a map of another ninc is rebinned to the run's
+ * (exactly where it divides the run's). */
 int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges);
 
 #ifdef __cplusplus
