@@ -137,7 +137,10 @@ enum {
 #define STRATA_COMP_ROW(ncomp) (STRATA_COMP_COV + 2 * (ncomp))
 
 /* One iteration, as reported to the caller after it is combined.  For a
- * vector integrand (ncomp > 1) the scalar fields describe component 0. */
+ * vector integrand (ncomp > 1) the scalar fields describe component 0.
+ * Before the first kept iteration (the skip warm-up ones: kept 0) there is
+ * no average yet: avg and avg_sigma are NaN, chi2_dof 0 and q 1, and so
+ * are the comp rows' AVG, AVG_SIGMA, CHI2_DOF and Q. */
 typedef struct {
   int itn;              /* 1-based */
   double integral, sigma;  /* this iteration */
