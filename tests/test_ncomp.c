@@ -813,7 +813,10 @@ START_TEST(test_user_forms_one_only)
   strata_params p;
   strata_params_default(&p);
   p.neval = 20000;
-  p.maxiter = 2;
+  p.maxiter = 6;
+  p.adapt_iters = 4;
+  p.skip = 1;
+  p.epsrel = 0;
   forms_data d = {{40.0}, 0};
   strata_problem pr = {.fu = three_u, .fb = three_b, .user = &d, .dim = DIM, .nparams = 1,
                        .params = {40.0}, .ncomp = NCOMP, .adapt_comp = -1, .name = "three"};
