@@ -1028,11 +1028,10 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     for (int d = 0; d < dim; d++) a.qz[d] = job->qmc->z[d];
   }
 
-  /* Map sums go to shared memory whenever they fit.  Global atomics on a
-   * few thousand cells serialise: measured on an H100 (doc/benchmarks.md,
-   * "Map sums in shared memory"), adapting kernels ran at 2-4e9 samples/s
-   * through global memory for 1e6 to 1e8 samples per iteration, and at
-   * 1.2e10 (1e6) to 2.8e10 (1e8) through shared memory. */
+  /* Map sums go to shared memory whenever they fit: global atomics on a
+   * few thousand cells serialise, and adapting kernels through shared
+   * memory are several times faster at every neval (doc/benchmarks.md,
+   * R6, "Map sums in shared memory"). */
   size_t smem = 0;
   if (job->adapt) {
     const size_t need = cells * (sizeof(double) + sizeof(unsigned int));
