@@ -140,6 +140,8 @@ static int read_summary(hid_t f, strata_result *out, double *exact_out)
   strata_h5_get_f64(f, "lost_integral", &res.lost_integral);
   strata_h5_get_f64(f, "lost_sigma", &res.lost_sigma);
   strata_h5_get_f64(f, "neval_needed", &res.neval_needed);
+  if (strata_h5_get_i64(f, "thin", &v) == 0) res.thin = (int)v;
+  strata_h5_get_f64(f, "thin_neval", &res.thin_neval);
   res.iterations = (int)itn;
   res.neval = neval;
   hsize_t d1[2], d2[2];

@@ -106,6 +106,9 @@ void strata_report_summary(FILE *out, const strata_result *res, double exact)
             "it (iteration %d: %s): part of the integrand was likely missed; not converged\n",
             res->lost_z, res->lost_itn, a);
   }
+  if (res->thin)
+    fprintf(out, "thin       = too few hypercubes per axis to show a peak the map lost; "
+            "not converged (neval %.0f per iteration gives enough)\n", res->thin_neval);
   if (res->neval_needed > 0.0 && res->iterations > 0)
     fprintf(out, "target     = needs about %.2g evaluations at the rate seen "
             "(neval %.2g, %d iterations)\n",
@@ -194,14 +197,16 @@ void strata_report_json(FILE *out, const strata_result *res, const strata_report
   json_number(out, "Q", res->q, 0);
   json_number(out, "exact", info->exact, 0);
   if (res->ncomp > 1) json_comps(out, res);
-  /* converged is null without a target; lost_z and neval_needed are null
-   * where they do not apply. */
+  /* converged is null without a target; lost_z, neval_needed and
+   * thin_neval are null where they do not apply. */
   fprintf(out, "\"neval\":%lld,\"iterations\":%d,\"converged\":%s,\"lost\":%s,",
           (long long)res->neval, res->iterations,
           res->no_target ? "null" : res->converged ? "true" : "false",
           res->lost ? "true" : "false");
   json_number(out, "lost_z", res->lost ? res->lost_z : NAN, 0);
   json_number(out, "neval_needed", res->neval_needed > 0.0 ? res->neval_needed : NAN, 0);
+  fprintf(out, "\"thin\":%s,", res->thin ? "true" : "false");
+  json_number(out, "thin_neval", res->thin ? res->thin_neval : NAN, 0);
   fprintf(out, "\"backend\":\"%s\",\"ranks\":%d,\"nhcube\":%d,", info->backend, info->ranks,
           res->nhcube);
   json_number(out, "allreduce_s", res->comm_time_s, 0);

@@ -452,7 +452,7 @@ static int finish_comp(strata_runlog *l, const strata_result *res)
 
 /* What the result says beside its number (strata.h): no target, the
  * lost-peak flag and what showed it, the evaluations a missed target
- * needs. */
+ * needs, a stratification too thin to claim. */
 static int finish_verdict(strata_runlog *l, const strata_result *res)
 {
   return strata_h5_put_i64(l->f, "no_target", res->no_target) == 0 &&
@@ -461,7 +461,9 @@ static int finish_verdict(strata_runlog *l, const strata_result *res)
                  strata_h5_put_f64(l->f, "lost_z", res->lost_z) == 0 &&
                  strata_h5_put_f64(l->f, "lost_integral", res->lost_integral) == 0 &&
                  strata_h5_put_f64(l->f, "lost_sigma", res->lost_sigma) == 0 &&
-                 strata_h5_put_f64(l->f, "neval_needed", res->neval_needed) == 0
+                 strata_h5_put_f64(l->f, "neval_needed", res->neval_needed) == 0 &&
+                 strata_h5_put_i64(l->f, "thin", res->thin) == 0 &&
+                 strata_h5_put_f64(l->f, "thin_neval", res->thin_neval) == 0
              ? 0
              : -1;
 }

@@ -4,6 +4,8 @@
 #ifndef STRATA_LOSTPEAK_H
 #define STRATA_LOSTPEAK_H
 
+#include <stdint.h>
+
 typedef struct {
   double z;          /* the left-out iterations' combined distance above the average */
   int itn;           /* 1-based: the left-out iteration farthest above it */
@@ -15,5 +17,11 @@ typedef struct {
  * what was seen in *out (filled in either case; z = 0 without any). */
 int strata_lost_check(const double *I, const double *s, const int *itn, int n, double A,
                       double sA, strata_lost *out);
+
+/* A stratification of m hypercubes per axis in dim dimensions, at most
+ * max_nhcube of them: 0 when it is fine enough to show a part of the
+ * integrand that the map lost; otherwise the samples per iteration that
+ * give it STRATA_GUARD_STRATA per axis (a claim waits for them). */
+double strata_lost_thin(int dim, int m, int64_t max_nhcube);
 
 #endif

@@ -613,12 +613,25 @@ static int run_lost(const strata_run *r, strata_lost *out)
   return any;
 }
 
+/* A stratification too coarse to show a part of the integrand that the
+ * map lost (lostpeak.c): the samples per iteration that make it fine
+ * enough; 0 where it is, where the map does not adapt, or where every
+ * component is exact (a constant's error of 0 is no claim on the map). */
+static double run_thin(const strata_run *r)
+{
+  const strata_params *p = &r->params;
+  if (!vegas_mode(p) || p->adapt_iters <= 0 || !(p->alpha > 0.0)) return 0.0;
+  int exact = 1;
+  for (int c = 0; c < r->ncomp; c++) exact &= r->cavg[c].sigma == 0.0;
+  return exact ? 0.0 : strata_lost_thin(r->problem.dim, r->strat->M, p->max_nhcube);
+}
+
 static int check_converged(const strata_run *r)
 {
   for (int c = 0; c < r->ncomp; c++)
     if (!comp_converged(r, c)) return 0;
   strata_lost l;
-  return !run_lost(r, &l);
+  return !run_lost(r, &l) && !(run_thin(r) > 0.0);
 }
 
 /* Component c's target: the larger of epsrel |average| and epsabs. */
@@ -1235,6 +1248,8 @@ void strata_run_result(const strata_run *r, strata_result *res)
     res->lost_sigma = l.sigma;
   }
   res->neval_needed = neval_needed(r);
+  res->thin_neval = r->itn > 0 && !res->no_target ? run_thin(r) : 0.0;
+  res->thin = res->thin_neval > 0.0;
   res->nhcube = (int)r->strat->nhcube;
   res->time_s = r->time_s;
   res->comm_time_s = r->comm_time_s;

@@ -57,6 +57,8 @@ module strata
      real(c_double) :: comp_cov(STRATA_MAX_COMP * STRATA_MAX_COMP)
      integer(c_int) :: no_target, lost, lost_itn
      real(c_double) :: lost_z, lost_integral, lost_sigma, neval_needed
+     integer(c_int) :: thin
+     real(c_double) :: thin_neval
   end type strata_result
 
   interface

@@ -188,6 +188,12 @@ typedef struct {
    * falling as 1/sqrt(N) (doc/algorithm.md, "What the target needs"); else
    * 0. */
   double neval_needed;
+  /* The stratification has too few hypercubes per axis to show a peak
+   * that the map lost, and convergence is not claimed (doc/algorithm.md,
+   * "Too few strata to see a lost peak"); thin_neval is the evaluations
+   * per iteration that give enough, else 0. */
+  int thin;
+  double thin_neval;
 } strata_result;
 
 typedef void (*strata_iteration_cb)(const strata_iteration *it, void *ctx);
