@@ -190,6 +190,7 @@ class Integrator:
         values of shape (n,)."""
         lo, hi = self._box[:, 0], self._box[:, 1]
         x = lo + np.outer([0.2113248654051871, 0.7886751345948129], hi - lo)
+        x.flags.writeable = False
         v = np.asarray(self._f(x), dtype=float)
         if v.shape == (2,):
             return 0

@@ -165,11 +165,11 @@ class Result:
             self.chi2_dof, self.Q = res.chi2_dof, res.q
             self.cov = np.array([[res.sigma ** 2]])
         else:
-            self.mean = np.array(res.comp_integral[0:n])
-            self.sdev = np.array(res.comp_sigma[0:n])
-            self.chi2_dof = np.array(res.comp_chi2_dof[0:n])
-            self.Q = np.array(res.comp_q[0:n])
-            self.cov = np.array(res.comp_cov[0:n * n]).reshape(n, n)
+            self.mean = np.array(list(res.comp_integral[0:n]))
+            self.sdev = np.array(list(res.comp_sigma[0:n]))
+            self.chi2_dof = np.array(list(res.comp_chi2_dof[0:n]))
+            self.Q = np.array(list(res.comp_q[0:n]))
+            self.cov = np.array(list(res.comp_cov[0:n * n])).reshape(n, n)
         self.neval = int(res.neval)
         self.nitn = int(res.iterations)
         self.no_target = bool(res.no_target)
