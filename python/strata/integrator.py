@@ -246,6 +246,8 @@ class Integrator:
         """Runs one iteration; returns its :class:`Iteration`."""
         it = ffi.new("strata_iteration *")
         rc = lib.strata_integrator_step(self._alive(), it)
+        if rc != lib.STRATA_OK and self._comm is not None and self._comm.Get_size() > 1:
+            self._abort(rc)
         if self._exc is not None:
             # The integrand raised: the library stopped at the NaN left for it.
             e, self._exc = self._exc, None
@@ -258,6 +260,21 @@ class Integrator:
         row = Iteration._from_c(ffi, it)
         self._rows.append(row)
         return row
+
+    def _abort(self, rc):
+        """An iteration failed on this rank (the integrand raised or gave NaN
+        here) while the other ranks wait for its sums inside the library:
+        raising here would leave them waiting.  Every rank ends, with one
+        line naming this one."""
+        import sys
+        msg = ffi.string(lib.strata_last_error()).decode(errors="replace")
+        if self._exc is not None:
+            msg = "%s: %s (the integrand raised; %s)" % (type(self._exc).__name__, self._exc,
+                                                         msg)
+        sys.stderr.write("strata: rank %d: %s; ending every rank\n" % (self._comm.Get_rank(),
+                                                                       msg))
+        sys.stderr.flush()
+        self._comm.Abort(rc)
 
     def stop(self):
         """Asks a running integrate() to stop after the current iteration.

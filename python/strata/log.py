@@ -113,7 +113,7 @@ class Log:
                                  else np.empty((len(t), 0)))
         self._sessions = self._read_sessions(f)
         self.result = None
-        self.result_comp = None
+        self._result_comp = None
         self.result_cov = None
         if self.status == "finished":
             self.result = {k: attrs[k] for k in (
@@ -124,7 +124,7 @@ class Log:
                 d = f["result_comp"]
                 cols = ([_text(c) for c in d.attrs["columns"]] if "columns" in d.attrs
                         else ["integral", "sigma", "chi2_dof", "Q"])
-                self.result_comp = (cols, d[:])
+                self._result_comp = (cols, d[:])
                 self.result_cov = f["result_cov"][:]
 
     def _read_sessions(self, f):
@@ -168,6 +168,16 @@ class Log:
         import pandas as pd
         return pd.concat({c: self.component(c) for c in range(self.ncomp)}, axis=1,
                          names=["component", "column"])
+
+    @property
+    def result_comp(self):
+        """A finished vector run's result: a DataFrame, a row per component,
+        columns integral, sigma, chi2_dof, Q; None otherwise."""
+        if self._result_comp is None:
+            return None
+        import pandas as pd
+        cols, v = self._result_comp
+        return pd.DataFrame(v, columns=cols, index=pd.RangeIndex(len(v), name="component"))
 
     @property
     def sessions(self):
