@@ -1,5 +1,6 @@
 """strata.log on logs written by the program (this version's and the
 previous format's), and strata.plot on them."""
+import csv as csvmod
 import io
 import os
 import shutil
@@ -56,7 +57,11 @@ log = v.h5
 def csv(strata_bin, path):
     out = subprocess.run([strata_bin, "log", "--csv", str(path)], capture_output=True,
                          text=True, check=True).stdout
-    return pd.read_csv(io.StringIO(out), float_precision="round_trip").set_index("itn", drop=False)
+    # Python's float() reads the 17 digits back exactly.
+    rows = list(csvmod.reader(io.StringIO(out)))
+    cols = {k: [float(r[j]) for r in rows[1:]] for j, k in enumerate(rows[0])}
+    df = pd.DataFrame(cols).astype({"itn": "int32", "neval": "int64"})
+    return df.set_index("itn", drop=False)
 
 
 def printed_dashes(strata_bin, path):
