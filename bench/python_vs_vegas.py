@@ -8,10 +8,11 @@ integrand, one thread (OMP_NUM_THREADS=1).
 
 Needs the strata package (pip install ./python) and vegas (pip install
 vegas).  Prints each run's time, estimate, sigma and deviation from the
-exact value, then the ratio of the median times and of the sigmas, and
-strata's time scaled to vegas's sigma (time grows as 1/sigma^2): the
-target is strata at most 0.5 x vegas's time at equal or smaller sigma.
-The runs alternate, so that a load on the machine meets both alike."""
+exact value, then the ratio of the median times (wall and CPU: on a shared
+machine the CPU time is the steadier) and of the sigmas, and the ratio at
+vegas's sigma (time grows as 1/sigma^2): the target is strata at most
+0.5 x vegas's time at equal or smaller sigma.  The runs alternate, so that
+a load on the machine meets both alike."""
 import argparse
 import math
 import os
@@ -37,20 +38,20 @@ def gauss(x):
 
 def run_strata(neval, nitn, seed):
     import strata
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     r = strata.Integrator(gauss, [[0, 1]] * DIM, neval=neval, maxiter=nitn, epsrel=0,
                           seed=seed, threads=1).integrate()
-    return time.perf_counter() - t, r.mean, r.sdev
+    return time.perf_counter() - t, time.process_time() - c, r.mean, r.sdev
 
 
 def run_vegas(neval, nitn, seed):
     import vegas
     np.random.seed(seed)
     f = vegas.batchintegrand(gauss)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     integ = vegas.Integrator([[0, 1]] * DIM)
     r = integ(f, nitn=nitn, neval=neval)
-    return time.perf_counter() - t, r.mean, r.sdev
+    return time.perf_counter() - t, time.process_time() - c, r.mean, r.sdev
 
 
 def main():
@@ -68,25 +69,24 @@ def main():
     print("# 6-D gaussian a=%g, exact %.10g; %d x %.0e evaluations, 1 thread; strata %s, "
           "vegas %s, numpy %s" % (A, EXACT, a.nitn, a.neval, strata.version,
                                   vegas.__version__, np.__version__))
-    print("%-7s %4s %9s %22s %11s %9s" % ("who", "rep", "time_s", "estimate", "sigma",
-                                         "dev/sigma"))
-    times = {"strata": [], "vegas": []}
-    sig = {"strata": [], "vegas": []}
+    print("%-7s %4s %9s %9s %22s %11s %9s" % ("who", "rep", "wall_s", "cpu_s", "estimate",
+                                             "sigma", "dev/sigma"))
+    runs = {"strata": [], "vegas": []}
     for k in range(a.repeat):
         for who, fn in (("strata", run_strata), ("vegas", run_vegas)):
-            t, m, s = fn(int(a.neval), a.nitn, a.seed + k)
-            times[who].append(t)
-            sig[who].append(s)
-            print("%-7s %4d %9.3f %22.15g %11.3g %+9.2f" % (who, k, t, m, s, (m - EXACT) / s))
+            t, c, m, s = fn(int(a.neval), a.nitn, a.seed + k)
+            runs[who].append((t, c, s))
+            print("%-7s %4d %9.3f %9.3f %22.15g %11.3g %+9.2f" % (who, k, t, c, m, s,
+                                                                 (m - EXACT) / s))
             sys.stdout.flush()
-    ts, tv = statistics.median(times["strata"]), statistics.median(times["vegas"])
-    ss, sv = statistics.median(sig["strata"]), statistics.median(sig["vegas"])
-    print("median time: strata %.3f s, vegas %.3f s, ratio %.3f (target <= 0.5)"
-          % (ts, tv, ts / tv))
+    med = {w: [statistics.median(x[i] for x in v) for i in range(3)] for w, v in runs.items()}
+    ss, sv = med["strata"][2], med["vegas"][2]
     print("median sigma: strata %.3g, vegas %.3g, ratio %.3f (target <= 1)" % (ss, sv, ss / sv))
-    # Monte Carlo time grows as 1/sigma^2: strata's time at vegas's sigma.
-    print("strata's time at vegas's sigma: %.3f s, ratio %.3f (target <= 0.5)"
-          % (ts * (ss / sv) ** 2, ts * (ss / sv) ** 2 / tv))
+    for i, name in ((0, "wall"), (1, "cpu")):
+        ts, tv = med["strata"][i], med["vegas"][i]
+        # Monte Carlo time grows as 1/sigma^2: strata's time at vegas's sigma too.
+        print("median %s time: strata %.3f s, vegas %.3f s, ratio %.3f; at vegas's sigma "
+              "%.3f (target <= 0.5)" % (name, ts, tv, ts / tv, ts * (ss / sv) ** 2 / tv))
 
 
 if __name__ == "__main__":
