@@ -153,12 +153,12 @@ class Integrator:
         pr.name = self._name
         pr.adapt_comp = adapt_comp
         if python_integrand:
-            self._ncomp = ncomp if ncomp is not None else self._probe()
-            self._scalar = ncomp is None and self._ncomp == 0
-            self._ncomp = max(1, self._ncomp)
+            self._ncomp = max(1, ncomp if ncomp is not None else self._probe())
             pr.ncomp = self._ncomp
             pr.fb = lib.strata_py_batch
-            self._handle = ffi.new_handle(self)
+            # A weak reference: the handle must not keep self alive (a cycle
+            # would hold the library's state until the collector runs).
+            self._handle = ffi.new_handle(weakref.ref(self))
             pr.user = self._handle
             pr.batch = batch
         else:
@@ -169,7 +169,6 @@ class Integrator:
             for i, v in enumerate(f.params):
                 pr.params[i] = v
             check(lib.strata_problem_set_source(pr, f._handle()))
-            pr.adapt_comp = adapt_comp
             self._ncomp = f.ncomp
         peers = ffi.NULL
         if comm is not None:
@@ -311,8 +310,6 @@ class Integrator:
                 break
         return self._result(stopped)
 
-    __call__ = integrate
-
     def _result(self, stopped=False):
         res = ffi.new("strata_result *")
         check(lib.strata_integrator_result(self._alive(), res))
@@ -424,7 +421,7 @@ def _restore(f, box, options, state):
 
 @ffi.def_extern()
 def strata_py_batch(n, x, dim, user, out):
-    ffi.from_handle(user)._batch(n, x, dim, out)
+    ffi.from_handle(user)()._batch(n, x, dim, out)
 
 
 @ffi.def_extern()
