@@ -166,8 +166,8 @@ def pkg_config(*args):
                          % (exe, HINT))
     r = subprocess.run([exe] + list(args), capture_output=True, text=True)
     if r.returncode != 0:
-        raise SystemExit("strata: pkg-config %s failed: %s; %s"
-                         % (" ".join(args), r.stderr.strip(), HINT))
+        why = (r.stderr.strip().splitlines() or ["no output"])[0].rstrip(".")
+        raise SystemExit("strata: pkg-config %s failed: %s; %s" % (" ".join(args), why, HINT))
     return shlex.split(r.stdout)
 
 
