@@ -1,5 +1,6 @@
-"""doc/python.md's examples, each run as the whole program it is (the one
-marked `<!-- test: mpirun -n 2 -->` on two MPI ranks)."""
+"""doc/python.md's examples and the README's, each run as the whole
+program it is (the one marked `<!-- test: mpirun -n 2 -->` on two MPI
+ranks)."""
 import os
 import re
 import shutil
@@ -10,20 +11,21 @@ import pytest
 
 from conftest import ROOT
 
-DOC = os.path.join(ROOT, "doc", "python.md")
+DOCS = ("doc/python.md", "README.md")
 
 
 def examples():
-    text = open(DOC, encoding="utf-8").read()
     out = []
-    for m in re.finditer(r"(<!-- test: ([^>]*) -->\n)?```python\n(.*?)```", text, re.S):
-        line = text[:m.start()].count("\n") + 1
-        out.append(pytest.param(m.group(3), m.group(2), id="line%d" % line))
+    for doc in DOCS:
+        text = open(os.path.join(ROOT, doc), encoding="utf-8").read()
+        for m in re.finditer(r"(<!-- test: ([^>]*) -->\n)?```python\n(.*?)```", text, re.S):
+            line = text[:m.start()].count("\n") + 1
+            out.append(pytest.param(m.group(3), m.group(2), id="%s:%d" % (doc, line)))
     return out
 
 
 def test_there_are_examples():
-    assert len(examples()) >= 8
+    assert len(examples()) >= 10
 
 
 @pytest.mark.parametrize("code, how", examples())
