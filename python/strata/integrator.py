@@ -244,8 +244,12 @@ class Integrator:
     def step(self):
         """Runs one iteration; returns its :class:`Iteration`."""
         it = ffi.new("strata_iteration *")
-        rc = lib.strata_integrator_step(self._alive(), it)
-        if rc != lib.STRATA_OK and self._comm is not None and self._comm.Get_size() > 1:
+        c = self._alive()
+        # A finished run is refused on every rank alike: no abort for that.
+        sampled = not lib.strata_integrator_finished(c)
+        rc = lib.strata_integrator_step(c, it)
+        if (rc != lib.STRATA_OK and sampled and self._comm is not None
+                and self._comm.Get_size() > 1):
             self._abort(rc)
         if self._exc is not None:
             # The integrand raised: the library stopped at the NaN left for it.
