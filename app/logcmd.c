@@ -22,7 +22,9 @@ static const char usage[] =
     "Prints a convergence log written by strata run (run.log = FILE.h5): the\n"
     "iteration table and, for a finished run, the summary, exactly as the run\n"
     "printed them; with --csv one line per iteration with every column of the\n"
-    "log at full precision.  The log may be read while the run writes it.\n";
+    "log at full precision (a vector integrand's components, their covariances\n"
+    "included; nan where the table prints -).  The log may be read while the\n"
+    "run writes it.\n";
 
 /* A vector integrand's per-component rows (/iterations_comp), when the log
  * has them: n x ncomp rows of STRATA_COMP_ROW(ncomp) doubles. */
@@ -71,23 +73,38 @@ static const double *comp_of(const comp_rows *c, hsize_t i)
              : NULL;
 }
 
+/* A value of the average's columns: NaN for an iteration left out of the
+ * average, as logs of format version 3 store it (older ones hold chi2 0
+ * and Q 1 there), so that every log's CSV has NaN where the table prints
+ * "-". */
+static double avg_col(int kept, double v) { return kept ? v : NAN; }
+
 static void print_csv(const strata_log_row *r, hsize_t n, const comp_rows *c)
 {
   printf("itn,integral,sigma,average,average_sigma,chi2_dof,Q,neval,wall_s,elapsed_s,"
          "kept,restarted,adapting");
   static const char *const col[] = {"integral", "sigma", "average", "average_sigma",
                                     "chi2_dof", "Q"};
-  for (int k = 0; c->ncomp > 1 && k < c->ncomp; k++)
+  const int nc = c->ncomp, w = nc > 1 ? STRATA_COMP_ROW(nc) : 0;
+  for (int k = 0; nc > 1 && k < nc; k++) {
     for (int j = 0; j < 6; j++) printf(",c%d_%s", k, col[j]);
+    for (int b = 0; b < nc; b++) printf(",c%d_cov_%d", k, b);
+    for (int b = 0; b < nc; b++) printf(",c%d_average_cov_%d", k, b);
+  }
   printf("\n");
   for (hsize_t i = 0; i < n; i++) {
+    const int kept = r[i].kept;
     printf("%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%lld,%.17g,%.17g,%d,%d,%d", r[i].itn,
-           r[i].integral, r[i].sigma, r[i].average, r[i].average_sigma, r[i].chi2_dof, r[i].Q,
-           (long long)r[i].neval, r[i].wall_s, r[i].elapsed_s, r[i].kept, r[i].restarted,
-           r[i].adapting);
+           r[i].integral, r[i].sigma, avg_col(kept, r[i].average),
+           avg_col(kept, r[i].average_sigma), avg_col(kept, r[i].chi2_dof),
+           avg_col(kept, r[i].Q), (long long)r[i].neval, r[i].wall_s, r[i].elapsed_s, kept,
+           r[i].restarted, r[i].adapting);
     const double *v = comp_of(c, i);
-    for (int k = 0; v && k < c->ncomp; k++)
-      for (int j = 0; j < 6; j++) printf(",%.17g", v[k * STRATA_COMP_ROW(c->ncomp) + j]);
+    for (int k = 0; v && k < nc; k++)
+      for (int j = 0; j < w; j++) {
+        const int avg = (j >= STRATA_COMP_AVG && j <= STRATA_COMP_Q) || j >= STRATA_COMP_COV + nc;
+        printf(",%.17g", avg ? avg_col(kept, v[k * w + j]) : v[k * w + j]);
+      }
     printf("\n");
   }
 }

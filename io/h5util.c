@@ -101,6 +101,56 @@ int strata_h5_put_str(hid_t obj, const char *name, const char *value)
   return rc;
 }
 
+int strata_h5_put_str_array(hid_t obj, const char *name, const char *const *v, size_t n)
+{
+  htri_t there = H5Aexists(obj, name);
+  if (there < 0 || (there > 0 && H5Adelete(obj, name) < 0)) return -1;
+  hsize_t dims[1] = {n};
+  hid_t t = vlen_string();
+  hid_t space = H5Screate_simple(1, dims, NULL);
+  hid_t a = space >= 0 ? H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  int rc = a >= 0 && (n == 0 || H5Awrite(a, t, v) >= 0) ? 0 : -1;
+  if (a >= 0) H5Aclose(a);
+  if (space >= 0) H5Sclose(space);
+  H5Tclose(t);
+  return rc;
+}
+
+int strata_h5_get_str_array(hid_t obj, const char *name, char ***out, size_t *n)
+{
+  *out = NULL;
+  *n = 0;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  if (a < 0) return -1;
+  hid_t ft = H5Aget_type(a), sp = H5Aget_space(a), t = vlen_string();
+  hssize_t k = sp >= 0 && H5Sget_simple_extent_ndims(sp) == 1 ? H5Sget_simple_extent_npoints(sp)
+                                                               : -1;
+  int rc = -1;
+  char **raw = k >= 0 && ft >= 0 && H5Tget_class(ft) == H5T_STRING && H5Tis_variable_str(ft) > 0
+                   ? calloc((size_t)k + 1, sizeof *raw)
+                   : NULL;
+  char **copy = raw ? calloc((size_t)k + 1, sizeof *copy) : NULL;
+  if (copy && (k == 0 || H5Aread(a, t, raw) >= 0)) {
+    rc = 0;
+    for (hssize_t i = 0; i < k; i++)
+      if (!(copy[i] = strdup(raw[i] ? raw[i] : ""))) rc = -1;
+    if (k > 0) H5Dvlen_reclaim(t, sp, H5P_DEFAULT, raw);
+  }
+  if (rc == 0) {
+    *out = copy;
+    *n = (size_t)k;
+  } else if (copy) {
+    for (hssize_t i = 0; i < k; i++) free(copy[i]);
+    free(copy);
+  }
+  free(raw);
+  H5Tclose(t);
+  if (sp >= 0) H5Sclose(sp);
+  if (ft >= 0) H5Tclose(ft);
+  H5Aclose(a);
+  return rc;
+}
+
 int strata_h5_put_fixed_str(hid_t obj, const char *name, const char *value)
 {
   hid_t t = H5Tcopy(H5T_C_S1);

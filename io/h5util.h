@@ -39,6 +39,12 @@ int strata_h5_put_str(hid_t obj, const char *name, const char *value);
  * bit there crashed HDF5's own read.  For files written once (checkpoints);
  * a log rewrites its status in place, with the same type. */
 int strata_h5_put_fixed_str(hid_t obj, const char *name, const char *value);
+/* A one-dimensional array of n variable-length UTF-8 strings (h5py: an
+ * array of str), replaced whole: not for a file in SWMR mode. */
+int strata_h5_put_str_array(hid_t obj, const char *name, const char *const *v, size_t n);
+/* Reads one: *out is a malloc'ed array of *n malloc'ed strings (free each,
+ * then it); a missing attribute is -1. */
+int strata_h5_get_str_array(hid_t obj, const char *name, char ***out, size_t *n);
 int strata_h5_put_i64(hid_t obj, const char *name, int64_t value);
 int strata_h5_put_u64(hid_t obj, const char *name, uint64_t value);
 int strata_h5_put_f64(hid_t obj, const char *name, double value);

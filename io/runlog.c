@@ -170,18 +170,64 @@ static void utc_now(char *buf, size_t len)
   strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Appends value to the string array attribute `name` of obj, which has
+ * `rows` strings (fewer, in a log damaged or rebuilt: filled with ""). */
+static int append_str(hid_t obj, const char *name, hsize_t rows, const char *value)
+{
+  char **old = NULL;
+  size_t n = 0;
+  if (H5Aexists(obj, name) > 0 && strata_h5_get_str_array(obj, name, &old, &n) != 0) return -1;
+  const char **v = calloc((size_t)rows + 1, sizeof *v);
+  int rc = -1;
+  if (v) {
+    for (hsize_t i = 0; i < rows; i++) v[i] = i < n ? old[i] : "";
+    v[rows] = value;
+    rc = strata_h5_put_str_array(obj, name, v, (size_t)rows + 1);
+  }
+  free(v);
+  for (size_t i = 0; i < n; i++) free(old[i]);
+  free(old);
+  return rc;
+}
+
+/* A row of /sessions, and its strings in the attributes beside it.  Made
+ * before the writer turns to SWMR, which adds no attributes. */
 static int add_session(strata_runlog *l, const strata_runlog_info *info, int first_itn)
 {
   char start[32];
   utc_now(start, sizeof start);
-  strata_log_session s = {first_itn, info->ranks, info->gpus, info->threads,
-                          (char *)(info->backend ? info->backend : ""),
-                          (char *)(info->host ? info->host : ""), start};
+  strata_log_session s = {first_itn, info->ranks, info->gpus, info->threads};
   hid_t t = strata_log_session_type(0);
-  hsize_t block[1] = {1};
-  int rc = put_row(l->sessions, t, nrows(l->sessions), 1, block, &s);
+  hsize_t block[1] = {1}, at = nrows(l->sessions);
+  int rc = put_row(l->sessions, t, at, 1, block, &s);
   H5Tclose(t);
+  if (rc == 0)
+    rc = append_str(l->sessions, "backend", at, info->backend ? info->backend : "") == 0 &&
+                 append_str(l->sessions, "host", at, info->host ? info->host : "") == 0 &&
+                 append_str(l->sessions, "start_time", at, start) == 0
+             ? 0
+             : -1;
   return rc;
+}
+
+/* The names of a per-component table's last axis, in its attribute
+ * "columns" (doc/file-formats.md). */
+static int put_columns(hid_t d, int ncomp, int result)
+{
+  static const char *const stats[] = {"integral", "sigma", "average", "average_sigma",
+                                      "chi2_dof", "Q"};
+  static const char *const res[] = {"integral", "sigma", "chi2_dof", "Q"};
+  if (result) return strata_h5_put_str_array(d, "columns", res, 4);
+  char names[2 * STRATA_MAX_COMP][24];
+  const char *v[6 + 2 * STRATA_MAX_COMP];
+  for (int i = 0; i < 6; i++) v[i] = stats[i];
+  for (int b = 0; b < ncomp; b++) {
+    snprintf(names[b], sizeof names[b], "cov_%d", b);
+    snprintf(names[ncomp + b], sizeof names[b], "average_cov_%d", b);
+    v[6 + b] = names[b];
+    v[6 + ncomp + b] = names[ncomp + b];
+  }
+  return strata_h5_put_str_array(d, "columns", v, (size_t)STRATA_COMP_ROW(ncomp));
 }
 
 /* The attributes that describe the job and this session; the first
@@ -336,6 +382,9 @@ static void fill_row(strata_log_row *row, const strata_iteration *it, double ela
   row->neval = it->neval;
   row->wall_s = it->time_s;
   row->elapsed_s = elapsed_s;
+  /* An iteration left out of the average has no average, chi2 or Q: the
+   * table prints "-" there, and the log holds NaN. */
+  if (!it->kept) row->average = row->average_sigma = row->chi2_dof = row->Q = NAN;
   row->kept = (int8_t)it->kept;
   row->restarted = (int8_t)it->restarted;
   row->adapting = (int8_t)it->adapting;
@@ -349,7 +398,9 @@ static int make_comp(strata_runlog *l, int ncomp)
   const hsize_t w = (hsize_t)STRATA_COMP_ROW(ncomp), nc = (hsize_t)ncomp;
   hsize_t d3[3] = {0, nc, w}, c3[3] = {16, nc, w};
   l->comp = create_table(l->f, "iterations_comp", H5T_IEEE_F64LE, 3, d3, c3, NULL);
-  if (l->comp < 0 || strata_h5_put_i64(l->f, "ncomp", ncomp) != 0) return -1;
+  if (l->comp < 0 || strata_h5_put_i64(l->f, "ncomp", ncomp) != 0 ||
+      put_columns(l->comp, ncomp, 0) != 0)
+    return -1;
   l->ncomp = ncomp;
   return 0;
 }
@@ -364,7 +415,17 @@ static int append_comp(strata_runlog *l, const strata_iteration *it)
   if (l->comp < 0 && make_comp(l, it->ncomp) != 0) return -1;
   if (it->ncomp != l->ncomp) return -1;
   hsize_t b3[3] = {1, nc, w};
-  return put_row(l->comp, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 3, b3, it->comp);
+  if (it->kept) return put_row(l->comp, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 3, b3, it->comp);
+  /* As in /iterations: no average for an iteration left out of it. */
+  double row[STRATA_MAX_COMP * STRATA_COMP_ROW(STRATA_MAX_COMP)];
+  memcpy(row, it->comp, sizeof(double) * (size_t)(nc * w));
+  for (hsize_t c = 0; c < nc; c++) {
+    double *r = row + c * w;
+    r[STRATA_COMP_AVG] = r[STRATA_COMP_AVG_SIGMA] = r[STRATA_COMP_CHI2_DOF] = r[STRATA_COMP_Q] =
+        NAN;
+    for (hsize_t b = 0; b < nc; b++) r[STRATA_COMP_COV + nc + b] = NAN;
+  }
+  return put_row(l->comp, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 3, b3, row);
 }
 
 static int append(strata_runlog *l, const strata_iteration *it, double elapsed_s,
@@ -443,11 +504,13 @@ static int finish_comp(strata_runlog *l, const strata_result *res)
     htri_t there = H5Lexists(l->f, names[i], H5P_DEFAULT);
     if (there < 0 || (there > 0 && H5Ldelete(l->f, names[i], H5P_DEFAULT) < 0)) return -1;
   }
-  return strata_h5_write_array(l->f, "result_comp", H5T_NATIVE_DOUBLE, 2, d1, rows) == 0 &&
-                 strata_h5_write_array(l->f, "result_cov", H5T_NATIVE_DOUBLE, 2, d2,
-                                       res->comp_cov) == 0
-             ? 0
-             : -1;
+  if (strata_h5_write_array(l->f, "result_comp", H5T_NATIVE_DOUBLE, 2, d1, rows) != 0 ||
+      strata_h5_write_array(l->f, "result_cov", H5T_NATIVE_DOUBLE, 2, d2, res->comp_cov) != 0)
+    return -1;
+  hid_t d = H5Dopen2(l->f, "result_comp", H5P_DEFAULT);
+  int rc = d >= 0 && put_columns(d, nc, 1) == 0 ? 0 : -1;
+  if (d >= 0) H5Dclose(d);
+  return rc;
 }
 
 /* What the result says beside its number (strata.h): no target, the
@@ -533,12 +596,6 @@ static hid_t verified(strata_runlog *l, const char *name, hid_t memtype, int ran
   size_t size = H5Tget_size(memtype);
   void *buf = n >= 0 && size > 0 ? malloc(size * (size_t)(n > 0 ? n : 1)) : NULL;
   ok = ok && buf && (n == 0 || H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0);
-  /* /sessions holds variable-length strings: given back to HDF5. */
-  if (ok && n > 0 && H5Tget_class(memtype) == H5T_COMPOUND) {
-    hid_t s = strata_log_session_type(0);
-    if (H5Tequal(s, memtype) > 0) H5Dvlen_reclaim(memtype, space, H5P_DEFAULT, buf);
-    H5Tclose(s);
-  }
   free(buf);
   if (space >= 0) H5Sclose(space);
   if (!ok) {
@@ -617,6 +674,15 @@ static int check_header(strata_runlog *l, const strata_runlog_info *info, int fo
   free(format);
   if (strata_h5_get_i64(l->f, "format_version", &version) != 0)
     return bad(l, "the format_version attribute");
+  if (version != STRATA_LOG_FORMAT_VERSION) {
+    const int older = version < STRATA_LOG_FORMAT_VERSION;
+    *rc = strata_error(STRATA_EIO, "%s: log format version %lld, written by %s strata: this "
+                       "strata writes format version %d and does not continue it%s (move it "
+                       "away to start a new log)", path, (long long)version,
+                       older ? "an older" : "a newer", STRATA_LOG_FORMAT_VERSION,
+                       older ? "; strata log still reads it" : "");
+    return 0;
+  }
   if (strata_h5_get_str(l->f, "definition", &def) != 0) return bad(l, "the definition");
   if (strata_h5_get_str(l->f, "definition_hash", &hash) != 0) {
     free(def);

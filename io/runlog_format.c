@@ -2,14 +2,6 @@
 
 #include <stddef.h>
 
-static hid_t vlen_string(void)
-{
-  hid_t t = H5Tcopy(H5T_C_S1);
-  H5Tset_size(t, H5T_VARIABLE);
-  H5Tset_cset(t, H5T_CSET_UTF8);
-  return t;
-}
-
 /* Members are listed once; the file type packs them in order with
  * little-endian types, the memory type follows the C struct. */
 typedef struct {
@@ -48,14 +40,8 @@ hid_t strata_log_row_type(int file)
 
 hid_t strata_log_session_type(int file)
 {
-  hid_t s = vlen_string();
 #define I32(f) {#f, offsetof(strata_log_session, f), H5T_NATIVE_INT32, H5T_STD_I32LE}
-#define S(f) {#f, offsetof(strata_log_session, f), s, s}
-  const member m[] = {I32(first_itn), I32(ranks), I32(gpus), I32(threads),
-                      S(backend),     S(host),    S(start_time)};
+  const member m[] = {I32(first_itn), I32(ranks), I32(gpus), I32(threads)};
 #undef I32
-#undef S
-  hid_t t = build(m, (int)(sizeof m / sizeof *m), sizeof(strata_log_session), file);
-  H5Tclose(s);
-  return t;
+  return build(m, (int)(sizeof m / sizeof *m), sizeof(strata_log_session), file);
 }

@@ -7,10 +7,14 @@
 #include <stdint.h>
 
 #define STRATA_LOG_FORMAT "strata log"
-/* 2: HDF5's newest file format (checksummed metadata, SWMR) and a
- * Fletcher-32 checksum on every chunk.  1: the original format, read but
- * not continued. */
-#define STRATA_LOG_FORMAT_VERSION 2
+/* 3: the layout of 2, with NaN in the average's columns of the
+ * iterations not kept (where the table prints "-"), the columns of the
+ * per-component tables named (their "columns" attribute), and the
+ * sessions' strings as attributes of /sessions (h5py reads them as str).
+ * 2: HDF5's newest file format (checksummed metadata, SWMR) and a
+ * Fletcher-32 checksum on every chunk.  1: the original format.  Older
+ * versions are read but not continued. */
+#define STRATA_LOG_FORMAT_VERSION 3
 
 /* One row of /iterations: everything the printed table shows, and more. */
 typedef struct {
@@ -23,11 +27,12 @@ typedef struct {
   int8_t kept, restarted, adapting;
 } strata_log_row;
 
-/* One row of /sessions: a start or a resume. */
+/* One row of /sessions: a start or a resume.  Its strings (backend, host,
+ * start_time) are attributes of /sessions, an array each, a string per
+ * row. */
 typedef struct {
   int32_t first_itn;  /* iterations already done when this session began */
   int32_t ranks, gpus, threads;
-  char *backend, *host, *start_time;
 } strata_log_session;
 
 /* file: the packed little-endian type stored in the file; otherwise the

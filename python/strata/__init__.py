@@ -1,0 +1,32 @@
+"""strata: adaptive Monte Carlo integration (VEGAS+, VEGAS, VEGAS-1D,
+plain Monte Carlo, randomized QMC) on CPUs, MPI ranks and GPUs, from
+Python.  The binding of libstrata (doc/python.md).
+
+    import numpy as np, strata
+    def f(x):                       # points (n, dim) -> values (n,)
+        return np.exp(-100 * ((x - 0.5) ** 2).sum(axis=1))
+    r = strata.Integrator(f, [[0, 1]] * 4, neval=1e5, seed=1).integrate()
+    print(r.mean, r.sdev, r.chi2_dof, r.Q)
+
+strata.log reads convergence logs and needs only h5py and numpy (pandas
+for tables), not the compiled library."""
+from .errors import StrataError
+from .source import Source
+
+__all__ = ["Integrator", "Iteration", "Result", "Source", "StrataError", "integrate",
+           "read_log", "version"]
+
+_LAZY = {"Integrator": "integrator", "integrate": "integrator", "Iteration": "result",
+         "Result": "result", "read_log": "log"}
+
+
+def __getattr__(name):
+    """The compiled part loads on first use, so that strata.log and
+    strata.plot work where only the pure-Python files are present."""
+    if name in _LAZY:
+        import importlib
+        return getattr(importlib.import_module("." + _LAZY[name], __name__), name)
+    if name == "version":
+        from ._lib import ffi, lib
+        return ffi.string(lib.strata_version()).decode()
+    raise AttributeError("module 'strata' has no attribute %r" % name)

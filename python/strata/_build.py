@@ -1,0 +1,247 @@
+"""cffi builders of the binding, in API mode: the C compiler reads the
+installed strata/strata.h, so the layout of every structure is the
+header's own; the declarations below name only the fields the binding
+uses (`...;` leaves the rest to the compiler).  Run by setup.py."""
+import os
+import shlex
+import shutil
+import subprocess
+
+from cffi import FFI
+
+CDEF = r"""
+#define STRATA_MAX_DIM ...
+#define STRATA_MAX_PARAMS ...
+#define STRATA_MAX_COMP ...
+#define STRATA_OK ...
+#define STRATA_EINVAL ...
+#define STRATA_ENOMEM ...
+#define STRATA_ENOTFINITE ...
+#define STRATA_EBACKEND ...
+#define STRATA_EIO ...
+#define STRATA_ECOMM ...
+#define STRATA_COMP_INTEGRAL ...
+#define STRATA_COMP_SIGMA ...
+#define STRATA_COMP_AVG ...
+#define STRATA_COMP_AVG_SIGMA ...
+#define STRATA_COMP_CHI2_DOF ...
+#define STRATA_COMP_Q ...
+#define STRATA_COMP_COV ...
+
+typedef enum { STRATA_MODE_VEGASPLUS, STRATA_MODE_VEGAS, STRATA_MODE_VEGAS1D,
+               STRATA_MODE_PLAIN, STRATA_MODE_QMC, ... } strata_mode;
+typedef enum { STRATA_QMC_SOBOL, STRATA_QMC_LATTICE, ... } strata_qmc_rule;
+typedef enum { STRATA_BACKEND_AUTO, STRATA_BACKEND_CPU, STRATA_BACKEND_CUDA, ... }
+    strata_backend_kind;
+
+typedef double (*strata_fn)(const double *x, int dim, const double *params);
+typedef void (*strata_bfn)(int64_t n, const double *x, int dim, void *user, double *out);
+
+typedef struct {
+  strata_mode mode;
+  int64_t neval;
+  int64_t maxeval;
+  int maxiter;
+  int adapt_iters;
+  int skip;
+  double epsrel, epsabs;
+  int ninc;
+  double alpha;
+  double beta;
+  uint64_t seed;
+  int64_t max_nhcube;
+  double min_q;
+  int nthreads;
+  strata_qmc_rule qmc;
+  int nrand;
+  int qmc_map;
+  int64_t neval_frozen;
+  ...;
+} strata_params;
+
+typedef struct strata_source strata_source;
+
+typedef struct {
+  int dim;
+  double lower[...], upper[...];
+  double params[...];
+  int nparams;
+  const char *name;
+  int ncomp;
+  int adapt_comp;
+  strata_bfn fb;
+  void *user;
+  int batch;
+  ...;
+} strata_problem;
+
+typedef struct {
+  int itn;
+  double integral, sigma;
+  int64_t neval;
+  int kept;
+  int restarted;
+  double avg, avg_sigma, chi2_dof, q;
+  int adapting;
+  double time_s;
+  int ncomp;
+  const double *comp;
+  ...;
+} strata_iteration;
+
+typedef struct {
+  double integral, sigma, chi2_dof, q;
+  int64_t neval;
+  int iterations;
+  int converged;
+  int nhcube;
+  double time_s;
+  double comm_time_s;
+  int ncomp;
+  double comp_integral[...], comp_sigma[...];
+  double comp_chi2_dof[...], comp_q[...];
+  double comp_cov[...];
+  int no_target;
+  int lost;
+  int lost_itn;
+  double lost_z, lost_integral, lost_sigma;
+  double neval_needed;
+  ...;
+} strata_result;
+
+typedef void (*strata_iteration_cb)(const strata_iteration *it, void *ctx);
+
+void strata_params_default(strata_params *p);
+int strata_params_check(const strata_params *p);
+int strata_problem_check(const strata_problem *pr);
+const char *strata_last_error(void);
+const char *strata_version(void);
+const char *strata_mode_name(strata_mode m);
+int strata_mode_parse(const char *s, strata_mode *m);
+
+int strata_source_from_string(const char *code, const char *function, int extended,
+                              int ncomp, strata_source **out);
+void strata_source_free(strata_source *s);
+int strata_problem_set_source(strata_problem *pr, strata_source *s);
+
+typedef struct strata_comm strata_comm;
+void strata_comm_free(strata_comm *c);
+typedef struct strata_integrator strata_integrator;
+int strata_integrator_alloc(const strata_problem *pr, const strata_params *p,
+                            strata_backend_kind backend, strata_comm *comm,
+                            strata_integrator **out);
+void strata_integrator_free(strata_integrator *s);
+const char *strata_integrator_backend(const strata_integrator *s);
+int strata_integrator_step(strata_integrator *s, strata_iteration *it);
+int strata_integrator_finished(const strata_integrator *s);
+int strata_integrator_result(const strata_integrator *s, strata_result *res);
+int strata_integrator_save(strata_integrator *s, const char *path);
+int strata_integrator_load(strata_integrator *s, const char *path,
+                           strata_iteration_cb progress, void *ctx);
+int strata_integrator_save_buffer(strata_integrator *s, void **buf, size_t *len);
+int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t len,
+                                  strata_iteration_cb progress, void *ctx);
+int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *edges);
+int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges);
+
+void free(void *p);
+
+/* Called by the library from C: a numpy batch integrand and the
+ * restored iterations of a load. */
+extern "Python" void strata_py_batch(int64_t n, const double *x, int dim, void *user,
+                                     double *out);
+extern "Python" void strata_py_restored(const strata_iteration *it, void *ctx);
+"""
+
+HINT = ("install libstrata first (make install) and, for a prefix other than /usr or "
+        "/usr/local, export PKG_CONFIG_PATH=PREFIX/lib/pkgconfig")
+
+
+def pkg_config(*args):
+    """pkg-config's output split into words; SystemExit with what to do
+    when strata.pc cannot be found."""
+    exe = os.environ.get("PKG_CONFIG", "pkg-config")
+    if not shutil.which(exe):
+        raise SystemExit("strata: %s is not installed (Debian: apt install pkg-config); %s"
+                         % (exe, HINT))
+    r = subprocess.run([exe] + list(args), capture_output=True, text=True)
+    if r.returncode != 0:
+        why = (r.stderr.strip().splitlines() or ["no output"])[0].rstrip(".")
+        raise SystemExit("strata: pkg-config %s failed: %s; %s" % (" ".join(args), why, HINT))
+    return shlex.split(r.stdout)
+
+
+def strata_flags():
+    """include_dirs, library_dirs and libraries of libstrata, with an rpath
+    so that the module finds the library wherever it was installed."""
+    cflags = pkg_config("--cflags", "strata")
+    libs = pkg_config("--libs", "strata")
+    inc = [w[2:] for w in cflags if w.startswith("-I")]
+    libdirs = [w[2:] for w in libs if w.startswith("-L")]
+    return dict(include_dirs=inc,
+                extra_compile_args=[w for w in cflags if not w.startswith("-I")],
+                library_dirs=libdirs,
+                libraries=[w[2:] for w in libs if w.startswith("-l")],
+                extra_link_args=["-Wl,-rpath," + d for d in libdirs])
+
+
+ffibuilder = FFI()
+ffibuilder.cdef(CDEF)
+ffibuilder.set_source("strata._lib", "#include <strata/strata.h>\n#include <stdlib.h>\n",
+                      **strata_flags())
+
+why_no_mpi = ""
+
+
+def mpi_flags():
+    """MPI's compile and link words, or None (and why_no_mpi) where strata
+    has no MPI header or no MPI is found.  $MPICC, then mpicc, then
+    pkg-config's ompi-c and mpich."""
+    global why_no_mpi
+    if not any(os.path.exists(os.path.join(d, "strata", "strata_mpi.h"))
+               for d in strata_flags()["include_dirs"] + ["/usr/include", "/usr/local/include"]):
+        why_no_mpi = "this libstrata has no strata/strata_mpi.h: it was built without MPI"
+        return None
+    mpicc = os.environ.get("MPICC", "mpicc")
+    if shutil.which(mpicc):
+        for show in (["-showme:compile"], ["-compile_info"]):
+            r = subprocess.run([mpicc] + show, capture_output=True, text=True)
+            if r.returncode == 0 and r.stdout.strip():
+                words = shlex.split(r.stdout)
+                if show == ["-compile_info"]:  # MPICH: the whole command line
+                    words = [w for w in words[1:] if w.startswith(("-I", "-D"))]
+                return words
+    for pc in ("ompi-c", "mpich"):
+        r = subprocess.run(["pkg-config", "--cflags", pc], capture_output=True, text=True)
+        if r.returncode == 0:
+            return shlex.split(r.stdout)
+    why_no_mpi = "no mpicc (set MPICC) and no pkg-config file ompi-c or mpich"
+    return None
+
+
+def make_mpi_builder():
+    b = FFI()
+    b.include(ffibuilder)
+    b.cdef("int strata_py_comm_mpi(uintptr_t comm_address, strata_comm **out);")
+    flags = strata_flags()
+    words = mpi_flags() or []
+    flags["include_dirs"] = flags["include_dirs"] + [w[2:] for w in words if w.startswith("-I")]
+    flags["extra_compile_args"] = flags["extra_compile_args"] + [
+        w for w in words if not w.startswith("-I")]
+    # The address of an MPI_Comm handle (mpi4py's MPI._addressof): MPI_Comm
+    # is an int in MPICH and a pointer in Open MPI, and this takes either.
+    b.set_source("strata._mpi", r"""
+#include <strata/strata.h>
+#include <strata/strata_mpi.h>
+static int strata_py_comm_mpi(uintptr_t comm_address, strata_comm **out)
+{
+  return strata_comm_mpi(*(MPI_Comm *)comm_address, out);
+}
+""", **flags)
+    return b
+
+
+mpi_ffibuilder = make_mpi_builder() if mpi_flags() is not None else None
+
+if __name__ == "__main__":
+    ffibuilder.compile(verbose=True)

@@ -1,0 +1,469 @@
+"""The integrator: libstrata's strata_integrator over a box, with numpy
+batch integrands or C source, stepping, progress, checkpoints, pickling
+and MPI peers.
+
+Threads and the GIL.  Every call into the library releases the GIL.  A
+numpy batch integrand is Python: the library calls it under the GIL, by
+default (threads=1) on the thread that called step() or integrate(), in
+batches of up to ``batch`` points.  threads=k > 1 lets k OpenMP threads
+sample at once; they take turns at the GIL, so this helps only where the
+integrand releases it (numpy does inside large array operations).  A C
+source integrand runs in C on every OpenMP thread (threads=0: all) or on
+the GPU, without the GIL, so other Python threads run meanwhile."""
+import atexit
+import math
+import numbers
+import weakref
+
+import numpy as np
+
+from ._lib import ffi, lib
+from .errors import StrataError
+from .result import Iteration, Result
+from .source import Source
+
+_MODES = {"vegas+": 0, "vegasplus": 0, "vegas": 1, "vegas1d": 2, "plain": 3, "qmc": 4}
+_QMC = {"sobol": 0, "lattice": 1}
+_BACKENDS = {"auto": lib.STRATA_BACKEND_AUTO, "cpu": lib.STRATA_BACKEND_CPU,
+             "cuda": lib.STRATA_BACKEND_CUDA}
+# Keyword -> strata_params field, for those whose names differ.
+_FIELDS = {"threads": "nthreads"}
+_INT_PARAMS = ("neval", "maxeval", "maxiter", "adapt_iters", "skip", "ninc", "seed",
+               "max_nhcube", "threads", "nrand", "neval_frozen")
+_FLOAT_PARAMS = ("epsrel", "epsabs", "alpha", "beta", "min_q")
+#: Keywords of Integrator that set strata_params (doc/jobs.md has their meaning).
+PARAMS = ("mode",) + _INT_PARAMS + _FLOAT_PARAMS + ("qmc", "qmc_map")
+
+# Integrators with MPI peers, freed before MPI_Finalize (mpi4py finalizes
+# after Python's atexit handlers).
+_live = weakref.WeakSet()
+
+
+@atexit.register
+def _free_all():
+    for s in list(_live):
+        s.close()
+
+
+def check(rc):
+    """Raises the library's last error where rc is not STRATA_OK."""
+    if rc != lib.STRATA_OK:
+        raise StrataError(rc, ffi.string(lib.strata_last_error()).decode(errors="replace"))
+
+
+def _params_from(kw, python_integrand):
+    p = ffi.new("strata_params *")
+    lib.strata_params_default(p)
+    if python_integrand:
+        p.nthreads = 1
+    for k, v in kw.items():
+        if k == "mode":
+            m = _MODES.get(str(v).lower())
+            if m is None:
+                raise StrataError(lib.STRATA_EINVAL, "mode = %r: must be vegas+, vegas, "
+                                  "vegas1d, plain or qmc" % (v,))
+            p.mode = m
+        elif k == "qmc":
+            q = _QMC.get(str(v).lower())
+            if q is None:
+                raise StrataError(lib.STRATA_EINVAL, "qmc = %r: must be sobol or lattice" % (v,))
+            p.qmc = q
+        elif k == "qmc_map":
+            p.qmc_map = int(bool(v))
+        elif k in _INT_PARAMS:
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (
+                    math.isfinite(v) and v == int(v)):
+                raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be a whole number" % (k, v))
+            if k == "seed" and not 0 <= int(v) < 2 ** 64:
+                raise StrataError(lib.STRATA_EINVAL, "seed = %r: must be in 0..2^64-1" % (v,))
+            try:
+                setattr(p, _FIELDS.get(k, k), int(v))
+            except OverflowError:
+                raise StrataError(lib.STRATA_EINVAL, "%s = %r: out of range" % (k, v)) from None
+        elif k in _FLOAT_PARAMS:
+            setattr(p, k, float(v))
+        else:
+            raise TypeError("Integrator: unknown keyword %r (parameters: %s)"
+                            % (k, ", ".join(PARAMS)))
+    check(lib.strata_params_check(p))
+    return p
+
+
+def _box(box):
+    try:
+        b = np.array(box, dtype=float)
+    except (TypeError, ValueError):
+        b = None
+    if b is None or b.ndim != 2 or b.shape[1] != 2 or b.shape[0] < 1:
+        raise StrataError(lib.STRATA_EINVAL, "box = %r: must be a list of (lower, upper) pairs, "
+                          "one per dimension" % (box,))
+    if b.shape[0] > lib.STRATA_MAX_DIM:
+        raise StrataError(lib.STRATA_EINVAL, "box: %d dimensions, at most %d"
+                          % (b.shape[0], lib.STRATA_MAX_DIM))
+    return b
+
+
+class Integrator:
+    """A run of ``f`` over ``box`` (a list of ``(lower, upper)`` pairs, one
+    per dimension).
+
+    ``f`` is a numpy batch function, points (n, dim) -> values (n,) or
+    (n, ncomp), or a :class:`Source`.  Parameters (doc/jobs.md, [vegas]):
+    ``neval``, ``mode`` (vegas+, vegas, vegas1d, plain, qmc), ``seed``,
+    ``maxiter``, ``maxeval``, ``adapt_iters``, ``skip``, ``epsrel``,
+    ``epsabs``, ``ninc``, ``alpha``, ``beta``, ``max_nhcube``, ``min_q``,
+    ``threads`` (OpenMP threads, 0: all; a Python integrand defaults to 1),
+    ``qmc``, ``nrand``, ``qmc_map``, ``neval_frozen``; unset ones take the
+    library's defaults.  ``backend``: "auto" (the GPU where one is visible
+    and ``f`` is a Source, else the CPU), "cpu" or "cuda".  ``comm``: an
+    mpi4py communicator whose ranks share the run (every rank makes the
+    same calls).  ``ncomp``: components of a Python integrand (found by
+    calling it at two points of the box when not given); ``adapt_comp``:
+    the component that trains the map (-1: the sum of their magnitudes);
+    ``batch``: the most points per call of a Python integrand.
+
+    Bad input raises :class:`StrataError` with the library's message."""
+
+    def __init__(self, f, box, *, backend="auto", comm=None, ncomp=None, adapt_comp=0,
+                 batch=65536, name=None, **params):
+        self._c = None
+        self._peers = None
+        self._exc = None
+        self._stop = False
+        self._rows = []
+        self._f = f
+        self._box = _box(box)
+        self._options = dict(params, backend=backend, ncomp=ncomp, adapt_comp=adapt_comp,
+                             batch=batch, name=name)
+        self._comm = comm
+        dim = self._box.shape[0]
+        python_integrand = not isinstance(f, Source)
+        if python_integrand and not callable(f):
+            raise TypeError("Integrator: f must be a function of points (n, dim) or a Source")
+        if backend not in _BACKENDS:
+            raise StrataError(lib.STRATA_EINVAL, "backend = %r: must be auto, cpu or cuda"
+                              % (backend,))
+        self._params = _params_from(params, python_integrand)
+        pr = self._problem = ffi.new("strata_problem *")
+        pr.dim = dim
+        for d in range(dim):
+            pr.lower[d], pr.upper[d] = self._box[d]
+        self._name = ffi.new("char[]", (name or getattr(f, "function", None)
+                                        or getattr(f, "__name__", "python")).encode())
+        pr.name = self._name
+        pr.adapt_comp = adapt_comp
+        if python_integrand:
+            self._ncomp = max(1, ncomp if ncomp is not None else self._probe())
+            pr.ncomp = self._ncomp
+            pr.fb = lib.strata_py_batch
+            # A weak reference: the handle must not keep self alive (a cycle
+            # would hold the library's state until the collector runs).
+            self._handle = ffi.new_handle(weakref.ref(self))
+            pr.user = self._handle
+            pr.batch = batch
+        else:
+            if len(f.params) > lib.STRATA_MAX_PARAMS:
+                raise StrataError(lib.STRATA_EINVAL, "Source: %d params, at most %d"
+                                  % (len(f.params), lib.STRATA_MAX_PARAMS))
+            pr.nparams = len(f.params)
+            for i, v in enumerate(f.params):
+                pr.params[i] = v
+            check(lib.strata_problem_set_source(pr, f._handle()))
+            self._ncomp = f.ncomp
+        peers = ffi.NULL
+        if comm is not None:
+            peers = self._peers = _peers_of(comm)
+        out = ffi.new("strata_integrator **")
+        try:
+            check(lib.strata_integrator_alloc(pr, self._params, _BACKENDS[backend], peers, out))
+        except BaseException:
+            self.close()
+            raise
+        self._c = out[0]
+        if comm is not None:
+            _live.add(self)
+
+    # ---- the integrand's calls ------------------------------------------------------
+    def _probe(self):
+        """ncomp of a Python integrand from its values at two points: 0 for
+        values of shape (n,)."""
+        lo, hi = self._box[:, 0], self._box[:, 1]
+        x = lo + np.outer([0.2113248654051871, 0.7886751345948129], hi - lo)
+        x.flags.writeable = False
+        v = np.asarray(self._f(x), dtype=float)
+        if v.shape == (2,):
+            return 0
+        if v.ndim == 2 and v.shape[0] == 2 and 1 <= v.shape[1] <= lib.STRATA_MAX_COMP:
+            return v.shape[1]
+        raise StrataError(lib.STRATA_EINVAL, "the integrand returned shape %s for 2 points: "
+                          "must be (n,) or (n, ncomp) with ncomp at most %d"
+                          % (v.shape, lib.STRATA_MAX_COMP))
+
+    def _batch(self, n, x, dim, out):
+        nc = self._ncomp
+        res = np.frombuffer(ffi.buffer(out, 8 * n * nc), dtype=np.float64)
+        if self._exc is not None:
+            res[:] = np.nan
+            return
+        try:
+            pts = np.frombuffer(ffi.buffer(x, 8 * n * dim), dtype=np.float64).reshape(n, dim)
+            pts.flags.writeable = False
+            v = np.asarray(self._f(pts), dtype=np.float64)
+            if v.shape == (n,) and nc == 1:
+                res[:] = v
+            elif v.shape == (n, nc):
+                res[:] = v.reshape(-1)
+            else:
+                raise StrataError(lib.STRATA_EINVAL, "the integrand returned shape %s for %d "
+                                  "points: must be %s" % (v.shape, n, "(%d,)" % n if nc == 1
+                                                          else "(%d, %d)" % (n, nc)))
+        except BaseException as e:  # noqa: B036 - re-raised after the library returns
+            self._exc = e
+            res[:] = np.nan  # the library stops at the first NaN
+
+    # ---- stepping --------------------------------------------------------------------
+    def _alive(self):
+        if self._c is None:
+            raise StrataError(lib.STRATA_EINVAL, "the integrator is closed")
+        return self._c
+
+    @property
+    def finished(self):
+        """True once converged or out of iterations or evaluations."""
+        return bool(lib.strata_integrator_finished(self._alive()))
+
+    @property
+    def backend(self):
+        """"cpu" or "cuda": what the backend asked for became."""
+        return ffi.string(lib.strata_integrator_backend(self._alive())).decode()
+
+    @property
+    def ncomp(self):
+        return self._ncomp
+
+    def step(self):
+        """Runs one iteration; returns its :class:`Iteration`."""
+        it = ffi.new("strata_iteration *")
+        c = self._alive()
+        # A finished run is refused on every rank alike: no abort for that.
+        sampled = not lib.strata_integrator_finished(c)
+        rc = lib.strata_integrator_step(c, it)
+        if (rc != lib.STRATA_OK and sampled and self._comm is not None
+                and self._comm.Get_size() > 1):
+            self._abort(rc)
+        if self._exc is not None:
+            # The integrand raised: the library stopped at the NaN left for it.
+            e, self._exc = self._exc, None
+            cause = None
+            if rc != lib.STRATA_OK:
+                cause = StrataError(rc, ffi.string(lib.strata_last_error()).decode(
+                    errors="replace"))
+            raise e from cause
+        check(rc)
+        row = Iteration._from_c(ffi, it)
+        self._rows.append(row)
+        return row
+
+    def _abort(self, rc):
+        """An iteration failed on this rank (the integrand raised or gave NaN
+        here) while the other ranks wait for its sums inside the library:
+        raising here would leave them waiting.  Every rank ends, with one
+        line naming this one."""
+        import sys
+        msg = ffi.string(lib.strata_last_error()).decode(errors="replace")
+        if self._exc is not None:
+            msg = "%s: %s (the integrand raised; %s)" % (type(self._exc).__name__, self._exc,
+                                                         msg)
+        sys.stderr.write("strata: rank %d: %s; ending every rank\n" % (self._comm.Get_rank(),
+                                                                       msg))
+        sys.stderr.flush()
+        self._comm.Abort(rc)
+
+    def stop(self):
+        """Asks a running integrate() to stop after the current iteration.
+        Safe from a signal handler and from another thread; on MPI ranks,
+        a stop asked on any rank stops every rank."""
+        self._stop = True
+
+    def integrate(self, progress=None):
+        """Steps until finished, calling ``progress(iteration)`` after each
+        iteration; a true return value (or stop()) ends the run there.
+        Returns the :class:`Result`, whose ``stopped`` says whether the run
+        was ended early."""
+        self._stop = False
+        stopped = False
+        while not self.finished:
+            it = self.step()
+            status, err = 0, None
+            try:
+                if progress is not None and progress(it):
+                    status = 1
+            except BaseException as e:  # noqa: B036 - every rank hears of it first
+                status, err = 2, e
+            if self._stop:
+                status = max(status, 1)
+            if self._comm is not None:
+                status = _agree(self._comm, status)
+            if status == 2:
+                if err is not None:
+                    raise err
+                raise StrataError(lib.STRATA_ECOMM, "rank %d: the progress function failed on "
+                                  "another rank" % self._comm.Get_rank())
+            if status == 1:
+                stopped = True
+                break
+        return self._result(stopped)
+
+    def _result(self, stopped=False):
+        res = ffi.new("strata_result *")
+        check(lib.strata_integrator_result(self._alive(), res))
+        return Result(res, self._rows, self.backend, stopped)
+
+    @property
+    def result(self):
+        """The :class:`Result` so far."""
+        return self._result()
+
+    @property
+    def iterations(self):
+        """The iterations so far (restored ones included), as a list."""
+        return list(self._rows)
+
+    # ---- the map ---------------------------------------------------------------------
+    @property
+    def map(self):
+        """The trained map: an array (naxes, ninc + 1) of edges in the unit
+        cube, axis by axis (naxes is dim, or 1 for vegas1d)."""
+        naxes, ninc = ffi.new("int *"), ffi.new("int *")
+        check(lib.strata_integrator_map(self._alive(), naxes, ninc, ffi.NULL))
+        edges = np.empty((naxes[0], ninc[0] + 1))
+        check(lib.strata_integrator_map(self._c, naxes, ninc,
+                                        ffi.cast("double *", ffi.from_buffer(edges))))
+        return edges
+
+    def set_map(self, edges):
+        """Starts this run (before its first iteration) from a map, such as
+        another run's ``map``; one of another ninc is rebinned."""
+        e = np.ascontiguousarray(edges, dtype=np.float64)
+        if e.ndim != 2:
+            raise StrataError(lib.STRATA_EINVAL, "set_map: edges must be (naxes, ninc + 1)")
+        check(lib.strata_integrator_set_map(self._alive(), e.shape[0], e.shape[1] - 1,
+                                            ffi.cast("double *", ffi.from_buffer(e))))
+
+    # ---- state: checkpoints and pickling ---------------------------------------------
+    def save(self, path):
+        """Writes the whole state to an HDF5 checkpoint at ``path``,
+        atomically (doc/file-formats.md); with MPI peers rank 0 writes."""
+        check(lib.strata_integrator_save(self._alive(), str(path).encode()))
+
+    def load(self, path):
+        """Continues from the checkpoint at ``path``, written by save() or by
+        `strata run` of the same integral and parameters: the continued run
+        equals the uninterrupted one bit for bit.  A checkpoint of another
+        problem is refused (StrataError naming the first key that differs)
+        and the integrator left as it was."""
+        restored = []
+        h = ffi.new_handle(restored)
+        check(lib.strata_integrator_load(self._alive(), str(path).encode(),
+                                         lib.strata_py_restored, h))
+        self._rows = restored
+
+    def state(self):
+        """The whole state as bytes (the checkpoint's file image)."""
+        buf, n = ffi.new("void **"), ffi.new("size_t *")
+        check(lib.strata_integrator_save_buffer(self._alive(), buf, n))
+        try:
+            return bytes(ffi.buffer(buf[0], n[0]))
+        finally:
+            lib.free(buf[0])
+
+    def load_state(self, data):
+        """Continues from bytes of state()."""
+        restored = []
+        h = ffi.new_handle(restored)
+        b = ffi.from_buffer(data)
+        check(lib.strata_integrator_load_buffer(self._alive(), b, len(b),
+                                                lib.strata_py_restored, h))
+        self._rows = restored
+
+    def __reduce__(self):
+        if self._comm is not None:
+            raise TypeError("an Integrator with MPI peers does not pickle: save() a "
+                            "checkpoint and load() it on every rank")
+        return (_restore, (self._f, self._box.tolist(), self._options, self.state()))
+
+    # ---- life ------------------------------------------------------------------------
+    def close(self):
+        """Frees the library's state now (the garbage collector does it
+        otherwise); with MPI peers, collectively on every rank."""
+        if getattr(self, "_c", None) is not None:
+            lib.strata_integrator_free(self._c)
+            self._c = None
+        if getattr(self, "_peers", None) is not None:
+            if not _mpi_finalized():
+                lib.strata_comm_free(self._peers)
+            self._peers = None
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _restore(f, box, options, state):
+    opts = dict(options)
+    params = {k: v for k, v in opts.items() if k in PARAMS}
+    other = {k: v for k, v in opts.items() if k not in PARAMS}
+    s = Integrator(f, box, **other, **params)
+    s.load_state(state)
+    return s
+
+
+@ffi.def_extern()
+def strata_py_batch(n, x, dim, user, out):
+    ffi.from_handle(user)()._batch(n, x, dim, out)
+
+
+@ffi.def_extern()
+def strata_py_restored(it, ctx):
+    ffi.from_handle(ctx).append(Iteration._from_c(ffi, it))
+
+
+# ---- MPI ----------------------------------------------------------------------------
+def _peers_of(comm):
+    try:
+        from mpi4py import MPI
+    except ImportError as e:
+        raise ImportError("comm= needs mpi4py (pip install mpi4py, or Debian's "
+                          "python3-mpi4py)") from e
+    try:
+        from . import _mpi
+    except ImportError as e:
+        raise StrataError(lib.STRATA_ECOMM, "this strata binding was built without MPI (no "
+                          "strata/strata_mpi.h or no MPI compiler when it was installed)") from e
+    out = ffi.new("strata_comm **")
+    check(_mpi.lib.strata_py_comm_mpi(MPI._addressof(comm), out))
+    return out[0]
+
+
+def _agree(comm, status):
+    from mpi4py import MPI
+    return comm.allreduce(status, op=MPI.MAX)
+
+
+def _mpi_finalized():
+    try:
+        from mpi4py import MPI
+    except ImportError:
+        return False
+    return MPI.Is_finalized()
+
+
+def integrate(f, box, progress=None, **kw):
+    """One call: ``Integrator(f, box, **kw).integrate(progress)``."""
+    with Integrator(f, box, **kw) as s:
+        return s.integrate(progress)
