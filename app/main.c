@@ -228,7 +228,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   if (talk && verbose)
     fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), "
             "ninc %d, %d rank%s\n", pr.name, pr.dim, strata_mode_name(job.p.mode),
-            (long long)r->strat->nhcube, r->strat->M, r->grid->ninc, comm->size,
+            (long long)r->strat->nhcube, r->strat->M, r->map->ninc, comm->size,
             comm->size == 1 ? "" : "s");
   ss.backend = be->name;
   ss.exact = exact;

@@ -101,7 +101,7 @@ static int decide(strata_session *s, int *resume, strata_checkpoint **ck)
     rc = strata_jobdef_compare((*ck)->definition, s->definition, s->force, cp, "checkpoint",
                                job->source);
   if (rc == STRATA_OK) {
-    const int ninc = strata_grid_ninc_for(job->p.ninc, job->p.neval, job->dim, job->p.max_nhcube);
+    const int ninc = strata_map_ninc_for(job->p.ninc, job->p.neval, job->dim, job->p.max_nhcube);
     rc = strata_checkpoint_check_version(*ck, cp, ninc, job->p.neval, job->dim);
   }
   *resume = rc == STRATA_OK;
@@ -274,7 +274,7 @@ static int start_from_map(strata_session *s, strata_run *r, const given_map *g)
   }
   if (s->verbose && s->comm->rank == 0)
     fprintf(stderr, "strata: the map %s, the allocation %s\n",
-            g->ninc == r->grid->ninc ? "as it was" : "rebinned to this job's ninc",
+            g->ninc == r->map->ninc ? "as it was" : "rebinned to this job's ninc",
             took ? "too (the same hypercubes)" : "even (as in any first iteration)");
   return STRATA_OK;
 }
@@ -299,8 +299,8 @@ static void runlog_info(const strata_session *s, const strata_run *r, strata_run
       .gpus = !strcmp(s->backend, "cuda") ? s->comm->size : 0,
       .threads = threads,
       .exact = s->exact,
-      .naxes = strata_grid_naxes(r->grid),
-      .ninc = r->grid->ninc,
+      .naxes = strata_map_naxes(r->map),
+      .ninc = r->map->ninc,
       .ncomp = r->ncomp};
 }
 

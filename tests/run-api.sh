@@ -18,7 +18,7 @@ FC=${FC:-}
 libdir=${libdir:-/usr/local/lib}
 # The C example is an MPI program (strata/strata_mpi.h is installed only
 # with MPI).
-if [ ! -f "$top_builddir/mpi/libstrata_core_la-comm_mpi.lo" ]; then
+if [ ! -f "$top_builddir/comm/libstrata_core_la-comm_mpi.lo" ]; then
   echo "SKIP: strata is built without MPI (the C example needs strata/strata_mpi.h)"
   exit 77
 fi
