@@ -29,7 +29,7 @@ trap 'rm -f "$edges"' EXIT
 # where NAME FROM: the file a quoted include of NAME from folder FROM is.
 where() {
   if [ -f "$2/$1" ]; then echo "$2/$1"; return; fi
-  for d in include src comm compile io app gpu; do
+  for d in include src comm compile io api app gpu; do
     if [ -f "$d/$1" ]; then echo "$d/$1"; return; fi
   done
   echo "?"
