@@ -574,10 +574,12 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_progress_c
     }
     if (stop && !finished) {
       s->stopped = 1;
-      stop_asked = 0; /* acted on */
       break;
     }
   }
+  /* A request is for the run in progress: acted on (or come as it
+   * finished), it must not stop the next one. */
+  if (stop) stop_asked = 0;
   free(buf);
   if (rc != STRATA_OK) return rc;
   strata_result result;

@@ -372,8 +372,8 @@ int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, voi
  * it, and a run with resume continues it. */
 int strata_integrator_stopped(const strata_integrator *s);
 /* Asks every run of this process to stop after its current iteration.
- * Async-signal-safe: a SIGTERM handler may call it.  The run that stops
- * clears the request. */
+ * Async-signal-safe: a SIGTERM handler may call it.  The run that sees
+ * the request clears it (also one that finished with that iteration). */
 void strata_request_stop(void);
 /* The result so far: integral, sigma, chi2/dof, Q, per component. */
 int strata_integrator_result(const strata_integrator *s, strata_result *res);
