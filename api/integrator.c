@@ -5,8 +5,10 @@
 #ifdef HAVE_CONFIG_H
 #include <config.h>
 #endif
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include "io.h"
 #include "jobdef.h"
 #include "run.h"
+#include "session.h"
 #include "warmstart.h"
 #include "strata/strata.h"
 #ifdef HAVE_CUDA
@@ -32,7 +35,40 @@ struct strata_integrator {
   strata_run *run;
   char definition[STRATA_JOBDEF_MAX]; /* what a checkpoint must match */
   char host[256];
+  /* strata_integrator_settings: the caller's, with its strings copied. */
+  strata_settings settings;
+  char *log, *checkpoint, *identity, *name;
+  int stopped;
 };
+
+/* The struct sizes of each interface a caller may have been built with:
+ * interface 1 had no strata_settings, 2 added it. */
+static int known_caller(int interface, size_t problem_size, size_t params_size,
+                        const char *what)
+{
+  if (interface < 1 || interface > STRATA_INTERFACE)
+    return strata_error(STRATA_EINVAL, "%s: the caller was built for strata interface %d, this "
+                        "libstrata (%s) has 1 to %d", what, interface, strata_version(),
+                        STRATA_INTERFACE);
+  if (problem_size != sizeof(strata_problem) || params_size != sizeof(strata_params))
+    return strata_error(STRATA_EINVAL, "%s: the caller's strata_problem and strata_params are "
+                        "%zu and %zu bytes, this libstrata's %zu and %zu (a header or binding "
+                        "out of step with strata.h)", what, problem_size, params_size,
+                        sizeof(strata_problem), sizeof(strata_params));
+  return STRATA_OK;
+}
+
+void strata_settings_init_checked(strata_settings *st, int interface, size_t size)
+{
+  /* Only what the caller has: a caller of an older interface has a
+   * shorter struct, one of an unknown interface is refused when used. */
+  size_t n = size < sizeof *st ? size : sizeof *st;
+  memset(st, 0, n);
+  if (n >= offsetof(strata_settings, interface) + sizeof st->interface) {
+    st->size = size;
+    st->interface = interface;
+  }
+}
 
 #ifdef HAVE_CUDA
 /* Built-ins and sources run on the GPU; a function pointer of the
@@ -87,13 +123,25 @@ static int agree(strata_comm *comm, int rc)
                  : STRATA_OK;
 }
 
-int strata_integrator_alloc(const strata_problem *pr, const strata_params *p,
-                            strata_backend_kind backend, strata_comm *comm,
-                            strata_integrator **out)
+/* Callers built with interface 1, before the sizes were passed: its
+ * structs are this interface's. */
+int (strata_integrator_alloc)(const strata_problem *pr, const strata_params *p,
+                              strata_backend_kind backend, strata_comm *comm,
+                              strata_integrator **out)
+{
+  return strata_integrator_alloc_checked(1, sizeof *pr, sizeof *p, pr, p, backend, comm, out);
+}
+
+int strata_integrator_alloc_checked(int interface, size_t problem_size, size_t params_size,
+                                    const strata_problem *pr, const strata_params *p,
+                                    strata_backend_kind backend, strata_comm *comm,
+                                    strata_integrator **out)
 {
   *out = NULL;
   if (!pr || !p) return strata_error(STRATA_EINVAL, "strata_integrator_alloc: no problem or "
                                      "parameters");
+  int rc = known_caller(interface, problem_size, params_size, "strata_integrator_alloc");
+  if (rc != STRATA_OK) return rc;
   strata_integrator *s = calloc(1, sizeof *s);
   if (!s) return strata_error(STRATA_ENOMEM, "out of memory");
   s->problem = *pr;
@@ -109,7 +157,7 @@ int strata_integrator_alloc(const strata_problem *pr, const strata_params *p,
   }
   if (gethostname(s->host, sizeof s->host) != 0) s->host[0] = '\0';
   s->host[sizeof s->host - 1] = '\0';
-  int rc = strata_problem_check(&s->problem);
+  rc = strata_problem_check(&s->problem);
   if (rc == STRATA_OK) rc = strata_params_check(&s->params);
   if (rc == STRATA_OK)
     rc = strata_jobdef_text(&s->problem, &s->params, s->definition, sizeof s->definition);
@@ -132,6 +180,10 @@ void strata_integrator_free(strata_integrator *s)
   strata_run_free(s->run);
   strata_backend_free(s->backend);
   if (s->own_comm) strata_comm_free(s->comm);
+  free(s->log);
+  free(s->checkpoint);
+  free(s->identity);
+  free(s->name);
   free(s);
 }
 
@@ -150,12 +202,112 @@ int strata_integrator_finished(const strata_integrator *s)
   return strata_run_finished(s->run);
 }
 
+/* strata_integrator_integrate's progress, which cannot stop the run. */
+typedef struct {
+  strata_iteration_cb cb;
+  void *ctx;
+} plain_progress;
+
+static int call_plain(const strata_iteration *it, void *ctx)
+{
+  plain_progress *p = ctx;
+  p->cb(it, p->ctx);
+  return 0;
+}
+
 int strata_integrator_integrate(strata_integrator *s, strata_iteration_cb progress, void *ctx,
                                 strata_result *res)
 {
-  strata_result mine;
-  return strata_run_integrate(s->run, progress, ctx, res ? res : &mine);
+  plain_progress p = {progress, ctx};
+  return strata_integrator_run(s, progress ? call_plain : NULL, &p, res);
 }
+
+static char *copy(const char *v, int *fail)
+{
+  if (!v) return NULL;
+  char *c = strdup(v);
+  if (!c) *fail = 1;
+  return c;
+}
+
+int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
+{
+  if (!st) return strata_error(STRATA_EINVAL, "strata_integrator_settings: no settings");
+  if (st->size == 0 || st->interface < 2 || st->interface > STRATA_INTERFACE ||
+      st->size != sizeof(strata_settings))
+    return strata_error(STRATA_EINVAL, "strata_integrator_settings: the settings are not made "
+                        "by strata_settings_init of this libstrata's interface (%d, %zu bytes; "
+                        "the caller's: %d, %zu bytes)", STRATA_INTERFACE,
+                        sizeof(strata_settings), st->interface, st->size);
+  if (s->run->itn > 0)
+    return strata_error(STRATA_EINVAL, "strata_integrator_settings: the run has begun (after %d "
+                        "iteration%s)", s->run->itn, s->run->itn == 1 ? "" : "s");
+  if ((unsigned)st->resume > STRATA_RESUME_AUTO)
+    return strata_error(STRATA_EINVAL, "strata_settings.resume = %d: must be STRATA_RESUME_NO, "
+                        "_YES or _AUTO", st->resume);
+  if (st->checkpoint_every < 0 || st->log_map < 0 || !(st->checkpoint_every_s >= 0.0) ||
+      !isfinite(st->checkpoint_every_s))
+    return strata_error(STRATA_EINVAL, "strata_settings: checkpoint_every, checkpoint_every_s "
+                        "and log_map must be 0 or more");
+  char def[STRATA_JOBDEF_MAX];
+  int rc = strata_session_define(s->run, st->identity, st->name ? st->name : "(libstrata)", def,
+                                 sizeof def);
+  if (rc != STRATA_OK) return rc;
+  int fail = 0;
+  char *log = copy(st->log, &fail), *cp = copy(st->checkpoint, &fail),
+       *id = copy(st->identity, &fail), *name = copy(st->name, &fail);
+  if (fail) {
+    free(log);
+    free(cp);
+    free(id);
+    free(name);
+    return strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  free(s->log);
+  free(s->checkpoint);
+  free(s->identity);
+  free(s->name);
+  s->settings = *st;
+  s->settings.log = s->log = log;
+  s->settings.checkpoint = s->checkpoint = cp;
+  s->settings.identity = s->identity = id;
+  s->settings.name = s->name = name;
+  memcpy(s->definition, def, sizeof def);
+  s->run->check_ranks = st->check_ranks;
+  return STRATA_OK;
+}
+
+int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, void *ctx,
+                          strata_result *res)
+{
+  const strata_settings *st = &s->settings;
+  strata_session ss = {
+      .name = s->name ? s->name : "(libstrata)",
+      .log = s->log,
+      .log_map = st->log_map,
+      .checkpoint = s->checkpoint,
+      .checkpoint_every = st->checkpoint_every,
+      .checkpoint_every_s = st->checkpoint_every_s,
+      .resume = st->resume,
+      .identity = s->identity,
+      .force = st->new_stop_keys,
+      .threads = s->params.nthreads,
+      .comm = s->comm,
+      .backend = s->backend->name,
+      .host = s->host,
+      .exact = NAN,
+      .verbose = st->verbose,
+      .words = &strata_session_library_words};
+  strata_result mine;
+  s->stopped = 0;
+  int rc = strata_session_open(&ss, s->run);
+  if (rc == STRATA_OK) rc = strata_session_integrate(&ss, s->run, progress, ctx, res ? res : &mine);
+  s->stopped = ss.stopped;
+  strata_session_close(&ss);
+  return rc;
+}
+
+int strata_integrator_stopped(const strata_integrator *s) { return s->stopped; }
 
 int strata_integrator_result(const strata_integrator *s, strata_result *res)
 {
@@ -165,7 +317,8 @@ int strata_integrator_result(const strata_integrator *s, strata_result *res)
 
 static strata_ckpt_info info_of(const strata_integrator *s)
 {
-  strata_ckpt_info info = {s->definition, "(libstrata)", s->backend->name, s->host,
+  strata_ckpt_info info = {s->definition, s->name ? s->name : "(libstrata)", s->backend->name,
+                           s->host,
                            s->comm->size, s->params.nthreads};
   return info;
 }
@@ -202,8 +355,9 @@ int strata_integrator_save(strata_integrator *s, const char *path)
 static int restore(strata_integrator *s, const strata_checkpoint *c, const char *name,
                    strata_iteration_cb progress, void *ctx)
 {
-  int rc = strata_jobdef_compare(c->definition, s->definition, 0, name, "checkpoint",
-                                 "this integrator");
+  int rc = strata_jobdef_compare_as(c->definition, s->definition, s->settings.new_stop_keys,
+                                    strata_session_library_words.override, name, "checkpoint",
+                                    "this integrator");
   if (rc == STRATA_OK) rc = strata_checkpoint_restore(c, name, s->run, progress, ctx);
   return rc;
 }

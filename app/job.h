@@ -34,7 +34,6 @@ typedef struct {
 } strata_job;
 
 enum { STRATA_FORM_AUTO = 0, STRATA_FORM_SIMPLE = 1, STRATA_FORM_EXTENDED = 2 };
-enum { STRATA_RESUME_NO = 0, STRATA_RESUME_YES = 1, STRATA_RESUME_AUTO = 2 };
 
 /* The job that runs when no file is given. */
 extern const char strata_default_job[];

@@ -67,12 +67,13 @@ typedef struct {
   int headed;
 } table_out;
 
-static void print_table_row(const strata_iteration *it, void *ctx)
+static int print_table_row(const strata_iteration *it, void *ctx)
 {
   table_out *t = ctx;
   if (!t->headed) strata_report_header(t->out);
   t->headed = 1;
   strata_report_iteration(t->out, it);
+  return 0;
 }
 
 static int cmd_list(void)
@@ -218,8 +219,24 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
     return stop_early(comm, &job, st);
   }
 
-  strata_session ss = {.job = &job, .comm = comm, .resume = resume, .force = force,
-                       .verbose = verbose};
+  char host[256];
+  strata_comm_where(comm, host, sizeof host);
+  strata_session ss = {.name = job.source,
+                       .log = job.log,
+                       .log_map = job.log_map,
+                       .checkpoint = job.checkpoint,
+                       .checkpoint_every = job.checkpoint_every,
+                       .checkpoint_every_s = job.checkpoint_every_s,
+                       .resume = job.resume,
+                       .resume_asked = resume,
+                       .map = job.map,
+                       .force = force,
+                       .threads = job.p.nthreads,
+                       .comm = comm,
+                       .host = host,
+                       .verbose = verbose,
+                       .notes = 1,
+                       .words = &strata_session_program_words};
   r->check_ranks = job.check_ranks;
   int talk = comm->rank == 0;
   FILE *table = talk && !quiet ? stdout : NULL;
@@ -228,16 +245,29 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   if (talk && verbose)
     fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), "
             "ninc %d, %d rank%s\n", pr.name, pr.dim, strata_mode_name(job.p.mode),
-            (long long)r->strat->nhcube, r->strat->M, r->grid->ninc, comm->size,
+            (long long)r->strat->nhcube, r->strat->M, r->map->ninc, comm->size,
             comm->size == 1 ? "" : "s");
   ss.backend = be->name;
   ss.exact = exact;
   strata_result res;
+  /* Caught since start-up; a job without a checkpoint has nothing to save
+   * from here on, so the signals end it as they would any program. */
+  if (!job.checkpoint[0]) strata_stop_uninstall();
   rc = strata_session_open(&ss, r);
+  if (rc == STRATA_OK && job.checkpoint[0] && strata_stop_install() != 0) {
+    ss.agreed = 0;
+    rc = strata_error(STRATA_EINVAL, "cannot catch SIGTERM and SIGUSR1");
+  }
   table_out rows = {table, 0};
   if (rc == STRATA_OK)
     rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, &rows, &res);
   strata_stop_guard_exit(NULL);
+  if (rc == STRATA_OK && ss.stopped && talk) {
+    fprintf(stderr, "strata: stopped by a signal after iteration %d; the checkpoint %s holds "
+            "the run: continue it with --resume (exit status %d)\n", r->itn, job.checkpoint,
+            STRATA_EXIT_REQUEUE);
+    fflush(stderr);
+  }
   /* A finished run whose final checkpoint could not be written: its
    * result, then the error (exit status 1). */
   if ((rc == STRATA_OK || ss.whole) && talk && !ss.stopped) {

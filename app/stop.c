@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "strata/strata.h"
+
 static volatile sig_atomic_t requested;
 static volatile sig_atomic_t child; /* process group of a child run for strata */
 static int installed;
@@ -18,6 +20,7 @@ static void on_signal(int sig)
 {
   int e = errno;
   requested = sig;
+  strata_request_stop(); /* the run in progress stops after its iteration */
   /* The child's group is not the terminal's: it hears only what we pass on. */
   if (child > 0) kill(-(pid_t)child, SIGTERM);
   errno = e;

@@ -1,12 +1,12 @@
 /* The program's communicator: every rank of the job (app/world_mpi.c when
- * built with MPI, app/comm_world_serial.c without). */
+ * built with MPI, app/world_serial.c without). */
 #ifndef STRATA_WORLD_H
 #define STRATA_WORLD_H
 #include "comm.h"
 
 /* The communicator of the whole job: MPI_COMM_WORLD when strata is built
  * with MPI (world_mpi.c, which also initialises MPI) and a launcher
- * started the process, else the serial one (comm_world_serial.c, and
+ * started the process, else the serial one (world_serial.c, and
  * world_mpi.c without a launcher: a singleton MPI_Init costs more than a
  * small run). */
 int strata_comm_world_open(int *argc, char ***argv, strata_comm **out);

@@ -1,5 +1,5 @@
 /* The program's communicator: MPI_COMM_WORLD when a launcher started it
- * (the library's peers over it, mpi/comm_mpi.c), else serial. */
+ * (the library's peers over it, comm/comm_mpi.c), else serial. */
 #include <limits.h>
 #include <mpi.h>
 #include <stdio.h>

@@ -47,10 +47,10 @@ int main(int argc, char **argv)
     return 2;
   }
   double *t = malloc(sizeof(double) * (size_t)reps);
-  strata_grid *g = strata_grid_alloc(dim, ninc, 0);
+  strata_map *g = strata_map_alloc(dim, ninc, 0);
   double lo[32] = {0}, hi[32];
   for (int d = 0; d < dim; d++) hi[d] = 1.0;
-  strata_grid_init(g, lo, hi);
+  strata_map_init(g, lo, hi);
   const size_t cells = (size_t)dim * (size_t)ninc;
   double *w = malloc(sizeof(double) * cells), *c = malloc(sizeof(double) * cells);
   strata_strat *s = strata_strat_alloc(dim, neval, cap, 0.75, 1);
@@ -72,7 +72,7 @@ int main(int argc, char **argv)
   }
   for (int k = 0; k < reps; k++) {
     double t0 = now_s();
-    strata_grid_refine(g, w, c, 0.5);
+    strata_map_refine(g, w, c, 0.5);
     t[k] = now_s() - t0;
   }
   double refine = median_us(t, reps);

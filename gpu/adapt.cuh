@@ -403,7 +403,7 @@ __device__ double block_sum(double v)
  * global scratch. */
 constexpr int kRefineSharedInc = 1536;
 
-/* strata_grid_refine, one block per axis. */
+/* strata_map_refine, one block per axis. */
 __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs a)
 {
   /* (Beside the estimate: an overflow it finds ends the run anyway.) */

@@ -35,7 +35,7 @@ extern "C" {
 #include "sample_kernel.cuh"
 #include "adapt.cuh"
 #include "exchange.cuh"
-#include "peers.h"
+#include "peers_cuda.h"
 
 namespace {
 
@@ -205,7 +205,7 @@ struct cuda_state {
   uint64_t tables_hash;
   strata_jit *jit;               /* users' integrands, compiled by NVRTC */
   uint64_t qmc_gen;
-  uint64_t grid_gen;
+  uint64_t map_gen;
   uint64_t strat_gen;
   hbuf<double> h_s1, h_s2, h_w;  /* staging for what comes back */
   hbuf<unsigned long long> h_c;
@@ -224,7 +224,7 @@ struct cuda_state {
   dirt c1_dirt, c2_dirt;         /* c1 and c2, in doubles */
   bool adapted = false;          /* the last sample call also adapted */
   long long adapted_total = 0;   /* ... and the samples of its new allocation */
-  /* Several ranks (peers.h): the exchange buffer, the levels in two bytes,
+  /* Several ranks (comm/peers_cuda.h): the exchange buffer, the levels in two bytes,
    * the shared hypercubes and each rank's whole ones, and where the next
    * iteration splits among the ranks (strata_strat_split's layout). */
   cuda_peers *peers = nullptr;
@@ -253,7 +253,7 @@ struct cuda_state {
     unsigned long long seed = 0;
     double shift = 0.0, cshift[STRATA_MAX_COMP] = {0};
     long long i0 = 0, i1 = 0;
-    uint64_t grid_gen = 0, strat_gen = 0;
+    uint64_t map_gen = 0, strat_gen = 0;
     /* how it was launched */
     const void *k = nullptr;
     KernelArgs a;
@@ -288,7 +288,7 @@ int report_bad(const strata_sample_job *job, long long i)
   int inc[STRATA_MAX_DIM];
   double y[STRATA_MAX_DIM], x[STRATA_MAX_DIM], out[STRATA_MAX_COMP];
   strata_backend_point(job, i, y);
-  strata_grid_map(job->grid, y, x, inc);
+  strata_map_apply(job->map, y, x, inc);
   double fx = NAN;
   if (pr->f) {
     fx = pr->f(x, pr->dim, pr->params);
@@ -380,7 +380,7 @@ void init_record(IterRecord *r)
 /* What the iteration kept on the device needs beyond the sampling's own
  * buffers: the record, and with reallocation the levels, the shares'
  * scratch, the histogram, the step table and CUB's scratch. */
-int reserve_resident(cuda_state *st, const strata_strat *s, const strata_grid *g, bool resident,
+int reserve_resident(cuda_state *st, const strata_strat *s, const strata_map *g, bool resident,
                      bool realloc, bool refine)
 {
   const size_t nhc = (size_t)s->nhcube;
@@ -410,7 +410,7 @@ int reserve_resident(cuda_state *st, const strata_strat *s, const strata_grid *g
     }
   }
   if (ok && refine)
-    ok = st->refine_scratch.reserve((size_t)strata_grid_naxes(g) * 4 * ((size_t)g->ninc + 1));
+    ok = st->refine_scratch.reserve((size_t)strata_map_naxes(g) * 4 * ((size_t)g->ninc + 1));
   if (!ok)
     return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory to keep "
                         "%lld hypercubes' iteration on the device", st->device, st->name,
@@ -452,7 +452,7 @@ void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q)
 }
 
 /* The map refined from the sums in st->wsum and st->wcnt, which it zeroes. */
-void launch_refine(cuda_state *st, const strata_grid *g, double alpha, cudaStream_t q)
+void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream_t q)
 {
   RefineArgs ra;
   ra.edges = st->edges.p;
@@ -465,14 +465,14 @@ void launch_refine(cuda_state *st, const strata_grid *g, double alpha, cudaStrea
   ra.shared = g->shared;
   ra.alpha = alpha;
   ra.rec = st->rec.p;
-  refine_kernel<<<(unsigned)strata_grid_naxes(g), kRefineThreads, 0, q>>>(ra);
+  refine_kernel<<<(unsigned)strata_map_naxes(g), kRefineThreads, 0, q>>>(ra);
   st->map_ver++;
 }
 
 /* The estimate, and with one rank the new allocation and map, queued
  * behind the sampling kernel. */
 int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
-                    const strata_grid *g, long long nh_uniform, long long e0, long long e1,
+                    const strata_map *g, long long nh_uniform, long long e0, long long e1,
                     bool realloc, bool refine, IterRecord *rec)
 {
   cudaStream_t q = st->stream;
@@ -593,7 +593,7 @@ int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_str
   xa->nslot = R - 1;
   xa->nrank = R;
   xa->rank = c->rank;
-  xa->ncell = (long long)job->problem->dim * job->grid->ninc;
+  xa->ncell = (long long)job->problem->dim * job->map->ninc;
   xa->shared = st->shared.p;
   xa->nshared = n;
   xa->seg = st->seg.p;
@@ -610,7 +610,7 @@ int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_str
  * them from the same sums and levels; then where the next iteration
  * splits. */
 int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
-                    const strata_grid *g, ExchangeArgs xa, bool realloc, bool refine)
+                    const strata_map *g, ExchangeArgs xa, bool realloc, bool refine)
 {
   cudaStream_t q = st->stream;
   const bool adapt = job->adapt != 0;
@@ -702,10 +702,10 @@ int report_overflow(cuda_state *st, strata_sample_job *job, long long h)
 
 /* What every iteration uses on the device: the map, the allocation, the
  * per-hypercube sums and the map sums. */
-int reserve_core(cuda_state *st, const strata_strat *s, const strata_grid *g)
+int reserve_core(cuda_state *st, const strata_strat *s, const strata_map *g)
 {
   const size_t cells = (size_t)g->dim * (size_t)g->ninc;
-  const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(g->ninc + 1);
+  const size_t nedges = (size_t)strata_map_naxes(g) * (size_t)(g->ninc + 1);
   if (!st->edges.reserve(nedges) || !st->start.reserve((size_t)s->nhcube + 1) ||
       !reserve_sums(st->s1, st->sums_dirt, (size_t)s->nhcube) ||
       !reserve_sums(st->s2, st->sums_dirt, (size_t)s->nhcube) ||
@@ -721,15 +721,15 @@ int reserve_core(cuda_state *st, const strata_strat *s, const strata_grid *g)
  * made here, not copied; any other goes through page-locked staging, locked
  * only once an allocation has to cross (milliseconds per megabyte, more
  * than a short run). */
-int upload_state(cuda_state *st, const strata_grid *g, const strata_strat *s, bool allocation,
+int upload_state(cuda_state *st, const strata_map *g, const strata_strat *s, bool allocation,
                  cudaStream_t q)
 {
   cudaError_t e;
-  if (st->grid_gen != g->generation) {
-    const size_t nedges = (size_t)strata_grid_naxes(g) * (size_t)(g->ninc + 1);
+  if (st->map_gen != g->generation) {
+    const size_t nedges = (size_t)strata_map_naxes(g) * (size_t)(g->ninc + 1);
     e = cudaMemcpyAsync(st->edges.p, g->edges, nedges * sizeof(double), cudaMemcpyHostToDevice, q);
     if (e != cudaSuccess) return cuda_fail(e, "uploading the map", st->device);
-    st->grid_gen = g->generation;
+    st->map_gen = g->generation;
     st->map_ver++;
   }
   if (!allocation || st->strat_gen == s->generation) return STRATA_OK;
@@ -781,7 +781,7 @@ int read_record(cuda_state *st, strata_sample_job *job, const IterRecord &out)
  * next's) into record and buffer slot `slot`, queued on the sampling
  * stream. */
 void launch_frozen(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
-                   const strata_grid *g, int slot)
+                   const strata_map *g, int slot)
 {
   auto &n = st->next;
   cudaStream_t q = st->stream;
@@ -815,7 +815,7 @@ void launch_frozen(cuda_state *st, const strata_sample_job *job, const strata_st
  * rank's blocks back, until then; ordered, the device pauses only for
  * the exchange's latency and the host never waits for a round trip. */
 int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *s,
-                    const strata_grid *g, int slot)
+                    const strata_map *g, int slot)
 {
   auto &n = st->next;
   ExchangeArgs xa = n.xa;
@@ -856,7 +856,7 @@ bool next_is(const cuda_state *st, const strata_sample_job *job)
   const auto &n = st->next;
   if (!(n.on && job->exchange && !job->adapt && job->part && job->iteration == n.iteration &&
         job->problem == n.pr && job->seed == n.seed && job->shift == n.shift &&
-        job->i0 == n.i0 && job->i1 == n.i1 && job->grid->generation == n.grid_gen &&
+        job->i0 == n.i0 && job->i1 == n.i1 && job->map->generation == n.map_gen &&
         job->strat->generation == n.strat_gen))
     return false;
   for (int c = 0; job->cshift && c < job->problem->ncomp; c++)
@@ -874,13 +874,13 @@ int drop_next(cuda_state *st)
   return e == cudaSuccess ? STRATA_OK : cuda_fail(e, "finishing an iteration", st->device);
 }
 
-int cuda_pull(strata_backend *b, strata_grid *g, strata_strat *s);
+int cuda_pull(strata_backend *b, strata_map *g, strata_strat *s);
 
 int cuda_sample(strata_backend *b, strata_sample_job *job)
 {
   cuda_state *st = static_cast<cuda_state *>(b->self);
   const strata_problem *pr = job->problem;
-  const strata_grid *g = job->grid;
+  const strata_map *g = job->map;
   const strata_strat *s = job->strat;
   const int dim = pr->dim, ninc = g->ninc;
   const size_t cells = (size_t)dim * (size_t)ninc;
@@ -1082,7 +1082,7 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     n.shift = job->shift;
     n.i0 = job->i0;
     n.i1 = job->i1;
-    n.grid_gen = g->generation;
+    n.map_gen = g->generation;
     n.strat_gen = s->generation;
     n.k = k;
     n.a = a;
@@ -1183,13 +1183,13 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
 /* The host's map and allocation once the device has made newer ones
  * (refined, reallocated with total samples): marked on_device, under new
  * generations that the device's copies carry. */
-void mark_adapted(cuda_state *st, strata_grid *g, strata_strat *s, bool refined,
+void mark_adapted(cuda_state *st, strata_map *g, strata_strat *s, bool refined,
                   bool reallocated, long long total)
 {
   if (refined) {
     g->generation = strata_stamp_next();
     g->on_device = 1;
-    st->grid_gen = g->generation;
+    st->map_gen = g->generation;
   }
   if (reallocated) {
     s->generation = strata_stamp_next();
@@ -1215,16 +1215,16 @@ int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
   }
   st->split_new = false;
   if (!st->adapted) {
-    int rc = cuda_pull(b, job->grid, job->strat);
+    int rc = cuda_pull(b, job->map, job->strat);
     return rc != STRATA_OK ? rc : strata_backend_host_adapt(b, job);
   }
   st->adapted = false;
-  mark_adapted(st, job->grid, job->strat, job->alpha != 0.0, job->reallocate != 0,
+  mark_adapted(st, job->map, job->strat, job->alpha != 0.0, job->reallocate != 0,
                st->adapted_total);
   return STRATA_OK;
 }
 
-int cuda_pull(strata_backend *b, strata_grid *g, strata_strat *s)
+int cuda_pull(strata_backend *b, strata_map *g, strata_strat *s)
 {
   strata_strat_materialize(s); /* (the even allocation is the host's to write) */
   cuda_state *st = static_cast<cuda_state *>(b->self);
@@ -1232,7 +1232,7 @@ int cuda_pull(strata_backend *b, strata_grid *g, strata_strat *s)
   cudaError_t e = cudaSetDevice(st->device);
   if (e == cudaSuccess && g->on_device)
     e = cudaMemcpyAsync(g->edges, st->edges.p,
-                        (size_t)strata_grid_naxes(g) * (g->ninc + 1) * sizeof(double),
+                        (size_t)strata_map_naxes(g) * (g->ninc + 1) * sizeof(double),
                         cudaMemcpyDeviceToHost, q);
   if (e == cudaSuccess && s->on_device)
     e = cudaMemcpyAsync(s->start, st->start.p, ((size_t)s->nhcube + 1) * sizeof(long long),

@@ -23,7 +23,7 @@ strata_backend *strata_backend_cuda_new(int device);
 /* "NVIDIA H100 80GB HBM3 (device 0, bus 0000:1a:00.0)" for -v. */
 void strata_cuda_describe(const strata_backend *b, char *buf, int len);
 
-/* The exchange between several ranks' devices (gpu/peers.h): through NCCL
+/* The exchange between several ranks' devices (comm/peers_cuda.h): through NCCL
  * where built with it and want_nccl, else through host memory over comm.
  * Collective: every rank calls it.  *how says which path; an error names
  * the rank that failed.  One rank: nothing to set up. */

@@ -1,4 +1,4 @@
-/* The kernels around the GPU ranks' exchange (peers.h) in a stratified
+/* The kernels around the GPU ranks' exchange (comm/peers_cuda.h) in a stratified
  * iteration.  Each rank samples its share of the iteration's samples,
  * which may begin or end inside a hypercube; such a hypercube's sums are
  * partial on each of the ranks that share it.  So every rank forms the

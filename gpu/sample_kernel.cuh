@@ -96,7 +96,7 @@ __device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
   return __ldg(a.start + h + 1);
 }
 
-/* y in (0,1) on axis d through the map, as strata_grid_map. */
+/* y in (0,1) on axis d through the map, as strata_map_apply. */
 __device__ __forceinline__ void map_axis(const KernelArgs &a, int d, double y, double *x,
                                          int *inc, double &jac)
 {

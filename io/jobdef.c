@@ -136,20 +136,33 @@ static int lookup(const char *s, const char *want, char *val, size_t vlen)
 }
 
 static int differs(const char *key, const char *a, const char *b, int force,
-                   const char *saved_name, const char *kind, const char *job_name)
+                   const char *override, const char *saved_name, const char *kind,
+                   const char *job_name)
 {
   if (strata_jobdef_safe_key(key)) {
     if (force) return STRATA_OK;
-    return strata_error(STRATA_EINVAL, "%s: %s = %s in the %s, %s in %s: add --force to "
-                        "continue with the new value", saved_name, key, a, kind, b, job_name);
+    /* An option is added, a field set. */
+    return strata_error(STRATA_EINVAL, "%s: %s = %s in the %s, %s in %s: %s %s to continue "
+                        "with the new value", saved_name, key, a, kind, b, job_name,
+                        override[0] == '-' ? "add" : "set", override);
   }
+  if (!strcmp(key, "integral.identity"))
+    return strata_error(STRATA_EINVAL, "%s: made for other data: the identity of the caller's "
+                        "data is '%s' in the %s, '%s' in %s", saved_name, a, kind, b, job_name);
   return strata_error(STRATA_EINVAL, "%s: made for a different job: %s = %s in the %s, %s in "
-                      "%s (this key decides the samples: --force cannot change it)",
-                      saved_name, key, a, kind, b, job_name);
+                      "%s (this key decides the samples: %s cannot change it)",
+                      saved_name, key, a, kind, b, job_name, override);
 }
 
 int strata_jobdef_compare(const char *saved, const char *now, int force,
                           const char *saved_name, const char *kind, const char *job_name)
+{
+  return strata_jobdef_compare_as(saved, now, force, "--force", saved_name, kind, job_name);
+}
+
+int strata_jobdef_compare_as(const char *saved, const char *now, int force,
+                             const char *override, const char *saved_name, const char *kind,
+                             const char *job_name)
 {
   static char a[STRATA_JOBDEF_MAX], b[STRATA_JOBDEF_MAX];
   /* The job's keys in the job's order, then any the checkpoint has beyond
@@ -163,7 +176,7 @@ int strata_jobdef_compare(const char *saved, const char *now, int force,
         char *mine = pass == 0 ? b : a, *theirs = pass == 0 ? a : b;
         if (lookup(other, key, theirs, STRATA_JOBDEF_MAX) != 0) strcpy(theirs, "(missing)");
         if (strcmp(mine, theirs)) {
-          int rc = differs(key, a, b, force, saved_name, kind, job_name);
+          int rc = differs(key, a, b, force, override, saved_name, kind, job_name);
           if (rc != STRATA_OK) return rc;
         }
       }

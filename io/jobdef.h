@@ -16,7 +16,7 @@
 int strata_jobdef_text(const strata_problem *pr, const strata_params *p, char *buf,
                        size_t len);
 
-/* Keys a resumed run may change with --force: they decide when to stop and
+/* Keys a resumed run may change (the program's --force): they decide when to stop and
  * which iterations to average, never which points are drawn or how the
  * state evolves, so the continued run equals an uninterrupted one with the
  * new values. */
@@ -33,4 +33,9 @@ void strata_jobdef_hash(const char *text, char out[17]);
  * would help. */
 int strata_jobdef_compare(const char *saved, const char *now, int force,
                           const char *saved_name, const char *kind, const char *job_name);
+/* The same, naming the caller's way to take new values of the safe keys
+ * (override: "--force", "strata_settings.new_stop_keys") in its messages. */
+int strata_jobdef_compare_as(const char *saved, const char *now, int force,
+                             const char *override, const char *saved_name, const char *kind,
+                             const char *job_name);
 #endif

@@ -700,7 +700,9 @@ static int check_header(strata_runlog *l, const strata_runlog_info *info, int fo
     free(def);
     return bad(l, "the checkpoint_iterations attribute");
   }
-  *rc = strata_jobdef_compare(def, info->definition, force, path, "log", info->job);
+  *rc = strata_jobdef_compare_as(def, info->definition, force,
+                                 info->override ? info->override : "--force", path, "log",
+                                 info->job);
   free(def);
   if (*rc == STRATA_OK && ck > itn)
     *rc = strata_error(STRATA_EINVAL, "%s: the log records a checkpoint after iteration "

@@ -16,6 +16,7 @@ typedef struct {
   double exact;            /* NaN where unknown */
   int naxes, ninc;         /* the map's shape, for snapshots */
   int ncomp;               /* a vector integrand's components, or 0 or 1 */
+  const char *override;    /* how the caller takes new stop keys, for messages ("--force") */
 } strata_runlog_info;
 
 /* A new log at path; a file already there is an error, never overwritten. */
@@ -24,7 +25,7 @@ int strata_runlog_create(const char *path, const strata_runlog_info *info,
 
 /* Continues the log of a resumed run (or, with itn 0, of a run restarted
  * from scratch).  The log must come from the same job (as for checkpoints,
- * --force admits changed safe keys).  Rows past iteration itn, which the
+ * force admits changed safe keys).  Rows past iteration itn, which the
  * resumed run recomputes, are dropped; rows up to itn that the log lacks are
  * filled in from rows[0..itn) (the replayed history).  A log recording a
  * checkpoint newer than iteration itn is refused: the checkpoint it names

@@ -1,6 +1,6 @@
 /* Tables for user integrands: the job file's `tables =` list, and the HDF5
- * datasets it names loaded into strata_table structs (src/strata/table.h)
- * that the integrand reads through the prelude (src/strata/integrand.h).
+ * datasets it names loaded into strata_table structs (include/strata/table.h)
+ * that the integrand reads through the prelude (include/strata/integrand.h).
  * File layout and syntax: doc/integrands.md, section "Tables". */
 #ifndef STRATA_IO_TABLE_H
 #define STRATA_IO_TABLE_H

@@ -66,7 +66,7 @@ int strata_backend_host_part(strata_sample_job *job)
 int strata_backend_host_adapt(strata_backend *b, const strata_adapt_job *job)
 {
   (void)b;
-  strata_grid_refine(job->grid, job->wsum, job->wcount, job->alpha);
+  strata_map_refine(job->map, job->wsum, job->wcount, job->alpha);
   if (job->reallocate) strata_strat_allocate(job->strat, job->level);
   return STRATA_OK;
 }

@@ -19,7 +19,7 @@ extern "C" {
 
 typedef struct {
   const strata_problem *problem;
-  const strata_grid *grid;
+  const strata_map *map;
   const strata_strat *strat; /* the cells: hypercubes, or whole-cube batches (M = 1) */
   /* NULL: pseudo-random points, (k + u) / M in hypercube k.  Otherwise the
    * cells are blocks of this iteration's QMC point sets (M = 1), and sample
@@ -90,7 +90,7 @@ typedef struct {
 
 /* The adaptation after an iteration. */
 typedef struct {
-  strata_grid *grid;
+  strata_map *map;
   strata_strat *strat;
   double alpha;                /* the map's damping; 0: the map stays */
   int reallocate;              /* VEGAS+: a new allocation from the levels */
@@ -113,9 +113,9 @@ struct strata_backend {
   /* Refines the map and reallocates; a backend that does so on its device
    * leaves the host's copies behind, marked on_device. */
   int (*adapt)(strata_backend *b, const strata_adapt_job *job);
-  /* Brings a map and allocation marked on_device back into grid and strat;
+  /* Brings a map and allocation marked on_device back into map and strat;
    * NULL where they never leave the host. */
-  int (*pull)(strata_backend *b, strata_grid *g, strata_strat *s);
+  int (*pull)(strata_backend *b, strata_map *g, strata_strat *s);
   void (*free)(strata_backend *b);
   /* Set where the backend combines a stratified iteration with its peers
    * itself (its devices' own exchange): the run then splits the samples,

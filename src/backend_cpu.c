@@ -48,7 +48,7 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
                          double *cw, double *cc, chunk_status *st)
 {
   const strata_problem *pr = job->problem;
-  const strata_grid *g = job->grid;
+  const strata_map *g = job->map;
   const strata_strat *s = job->strat;
   const int dim = pr->dim, ninc = g->ninc;
   double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
@@ -66,7 +66,7 @@ static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
       } else {
         strata_sample_point(job, k, i, u, y);
       }
-      double jac = strata_grid_map(g, y, x, inc);
+      double jac = strata_map_apply(g, y, x, inc);
       double fx = pr->f(x, dim, pr->params);
       if (!isfinite(fx)) {
         mark_bad(st, i, fx, -1, x, dim);
@@ -138,7 +138,7 @@ static void sample_chunk_vec(const strata_sample_job *job, int64_t ha, int64_t h
                              double *cw, double *cc, chunk_status *st)
 {
   const strata_problem *pr = job->problem;
-  const strata_grid *g = job->grid;
+  const strata_map *g = job->map;
   const strata_strat *s = job->strat;
   const int dim = pr->dim, ninc = g->ninc;
   const int nc = pr->ncomp > 1 ? pr->ncomp : 1, np = nc * (nc + 1) / 2;
@@ -161,7 +161,7 @@ static void sample_chunk_vec(const strata_sample_job *job, int64_t ha, int64_t h
       } else {
         strata_sample_point(job, k, i, u, y);
       }
-      double jac = strata_grid_map(g, y, x, inc);
+      double jac = strata_map_apply(g, y, x, inc);
       pr->fv(x, dim, pr->params, pr->tables, fv);
       int bad = add_values(job, nc, dim, ninc, jac, fv, inc, sum, c1, c2, cw, cc);
       if (bad >= 0) {
@@ -186,7 +186,7 @@ static void sample_chunk_user(const strata_sample_job *job, int64_t ha, int64_t 
                               double *cw, double *cc, chunk_status *st)
 {
   const strata_problem *pr = job->problem;
-  const strata_grid *g = job->grid;
+  const strata_map *g = job->map;
   const strata_strat *s = job->strat;
   const int dim = pr->dim, ninc = g->ninc;
   const int nc = pr->ncomp > 1 ? pr->ncomp : 1, np = nc * (nc + 1) / 2;
@@ -233,7 +233,7 @@ static void sample_chunk_user(const strata_sample_job *job, int64_t ha, int64_t 
       }
       if (job->qmc) strata_qmc_point(job->qmc, &cur, i, y);
       else strata_sample_point(job, k, i, u, y);
-      jac[j] = strata_grid_map(g, y, x + j * dim, inc + j * dim);
+      jac[j] = strata_map_apply(g, y, x + j * dim, inc + j * dim);
     }
     if (pr->fb) pr->fb(n, x, dim, pr->user, fv);
     else pr->fu(x, dim, pr->user, fv);
@@ -282,7 +282,7 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
   if (want > CPU_MAX_CHUNKS) want = CPU_MAX_CHUNKS;
   if (want > nh) want = nh;
   const int nchunk = want < 1 ? 1 : (int)want;
-  const size_t cells = (size_t)job->problem->dim * (size_t)job->grid->ninc;
+  const size_t cells = (size_t)job->problem->dim * (size_t)job->map->ninc;
 
   if (job->adapt) {
     size_t need = (size_t)nchunk * 2 * cells;

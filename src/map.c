@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int strata_grid_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube)
+int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube)
 {
   if (dim == 1) return 1;
   int64_t n = neval / STRATA_MAP_SAMPLES_PER_INC;
@@ -20,7 +20,7 @@ int strata_grid_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube)
   return n >= ninc ? ninc : n > 1 ? (int)n : 1;
 }
 
-int strata_grid_edges_bad_axis(const double *edges, int naxes, int ninc)
+int strata_map_edges_bad_axis(const double *edges, int naxes, int ninc)
 {
   for (int a = 0; a < naxes; a++) {
     const double *e = edges + (size_t)a * (size_t)(ninc + 1);
@@ -31,14 +31,14 @@ int strata_grid_edges_bad_axis(const double *edges, int naxes, int ninc)
   return 0;
 }
 
-strata_grid *strata_grid_alloc(int dim, int ninc, int shared)
+strata_map *strata_map_alloc(int dim, int ninc, int shared)
 {
-  strata_grid *g = calloc(1, sizeof *g);
+  strata_map *g = calloc(1, sizeof *g);
   if (!g) return NULL;
   g->dim = dim;
   g->ninc = ninc;
   g->shared = shared;
-  g->edges = malloc(sizeof(double) * (size_t)strata_grid_naxes(g) * (size_t)(ninc + 1));
+  g->edges = malloc(sizeof(double) * (size_t)strata_map_naxes(g) * (size_t)(ninc + 1));
   if (!g->edges) {
     free(g);
     return NULL;
@@ -46,7 +46,7 @@ strata_grid *strata_grid_alloc(int dim, int ninc, int shared)
   return g;
 }
 
-void strata_grid_free(strata_grid *g)
+void strata_map_free(strata_map *g)
 {
   if (!g) return;
   free(g->edges);
@@ -54,13 +54,13 @@ void strata_grid_free(strata_grid *g)
   free(g);
 }
 
-void strata_grid_init(strata_grid *g, const double *lower, const double *upper)
+void strata_map_init(strata_map *g, const double *lower, const double *upper)
 {
   for (int d = 0; d < g->dim; d++) {
     g->lower[d] = lower[d];
     g->width[d] = upper[d] - lower[d];
   }
-  for (int a = 0; a < strata_grid_naxes(g); a++) {
+  for (int a = 0; a < strata_map_naxes(g); a++) {
     double *e = g->edges + (size_t)a * (size_t)(g->ninc + 1);
     for (int i = 0; i <= g->ninc; i++) e[i] = (double)i / g->ninc;
   }
@@ -68,14 +68,14 @@ void strata_grid_init(strata_grid *g, const double *lower, const double *upper)
   g->generation = strata_stamp_next();
 }
 
-int strata_grid_copy(strata_grid *dst, const strata_grid *src)
+int strata_map_copy(strata_map *dst, const strata_map *src)
 {
   if (dst->dim != src->dim || dst->ninc != src->ninc || dst->shared != src->shared)
     return -1;
   memcpy(dst->lower, src->lower, sizeof dst->lower);
   memcpy(dst->width, src->width, sizeof dst->width);
   memcpy(dst->edges, src->edges,
-         sizeof(double) * (size_t)strata_grid_naxes(src) * (size_t)(src->ninc + 1));
+         sizeof(double) * (size_t)strata_map_naxes(src) * (size_t)(src->ninc + 1));
   dst->on_device = 0;
   dst->generation = strata_stamp_next();
   return 0;
@@ -130,7 +130,7 @@ static void refine_axis(double *e, int n, double *a, double *trusted, double alp
   memcpy(e, enew, sizeof(double) * (size_t)(n + 1));
 }
 
-void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
+void strata_map_refine(strata_map *g, const double *wsum, const double *count,
                         double alpha)
 {
   if (alpha == 0.0) return;
@@ -138,11 +138,11 @@ void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
   /* Kept between calls: a fresh allocation of this size is fresh pages,
    * and faulting them in cost more than the refinement. */
   if (!g->scratch &&
-      !(g->scratch = malloc(sizeof(double) * (size_t)strata_grid_naxes(g) * (size_t)(5 * n + 1))))
+      !(g->scratch = malloc(sizeof(double) * (size_t)strata_map_naxes(g) * (size_t)(5 * n + 1))))
     return; /* the map stays as it is: still correct, only less tuned */
   double *buf = g->scratch;
   /* Axes are independent; each gets its own slice of the scratch space. */
-  const int naxes = strata_grid_naxes(g);
+  const int naxes = strata_map_naxes(g);
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (naxes > 1 && (int64_t)naxes * n > 65536)
 #endif

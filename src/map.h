@@ -3,8 +3,8 @@
  * Edges are kept in unit coordinates u in [0,1] per axis and scaled to the
  * user's box on use, so one set of edges can serve every axis (vegas1d) and
  * the map never depends on the box. */
-#ifndef STRATA_GRID_H
-#define STRATA_GRID_H
+#ifndef STRATA_MAP_H
+#define STRATA_MAP_H
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,8 +21,8 @@ typedef struct {
   double lower[32], width[32]; /* STRATA_MAX_DIM */
   uint64_t generation;  /* a new stamp (stamp.h) whenever the edges change */
   int on_device;        /* a backend holds newer edges than these (backend.h) */
-  double *scratch;      /* strata_grid_refine's, kept between calls */
-} strata_grid;
+  double *scratch;      /* strata_map_refine's, kept between calls */
+} strata_map;
 
 /* How many increments an iteration of neval samples can train.  An
  * increment's weight is a mean of (J f)^2 over samples spread through the
@@ -56,37 +56,37 @@ typedef struct {
  * and its creeping edge leaves slivers few samples reach: a step in d=1
  * reads far beyond its errors with a map and within them without one, at
  * the price of a larger error on smooth peaks (doc/benchmarks.md, R22). */
-int strata_grid_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube);
+int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube);
 
 /* Edges given from outside (a checkpoint, another run's map): the first
  * axis, counted from 1, whose naxes x (ninc + 1) edges do not increase
  * from 0 to 1, or 0 when every axis does. */
-int strata_grid_edges_bad_axis(const double *edges, int naxes, int ninc);
+int strata_map_edges_bad_axis(const double *edges, int naxes, int ninc);
 
-strata_grid *strata_grid_alloc(int dim, int ninc, int shared);
-void strata_grid_free(strata_grid *g);
+strata_map *strata_map_alloc(int dim, int ninc, int shared);
+void strata_map_free(strata_map *g);
 /* Uniform map on the box [lower, upper]. */
-void strata_grid_init(strata_grid *g, const double *lower, const double *upper);
-int strata_grid_copy(strata_grid *dst, const strata_grid *src);
+void strata_map_init(strata_map *g, const double *lower, const double *upper);
+int strata_map_copy(strata_map *dst, const strata_map *src);
 
-static inline int strata_grid_naxes(const strata_grid *g)
+static inline int strata_map_naxes(const strata_map *g)
 {
   return g->shared ? 1 : g->dim;
 }
 
-static inline const double *strata_grid_axis(const strata_grid *g, int d)
+static inline const double *strata_map_axis_edges(const strata_map *g, int d)
 {
   return g->edges + (size_t)(g->shared ? 0 : d) * (size_t)(g->ninc + 1);
 }
 
 /* y in (0,1)^dim to x in the box; returns the Jacobian (box volume included)
  * and, per axis, the increment that y fell in. */
-static inline double strata_grid_map(const strata_grid *g, const double *y,
+static inline double strata_map_apply(const strata_map *g, const double *y,
                                      double *x, int *inc)
 {
   double jac = 1.0;
   for (int d = 0; d < g->dim; d++)
-    inc[d] = strata_map_axis(strata_grid_axis(g, d), g->ninc, g->lower[d], g->width[d], y[d],
+    inc[d] = strata_map_axis(strata_map_axis_edges(g, d), g->ninc, g->lower[d], g->width[d], y[d],
                              &x[d], &jac);
   return jac;
 }
@@ -96,7 +96,7 @@ static inline double strata_grid_map(const strata_grid *g, const double *y,
  * each).  alpha damps the change; alpha = 0 leaves the map alone.  An
  * increment with fewer than STRATA_MAP_MIN_SAMPLES samples (maprefine.h)
  * keeps its width. */
-void strata_grid_refine(strata_grid *g, const double *wsum, const double *count,
+void strata_map_refine(strata_map *g, const double *wsum, const double *count,
                         double alpha);
 
 #ifdef __cplusplus

@@ -88,8 +88,8 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->backend = be;
   r->comm = comm;
   /* The adapting iterations' neval trains the map (frozen ones do not). */
-  const int ninc = strata_grid_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube);
-  r->grid = strata_grid_alloc(pr->dim, ninc, p->mode == STRATA_MODE_VEGAS1D);
+  const int ninc = strata_map_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube);
+  r->map = strata_map_alloc(pr->dim, ninc, p->mode == STRATA_MODE_VEGAS1D);
   /* With no adapting iteration every iteration is a frozen one. */
   const int64_t nfrozen = p->neval_frozen ? p->neval_frozen : p->neval;
   const int64_t nfirst = p->adapt_iters == 0 ? nfrozen : p->neval;
@@ -117,15 +117,15 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->hist = calloc((size_t)p->maxiter, sizeof *r->hist);
   r->ncomp = pr->ncomp > 1 ? pr->ncomp : 1;
   r->cweights = calloc((size_t)p->maxiter * (size_t)r->ncomp, sizeof(double));
-  if (!r->grid || !r->strat || !r->hist || !r->cweights) goto nomem;
+  if (!r->map || !r->strat || !r->hist || !r->cweights) goto nomem;
   if (r->ncomp > 1) {
     r->chist = calloc((size_t)p->maxiter * STRATA_CHIST_ROW(r->ncomp), sizeof(double));
     r->creport = calloc((size_t)p->maxiter * (size_t)r->ncomp *
                             (size_t)STRATA_COMP_ROW(r->ncomp), sizeof(double));
     if (!r->chist || !r->creport) goto nomem;
   }
-  strata_grid_init(r->grid, pr->lower, pr->upper);
-  size_t cells = (size_t)pr->dim * (size_t)r->grid->ninc;
+  strata_map_init(r->map, pr->lower, pr->upper);
+  size_t cells = (size_t)pr->dim * (size_t)r->map->ninc;
   int64_t ncell = r->strat->nhcube;
   if (r->qcells && r->qcells->nhcube > ncell) ncell = r->qcells->nhcube;
   r->buf = malloc(sizeof(double) * ((2 + comp_sums_per_cell(r->ncomp)) * (size_t)ncell +
@@ -150,7 +150,7 @@ nomem:
 void strata_run_free(strata_run *r)
 {
   if (!r) return;
-  strata_grid_free(r->grid);
+  strata_map_free(r->map);
   strata_strat_free(r->strat);
   strata_strat_free(r->qcells);
   strata_qmc_free(r->qmc);
@@ -749,7 +749,7 @@ static void sync_for_reading(const strata_run *r)
 const double *strata_run_edges(const strata_run *r)
 {
   sync_for_reading(r);
-  return r->grid->edges;
+  return r->map->edges;
 }
 
 void strata_run_state_get(const strata_run *r, strata_run_state *st)
@@ -758,9 +758,9 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st)
   st->itn = r->itn;
   st->neval_total = r->neval_total;
   st->time_s = r->time_s;
-  st->naxes = strata_grid_naxes(r->grid);
-  st->ninc = r->grid->ninc;
-  st->edges = r->grid->edges;
+  st->naxes = strata_map_naxes(r->map);
+  st->ninc = r->map->ninc;
+  st->edges = r->map->edges;
   st->nhcube = r->strat->nhcube;
   st->nh = r->strat->nh;
   st->hist = r->hist;
@@ -800,7 +800,7 @@ static int check_comp_state(const strata_run *r, const strata_run_state *st)
  * and a half-applied state would sample garbage without saying so. */
 static int check_state(const strata_run *r, const strata_run_state *st)
 {
-  const int naxes = strata_grid_naxes(r->grid), ninc = r->grid->ninc;
+  const int naxes = strata_map_naxes(r->map), ninc = r->map->ninc;
   if (st->naxes != naxes || st->ninc != ninc || st->nhcube != r->strat->nhcube)
     return strata_error(STRATA_EINVAL, "saved state does not fit this job: map %d x %d and "
                         "%lld hypercubes saved, %d x %d and %lld here", st->naxes, st->ninc,
@@ -808,7 +808,7 @@ static int check_state(const strata_run *r, const strata_run_state *st)
   if (st->itn < 0 || st->itn > r->params.maxiter)
     return strata_error(STRATA_EINVAL, "saved state holds %d iterations, more than "
                         "vegas.maxiter = %d", st->itn, r->params.maxiter);
-  const int bad = strata_grid_edges_bad_axis(st->edges, naxes, ninc);
+  const int bad = strata_map_edges_bad_axis(st->edges, naxes, ninc);
   if (bad)
     return strata_error(STRATA_EINVAL, "saved map of axis %d does not increase from 0 "
                         "to 1", bad);
@@ -852,9 +852,9 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
 {
   int rc = check_state(r, st);
   if (rc != STRATA_OK) return rc;
-  memcpy(r->grid->edges, st->edges,
+  memcpy(r->map->edges, st->edges,
          sizeof(double) * (size_t)st->naxes * (size_t)(st->ninc + 1));
-  r->grid->generation = strata_stamp_next(); /* devices holding a copy of the map re-upload it */
+  r->map->generation = strata_stamp_next(); /* devices holding a copy of the map re-upload it */
   strata_strat_restore(r->strat, st->nh);
   if (st->itn > 0) memcpy(r->hist, st->hist, sizeof *r->hist * (size_t)st->itn);
   if (st->itn > 0 && r->ncomp > 1)
@@ -871,8 +871,8 @@ uint64_t strata_run_state_hash(const strata_run *r)
 {
   sync_for_reading(r);
   uint64_t h = STRATA_HASH64_INIT;
-  const size_t nedges = (size_t)strata_grid_naxes(r->grid) * (size_t)(r->grid->ninc + 1);
-  h = strata_hash64(h, r->grid->edges, sizeof(double) * nedges);
+  const size_t nedges = (size_t)strata_map_naxes(r->map) * (size_t)(r->map->ninc + 1);
+  h = strata_hash64(h, r->map->edges, sizeof(double) * nedges);
   h = strata_hash64(h, r->strat->nh, sizeof(int64_t) * (size_t)r->strat->nhcube);
   for (int k = 0; k < r->itn; k++) { /* wall times differ by nature: left out */
     h = strata_hash64(h, &r->hist[k].integral, sizeof(double));
@@ -1051,8 +1051,8 @@ static void slice_bounds(const strata_run *r, const strata_strat *cells, int64_t
 int strata_run_sync(strata_run *r)
 {
   strata_strat_materialize(r->strat);
-  if (!r->grid->on_device && !r->strat->on_device) return STRATA_OK;
-  return r->backend->pull(r->backend, r->grid, r->strat);
+  if (!r->map->on_device && !r->strat->on_device) return STRATA_OK;
+  return r->backend->pull(r->backend, r->map, r->strat);
 }
 
 /* Whether the iteration after the coming one, should the run go on, is
@@ -1075,7 +1075,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   const int adapt = adapting(r, r->itn), qmc = qmc_points(r, r->itn);
   const strata_strat *cells = cells_of(r, r->itn);
   const int64_t nhc = cells->nhcube;
-  const size_t mapcells = (size_t)dim * (size_t)r->grid->ninc;
+  const size_t mapcells = (size_t)dim * (size_t)r->map->ninc;
   double t0 = now_s();
 
   const int nc = r->ncomp;
@@ -1127,7 +1127,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   }
 
   strata_sample_job job = {
-      .problem = &r->problem, .grid = r->grid, .strat = cells,
+      .problem = &r->problem, .map = r->map, .strat = cells,
       .qmc = qmc ? r->qmc : NULL,
       .seed = p->seed, .iteration = (uint32_t)r->itn, .adapt = adapt,
       .shift = sum_shift(r, cshift), .map_scale = map_scale(r), .h0 = h0, .h1 = h1,
@@ -1176,7 +1176,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   r->itn++;
 
   if (adapt) {
-    strata_adapt_job aj = {.grid = r->grid, .strat = r->strat, .alpha = p->alpha,
+    strata_adapt_job aj = {.map = r->map, .strat = r->strat, .alpha = p->alpha,
                            .reallocate = realloc, .wsum = wsum, .wcount = wcount,
                            .level = r->levels};
     if ((rc = r->backend->adapt(r->backend, &aj)) != STRATA_OK) return rc;

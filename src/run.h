@@ -26,7 +26,7 @@ typedef struct strata_run {
   strata_params params;
   strata_backend *backend;  /* borrowed */
   strata_comm *comm;        /* borrowed */
-  strata_grid *grid;
+  strata_map *map;
   strata_strat *strat;      /* hypercubes; plain and qmc: their cells */
   strata_qmc *qmc;          /* qmc, and the vegas modes with qmc_map: the point sets */
   strata_strat *qcells;     /* qmc_map: the cells of the frozen-map iterations */

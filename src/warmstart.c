@@ -32,24 +32,24 @@ int strata_run_start_from(strata_run *r, int naxes, int ninc, const double *edge
   if (r->itn > 0)
     return strata_error(STRATA_EINVAL, "a map can only start a run, not one at iteration %d",
                         r->itn);
-  const int want = strata_grid_naxes(r->grid);
+  const int want = strata_map_naxes(r->map);
   if (naxes != want)
     return strata_error(STRATA_EINVAL, "the map has %d ax%s, this job needs %d (%s)", naxes,
                         naxes == 1 ? "is" : "es", want,
                         want == 1 ? "vegas1d shares one map" : "one per dimension");
   if (ninc < 1)
     return strata_error(STRATA_EINVAL, "the map has %d increments", ninc);
-  const int bad = strata_grid_edges_bad_axis(edges, naxes, ninc);
+  const int bad = strata_map_edges_bad_axis(edges, naxes, ninc);
   if (bad)
     return strata_error(STRATA_EINVAL, "the map of axis %d does not increase from 0 to 1", bad);
   const int rc = strata_run_sync(r);
   if (rc != STRATA_OK) return rc;
-  const int n = r->grid->ninc;
+  const int n = r->map->ninc;
   for (int a = 0; a < naxes; a++)
     rebin_axis(edges + (size_t)a * (size_t)(ninc + 1), ninc,
-               r->grid->edges + (size_t)a * (size_t)(n + 1), n);
-  r->grid->generation = strata_stamp_next(); /* devices holding the old map upload this one */
-  r->grid->on_device = 0;
+               r->map->edges + (size_t)a * (size_t)(n + 1), n);
+  r->map->generation = strata_stamp_next(); /* devices holding the old map upload this one */
+  r->map->on_device = 0;
 
   strata_strat *s = r->strat;
   if (!nh || nhcube != s->nhcube || !strata_strat_moves(s)) return STRATA_OK;

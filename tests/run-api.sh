@@ -5,7 +5,11 @@
 # run` of the same job and seed; its resume after a kill -9 equals the
 # uninterrupted run bit for bit; the batch form equals the point form; the
 # integrand sees every point with the caller's data; the C++ and Fortran
-# examples equal the C one.  Where a GPU is visible, the cuda backend with
+# examples equal the C one.  keep.c stops from its callback and resumes with
+# a new maxiter and epsrel to the uninterrupted run's bits, its log reads
+# with `strata log` and draws with strata-plot, and a resume with another
+# width (the data's identity) is refused; callers of an unknown interface
+# or struct size are refused.  Where a GPU is visible, the cuda backend with
 # the integrand's source agrees with the CPU to 1e-12.
 set -u
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -18,7 +22,7 @@ FC=${FC:-}
 libdir=${libdir:-/usr/local/lib}
 # The C example is an MPI program (strata/strata_mpi.h is installed only
 # with MPI).
-if [ ! -f "$top_builddir/mpi/libstrata_core_la-comm_mpi.lo" ]; then
+if [ ! -f "$top_builddir/comm/libstrata_core_la-comm_mpi.lo" ]; then
   echo "SKIP: strata is built without MPI (the C example needs strata/strata_mpi.h)"
   exit 77
 fi
@@ -64,6 +68,7 @@ if [ -n "$FC" ]; then
 else
   fail "no Fortran compiler (configure found none: install gfortran)"
 fi
+$CC -O2 "$ex/keep.c" $flags -lm -o keep 2>build.log || { cat build.log; fail "keep.c does not build"; }
 ldd ./integrate | grep -q "$dest$libdir/libstrata.so" && ok || fail "the C example is not linked to the installed libstrata"
 
 # --- the C example and strata run: the same job, the same seed ------------------------
@@ -140,6 +145,97 @@ if [ -x integrate-f ]; then
   close "Fortran = C (integral)" "$(field integral "$f")" "$(field integral "$c")"
   close "Fortran = C (sigma)" "$(field sigma "$f")" "$(field sigma "$c")"
 fi
+
+# --- a run that keeps its results (keep.c): log, checkpoints, stop, resume ----------
+# Stopped from the callback after iteration 5 (a checkpoint every 3, and one
+# at the stop), resumed with a new maxiter and epsrel: the uninterrupted run
+# with those values, bit for bit.
+mkdir keep-a keep-b
+(cd keep-a && ../keep log.h5 ck.h5 --stop-after 5 >out 2>err) || fail "keep: stopped run: $(cat keep-a/err)"
+[ "$(field stopped "$(cat keep-a/out)")" = 1 ] && [ "$(field iterations "$(cat keep-a/out)")" = 5 ] &&
+  ok || fail "keep: the callback did not stop the run after iteration 5: $(cat keep-a/out)"
+[ -f keep-a/ck.h5 ] && ok || fail "keep: no checkpoint after the stop"
+vers=$(field version "$(cat keep-a/out)")
+[ "$vers" = "$(field library "$(cat keep-a/out)")" ] && ok ||
+  fail "keep: STRATA_VERSION_* say $vers, strata_version() $(field library "$(cat keep-a/out)")"
+# Without new_stop_keys the new maxiter is refused, naming the field to set
+# (not the program's --force), and the checkpoint is left alone.
+cp keep-a/ck.h5 keep-a/ck-before.h5
+(cd keep-a && ../keep log.h5 ck.h5 --resume --maxiter 14 --epsrel 1e-4 >out 2>err) &&
+  fail "keep: a new maxiter resumed without new_stop_keys"
+grep -q "vegas.maxiter = 12 in the checkpoint, 14 in keep.c: set strata_settings.new_stop_keys" keep-a/err &&
+  ! grep -q -- "--force" keep-a/err && ok || fail "keep: the refusal of a new maxiter: $(cat keep-a/err)"
+cmp -s keep-a/ck.h5 keep-a/ck-before.h5 && ok || fail "keep: a refused resume changed the checkpoint"
+# Another width is other data: refused, naming the identity.
+(cd keep-a && ../keep log.h5 ck.h5 --resume --width 600 >out 2>err) && fail "keep: another width resumed"
+grep -q "made for other data: the identity of the caller's data is 'gauss a=625' in the checkpoint, 'gauss a=600' in keep.c" keep-a/err &&
+  ok || fail "keep: the refusal of another width does not name the identity: $(cat keep-a/err)"
+(cd keep-a && ../keep log.h5 ck.h5 --resume --maxiter 14 --epsrel 1e-4 --new-stop-keys >out 2>err) ||
+  fail "keep: resume with new stop keys: $(cat keep-a/err)"
+grep -q "^itn  1 " keep-a/err && ok || fail "keep: the resume did not report the restored iterations"
+(cd keep-b && ../keep log.h5 ck.h5 --maxiter 14 --epsrel 1e-4 >out 2>err) || fail "keep: uninterrupted run"
+same "keep: stopped and resumed with new stop keys = uninterrupted" "$(cat keep-a/out)" "$(cat keep-b/out)"
+# The library's log reads with strata log, the same table as the
+# uninterrupted run's, and draws with strata-plot.
+"$STRATA" log keep-a/log.h5 --csv >log-a.csv 2>err || fail "strata log of the library's log: $(cat err)"
+"$STRATA" log keep-b/log.h5 --csv >log-b.csv 2>err || fail "strata log of the uninterrupted log: $(cat err)"
+rows=$(grep -c '^ *[0-9]' log-a.csv)
+[ "$rows" -eq "$(field iterations "$(cat keep-b/out)")" ] && ok ||
+  fail "strata log shows $rows rows, the run had $(field iterations "$(cat keep-b/out)") iterations"
+# (The CSV's columns of wall time differ between the two runs.)
+cut -d, -f1-8 log-a.csv >a3 && cut -d, -f1-8 log-b.csv >b3 && cmp -s a3 b3 && ok ||
+  fail "the resumed log's estimates, averages and counts differ from the uninterrupted one's"
+py=""
+for p in ${PYTHON:-python3 /usr/bin/python3}; do
+  if command -v "$p" >/dev/null && "$p" -c 'import h5py, numpy, matplotlib' 2>/dev/null; then py=$p; break; fi
+done
+if [ -n "$py" ]; then
+  MPLBACKEND=Agg "$py" "$srcdir/scripts/strata-plot" keep-a/log.h5 -o plot >err 2>&1 || fail "strata-plot of the library's log: $(cat err)"
+  for kind in estimate error map; do
+    [ "$(head -c 8 plot-$kind.png | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] && ok ||
+      fail "strata-plot did not draw plot-$kind.png from the library's log"
+  done
+else
+  echo "no python3 with h5py, numpy and matplotlib: strata-plot of the library's log not drawn"
+fi
+
+# --- callers' structs the library does not know are refused --------------------------
+cat >abi.c <<'C'
+#include <stdio.h>
+#include <string.h>
+#include <strata/strata.h>
+static void f(const double *x, int dim, void *user, double *out) { (void)x; (void)dim; (void)user; out[0] = 1; }
+int main(void)
+{
+  strata_problem pr;
+  memset(&pr, 0, sizeof pr);
+  pr.fu = f;
+  pr.dim = 2;
+  pr.upper[0] = pr.upper[1] = 1;
+  strata_params p;
+  strata_params_default(&p);
+  strata_integrator *s = NULL;
+  if (strata_integrator_alloc_checked(STRATA_INTERFACE + 1, sizeof pr, sizeof p, &pr, &p,
+                                      STRATA_BACKEND_CPU, NULL, &s) == STRATA_OK) return 1;
+  printf("newer: %s\n", strata_last_error());
+  if (strata_integrator_alloc_checked(STRATA_INTERFACE, sizeof pr + 8, sizeof p, &pr, &p,
+                                      STRATA_BACKEND_CPU, NULL, &s) == STRATA_OK) return 1;
+  printf("sizes: %s\n", strata_last_error());
+  if (strata_integrator_alloc(&pr, &p, STRATA_BACKEND_CPU, NULL, &s) != STRATA_OK) return 1;
+  strata_settings st;
+  memset(&st, 0, sizeof st); /* not made by strata_settings_init */
+  if (strata_integrator_settings(s, &st) == STRATA_OK) return 1;
+  printf("settings: %s\n", strata_last_error());
+  strata_integrator_free(s);
+  return 0;
+}
+C
+$CC -O2 abi.c $flags -o abi 2>build.log && ./abi >abi.out 2>&1 && ok ||
+  fail "a caller of another interface or struct size was not refused: $(cat build.log abi.out)"
+grep -q "^newer: .*built for strata interface 3, this libstrata .* has 1 to 2" abi.out &&
+  grep -q "^sizes: .*out of step with strata.h" abi.out &&
+  grep -q "^settings: .*not made by strata_settings_init" abi.out && ok ||
+  fail "the refusals do not say why: $(cat abi.out)"
 
 # --- the GPU, where there is one --------------------------------------------------------
 if nvidia-smi -L >/dev/null 2>&1; then

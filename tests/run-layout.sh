@@ -1,47 +1,92 @@
 #!/bin/sh
-# The layout's rules (README.md, "Layout"): src/ is the library's algorithm
-# and includes nothing of the program (app/), of io/, gpu/ or mpi/; the
-# rest of the library (compile/, io/, api/, mpi/) includes nothing of the
-# program.  A quoted include is resolved as the compiler would: beside the
-# including file first, then in the include directories.
+# The layout's rules (README.md, "Layout"), from the lowest layer up:
+#
+#   include/strata/  the public headers: include nothing else of strata
+#   comm/            the peers: the public headers and src/error.h
+#   src/             the algorithm: also comm/ (how it talks to its peers)
+#   compile/         users' integrands compiled at run time: also src/
+#   io/              checkpoints and logs: also comm/ and compile/
+#   gpu/             the CUDA backend: also comm/ and compile/
+#   api/             the public integrator: every layer of the library
+#   app/             the program: the public headers and its own
+#
+# A file that includes a folder its layer may not (a higher layer, or one
+# beside it) fails, and so does any circle of includes.  A quoted include
+# is resolved as the compiler resolves it: beside the including file first,
+# then in the include directories, in Makefile.am's order.
+#
+# LAYOUT_PART=lib checks the library alone, LAYOUT_PART=app the program
+# alone (tests/run-layout-app.sh), all both; the default is lib while the
+# program still reaches inside the library.
 set -u
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$srcdir" || exit 1
+part=${LAYOUT_PART:-lib}
 fails=0
+edges=$(mktemp)
+trap 'rm -f "$edges"' EXIT
 
-# where NAME FROM: the folder a quoted include of NAME from folder FROM resolves to.
+# where NAME FROM: the file a quoted include of NAME from folder FROM is.
 where() {
-  if [ -f "$2/$1" ]; then echo "$2"; return; fi
-  for d in src compile io app gpu mpi api; do
-    if [ -f "$d/$1" ]; then echo "$d"; return; fi
+  if [ -f "$2/$1" ]; then echo "$2/$1"; return; fi
+  for d in include src comm compile io api app gpu; do
+    if [ -f "$d/$1" ]; then echo "$d/$1"; return; fi
   done
   echo "?"
 }
 
-# check FOLDER FORBIDDEN...: no file of FOLDER includes a file of a forbidden folder.
+# sources FOLDER: its C, C++ and CUDA files.
+sources() {
+  find "$1" \( -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' \) -type f | sort
+}
+
+# check FOLDER ALLOWED...: every quoted include of FOLDER's files lies in
+# an allowed folder; records the includes for the circle check.
 check() {
   folder=$1; shift
-  for f in $(find "$folder" -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' | sort); do
+  for f in $(sources "$folder"); do
     dir=$(dirname "$f")
     for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
       to=$(where "$inc" "$dir")
-      to=${to%%/*}
-      for bad in "$@"; do
-        if [ "$to" = "$bad" ]; then
-          echo "FAIL: $f includes \"$inc\" from $bad/"
-          fails=$((fails + 1))
-        fi
-      done
+      if [ "$to" = "?" ]; then
+        echo "FAIL: $f includes \"$inc\", which is no file of the tree"
+        fails=$((fails + 1))
+        continue
+      fi
+      echo "$f $to" >>"$edges"
+      top=${to%%/*}
+      ok=0
+      for a in "$@"; do [ "$top" = "$a" ] && ok=1; done
+      # comm/ takes the library's error reporting from src/, nothing else.
+      [ "$folder" = comm ] && [ "$to" = src/error.h ] && ok=1
+      if [ $ok -eq 0 ]; then
+        echo "FAIL: $f includes \"$inc\" ($to): $folder/ may include only $*"
+        fails=$((fails + 1))
+      fi
     done
   done
 }
 
-check src app io gpu mpi api compile
-check compile app io gpu mpi api
-check io app gpu mpi api
-check mpi app io gpu api
-check api app
-check gpu app io mpi api
+if [ "$part" != app ]; then
+  check include include
+  check comm include comm
+  check src include src comm
+  check compile include src compile
+  check io include src comm compile io
+  check gpu include src comm compile gpu
+  check api include src comm compile io gpu api
+fi
+if [ "$part" != lib ]; then
+  check app include app
+fi
 
-echo "layout: $fails violation(s)"
+# Any circle of includes, whatever the folders (tsort names one).
+if ! tsort "$edges" >/dev/null 2>"$edges.loop"; then
+  echo "FAIL: a circle of includes:"
+  sed 's/^/  /' "$edges.loop"
+  fails=$((fails + 1))
+fi
+rm -f "$edges.loop"
+
+echo "layout ($part): $fails violation(s)"
 [ $fails -eq 0 ]

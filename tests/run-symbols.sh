@@ -1,7 +1,7 @@
 #!/bin/sh
 # libstrata exports its public API and nothing else: every symbol that
 # `nm -D --defined-only libstrata.so` lists is a function declared in the
-# installed headers (src/strata/*.h), and every function they declare is
+# installed headers (include/strata/*.h), and every function they declare is
 # exported.
 set -u
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -20,7 +20,7 @@ nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVWiu]$/ {sub(/@.*/, "", $3); prin
 # comments; typedefs of function pointers and the inline helpers of the
 # integrand prelude (STRATA_INLINE, compiled into user code) are not the
 # library's.
-sed -e 's:/\*.*\*/::g' -e '/\/\*/,/\*\//d' "$srcdir"/src/strata/*.h |
+sed -e 's:/\*.*\*/::g' -e '/\/\*/,/\*\//d' "$srcdir"/include/strata/*.h |
   grep '^[a-z]' | grep -v -e '^typedef' -e 'STRATA_INLINE' -e '^static' |
   grep -o '\bstrata_[a-z0-9_]*[[:space:]]*(' | sed 's/[[:space:]]*($//' | sort -u >"$tmp/declared"
 
@@ -31,7 +31,7 @@ for s in $(comm -23 "$tmp/exported" "$tmp/declared"); do
 done
 for s in $(comm -13 "$tmp/exported" "$tmp/declared"); do
   # strata_mpi.h is installed, and its function built, only with MPI.
-  if [ "$s" = strata_comm_mpi ] && [ ! -f "$top_builddir/mpi/libstrata_core_la-comm_mpi.lo" ]; then
+  if [ "$s" = strata_comm_mpi ] && [ ! -f "$top_builddir/comm/libstrata_core_la-comm_mpi.lo" ]; then
     continue
   fi
   echo "FAIL: $s is declared in a public header but libstrata.so does not export it"

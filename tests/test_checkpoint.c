@@ -307,8 +307,8 @@ START_TEST(test_damaged)
   long n;
   char *b = slurp(path, &n);
   /* In the map's raw data (Fletcher-32): an interior edge of axis 1. */
-  const double *e = f.r->grid->edges;
-  long at = find(b, n, &e[f.r->grid->ninc / 2], sizeof(double));
+  const double *e = f.r->map->edges;
+  long at = find(b, n, &e[f.r->map->ninc / 2], sizeof(double));
   ck_assert(at > 0);
   b[at + 3] ^= 0x10;
   spit(bad, b, n);

@@ -190,7 +190,7 @@ START_TEST(test_tiny_values_train_the_map)
   cpu_run c = cube_run(tiny_peak, "tiny_peak", 3, 4);
   for (int k = 0; k < 4; k++) ck_assert(strata_run_step(c.r, NULL) == STRATA_OK);
   const double *e = strata_run_edges(c.r);
-  const int n = c.r->grid->ninc;
+  const int n = c.r->map->ninc;
   int i = 0;
   while (e[i + 1] < 0.5) i++;
   ck_assert_msg(e[i + 1] - e[i] < 0.5 / n, "the increment at the peak is %g wide (%d increments)",

@@ -789,7 +789,7 @@ static int compile_c(const char *cc, const char *lang_flags, const char *src, ch
 {
   char cmd[2048];
   snprintf(cmd, sizeof cmd,
-           "%s %s -Wall -Wextra -Werror -pedantic -Wshadow -Wconversion -O2 -I'%s/src' "
+           "%s %s -Wall -Wextra -Werror -pedantic -Wshadow -Wconversion -O2 -I'%s/include' "
            "-c '%s' -o '%s.o' > '%s.log' 2>&1",
            cc, lang_flags, STRATA_TEST_SRCDIR, src, src, src);
   int rc = system(cmd);
@@ -855,7 +855,7 @@ START_TEST(test_prelude_nvrtc)
   void *prog = NULL;
   ck_assert_int_eq(create(&prog, user_code, "user.cu", 0, NULL, NULL), 0);
   char inc[512];
-  snprintf(inc, sizeof inc, "-I%s/src", STRATA_TEST_SRCDIR);
+  snprintf(inc, sizeof inc, "-I%s/include", STRATA_TEST_SRCDIR);
   const char *opts[] = {"-std=c++17", "-default-device", inc};
   int rc = compile(prog, 3, opts);
   size_t n = 0;

@@ -5,6 +5,8 @@ module strata
   use, intrinsic :: iso_c_binding
   implicit none
 
+  ! The interface of strata.h these types follow (STRATA_INTERFACE).
+  integer(c_int), parameter :: STRATA_INTERFACE = 2
   integer(c_int), parameter :: STRATA_OK = 0
   integer(c_int), parameter :: STRATA_MAX_DIM = 32, STRATA_MAX_PARAMS = 16, STRATA_MAX_COMP = 8
   integer(c_int), parameter :: STRATA_MODE_VEGASPLUS = 0, STRATA_MODE_VEGAS = 1, &
@@ -67,16 +69,19 @@ module strata
        type(strata_params), intent(out) :: p
      end subroutine strata_params_default
 
-     ! comm: c_null_ptr (this process alone).  s: the integrator.
-     integer(c_int) function strata_integrator_alloc(pr, p, backend, comm, s) &
-          bind(C, name="strata_integrator_alloc")
-       import :: strata_problem, strata_params, c_int, c_ptr
+     ! Called through strata_integrator_alloc below, which passes this
+     ! module's interface and struct sizes for the library to check.
+     integer(c_int) function c_integrator_alloc(iface, problem_size, params_size, &
+          pr, p, backend, comm, s) bind(C, name="strata_integrator_alloc_checked")
+       import :: strata_problem, strata_params, c_int, c_ptr, c_size_t
+       integer(c_int), value :: iface
+       integer(c_size_t), value :: problem_size, params_size
        type(strata_problem), intent(in) :: pr
        type(strata_params), intent(in) :: p
        integer(c_int), value :: backend
        type(c_ptr), value :: comm
        type(c_ptr), intent(out) :: s
-     end function strata_integrator_alloc
+     end function c_integrator_alloc
 
      subroutine strata_integrator_free(s) bind(C, name="strata_integrator_free")
        import :: c_ptr
@@ -111,6 +116,18 @@ module strata
   end interface
 
 contains
+
+  ! comm: c_null_ptr (this process alone).  s: the integrator.  The library
+  ! refuses types whose sizes are not strata.h's.
+  integer(c_int) function strata_integrator_alloc(pr, p, backend, comm, s)
+    type(strata_problem), intent(in) :: pr
+    type(strata_params), intent(in) :: p
+    integer(c_int), value :: backend
+    type(c_ptr), value :: comm
+    type(c_ptr), intent(out) :: s
+    strata_integrator_alloc = c_integrator_alloc(STRATA_INTERFACE, c_sizeof(pr), c_sizeof(p), &
+         pr, p, backend, comm, s)
+  end function strata_integrator_alloc
 
   ! The message of the last error, as a Fortran string.
   function strata_last_error() result(msg)

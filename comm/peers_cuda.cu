@@ -1,6 +1,6 @@
-/* The GPU ranks' exchange (peers.h): NCCL on the devices, or host memory
+/* The GPU ranks' exchange (peers_cuda.h): NCCL on the devices, or host memory
  * over the run's communicator. */
-#include "peers.h"
+#include "peers_cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,9 @@
  * What to integrate is a strata_problem, how a strata_params.  One call
  * integrates on the CPU (strata_integrate); a strata_integrator does the
  * rest: a backend (cpu, cuda), peers (strata/strata_mpi.h), stepping,
- * checkpoints, maps.  doc/api.md has an example of each. */
+ * checkpoints, maps, and with strata_settings a run that keeps its results
+ * (convergence log, checkpoint cadence, resume, stop requests).
+ * doc/api.md has an example of each. */
 #ifndef STRATA_STRATA_H
 #define STRATA_STRATA_H
 
@@ -16,6 +18,19 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The release this header belongs to (strata_version() is the library's:
+ * the two differ when a program runs with another libstrata than it was
+ * built with). */
+#define STRATA_VERSION_MAJOR 0
+#define STRATA_VERSION_MINOR 1
+#define STRATA_VERSION_PATCH 0
+/* The interface this header describes: the layouts of the structs a caller
+ * allocates.  strata_integrator_alloc and strata_settings_init hand it to
+ * the library with the structs' sizes, and the library refuses a caller
+ * whose structs it does not know (a header newer than the library, or a
+ * binding such as examples/api/strata.f90 out of step with this file). */
+#define STRATA_INTERFACE 2
 
 #define STRATA_MAX_DIM 32
 #define STRATA_MAX_PARAMS 16
@@ -270,6 +285,16 @@ typedef struct strata_integrator strata_integrator;
 int strata_integrator_alloc(const strata_problem *pr, const strata_params *p,
                             strata_backend_kind backend, strata_comm *comm,
                             strata_integrator **out);
+/* What strata_integrator_alloc calls, with the caller's interface and
+ * struct sizes (the macro below fills them in; bindings to other languages
+ * pass their own). */
+int strata_integrator_alloc_checked(int interface, size_t problem_size, size_t params_size,
+                                    const strata_problem *pr, const strata_params *p,
+                                    strata_backend_kind backend, strata_comm *comm,
+                                    strata_integrator **out);
+#define strata_integrator_alloc(pr, p, backend, comm, out)                                  \
+  strata_integrator_alloc_checked(STRATA_INTERFACE, sizeof(strata_problem),                \
+                                  sizeof(strata_params), (pr), (p), (backend), (comm), (out))
 void strata_integrator_free(strata_integrator *s);
 /* "cpu" or "cuda": what auto chose. */
 const char *strata_integrator_backend(const strata_integrator *s);
@@ -278,9 +303,88 @@ int strata_integrator_step(strata_integrator *s, strata_iteration *it);
 /* Nonzero once converged or out of iterations or evaluations. */
 int strata_integrator_finished(const strata_integrator *s);
 /* Steps until finished, calling progress (may be NULL) after each
- * iteration with ctx; res (may be NULL) receives the result. */
+ * iteration with ctx; res (may be NULL) receives the result.  With
+ * settings (strata_integrator_settings) it is strata_integrator_run with a
+ * progress that never asks to stop. */
 int strata_integrator_integrate(strata_integrator *s, strata_iteration_cb progress, void *ctx,
                                 strata_result *res);
+
+/* ---- a run that keeps its results: log, checkpoints, resume, stop ------------------- */
+
+/* What a run keeps besides its result, for strata_integrator_run.  The
+ * caller allocates it and fills it after strata_settings_init. */
+typedef struct {
+  size_t size;              /* sizeof (strata_settings): set by strata_settings_init */
+  int interface;            /* STRATA_INTERFACE: set by strata_settings_init */
+  /* The convergence log (HDF5, doc/file-formats.md), written by rank 0: a
+   * row per iteration, flushed as it goes; `strata log` prints it and
+   * strata-plot draws it.  NULL: none.  A log already there is never
+   * overwritten (unless the run resumes, and then it is continued). */
+  const char *log;
+  int log_map;              /* a map snapshot every this many iterations; 0: at the end */
+  /* The checkpoint (as strata_integrator_save writes it): after every
+   * checkpoint_every iterations and/or every checkpoint_every_s seconds
+   * (0: not by that measure), at the end, and when the run stops on a
+   * request.  NULL: none.  A second run on it waits for nothing: it is
+   * refused (a lock beside it, PATH.lock). */
+  const char *checkpoint;
+  int checkpoint_every;
+  double checkpoint_every_s;
+  /* STRATA_RESUME_NO: a checkpoint already there is an error (never
+   * overwritten); _YES: continue from it (it must exist); _AUTO: continue
+   * from it where it exists, else start. */
+  int resume;
+  /* A resumed run takes this integrator's values of the keys that only
+   * decide when to stop and which iterations to average (maxiter,
+   * maxeval, skip, epsrel, epsabs, min_q) instead of refusing a
+   * checkpoint that has others: the continued run equals an uninterrupted
+   * one run with the new values. */
+  int new_stop_keys;
+  /* After every iteration, compare every rank's state (a hash) and stop
+   * with an error naming the first rank that differs (debugging). */
+  int check_ranks;
+  /* What the caller's data is (strata_problem.user: a width, a file's
+   * hash), up to 256 printable characters: recorded in the checkpoint and
+   * the log, and a resume whose identity differs is refused, naming it.
+   * NULL: none (the data's address is never compared). */
+  const char *identity;
+  /* A name for the run in messages and in the log ("(libstrata)" if NULL). */
+  const char *name;
+  /* Progress on stderr (rank 0): resume, checkpoints written. */
+  int verbose;
+} strata_settings;
+
+enum { STRATA_RESUME_NO = 0, STRATA_RESUME_YES = 1, STRATA_RESUME_AUTO = 2 };
+
+/* No log, no checkpoint, no resume. */
+#define strata_settings_init(st) strata_settings_init_checked((st), STRATA_INTERFACE, sizeof(strata_settings))
+void strata_settings_init_checked(strata_settings *st, int interface, size_t size);
+
+/* Gives s the settings (copied, strings too) before its first iteration. */
+int strata_integrator_settings(strata_integrator *s, const strata_settings *st);
+
+/* The progress of strata_integrator_run: 0 goes on, nonzero stops the run
+ * after this iteration (any rank's nonzero stops every rank), with a
+ * checkpoint where the settings have one. */
+typedef int (*strata_progress_cb)(const strata_iteration *it, void *ctx);
+
+/* Runs to the end, or to a stop: resumes where the settings say (progress
+ * then receives the restored iterations first, as they were first
+ * reported), logs every iteration, checkpoints when due.  res (may be
+ * NULL) receives the result, also of a stopped run (the result so far).
+ * A file that cannot be written after the last iteration (the final
+ * checkpoint, the log's last word) is an error returned with the result
+ * in res. */
+int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, void *ctx,
+                          strata_result *res);
+/* Nonzero when the last run stopped on a request (strata_request_stop or
+ * progress) before it finished; its checkpoint, where there is one, holds
+ * it, and a run with resume continues it. */
+int strata_integrator_stopped(const strata_integrator *s);
+/* Asks every run of this process to stop after its current iteration.
+ * Async-signal-safe: a SIGTERM handler may call it.  The run that sees
+ * the request clears it (also one that finished with that iteration). */
+void strata_request_stop(void);
 /* The result so far: integral, sigma, chi2/dof, Q, per component. */
 int strata_integrator_result(const strata_integrator *s, strata_result *res);
 

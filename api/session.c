@@ -1,6 +1,7 @@
 #include "session.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,24 @@
 #include "map.h"
 #include "mapfile.h"
 #include "runlog.h"
-#include "stop.h"
 #include "warmstart.h"
+
+const strata_session_words strata_session_program_words = {
+    "--resume", "run.resume", "run.resume = auto", "--force", "run.checkpoint", "run.log",
+    "vegas.map"};
+const strata_session_words strata_session_library_words = {
+    "strata_settings.resume", "strata_settings.resume", "STRATA_RESUME_AUTO",
+    "strata_settings.new_stop_keys", "strata_settings.checkpoint", "strata_settings.log",
+    "strata_integrator_set_map"};
+
+/* Set from a signal handler: nothing but a store to a lock-free flag. */
+static volatile sig_atomic_t stop_asked;
+
+void strata_request_stop(void) { stop_asked = 1; }
+
+int strata_stop_pending(void) { return stop_asked != 0; }
+
+static int present(const char *path) { return path && path[0]; }
 
 static double now_s(void)
 {
@@ -62,13 +79,13 @@ static int same_file(const char *a, const char *b)
 
 /* Rank 0: what the files allow.  Never writes: a refusal leaves every file
  * as it was. */
-static int decide(strata_session *s, int *resume, strata_checkpoint **ck)
+static int decide(strata_session *s, const strata_run *r, int *resume, strata_checkpoint **ck)
 {
-  const strata_job *job = s->job;
-  const char *cp = job->checkpoint[0] ? job->checkpoint : NULL;
-  const char *lp = job->log[0] ? job->log : NULL;
-  int want = s->resume || job->resume == STRATA_RESUME_YES;
-  int autom = job->resume == STRATA_RESUME_AUTO;
+  const strata_session_words *w = s->words;
+  const char *cp = present(s->checkpoint) ? s->checkpoint : NULL;
+  const char *lp = present(s->log) ? s->log : NULL;
+  int want = s->resume_asked || s->resume == STRATA_RESUME_YES;
+  int autom = s->resume == STRATA_RESUME_AUTO;
   *resume = 0;
   /* Before anything looks at the checkpoint or its temporary files: a
    * second run on it, even one that is refused, must touch nothing. */
@@ -78,19 +95,19 @@ static int decide(strata_session *s, int *resume, strata_checkpoint **ck)
     strata_atomic_sweep(cp);
   }
   if (cp && lp && same_file(cp, lp))
-    return strata_error(STRATA_EINVAL, "%s: run.log and run.checkpoint name the same file "
-                        "'%s'", job->source, cp);
+    return strata_error(STRATA_EINVAL, "%s: %s and %s name the same file '%s'", s->name, w->log,
+                        w->checkpoint, cp);
   if (!cp && (want || autom))
-    return strata_error(STRATA_EINVAL, "%s: %s needs run.checkpoint (the file to resume from)",
-                        job->source, s->resume ? "--resume" : "run.resume");
+    return strata_error(STRATA_EINVAL, "%s: %s needs %s (the file to resume from)", s->name,
+                        s->resume_asked ? w->resume : w->resume_key, w->checkpoint);
   int exists = cp && access(cp, F_OK) == 0;
   if (cp && want && !exists)
     return strata_error(STRATA_EIO, "%s: no checkpoint to resume from (%s)", cp,
                         "No such file or directory");
   if (cp && exists && !want && !autom)
     return strata_error(STRATA_EIO, "%s: a checkpoint exists already: continue it with "
-                        "--resume (or run.resume = auto), or move it away; strata does not "
-                        "overwrite it", cp);
+                        "%s (or %s), or move it away; strata does not overwrite it", cp,
+                        w->resume, w->resume_auto);
   if (lp && !(exists || autom) && access(lp, F_OK) == 0)
     return strata_error(STRATA_EIO, "%s: the log exists already; strata does not overwrite "
                         "logs (move it away, or resume the run that wrote it)", lp);
@@ -98,12 +115,10 @@ static int decide(strata_session *s, int *resume, strata_checkpoint **ck)
   if (rc != STRATA_OK || !exists) return rc;
   rc = strata_checkpoint_read(cp, ck);
   if (rc == STRATA_OK)
-    rc = strata_jobdef_compare((*ck)->definition, s->definition, s->force, cp, "checkpoint",
-                               job->source);
-  if (rc == STRATA_OK) {
-    const int ninc = strata_grid_ninc_for(job->p.ninc, job->p.neval, job->dim, job->p.max_nhcube);
-    rc = strata_checkpoint_check_version(*ck, cp, ninc, job->p.neval, job->dim);
-  }
+    rc = strata_jobdef_compare_as((*ck)->definition, s->definition, s->force, w->override, cp,
+                                  "checkpoint", s->name);
+  if (rc == STRATA_OK)
+    rc = strata_checkpoint_check_version(*ck, cp, r->map->ninc, r->params.neval, r->problem.dim);
   *resume = rc == STRATA_OK;
   return rc;
 }
@@ -207,17 +222,16 @@ typedef struct {
  * that a checkpoint is continued only from the same start). */
 static int share_map(strata_session *s, given_map *g)
 {
-  const strata_job *job = s->job;
   const int root = s->comm->rank == 0;
   strata_mapfile *m = NULL;
   int rc = STRATA_OK;
   if (root) {
-    rc = strata_mapfile_read(job->map, &m);
+    rc = strata_mapfile_read(s->map, &m);
     if (rc == STRATA_OK) rc = strata_mapfile_fits(m, s->definition);
     if (rc != STRATA_OK) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", strata_last_error());
-      rc = strata_error(rc, "%s: vegas.map = '%s': %s", job->source, job->map, msg);
+      rc = strata_error(rc, "%s: vegas.map = '%s': %s", s->name, s->map, msg);
     }
   }
   rc = agree_status(s, rc);
@@ -241,7 +255,7 @@ static int share_map(strata_session *s, given_map *g)
     for (size_t h = 0; h < (size_t)m->nhcube; h++) g->buf[nedges + h] = (double)m->nh[h];
     if (s->verbose)
       fprintf(stderr, "strata: starting from the map of %s (a %s, after iteration %d: %d x %d "
-              "edges%s)\n", job->map, m->kind, m->itn, m->naxes, m->ninc,
+              "edges%s)\n", s->map, m->kind, m->itn, m->naxes, m->ninc,
               m->nhcube ? ", and its allocation where the hypercubes match" : "");
   }
   strata_mapfile_free(m);
@@ -270,59 +284,78 @@ static int start_from_map(strata_session *s, strata_run *r, const given_map *g)
   if (rc != STRATA_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", strata_last_error());
-    return strata_error(rc, "%s: vegas.map = '%s': %s", s->job->source, s->job->map, msg);
+    return strata_error(rc, "%s: vegas.map = '%s': %s", s->name, s->map, msg);
   }
   if (s->verbose && s->comm->rank == 0)
     fprintf(stderr, "strata: the map %s, the allocation %s\n",
-            g->ninc == r->grid->ninc ? "as it was" : "rebinned to this job's ninc",
+            g->ninc == r->map->ninc ? "as it was" : "rebinned to this job's ninc",
             took ? "too (the same hypercubes)" : "even (as in any first iteration)");
   return STRATA_OK;
 }
 
 static void runlog_info(const strata_session *s, const strata_run *r, strata_runlog_info *li)
 {
-  const strata_job *job = s->job;
-  int threads = job->p.nthreads;
+  int threads = s->threads;
 #ifdef _OPENMP
   if (threads == 0) threads = omp_get_max_threads();
 #endif
   *li = (strata_runlog_info){
-      .job = job->source,
+      .job = s->name,
       .definition = s->definition,
       .integrand = r->problem.name,
       .mode = strata_mode_name(r->params.mode),
       .backend = s->backend,
       .host = s->host,
-      .checkpoint = job->checkpoint,
+      .checkpoint = present(s->checkpoint) ? s->checkpoint : "",
+      .override = s->words->override,
       .dim = r->problem.dim,
       .ranks = s->comm->size,
       .gpus = !strcmp(s->backend, "cuda") ? s->comm->size : 0,
       .threads = threads,
       .exact = s->exact,
-      .naxes = strata_grid_naxes(r->grid),
-      .ninc = r->grid->ninc,
+      .naxes = strata_map_naxes(r->map),
+      .ninc = r->map->ninc,
       .ncomp = r->ncomp};
 }
 
 static int open_log(strata_session *s, strata_run *r, int resumed)
 {
-  const strata_job *job = s->job;
   strata_runlog_info li;
   runlog_info(s, r, &li);
-  if (!resumed && job->resume != STRATA_RESUME_AUTO)
-    return strata_runlog_create(job->log, &li, &s->log);
+  if (!resumed && s->resume != STRATA_RESUME_AUTO)
+    return strata_runlog_create(s->log, &li, &s->logf);
   char notice[STRATA_PATH_MAX + 1024];
-  int rc = strata_runlog_resume(job->log, &li, s->force, s->rows, resumed ? s->nrows : 0,
-                                &s->log, notice, (int)sizeof notice);
-  if (rc == STRATA_OK && notice[0]) fprintf(stderr, "strata: note: %s\n", notice);
+  int rc = strata_runlog_resume(s->log, &li, s->force, s->rows, resumed ? s->nrows : 0,
+                                &s->logf, notice, (int)sizeof notice);
+  if (rc == STRATA_OK && notice[0] && (s->notes || s->verbose))
+    fprintf(stderr, "strata: note: %s\n", notice);
   return rc;
+}
+
+int strata_session_define(const strata_run *r, const char *identity, const char *name,
+                          char *buf, size_t len)
+{
+  int rc = strata_jobdef_text(&r->problem, &r->params, buf, len);
+  if (rc != STRATA_OK || !identity) return rc;
+  size_t n = strlen(identity);
+  if (n == 0 || n > 256)
+    return strata_error(STRATA_EINVAL, "%s: the identity of the caller's data must be 1 to 256 "
+                        "characters, not %zu", name, n);
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)identity[i] < 0x20 || identity[i] == 0x7f)
+      return strata_error(STRATA_EINVAL, "%s: the identity of the caller's data holds a "
+                          "control character (byte %zu)", name, i + 1);
+  size_t used = strlen(buf);
+  if (used + n + 32 >= len)
+    return strata_error(STRATA_EINVAL, "%s: the run's definition is too long", name);
+  snprintf(buf + used, len - used, "integral.identity = %s\n", identity);
+  return STRATA_OK;
 }
 
 int strata_session_open(strata_session *s, strata_run *r)
 {
-  const strata_job *job = s->job;
   const int root = s->comm->rank == 0;
-  s->log = NULL;
+  s->logf = NULL;
   s->rows = NULL;
   s->nrows = 0;
   s->ran = 0;
@@ -331,16 +364,18 @@ int strata_session_open(strata_session *s, strata_run *r)
   s->whole = 0;
   s->late_rc = 0;
   s->agreed = 1;
-  /* Caught since start-up; a job without a checkpoint has nothing to save
-   * from here on, so the signals end it as they would any program. */
-  if (!job->checkpoint[0]) strata_stop_uninstall();
   s->lockfd = -1;
-  strata_comm_where(s->comm, s->host, sizeof s->host);
-  int rc = strata_jobdef_text(&r->problem, &r->params, s->definition, sizeof s->definition);
+  if (!s->words) s->words = &strata_session_library_words;
+  if (!s->host || !s->host[0]) {
+    if (gethostname(s->hostbuf, sizeof s->hostbuf) != 0) s->hostbuf[0] = '\0';
+    s->hostbuf[sizeof s->hostbuf - 1] = '\0';
+    s->host = s->hostbuf;
+  }
+  int rc = strata_session_define(r, s->identity, s->name, s->definition, sizeof s->definition);
   if (rc != STRATA_OK) return rc; /* the same on every rank */
 
   given_map map = {0};
-  if (job->map[0]) {
+  if (present(s->map)) {
     rc = share_map(s, &map);
     if (rc != STRATA_OK) {
       free(map.buf);
@@ -350,7 +385,7 @@ int strata_session_open(strata_session *s, strata_run *r)
 
   int resume = 0;
   strata_checkpoint *ck = NULL;
-  if (root) rc = decide(s, &resume, &ck);
+  if (root) rc = decide(s, r, &resume, &ck);
   double v[2] = {root ? (double)rc : 0.0, root ? (double)resume : 0.0};
   rc = agree(s, v, 2);
   if (rc != STRATA_OK || v[0] != 0.0) {
@@ -361,7 +396,7 @@ int strata_session_open(strata_session *s, strata_run *r)
   }
   resume = v[1] != 0.0;
   /* A resumed run has its state; the map only started it. */
-  if (!resume && job->map[0]) rc = start_from_map(s, r, &map);
+  if (!resume && present(s->map)) rc = start_from_map(s, r, &map);
   free(map.buf);
   if (rc != STRATA_OK) {
     strata_checkpoint_free(ck);
@@ -373,11 +408,11 @@ int strata_session_open(strata_session *s, strata_run *r)
     if (rc != STRATA_OK && s->agreed) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", strata_last_error());
-      rc = strata_error(rc, "%s: %s", job->checkpoint, msg);
+      rc = strata_error(rc, "%s: %s", s->checkpoint, msg);
     }
     if (rc == STRATA_OK && root && s->verbose) {
       fprintf(stderr, "strata: resuming from %s after iteration %d (written %s by strata %s "
-              "on %d rank%s, backend %s)\n", job->checkpoint, r->itn, ck->created,
+              "on %d rank%s, backend %s)\n", s->checkpoint, r->itn, ck->created,
               ck->strata_version, ck->ranks, ck->ranks == 1 ? "" : "s", ck->backend);
       fflush(stderr);
     }
@@ -386,13 +421,9 @@ int strata_session_open(strata_session *s, strata_run *r)
   }
 
   rc = STRATA_OK;
-  if (root && job->log[0]) rc = open_log(s, r, resume);
+  if (root && present(s->log)) rc = open_log(s, r, resume);
   rc = agree_status(s, rc);
   if (rc != STRATA_OK) return rc;
-  if (job->checkpoint[0] && strata_stop_install() != 0) {
-    s->agreed = 0;
-    return strata_error(STRATA_EINVAL, "cannot catch SIGTERM and SIGUSR1");
-  }
   s->last_checkpoint = now_s();
   return STRATA_OK;
 }
@@ -409,29 +440,28 @@ static int settle_checkpoint(strata_session *s)
   if (s->verbose)
     fprintf(stderr, "strata: checkpoint after iteration %d synced to disk in %.4f s (in the "
             "background)\n", s->pending_itn, secs);
-  return s->log ? strata_runlog_checkpointed(s->log, s->pending_itn) : STRATA_OK;
+  return s->logf ? strata_runlog_checkpointed(s->logf, s->pending_itn) : STRATA_OK;
 }
 
 /* The iteration loop waits only while the state is copied into the
  * temporary file; fsync and rename go on during the next iteration.  At the
- * end of a session (finished, or stopped by a signal) the checkpoint is
- * complete before the process exits. */
+ * end of a session (finished, or stopped) the checkpoint is complete
+ * before the process exits. */
 static int write_checkpoint(strata_session *s, const strata_run *r, int last)
 {
-  const strata_job *job = s->job;
   int rc = settle_checkpoint(s);
   if (rc != STRATA_OK) return rc;
-  strata_ckpt_info info = {s->definition, job->source, s->backend, s->host, s->comm->size,
-                           job->p.nthreads};
+  strata_ckpt_info info = {s->definition, s->name, s->backend, s->host, s->comm->size,
+                           s->threads};
   double secs = 0.0;
   size_t bytes = 0;
-  rc = strata_checkpoint_start(job->checkpoint, r, &info, &s->pending, &secs, &bytes);
+  rc = strata_checkpoint_start(s->checkpoint, r, &info, &s->pending, &secs, &bytes);
   if (rc != STRATA_OK) return rc;
   s->pending_itn = r->itn;
   s->last_checkpoint = now_s();
   if (s->verbose)
     fprintf(stderr, "strata: checkpoint after iteration %d written to %s: %.2f MB in %.4f s\n",
-            r->itn, job->checkpoint, (double)bytes / 1e6, secs);
+            r->itn, s->checkpoint, (double)bytes / 1e6, secs);
   return last ? settle_checkpoint(s) : STRATA_OK;
 }
 
@@ -454,43 +484,50 @@ static int keep_late(strata_session *s, int rc)
 static int record(strata_session *s, const strata_run *r, const strata_iteration *it,
                   const double *rank_s, int stop, int finished)
 {
-  const strata_job *job = s->job;
   int rc = STRATA_OK;
-  if (s->log) {
-    rc = strata_runlog_append(s->log, it, r->time_s, rank_s, s->comm->size);
-    if (rc == STRATA_OK && job->log_map > 0 && r->itn % job->log_map == 0)
-      rc = strata_runlog_map(s->log, r->itn, strata_run_edges(r));
+  if (s->logf) {
+    rc = strata_runlog_append(s->logf, it, r->time_s, rank_s, s->comm->size);
+    if (rc == STRATA_OK && s->log_map > 0 && r->itn % s->log_map == 0)
+      rc = strata_runlog_map(s->logf, r->itn, strata_run_edges(r));
   }
-  if (rc != STRATA_OK || !job->checkpoint[0]) return rc;
+  if (rc != STRATA_OK || !present(s->checkpoint)) return rc;
   /* The last checkpoint's sync has long finished; a failure of it stops
    * the run now rather than at the next checkpoint. */
   rc = settle_checkpoint(s);
   int due = finished || stop ||
-            (job->checkpoint_every > 0 && r->itn % job->checkpoint_every == 0) ||
-            (job->checkpoint_every_s > 0 &&
-             now_s() - s->last_checkpoint >= job->checkpoint_every_s);
+            (s->checkpoint_every > 0 && r->itn % s->checkpoint_every == 0) ||
+            (s->checkpoint_every_s > 0 &&
+             now_s() - s->last_checkpoint >= s->checkpoint_every_s);
   if (rc == STRATA_OK && due) rc = write_checkpoint(s, r, finished || stop);
   return rc != STRATA_OK && finished ? keep_late(s, rc) : rc;
+}
+
+/* Rank 0, after progress asked to stop: the checkpoint of this iteration,
+ * whole on disk, unless record wrote it already. */
+static int record_stop(strata_session *s, const strata_run *r)
+{
+  if (!present(s->checkpoint)) return STRATA_OK;
+  if (s->pending && s->pending_itn == r->itn) return settle_checkpoint(s);
+  return write_checkpoint(s, r, 1);
 }
 
 /* The log's last word: the map the run ended with and how it ended. */
 static int finish_log(strata_session *s, const strata_run *r, const strata_result *res)
 {
-  if (!s->log) return STRATA_OK;
-  const strata_job *job = s->job;
+  if (!s->logf) return STRATA_OK;
   int rc = STRATA_OK;
   /* (A resumed run that had nothing left to do has its snapshot already.) */
-  if (s->ran > 0 && !(job->log_map > 0 && r->itn % job->log_map == 0))
-    rc = strata_runlog_map(s->log, r->itn, strata_run_edges(r));
-  if (rc == STRATA_OK) rc = strata_runlog_finish(s->log, res);
+  if (s->ran > 0 && !(s->log_map > 0 && r->itn % s->log_map == 0))
+    rc = strata_runlog_map(s->logf, r->itn, strata_run_edges(r));
+  if (rc == STRATA_OK) rc = strata_runlog_finish(s->logf, res);
   return rc;
 }
 
-int strata_session_integrate(strata_session *s, strata_run *r, strata_iteration_cb cb,
+int strata_session_integrate(strata_session *s, strata_run *r, strata_progress_cb progress,
                              void *ctx, strata_result *res)
 {
   const int root = s->comm->rank == 0, size = s->comm->size;
-  for (int k = 0; cb && k < s->nrows; k++) cb(&s->rows[k], ctx);
+  for (int k = 0; progress && k < s->nrows; k++) progress(&s->rows[k], ctx);
   double *buf = calloc((size_t)size + 1, sizeof(double));
   if (!buf) {
     s->agreed = 0;
@@ -508,7 +545,7 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_iteration_
     /* One sum tells every rank whether any rank was asked to stop, and
      * rank 0 every rank's time in the backend, for the log. */
     memset(buf, 0, sizeof(double) * ((size_t)size + 1));
-    buf[0] = strata_stop_requested() ? 1.0 : 0.0;
+    buf[0] = strata_stop_pending() ? 1.0 : 0.0;
     buf[1 + s->comm->rank] = r->sample_time_s;
     rc = agree(s, buf, (size_t)size + 1);
     if (rc != STRATA_OK) break;
@@ -520,21 +557,37 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_iteration_
      * on disk and that of n on its way, so a kill -9 loses at most the
      * iteration whose row is the last one shown (bench/fault_inject.sh).
      * A row whose record failed is shown all the same, before the error. */
-    if (cb) cb(&it, ctx);
+    int asked = progress ? progress(&it, ctx) != 0 : 0;
     if (rc != STRATA_OK) break;
+    /* Any rank's progress may stop the run (a rank may have none: the
+     * program prints on rank 0 alone): one more sum where there are ranks
+     * to ask and the run goes on. */
+    if (!stop && !finished) {
+      double a = asked;
+      if (size > 1) rc = agree(s, &a, 1);
+      if (rc != STRATA_OK) break;
+      if (a > 0.0) {
+        stop = 1;
+        rc = agree_status(s, root ? record_stop(s, r) : STRATA_OK);
+        if (rc != STRATA_OK) break;
+      }
+    }
     if (stop && !finished) {
       s->stopped = 1;
       break;
     }
   }
+  /* A request is for the run in progress: acted on (or come as it
+   * finished), it must not stop the next one. */
+  if (stop) stop_asked = 0;
   free(buf);
   if (rc != STRATA_OK) return rc;
   strata_result result;
   strata_run_result(r, &result);
   rc = root ? finish_log(s, r, s->stopped ? NULL : &result) : STRATA_OK;
-  if (s->log) {
-    int crc = strata_runlog_close(s->log);
-    s->log = NULL;
+  if (s->logf) {
+    int crc = strata_runlog_close(s->logf);
+    s->logf = NULL;
     if (rc == STRATA_OK) rc = crc;
   }
   if (rc != STRATA_OK && !s->stopped) rc = keep_late(s, rc);
@@ -547,12 +600,6 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_iteration_
     if (res) *res = result;
     return rc;
   }
-  if (s->stopped && root) {
-    fprintf(stderr, "strata: stopped by a signal after iteration %d; the checkpoint %s holds "
-            "the run: continue it with --resume (exit status %d)\n", r->itn,
-            s->job->checkpoint, STRATA_EXIT_REQUEUE);
-    fflush(stderr);
-  }
   if (res) *res = result;
   return STRATA_OK;
 }
@@ -562,13 +609,13 @@ void strata_session_close(strata_session *s)
   /* Still open only after an error: the log holds what was flushed, a
    * checkpoint in flight completes, and the message to print is that
    * error's, not theirs. */
-  if (s->log || s->pending) {
+  if (s->logf || s->pending) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", strata_last_error());
     settle_checkpoint(s);
-    if (s->log) strata_runlog_close(s->log);
+    if (s->logf) strata_runlog_close(s->logf);
     strata_error(STRATA_EIO, "%s", msg);
-    s->log = NULL;
+    s->logf = NULL;
   }
   free(s->rows);
   s->rows = NULL;

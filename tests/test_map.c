@@ -39,24 +39,24 @@ static double rng_u(void) /* uniform in (0,1) */
   return ((double)(r >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-static strata_grid *make_grid(int dim, int ninc, int shared, const double *lo,
+static strata_map *make_grid(int dim, int ninc, int shared, const double *lo,
                               const double *hi)
 {
-  strata_grid *g = strata_grid_alloc(dim, ninc, shared);
+  strata_map *g = strata_map_alloc(dim, ninc, shared);
   ck_assert_ptr_nonnull(g);
-  strata_grid_init(g, lo, hi);
+  strata_map_init(g, lo, hi);
   return g;
 }
 
-static double *axis_edges(strata_grid *g, int ax)
+static double *axis_edges(strata_map *g, int ax)
 {
   return g->edges + (size_t)ax * (size_t)(g->ninc + 1);
 }
 
 /* Edges start at 0, end at 1 and increase strictly. */
-static void check_valid_axis(const strata_grid *g, int ax, const char *what)
+static void check_valid_axis(const strata_map *g, int ax, const char *what)
 {
-  const double *e = strata_grid_axis(g, ax);
+  const double *e = strata_map_axis_edges(g, ax);
   REQUIRE(e[0] == 0.0, "%s axis %d: e[0] = %.17g", what, ax, e[0]);
   REQUIRE(e[g->ninc] == 1.0, "%s axis %d: e[n] = %.17g", what, ax,
                 e[g->ninc]);
@@ -128,10 +128,10 @@ START_TEST(test_fresh_map_uniform)
   const double lo[3] = {-1.0, 0.0, 10.0}, hi[3] = {2.0, 0.5, 14.0};
   /* box volume 3 * 0.5 * 4 = 6 */
   for (int shared = 0; shared <= 1; shared++) {
-    strata_grid *g = make_grid(3, 5, shared, lo, hi);
-    ck_assert_int_eq(strata_grid_naxes(g), shared ? 1 : 3);
-    for (int ax = 0; ax < strata_grid_naxes(g); ax++) {
-      const double *e = strata_grid_axis(g, ax);
+    strata_map *g = make_grid(3, 5, shared, lo, hi);
+    ck_assert_int_eq(strata_map_naxes(g), shared ? 1 : 3);
+    for (int ax = 0; ax < strata_map_naxes(g); ax++) {
+      const double *e = strata_map_axis_edges(g, ax);
       for (int i = 0; i <= 5; i++)
         ck_assert_double_eq_tol(e[i], i / 5.0, 1e-15);
     }
@@ -140,7 +140,7 @@ START_TEST(test_fresh_map_uniform)
       double y[3], x[3] = {0};
       int inc[3];
       for (int d = 0; d < 3; d++) y[d] = rng_u();
-      double jac = strata_grid_map(g, y, x, inc);
+      double jac = strata_map_apply(g, y, x, inc);
       REQUIRE(fabs(jac - 6.0) <= 1e-13, "J = %.17g, want 6", jac);
       for (int d = 0; d < 3; d++) {
         double want = lo[d] + (hi[d] - lo[d]) * y[d];
@@ -152,12 +152,12 @@ START_TEST(test_fresh_map_uniform)
     /* Fixed points: y = 0.5 is the box centre; y = 0.1 is in increment 0. */
     double y[3] = {0.5, 0.5, 0.5}, x[3] = {0};
     int inc[3];
-    strata_grid_map(g, y, x, inc);
+    strata_map_apply(g, y, x, inc);
     ck_assert_double_eq_tol(x[0], 0.5, 1e-15);
     ck_assert_double_eq_tol(x[1], 0.25, 1e-15);
     ck_assert_double_eq_tol(x[2], 12.0, 1e-14);
     ck_assert_int_eq(inc[0], 2); /* 0.5 * 5 = 2.5 */
-    strata_grid_free(g);
+    strata_map_free(g);
   }
 }
 END_TEST
@@ -167,33 +167,33 @@ START_TEST(test_map_endpoints)
   /* y just inside (0,1) maps just inside the box; y -> 1 stays in the last
    * increment (i = n-1) rather than reading past the edges. */
   const double lo[2] = {0.0, -3.0}, hi[2] = {1.0, 5.0};
-  strata_grid *g = make_grid(2, 10, 0, lo, hi);
+  strata_map *g = make_grid(2, 10, 0, lo, hi);
   double y[2] = {nextafter(1.0, 0.0), 1e-300}, x[2] = {0};
   int inc[2];
-  double jac = strata_grid_map(g, y, x, inc);
+  double jac = strata_map_apply(g, y, x, inc);
   ck_assert_int_eq(inc[0], 9);
   ck_assert_int_eq(inc[1], 0);
   ck_assert(x[0] <= 1.0 && x[0] > 0.999999);
   ck_assert(x[1] >= -3.0 && x[1] < -2.999999);
   ck_assert_double_eq_tol(jac, 8.0, 1e-13); /* 1 * 8 */
-  strata_grid_free(g);
+  strata_map_free(g);
 }
 END_TEST
 
 START_TEST(test_copy)
 {
   const double lo[2] = {0.0, 0.0}, hi[2] = {1.0, 2.0};
-  strata_grid *g = make_grid(2, 6, 0, lo, hi);
-  strata_grid *h = make_grid(2, 6, 0, lo, lo); /* zero-width box, to be overwritten */
-  strata_grid *bad = make_grid(2, 7, 0, lo, hi);
+  strata_map *g = make_grid(2, 6, 0, lo, hi);
+  strata_map *h = make_grid(2, 6, 0, lo, lo); /* zero-width box, to be overwritten */
+  strata_map *bad = make_grid(2, 7, 0, lo, hi);
   axis_edges(g, 1)[3] = 0.4; /* 0.333 -> 0.4, still increasing */
-  ck_assert_int_eq(strata_grid_copy(h, g), 0);
+  ck_assert_int_eq(strata_map_copy(h, g), 0);
   ck_assert_double_eq(axis_edges(h, 1)[3], 0.4);
   ck_assert_double_eq(h->width[1], 2.0);
-  ck_assert_int_ne(strata_grid_copy(bad, g), 0);
-  strata_grid_free(g);
-  strata_grid_free(h);
-  strata_grid_free(bad);
+  ck_assert_int_ne(strata_map_copy(bad, g), 0);
+  strata_map_free(g);
+  strata_map_free(h);
+  strata_map_free(bad);
 }
 END_TEST
 
@@ -207,7 +207,7 @@ START_TEST(test_refine_random_weights_valid)
   for (size_t in = 0; in < sizeof nincs / sizeof *nincs; in++) {
     for (size_t ia = 0; ia < sizeof alphas / sizeof *alphas; ia++) {
       int n = nincs[in];
-      strata_grid *g = make_grid(3, n, 0, lo, hi);
+      strata_map *g = make_grid(3, n, 0, lo, hi);
       double *w = malloc(sizeof(double) * 3 * (size_t)n);
       double *c = malloc(sizeof(double) * 3 * (size_t)n);
       rng_seed(100 + in * 10 + ia);
@@ -217,13 +217,13 @@ START_TEST(test_refine_random_weights_valid)
           c[k] = rng_u() < 0.1 ? 0.0 : floor(1.0 + 20.0 * rng_u());
           w[k] = c[k] * exp(92.0 * (rng_u() - 0.5));
         }
-        strata_grid_refine(g, w, c, alphas[ia]);
+        strata_map_refine(g, w, c, alphas[ia]);
         for (int ax = 0; ax < 3; ax++) check_valid_axis(g, ax, "random");
         for (int t = 0; t < 200; t++) {
           double y[3], x[3] = {0};
           int inc[3];
           for (int d = 0; d < 3; d++) y[d] = rng_u();
-          double jac = strata_grid_map(g, y, x, inc);
+          double jac = strata_map_apply(g, y, x, inc);
           REQUIRE(jac > 0.0 && isfinite(jac), "n=%d J = %g", n, jac);
           for (int d = 0; d < 3; d++)
             REQUIRE(x[d] >= lo[d] && x[d] <= hi[d],
@@ -232,7 +232,7 @@ START_TEST(test_refine_random_weights_valid)
       }
       free(w);
       free(c);
-      strata_grid_free(g);
+      strata_map_free(g);
     }
   }
 }
@@ -244,19 +244,19 @@ START_TEST(test_refine_spike_repeated_valid)
    * edges crowd together but must stay strictly increasing. */
   const int n = 100;
   const double lo[1] = {0.0}, hi[1] = {1.0};
-  strata_grid *g = make_grid(1, n, 0, lo, hi);
+  strata_map *g = make_grid(1, n, 0, lo, hi);
   double w[100], c[100];
   for (int it = 0; it < 60; it++) {
-    const double *e = strata_grid_axis(g, 0);
+    const double *e = strata_map_axis_edges(g, 0);
     for (int i = 0; i < n; i++) {
       c[i] = 1.0;
       /* weight 1e200 in the increment holding x = 0.3, 1e-200 elsewhere */
       w[i] = (e[i] <= 0.3 && 0.3 < e[i + 1]) ? 1e200 : 1e-200;
     }
-    strata_grid_refine(g, w, c, 1.0);
+    strata_map_refine(g, w, c, 1.0);
     check_valid_axis(g, 0, "spike");
   }
-  strata_grid_free(g);
+  strata_map_free(g);
 }
 END_TEST
 
@@ -271,17 +271,17 @@ START_TEST(test_constant_integrand_keeps_uniform)
   const double lo[2] = {0.0, -1.0}, hi[2] = {1.0, 1.0};
   const double alphas[] = {0.5, 1.0, 2.0};
   for (size_t ia = 0; ia < 3; ia++) {
-    strata_grid *g = make_grid(dim, n, 0, lo, hi);
+    strata_map *g = make_grid(dim, n, 0, lo, hi);
     double w[14], c[14];
     for (int k = 0; k < dim * n; k++) {
       c[k] = 1.0 + (k * 7) % 5; /* 1,3,5,2,4,1,... */
       w[k] = 2.5 * c[k];
     }
-    for (int it = 0; it < 5; it++) strata_grid_refine(g, w, c, alphas[ia]);
+    for (int it = 0; it < 5; it++) strata_map_refine(g, w, c, alphas[ia]);
     for (int ax = 0; ax < dim; ax++)
       for (int i = 0; i <= n; i++)
-        ck_assert_double_eq_tol(strata_grid_axis(g, ax)[i], (double)i / n, 1e-12);
-    strata_grid_free(g);
+        ck_assert_double_eq_tol(strata_map_axis_edges(g, ax)[i], (double)i / n, 1e-12);
+    strata_map_free(g);
   }
 }
 END_TEST
@@ -290,22 +290,22 @@ START_TEST(test_alpha_zero_no_change)
 {
   const int n = 8;
   const double lo[2] = {0.0, 0.0}, hi[2] = {1.0, 1.0};
-  strata_grid *g = make_grid(2, n, 0, lo, hi);
+  strata_map *g = make_grid(2, n, 0, lo, hi);
   double w[16], c[16];
   for (int k = 0; k < 16; k++) {
     c[k] = 10.0;
     w[k] = 1.0 + k * k; /* strongly non-uniform */
   }
-  strata_grid_refine(g, w, c, 0.5); /* make the map non-uniform first */
+  strata_map_refine(g, w, c, 0.5); /* make the map non-uniform first */
   double before[18];
   memcpy(before, g->edges, sizeof before);
   ck_assert(fabs(before[1] - 1.0 / n) > 1e-3);
   /* strongly non-uniform again, with empty increments (r_i = 0 there) */
   for (int k = 0; k < 16; k++) w[k] = k % 4 == 0 ? 0.0 : 1.0 / (1.0 + k);
   for (int k = 0; k < 4; k++) c[k] = 0.0;
-  strata_grid_refine(g, w, c, 0.0);
+  strata_map_refine(g, w, c, 0.0);
   ck_assert_int_eq(memcmp(before, g->edges, sizeof before), 0);
-  strata_grid_free(g);
+  strata_map_free(g);
 }
 END_TEST
 
@@ -313,7 +313,7 @@ START_TEST(test_zero_axis_unchanged)
 {
   const int n = 6, dim = 3;
   const double lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
-  strata_grid *g = make_grid(dim, n, 0, lo, hi);
+  strata_map *g = make_grid(dim, n, 0, lo, hi);
   /* a non-uniform starting map on axis 1, so "unchanged" is not "uniform" */
   double *e1 = axis_edges(g, 1);
   const double start1[7] = {0.0, 0.05, 0.1, 0.3, 0.7, 0.9, 1.0};
@@ -324,7 +324,7 @@ START_TEST(test_zero_axis_unchanged)
     w[1 * n + i] = 0.0;           c[1 * n + i] = 5.0;  /* sampled, all zero */
     w[2 * n + i] = (i == 2) * 9.; c[2 * n + i] = 3.0;
   }
-  strata_grid_refine(g, w, c, 0.5);
+  strata_map_refine(g, w, c, 0.5);
   ck_assert_int_eq(memcmp(axis_edges(g, 1), start1, sizeof start1), 0);
   ck_assert(fabs(axis_edges(g, 0)[3] - 0.5) > 1e-3); /* the others did move */
   ck_assert(fabs(axis_edges(g, 2)[3] - 0.5) > 1e-3);
@@ -332,9 +332,9 @@ START_TEST(test_zero_axis_unchanged)
   check_valid_axis(g, 2, "zero-axis");
   /* Never sampled at all (counts zero too): also unchanged. */
   for (int i = 0; i < n; i++) c[1 * n + i] = 0.0;
-  strata_grid_refine(g, w, c, 0.5);
+  strata_map_refine(g, w, c, 0.5);
   ck_assert_int_eq(memcmp(axis_edges(g, 1), start1, sizeof start1), 0);
-  strata_grid_free(g);
+  strata_map_free(g);
 }
 END_TEST
 
@@ -348,7 +348,7 @@ START_TEST(test_undersampled_increment_keeps_width)
   const double lo[1] = {0}, hi[1] = {1};
   const double old[9] = {0.0, 0.05, 0.1, 0.3, 0.45, 0.7, 0.8, 0.95, 1.0};
   for (int variant = 0; variant < 3; variant++) {
-    strata_grid *g = make_grid(1, n, 0, lo, hi);
+    strata_map *g = make_grid(1, n, 0, lo, hi);
     memcpy(axis_edges(g, 0), old, sizeof old);
     double w[8], c[8];
     for (int i = 0; i < n; i++) {
@@ -360,12 +360,12 @@ START_TEST(test_undersampled_increment_keeps_width)
     c[5] = variant == 0 ? 0.0 : 1.0; /* one sample, huge or zero */
     w[5] = variant == 1 ? 1e30 : 0.0;
     if (variant == 2) c[0] = w[0] = 0.0; /* at the end of the axis too */
-    strata_grid_refine(g, w, c, 0.5);
+    strata_map_refine(g, w, c, 0.5);
     for (int i = 0; i <= n; i++)
-      REQUIRE(fabs(strata_grid_axis(g, 0)[i] - old[i]) <= 1e-12,
-              "variant %d e[%d] = %.17g, was %.17g", variant, i, strata_grid_axis(g, 0)[i],
+      REQUIRE(fabs(strata_map_axis_edges(g, 0)[i] - old[i]) <= 1e-12,
+              "variant %d e[%d] = %.17g, was %.17g", variant, i, strata_map_axis_edges(g, 0)[i],
               old[i]);
-    strata_grid_free(g);
+    strata_map_free(g);
   }
 }
 END_TEST
@@ -399,20 +399,20 @@ START_TEST(test_ninc_follows_neval)
       {1000, 1000, 3, 1000000, 12},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-    ck_assert_int_eq(strata_grid_ninc_for(cases[i].ninc, cases[i].neval, cases[i].dim,
+    ck_assert_int_eq(strata_map_ninc_for(cases[i].ninc, cases[i].neval, cases[i].dim,
                                           cases[i].max_nhcube),
                      cases[i].want);
   int prev = 1, prev2 = 1;
   for (int64_t neval = 1; neval < 100000000; neval = neval * 3 / 2 + 1) {
-    const int k = strata_grid_ninc_for(1000, neval, 8, 1000000);
+    const int k = strata_map_ninc_for(1000, neval, 8, 1000000);
     REQUIRE(k >= prev && k >= 1 && k <= 1000 &&
                 (k == 1 || (int64_t)k * STRATA_MAP_SAMPLES_PER_INC <= neval),
             "neval %lld: %d increments (before %d)", (long long)neval, k, prev);
     prev = k;
     /* One dimension: the stratification alone (map.h says why). */
-    REQUIRE(strata_grid_ninc_for(1000, neval, 1, 1000000) == 1, "d=1, neval %lld",
+    REQUIRE(strata_map_ninc_for(1000, neval, 1, 1000000) == 1, "d=1, neval %lld",
             (long long)neval);
-    const int k2 = strata_grid_ninc_for(1000, neval, 2, 1000000);
+    const int k2 = strata_map_ninc_for(1000, neval, 2, 1000000);
     REQUIRE(k2 >= prev2 && k2 >= k && k2 <= 1000, "d=2, neval %lld: %d increments (before %d)",
             (long long)neval, k2, prev2);
     prev2 = k2;
@@ -448,21 +448,21 @@ START_TEST(test_refine_hand_case)
    *   e2 = 0.4 + (1.454334-1.342381)/0.762501 * 0.4 = 0.458729251442938
    *   e3 = 0.8 + (2.181500-2.104882)/0.803785 * 0.2 = 0.819064340670413 */
   const double lo[2] = {0, 0}, hi[2] = {1, 1};
-  strata_grid *g = make_grid(2, 4, 0, lo, hi);
+  strata_map *g = make_grid(2, 4, 0, lo, hi);
   const double old1[5] = {0.0, 0.1, 0.4, 0.8, 1.0};
   memcpy(axis_edges(g, 1), old1, sizeof old1);
   const double w[8] = {2, 8, 6, 32, 2, 8, 6, 32};
   const double c[8] = {2, 4, 2, 8, 2, 4, 2, 8};
-  strata_grid_refine(g, w, c, 0.5);
+  strata_map_refine(g, w, c, 0.5);
   const double want[2][5] = {
       {0.0, 0.28184846439764716, 0.53670578215183643, 0.77383042583801566, 1.0},
       {0.0, 0.13821815727717659, 0.45872925144293829, 0.81906434067041253, 1.0}};
   for (int ax = 0; ax < 2; ax++)
     for (int i = 0; i <= 4; i++)
-      REQUIRE(fabs(strata_grid_axis(g, ax)[i] - want[ax][i]) <= 1e-12,
+      REQUIRE(fabs(strata_map_axis_edges(g, ax)[i] - want[ax][i]) <= 1e-12,
                     "axis %d e[%d] = %.17g want %.17g", ax, i,
-                    strata_grid_axis(g, ax)[i], want[ax][i]);
-  strata_grid_free(g);
+                    strata_map_axis_edges(g, ax)[i], want[ax][i]);
+  strata_map_free(g);
 }
 END_TEST
 
@@ -492,17 +492,17 @@ START_TEST(test_refine_hand_case_zero_shares)
    * (Read as 0, increment 2 gave up most of its width:
    *  {0, 0.720402640159065, 0.854740191429560, 0.927370095714780, 1}.) */
   const double lo[1] = {0}, hi[1] = {1};
-  strata_grid *g = make_grid(1, 4, 0, lo, hi);
+  strata_map *g = make_grid(1, 4, 0, lo, hi);
   const double old[5] = {0.0, 0.1, 0.4, 0.8, 1.0};
   memcpy(axis_edges(g, 0), old, sizeof old);
   const double w[4] = {0, 0, 0, 24}, c[4] = {2, 2, 2, 3};
-  strata_grid_refine(g, w, c, 1.0);
+  strata_map_refine(g, w, c, 1.0);
   const double want[5] = {0.0, 0.51069782782347946, 0.80565716496871022,
                           0.90282858248435511, 1.0};
   for (int i = 0; i <= 4; i++)
-    REQUIRE(fabs(strata_grid_axis(g, 0)[i] - want[i]) <= 1e-12,
-            "e[%d] = %.17g want %.17g", i, strata_grid_axis(g, 0)[i], want[i]);
-  strata_grid_free(g);
+    REQUIRE(fabs(strata_map_axis_edges(g, 0)[i] - want[i]) <= 1e-12,
+            "e[%d] = %.17g want %.17g", i, strata_map_axis_edges(g, 0)[i], want[i]);
+  strata_map_free(g);
 }
 END_TEST
 
@@ -516,7 +516,7 @@ START_TEST(test_refine_matches_reference)
     for (size_t ia = 0; ia < 4; ia++) {
       int n = nincs[in];
       const double lo[2] = {0, 0}, hi[2] = {1, 1};
-      strata_grid *g = make_grid(2, n, 0, lo, hi);
+      strata_map *g = make_grid(2, n, 0, lo, hi);
       double *w = malloc(sizeof(double) * 2 * (size_t)n);
       double *c = malloc(sizeof(double) * 2 * (size_t)n);
       double *a = malloc(sizeof(double) * (size_t)n);
@@ -542,17 +542,17 @@ START_TEST(test_refine_matches_reference)
         }
         /* reference edges for both axes from the old maps, then one refine */
         for (int ax = 0; ax < 2; ax++) {
-          memcpy(old, strata_grid_axis(g, ax), sizeof(double) * (size_t)(n + 1));
+          memcpy(old, strata_map_axis_edges(g, ax), sizeof(double) * (size_t)(n + 1));
           for (int i = 0; i < n; i++)
             a[i] = c[ax * n + i] > 0.0 ? w[ax * n + i] / c[ax * n + i] : 0.0;
           ref_refine_axis(old, n, a, c + ax * n, alphas[ia], want + ax * (n + 1));
         }
-        strata_grid_refine(g, w, c, alphas[ia]);
+        strata_map_refine(g, w, c, alphas[ia]);
         for (int ax = 0; ax < 2; ax++)
           for (int i = 0; i <= n; i++)
-            REQUIRE(fabs(strata_grid_axis(g, ax)[i] - want[ax * (n + 1) + i]) <= 1e-12,
+            REQUIRE(fabs(strata_map_axis_edges(g, ax)[i] - want[ax * (n + 1) + i]) <= 1e-12,
                           "n=%d alpha=%g rep=%d ax=%d e[%d]=%.17g want %.17g", n,
-                          alphas[ia], rep, ax, i, strata_grid_axis(g, ax)[i],
+                          alphas[ia], rep, ax, i, strata_map_axis_edges(g, ax)[i],
                           want[ax * (n + 1) + i]);
       }
       free(w);
@@ -560,7 +560,7 @@ START_TEST(test_refine_matches_reference)
       free(a);
       free(old);
       free(want);
-      strata_grid_free(g);
+      strata_map_free(g);
     }
   }
 }
@@ -576,11 +576,11 @@ START_TEST(test_refine_moves_toward_peak)
    * centre: the increment holding 0.3 must shrink, far ones must grow. */
   const int n = 50;
   const double lo[1] = {0.0}, hi[1] = {1.0};
-  strata_grid *g = make_grid(1, n, 0, lo, hi);
+  strata_map *g = make_grid(1, n, 0, lo, hi);
   double w[50], c[50];
   double prev_width = 1.0 / n;
   for (int it = 0; it < 6; it++) {
-    const double *e = strata_grid_axis(g, 0);
+    const double *e = strata_map_axis_edges(g, 0);
     for (int i = 0; i < n; i++) {
       /* J f at the centre: J = n*du */
       double xm = 0.5 * (e[i] + e[i + 1]);
@@ -588,7 +588,7 @@ START_TEST(test_refine_moves_toward_peak)
       c[i] = 2.0;
       w[i] = 2.0 * jf * jf;
     }
-    strata_grid_refine(g, w, c, 0.5);
+    strata_map_refine(g, w, c, 0.5);
     check_valid_axis(g, 0, "peak");
     int ip = 0;
     while (!(e[ip] <= 0.3 && 0.3 < e[ip + 1])) ip++;
@@ -602,11 +602,11 @@ START_TEST(test_refine_moves_toward_peak)
   }
   /* After 6 iterations many edges sit within 0.1 of the peak: more than the
    * 10 of a uniform map (0.2 * 50). */
-  const double *e = strata_grid_axis(g, 0);
+  const double *e = strata_map_axis_edges(g, 0);
   int near = 0;
   for (int i = 0; i <= n; i++) near += fabs(e[i] - 0.3) < 0.1;
   ck_assert_int_gt(near, 20);
-  strata_grid_free(g);
+  strata_map_free(g);
 }
 END_TEST
 
@@ -618,12 +618,12 @@ START_TEST(test_refine_first_step_direction)
    * toward those three (or stays), and at least one lands inside 3. */
   const int n = 10;
   const double lo[1] = {0.0}, hi[1] = {1.0};
-  strata_grid *g = make_grid(1, n, 0, lo, hi);
+  strata_map *g = make_grid(1, n, 0, lo, hi);
   double w[10] = {0}, c[10];
   for (int i = 0; i < n; i++) c[i] = 4.0;
   w[3] = 40.0;
-  strata_grid_refine(g, w, c, 0.5);
-  const double *e = strata_grid_axis(g, 0);
+  strata_map_refine(g, w, c, 0.5);
+  const double *e = strata_map_axis_edges(g, 0);
   int inside = 0;
   for (int k = 1; k < n; k++) {
     double old = (double)k / n;
@@ -632,7 +632,7 @@ START_TEST(test_refine_first_step_direction)
     inside += e[k] > 0.3 && e[k] < 0.4;
   }
   ck_assert_int_ge(inside, 1);
-  strata_grid_free(g);
+  strata_map_free(g);
 }
 END_TEST
 
@@ -642,9 +642,9 @@ START_TEST(test_shared_sums_over_axes)
 {
   const int n = 12, dim = 3;
   const double lo[3] = {0.0, -1.0, 2.0}, hi[3] = {1.0, 1.0, 7.0};
-  strata_grid *gs = make_grid(dim, n, 1, lo, hi);
+  strata_map *gs = make_grid(dim, n, 1, lo, hi);
   const double lo1[1] = {0.0}, hi1[1] = {1.0};
-  strata_grid *g1 = make_grid(1, n, 0, lo1, hi1);
+  strata_map *g1 = make_grid(1, n, 0, lo1, hi1);
   double w[36], c[36], wsum[12], csum[12];
   rng_seed(42);
   for (int it = 0; it < 3; it++) {
@@ -662,23 +662,23 @@ START_TEST(test_shared_sums_over_axes)
         csum[i] += c[d * n + i];
       }
     }
-    strata_grid_refine(gs, w, c, 0.5);
-    strata_grid_refine(g1, wsum, csum, 0.5);
+    strata_map_refine(gs, w, c, 0.5);
+    strata_map_refine(g1, wsum, csum, 0.5);
     check_valid_axis(gs, 0, "shared");
     for (int i = 0; i <= n; i++)
-      REQUIRE(fabs(strata_grid_axis(gs, 0)[i] - strata_grid_axis(g1, 0)[i]) <= 1e-14,
+      REQUIRE(fabs(strata_map_axis_edges(gs, 0)[i] - strata_map_axis_edges(g1, 0)[i]) <= 1e-14,
                     "it %d e[%d]: shared %.17g, summed %.17g", it, i,
-                    strata_grid_axis(gs, 0)[i], strata_grid_axis(g1, 0)[i]);
-    ck_assert(fabs(strata_grid_axis(gs, 0)[6] - 0.5) > 1e-6); /* it did move */
+                    strata_map_axis_edges(gs, 0)[i], strata_map_axis_edges(g1, 0)[i]);
+    ck_assert(fabs(strata_map_axis_edges(gs, 0)[6] - 0.5) > 1e-6); /* it did move */
   }
   /* Every axis reads the one map: the same y on each axis gives the same unit
    * position, scaled to each axis's range. */
-  const double *e = strata_grid_axis(g1, 0);
+  const double *e = strata_map_axis_edges(g1, 0);
   for (int t = 1; t < 100; t++) {
     double yv = t / 100.0 + 0.001;
     double y[3] = {yv, yv, yv}, x[3] = {0};
     int inc[3];
-    double jac = strata_grid_map(gs, y, x, inc);
+    double jac = strata_map_apply(gs, y, x, inc);
     int i = (int)floor(yv * n);
     double du = e[i + 1] - e[i];
     double u = e[i] + (yv * n - i) * du;
@@ -691,16 +691,16 @@ START_TEST(test_shared_sums_over_axes)
     }
     REQUIRE(fabs(jac - jwant) <= 1e-12 * jwant, "J %.17g want %.17g", jac, jwant);
   }
-  strata_grid_free(gs);
-  strata_grid_free(g1);
+  strata_map_free(gs);
+  strata_map_free(g1);
 }
 END_TEST
 
 /* ---- Jacobian and monotonicity of a refined map ------------------------- */
 
-static strata_grid *refined_grid(int dim, int n, const double *lo, const double *hi)
+static strata_map *refined_grid(int dim, int n, const double *lo, const double *hi)
 {
-  strata_grid *g = make_grid(dim, n, 0, lo, hi);
+  strata_map *g = make_grid(dim, n, 0, lo, hi);
   double *w = malloc(sizeof(double) * (size_t)(dim * n));
   double *c = malloc(sizeof(double) * (size_t)(dim * n));
   rng_seed(9);
@@ -709,7 +709,7 @@ static strata_grid *refined_grid(int dim, int n, const double *lo, const double 
       c[k] = 5.0;
       w[k] = 5.0 * exp(10.0 * rng_u());
     }
-    strata_grid_refine(g, w, c, 0.7);
+    strata_map_refine(g, w, c, 0.7);
   }
   free(w);
   free(c);
@@ -720,16 +720,16 @@ START_TEST(test_jacobian_refined)
 {
   const int dim = 3, n = 20;
   const double lo[3] = {-1.0, 0.0, 5.0}, hi[3] = {1.0, 0.25, 8.0};
-  strata_grid *g = refined_grid(dim, n, lo, hi);
+  strata_map *g = refined_grid(dim, n, lo, hi);
   rng_seed(11);
   for (int t = 0; t < 2000; t++) {
     double y[3], x[3] = {0};
     int inc[3];
     for (int d = 0; d < dim; d++) y[d] = rng_u();
-    double jac = strata_grid_map(g, y, x, inc);
+    double jac = strata_map_apply(g, y, x, inc);
     double jwant = 1.0;
     for (int d = 0; d < dim; d++) {
-      const double *e = strata_grid_axis(g, d);
+      const double *e = strata_map_axis_edges(g, d);
       int i = (int)floor(y[d] * n);
       double du = e[i + 1] - e[i];
       jwant *= n * du * (hi[d] - lo[d]);
@@ -748,19 +748,19 @@ START_TEST(test_jacobian_refined)
       double y[3] = {0.5, 0.5, 0.5}, x[3] = {0};
       int inc[3];
       y[d] = (i + 0.5) / n;
-      double jac = strata_grid_map(g, y, x, inc);
+      double jac = strata_map_apply(g, y, x, inc);
       /* divide out the other axes' factors, computed independently */
       double other = 1.0;
       for (int d2 = 0; d2 < dim; d2++) {
         if (d2 == d) continue;
-        const double *e = strata_grid_axis(g, d2);
+        const double *e = strata_map_axis_edges(g, d2);
         other *= n * (e[n / 2 + 1] - e[n / 2]) * (hi[d2] - lo[d2]);
       }
       sum += jac / other / n;
     }
     ck_assert_double_eq_tol(sum, hi[d] - lo[d], 1e-12);
   }
-  strata_grid_free(g);
+  strata_map_free(g);
 }
 END_TEST
 
@@ -768,7 +768,7 @@ START_TEST(test_map_monotone)
 {
   const int dim = 2, n = 30;
   const double lo[2] = {-5.0, 0.0}, hi[2] = {5.0, 1e-3};
-  strata_grid *g = refined_grid(dim, n, lo, hi);
+  strata_map *g = refined_grid(dim, n, lo, hi);
   for (int d = 0; d < dim; d++) {
     double prev = -INFINITY;
     const int steps = 30000;
@@ -776,33 +776,33 @@ START_TEST(test_map_monotone)
       double y[2] = {0.5, 0.5}, x[2] = {0};
       int inc[2];
       y[d] = (double)t / steps;
-      strata_grid_map(g, y, x, inc);
+      strata_map_apply(g, y, x, inc);
       REQUIRE(x[d] > prev, "axis %d: x(%.9g) = %.17g <= %.17g", d, y[d], x[d], prev);
       prev = x[d];
     }
     /* continuity across increment boundaries */
-    const double *e = strata_grid_axis(g, d);
+    const double *e = strata_map_axis_edges(g, d);
     for (int i = 1; i < n; i++) {
       double y[2] = {0.5, 0.5}, x[2] = {0};
       int inc[2];
       y[d] = (double)i / n;
-      strata_grid_map(g, y, x, inc);
+      strata_map_apply(g, y, x, inc);
       double xa = x[d];
       y[d] = nextafter((double)i / n, 0.0);
-      strata_grid_map(g, y, x, inc);
+      strata_map_apply(g, y, x, inc);
       double want = lo[d] + (hi[d] - lo[d]) * e[i];
       double tol = 1e-12 * (hi[d] - lo[d]) + 1e-15 * fabs(want);
       ck_assert_double_eq_tol(xa, want, tol);
       ck_assert_double_eq_tol(x[d], want, tol);
     }
   }
-  strata_grid_free(g);
+  strata_map_free(g);
 }
 END_TEST
 
 static Suite *grid_suite(void)
 {
-  Suite *s = suite_create("grid");
+  Suite *s = suite_create("map");
   TCase *tc = tcase_create("map");
   tcase_add_test(tc, test_fresh_map_uniform);
   tcase_add_test(tc, test_map_endpoints);

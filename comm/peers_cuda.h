@@ -5,8 +5,8 @@
  * network between nodes); otherwise staged through host memory over the
  * run's own communicator (MPI), as CPU ranks exchange.  Both add in the
  * same order on two ranks, so they give the same bits there. */
-#ifndef STRATA_GPU_PEERS_H
-#define STRATA_GPU_PEERS_H
+#ifndef STRATA_COMM_PEERS_CUDA_H
+#define STRATA_COMM_PEERS_CUDA_H
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>

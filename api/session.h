@@ -1,0 +1,101 @@
+/* A run that keeps its results: it resumes from a checkpoint, appends every
+ * iteration to the convergence log, writes checkpoints when they are due,
+ * and on a stop request (strata_request_stop: the program's SIGTERM and
+ * SIGUSR1, a library caller's own) or its progress callback's saves its
+ * state and stops (doc/jobs.md).  The one road of both the program and the
+ * public integrator (strata_integrator_run).
+ *
+ * Every rank calls every function here; only rank 0 touches files.  Each
+ * decision that depends on a file, a clock or a request is agreed through
+ * the communicator, so all ranks stop after the same iteration and fail
+ * together with rank 0's message. */
+#ifndef STRATA_SESSION_H
+#define STRATA_SESSION_H
+#include "comm.h"
+#include "jobdef.h"
+#include "run.h"
+
+/* The exit status of a run that a signal stopped after writing its
+ * checkpoint: "checkpointed, please requeue" (0 finished, 1 error, 2 usage). */
+#define STRATA_EXIT_REQUEUE 3
+
+struct strata_runlog;
+struct strata_commit;
+
+/* How the session's messages name the ways out, which differ between the
+ * program (options, job keys) and the library (strata_settings). */
+typedef struct {
+  const char *resume;        /* "--resume" or "strata_settings.resume" */
+  const char *resume_key;    /* "run.resume" or "strata_settings.resume" */
+  const char *resume_auto;   /* "run.resume = auto" or "STRATA_RESUME_AUTO" */
+  const char *override;      /* "--force" or "strata_settings.new_stop_keys" */
+  const char *checkpoint;    /* "run.checkpoint" or "strata_settings.checkpoint" */
+  const char *log;           /* "run.log" or "strata_settings.log" */
+  const char *map;           /* "vegas.map" */
+} strata_session_words;
+
+extern const strata_session_words strata_session_program_words;
+extern const strata_session_words strata_session_library_words;
+
+typedef struct {
+  /* Set by the caller. */
+  const char *name;      /* the job file, "(default job)" or the library caller's name */
+  const char *log;       /* "" or NULL: none */
+  int log_map;
+  const char *checkpoint; /* "" or NULL: none */
+  int checkpoint_every;
+  double checkpoint_every_s;
+  int resume;            /* STRATA_RESUME_* */
+  int resume_asked;      /* the program's --resume (a message names it) */
+  const char *map;       /* another run's checkpoint or log to start from; "" or NULL: none */
+  const char *identity;  /* the caller's data, strata_settings.identity; NULL: none */
+  int force;             /* take the new values of the keys that only decide when to stop */
+  int threads;           /* the job's threads, for the checkpoint (0: all) */
+  strata_comm *comm;
+  const char *backend;   /* the backend's name */
+  const char *host;      /* this rank's host ("" : gethostname) */
+  double exact;          /* NaN where unknown: recorded in the log */
+  int verbose;
+  int notes;             /* say on stderr when a damaged log was set aside */
+  const strata_session_words *words;
+  /* Results. */
+  int stopped;           /* a stop request ended the run, its state saved */
+  int agreed;            /* the error returned is every rank's; rank 0 has the message */
+  int whole;             /* with an error: the run finished and res is its result; only
+                          * a file written at its end (the final checkpoint, the log's
+                          * last word) failed */
+  /* Private. */
+  struct strata_runlog *logf;
+  strata_iteration *rows; /* replayed history of a resumed run (rank 0) */
+  int nrows;
+  int ran;               /* iterations run in this session */
+  struct strata_commit *pending; /* a checkpoint still being synced to disk */
+  int pending_itn;
+  double last_checkpoint;
+  int late_rc;           /* rank 0: the first error after the last iteration, or 0 */
+  char late_msg[1280];
+  int lockfd;            /* rank 0: the checkpoint's lock (strata_lock_take), or -1 */
+  char definition[STRATA_JOBDEF_MAX];
+  char hostbuf[256];
+} strata_session;
+
+/* Prepares r: checks the files, resumes from the checkpoint or starts
+ * afresh, opens the log.  Errors are agreed. */
+int strata_session_open(strata_session *s, strata_run *r);
+/* Runs to the end or to a stop request; progress receives the replayed
+ * iterations of a resumed run first, then the new ones, and may stop the
+ * run.  res is filled, also when stopped, and with an error where s->whole
+ * says so. */
+int strata_session_integrate(strata_session *s, strata_run *r, strata_progress_cb progress,
+                             void *ctx, strata_result *res);
+void strata_session_close(strata_session *s);
+
+/* The run's identity into buf: the keys that decide what it computes
+ * (strata_jobdef_text) and what the caller says its data is (identity, may
+ * be NULL); name is for messages. */
+int strata_session_define(const strata_run *r, const char *identity, const char *name,
+                          char *buf, size_t len);
+
+/* Whether a stop was requested (strata_request_stop) and not yet acted on. */
+int strata_stop_pending(void);
+#endif
