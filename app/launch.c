@@ -10,7 +10,7 @@
  * program proper catches it and unblocks (strata_stop_unblock), and the
  * signal then asks it to stop like any other (doc/jobs.md).
  *
- * Even libc's start-up (relocations, TLS: some 0.3 ms) comes after the
+ * Even libc's start-up (relocations, TLS) comes after the
  * kernel has returned from execve, so on x86-64 and AArch64 the entry point
  * is strata_entry below: the rt_sigprocmask system call, then libc's
  * _start as usual (configure links with -e strata_entry there).  main

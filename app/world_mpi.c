@@ -17,8 +17,8 @@ static int mpi_up;
 static char how[160] = "serial: no MPI launcher in the environment";
 
 /* The variable that shows a launcher started this process, or NULL.  A
- * singleton MPI_Init (no launcher) costs ~0.4 s, more than a small run,
- * and gives one rank anyway.  Slurm sets SLURM_ variables in a batch
+ * singleton MPI_Init (no launcher) costs more than a small run takes, and
+ * gives one rank anyway.  Slurm sets SLURM_ variables in a batch
  * script too, which is no task of a step: srun's tasks have a step id
  * together with a task rank (SLURM_PROCID), so a batch script that runs
  * strata directly starts serial and a task of srun still calls MPI_Init. */

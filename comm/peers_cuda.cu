@@ -185,8 +185,8 @@ int nccl_setup(cuda_peers *p, char *how, int len)
   int rc = agree(c, bad, "the NCCL set-up", why);
   if (rc != STRATA_OK) return rc;
   /* NCCL connects the ranks for each kind of collective when one is first
-   * used (100 ms and more): all of it at set-up instead, unless the user
-   * chose otherwise. */
+   * used, which would land in an iteration's time: all of it at set-up
+   * instead, unless the user chose otherwise. */
   setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   if (cudaSetDevice(p->device) != cudaSuccess) {
     bad = 1;

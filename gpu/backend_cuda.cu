@@ -236,12 +236,12 @@ struct cuda_state {
   hbuf<long long> h_seg, h_split;
   bool split_new = false;        /* h_split holds the split of a new allocation */
   cudaEvent_t ev_map;            /* the summed map sums are in place */
-  /* Frozen iterations of several ranks overlap: while iteration k's sums
-   * travel (on xstream, which NCCL's kernels get SMs on first) and the
-   * host reads its estimate, the device already samples iteration k + 1,
-   * the same job one iteration on (strata_sample_job's next_alike).  If
-   * the run stops, or asks anything else, that iteration is waited for
-   * and dropped. */
+  /* Frozen iterations of several ranks overlap: iteration k + 1, the
+   * same job one iteration on (strata_sample_job's next_alike), is queued
+   * behind iteration k's exchange (on xstream) before the host waits for
+   * k's estimate, so the device goes on sampling while the host reads
+   * it.  If the run stops, or asks anything else, that iteration is
+   * waited for and dropped. */
   cudaStream_t xstream;
   cudaEvent_t ev_pack[2], ev_done[2];
   struct {
@@ -806,9 +806,14 @@ void launch_frozen(cuda_state *st, const strata_sample_job *job, const strata_st
   cudaEventRecord(st->ev_pack[slot], q);
 }
 
-/* The iteration in slot `slot`, sampled already or queued: the next one
- * queued behind it where the run will want it, then this one's exchange
- * and finish on xstream, and its estimate read. */
+/* The iteration in slot `slot`, sampled already or queued: its exchange
+ * and finish on xstream, then the next one queued behind them where the
+ * run will want it, and this one's estimate read.  The next sampling
+ * kernel waits for the exchange on the device: it fills every SM for its
+ * whole length (one wave), so an exchange kernel started beside it would
+ * wait for a free SM, and a peer's would spin, holding one of this
+ * rank's blocks back, until then; ordered, the device pauses only for
+ * the exchange's latency and the host never waits for a round trip. */
 int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *s,
                     const strata_map *g, int slot)
 {
@@ -818,6 +823,13 @@ int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *
   xa.x = st->xbuf.p + (size_t)slot * nx;
   xa.rec = st->rec.p + slot;
   xa.shift = job->shift;
+  cudaStream_t x = st->xstream;
+  cudaStreamWaitEvent(x, st->ev_pack[slot], 0);
+  int rc = strata_cuda_peers_allreduce(st->peers, xa.x, nx, x);
+  if (rc != STRATA_OK) return rc;
+  finish_kernel<<<1, 1, 0, x>>>(xa);
+  cudaMemcpyAsync(&st->h_rec.p[1 + slot], xa.rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, x);
+  cudaEventRecord(st->ev_done[slot], x);
   n.on = job->next_alike != 0;
   if (n.on) {
     const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 0;
@@ -829,15 +841,9 @@ int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *
     next.iteration = n.iteration;
     next.shift = n.shift;
     next.cshift = nc ? n.cshift : nullptr;
+    cudaStreamWaitEvent(st->stream, st->ev_done[slot], 0);
     launch_frozen(st, &next, s, g, n.slot);
   }
-  cudaStream_t x = st->xstream;
-  cudaStreamWaitEvent(x, st->ev_pack[slot], 0);
-  int rc = strata_cuda_peers_allreduce(st->peers, xa.x, nx, x);
-  if (rc != STRATA_OK) return rc;
-  finish_kernel<<<1, 1, 0, x>>>(xa);
-  cudaMemcpyAsync(&st->h_rec.p[1 + slot], xa.rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, x);
-  cudaEventRecord(st->ev_done[slot], x);
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaEventSynchronize(st->ev_done[slot]);
   if (e != cudaSuccess) return cuda_fail(e, "running the iteration", st->device);
@@ -1022,11 +1028,10 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
     for (int d = 0; d < dim; d++) a.qz[d] = job->qmc->z[d];
   }
 
-  /* Map sums go to shared memory whenever they fit.  Global atomics on a
-   * few thousand cells serialise: measured on an H100 (doc/benchmarks.md,
-   * "Map sums in shared memory"), adapting kernels ran at 2-4e9 samples/s
-   * through global memory for 1e6 to 1e8 samples per iteration, and at
-   * 1.2e10 (1e6) to 2.8e10 (1e8) through shared memory. */
+  /* Map sums go to shared memory whenever they fit: global atomics on a
+   * few thousand cells serialise, and adapting kernels through shared
+   * memory are several times faster at every neval (doc/benchmarks.md,
+   * R6, "Map sums in shared memory"). */
   size_t smem = 0;
   if (job->adapt) {
     const size_t need = cells * (sizeof(double) + sizeof(unsigned int));

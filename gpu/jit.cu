@@ -72,7 +72,7 @@ double now_s()
 /* NVRTC is opened when a user's integrand first needs it, not when strata
  * starts: its library is large, and opening it was a good part of every
  * GPU job's cold start, built-in integrands included (doc/benchmarks.md,
- * "NVRTC opened on first use"). */
+ * R27, "NVRTC opened on first use"). */
 struct nvrtc_api {
   decltype(&nvrtcCreateProgram) CreateProgram;
   decltype(&nvrtcAddNameExpression) AddNameExpression;

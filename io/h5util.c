@@ -201,9 +201,9 @@ uint64_t strata_h5_checksum(const void *data, size_t n)
 
 uint64_t strata_h5_checksum_from(uint64_t h, const void *data, size_t n)
 {
-  /* FNV-1a on 64-bit words: one multiply per word (about 1 ms for 8 MB),
-   * and any change to a single word changes the result, since xor and
-   * multiplication by an odd number are both invertible. */
+  /* FNV-1a on 64-bit words: one multiply per word, and any change to a
+   * single word changes the result, since xor and multiplication by an odd
+   * number are both invertible. */
   const unsigned char *p = data;
   for (size_t i = 0; i < n; i++) {
     uint64_t w;
@@ -215,9 +215,8 @@ uint64_t strata_h5_checksum_from(uint64_t h, const void *data, size_t n)
 }
 
 /* Contiguous: the data goes into the file with one copy.  HDF5's own
- * Fletcher-32 filter would need chunks and costs about 3 ns a byte, a
- * quarter of a second for the largest checkpoint's 8 MB over a run of a
- * hundred iterations; the checksum attribute does the same job. */
+ * Fletcher-32 filter would need chunks and a pass of its own over every
+ * write; the checksum attribute does the same job. */
 int strata_h5_write_array(hid_t loc, const char *name, hid_t type, int rank,
                           const hsize_t *dims, const void *data)
 {

@@ -30,12 +30,9 @@ typedef struct {
  * runs away: every increment gets STRATA_MAP_SAMPLES_PER_INC samples on
  * average, and beyond STRATA_MAP_COARSE_INC increments each further one
  * STRATA_MAP_SAMPLES_PER_FINE_INC, so that the ceiling ninc = 1000 is
- * reached at neval = 1e6, as fine a map as before from there on.
- * Measured (doc/benchmarks.md, issue 16): f4 d=8 at 1e4 samples and 30
- * iterations ended 8-79 sigma low with 1000 increments, within 2.3 sigma
- * with 100; at 1e5 samples 100 increments gave errors 25% smaller than
- * 1000, and in 5 iterations of 2e5 a 10-D gaussian came out 0.2-1.1 with
- * 1000 increments, 0.95-1.02 with 50. */
+ * reached at neval = 1e6, the finest map from there on.  A map of 1000
+ * increments trained on 1e4 samples ends runs many sigma low where one of
+ * 100 stays within its errors (doc/benchmarks.md, R16). */
 #define STRATA_MAP_SAMPLES_PER_INC 100
 #define STRATA_MAP_COARSE_INC 100
 #define STRATA_MAP_SAMPLES_PER_FINE_INC 1000
@@ -47,19 +44,18 @@ typedef struct {
  * With fewer increments than two per stratum along an axis (in two and
  * three dimensions at small neval, where few other axes add noise to the
  * training) the strata split each increment evenly and the map cannot
- * shape the density inside a stratum: a peak's tail then lay in a sliver of
- * a wide outer increment that a stratum's 2 to 4 samples missed (fB in d=2
- * at 1e3 samples, 10 increments: 97.1% of 1000 runs within 3 sigma; 30:
- * 99.7%).  So the map has at least two increments per stratum.
+ * shape the density inside a stratum: a peak's tail then lies in a sliver
+ * of a wide outer increment that a stratum's 2 to 4 samples miss (fB in
+ * d=2 at 1e3 samples: doc/benchmarks.md, R22).  So the map has at least
+ * two increments per stratum.
  * In one dimension the map keeps one increment and the stratification
  * (neval / 4 strata, doc/algorithm.md) adapts alone.  There each step of
  * the integrand lies in a single stratum of a few samples, and only the
  * VEGAS+ allocation, fed by earlier iterations, puts enough samples there;
  * a map that moves carries the step into another stratum every iteration,
- * and its creeping edge leaves slivers few samples reach.  Measured
- * (doc/benchmarks.md, issue 16): f6 in d=1 at 1e4 samples, 10 iterations,
- * read 43% of 200 runs beyond 3 sigma (up to 2000) with a map, none
- * without; the price is 2-100 times the error on smooth peaks. */
+ * and its creeping edge leaves slivers few samples reach: a step in d=1
+ * reads far beyond its errors with a map and within them without one, at
+ * the price of a larger error on smooth peaks (doc/benchmarks.md, R22). */
 int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube);
 
 /* Edges given from outside (a checkpoint, another run's map): the first

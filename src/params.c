@@ -118,6 +118,8 @@ int strata_problem_check(const strata_problem *pr)
 {
   if (!pr->f && !pr->fv && !pr->fu && !pr->fb)
     return strata_error(STRATA_EINVAL, "no integrand given");
+  if (pr->fu && pr->fb)
+    return strata_error(STRATA_EINVAL, "fu and fb are both set: give one of them");
   if (pr->batch < 0 || pr->batch > 1000000)
     return strata_error(STRATA_EINVAL, "batch = %d: must be in 1..1000000 (or 0: 1024)",
                         pr->batch);

@@ -308,8 +308,8 @@ static double neighbour_error(const strata_run *r, int c, int from, int best, in
  * iteration not in the average.  An iteration whose samples fell short of
  * a peak comes out low with a small error: weighed by its own error it
  * pulls the average down (a vector integrand's component that the map does
- * not follow ended 6.8 sigma low on average; f4 d=5 at neval 1e3 had 56% of
- * its runs within 1 sigma).  So the weight knows nothing of the iteration's
+ * not follow, and small budgets: doc/algorithm.md, "Combining iterations").
+ * So the weight knows nothing of the iteration's
  * own samples, but to lower it:
  * - an adapting iteration takes its neighbours' errors (consecutive maps are
  *   nearly the same; neighbour_error says how), and its own only when alone;
@@ -459,9 +459,10 @@ static int newest_beyond_kept(const strata_run *r, int c, int side)
 
 /* A climb is a rise above every kept iteration by more than STRATA_CLIMB_RISE
  * of the average before it: finding more of a peak moves the estimate by
- * percents, while a map that has settled moves it by its errors.  Without
- * that bound a settled f4 d=5 at 1e6 per iteration (errors 0.03%) threw
- * four good iterations away on a fifth 0.12% above them (Q 0.01). */
+ * percents, while a map that has settled moves it by its errors, and
+ * without the bound a settled map's chance rise restarts the average and
+ * throws good iterations away (doc/benchmarks.md, R28, "The climb's 1%
+ * bound"). */
 #define STRATA_CLIMB_RISE 0.01
 
 static int climbs(const strata_run *r, int c, double before)
@@ -965,8 +966,8 @@ static double sum_shift(const strata_run *r, const double *cshift)
 
 /* The map learns from (J f)^2, which underflows to 0 below |J f| = 1.5e-162:
  * fB's first iterations often see only values like 1e-181, and a map
- * trained on zeros never moves towards the peak (23 of 100 seeds of the
- * default fB job never found it in 30 iterations).  After
+ * trained on zeros never moves towards the peak (the default fB job:
+ * doc/algorithm.md).  After
  * an iteration whose estimate m of the adapting quantity was that small, J f
  * is scaled by the power of two that brings m * neval, about its largest
  * sample, near 1.  A power of two scales exactly, and the map only reads the

@@ -807,6 +807,30 @@ START_TEST(test_user_forms_same_bits)
 }
 END_TEST
 
+/* fu and fb together are refused naming both, before any point is taken. */
+START_TEST(test_user_forms_one_only)
+{
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 20000;
+  p.maxiter = 6;
+  p.adapt_iters = 4;
+  p.skip = 1;
+  p.epsrel = 0;
+  forms_data d = {{40.0}, 0};
+  strata_problem pr = {.fu = three_u, .fb = three_b, .user = &d, .dim = DIM, .nparams = 1,
+                       .params = {40.0}, .ncomp = NCOMP, .adapt_comp = -1, .name = "three"};
+  for (int k = 0; k < DIM; k++) pr.upper[k] = 1.0;
+  strata_result res;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &res), STRATA_EINVAL);
+  const char *msg = strata_last_error();
+  ck_assert_msg(strstr(msg, "fu") && strstr(msg, "fb"), "the error names one form: %s", msg);
+  ck_assert_int_eq(d.calls, 0);
+  pr.fb = NULL;
+  ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &res), STRATA_OK);
+}
+END_TEST
+
 int main(void)
 {
   strata_io_init();
@@ -829,6 +853,7 @@ int main(void)
   tcase_add_test(tc, test_log);
   tcase_add_test(tc, test_report);
   tcase_add_test(tc, test_user_forms_same_bits);
+  tcase_add_test(tc, test_user_forms_one_only);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }

@@ -12,7 +12,7 @@
  * --die-after N ends the process with SIGKILL after N iterations were
  * saved (as kill -9 would); --warm N trains a map for N iterations first
  * and starts the run from it.  Prints one line on rank 0.  Build:
- *   mpicc integrate.c $(pkg-config --cflags --libs strata) -o integrate */
+ *   mpicc integrate.c $(pkg-config --cflags --libs strata) -lm -o integrate */
 #include <getopt.h>
 #include <mpi.h>
 #include <signal.h>

@@ -70,7 +70,7 @@ typedef struct {
   int adapt_iters;      /* iterations that adapt map and stratification */
   int skip;             /* leading iterations left out of the average */
   double epsrel, epsabs;
-  int ninc;             /* map increments per axis */
+  int ninc;             /* map increments per axis, at most (doc/algorithm.md) */
   double alpha;         /* map damping; 0 freezes the map */
   double beta;          /* stratification exponent; 0 = classic */
   uint64_t seed;
@@ -105,8 +105,9 @@ typedef struct {
   const struct strata_source *source;
   /* The forms with the caller's data (used when f and fv are NULL): fu one
    * point per call, or fb a batch of up to `batch` points per call (0:
-   * 1024).  Both give the same result, bit for bit, as each other and as fv
-   * computing the same values.  user reaches every call unchanged. */
+   * 1024); setting both is an error.  Both give the same result, bit for
+   * bit, as each other and as fv computing the same values.  user reaches
+   * every call unchanged. */
   strata_ufn fu;
   strata_bfn fb;
   void *user;
@@ -136,7 +137,10 @@ enum {
 #define STRATA_COMP_ROW(ncomp) (STRATA_COMP_COV + 2 * (ncomp))
 
 /* One iteration, as reported to the caller after it is combined.  For a
- * vector integrand (ncomp > 1) the scalar fields describe component 0. */
+ * vector integrand (ncomp > 1) the scalar fields describe component 0.
+ * Before the first kept iteration (the skip warm-up ones: kept 0) there is
+ * no average yet: avg and avg_sigma are NaN, chi2_dof 0 and q 1, and so
+ * are the comp rows' AVG, AVG_SIGMA, CHI2_DOF and Q. */
 typedef struct {
   int itn;              /* 1-based */
   double integral, sigma;  /* this iteration */
@@ -293,8 +297,9 @@ int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t 
  * (naxes is dim, or 1 for vegas1d).  edges NULL: only the sizes. */
 int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *edges);
 /* A new run starts from a map (before its first step): its first
- * iteration samples with it instead of the uniform map.  A map of another
- * ninc is rebinned to the run's (exactly where it divides the run's). */
+ * iteration samples with it instead of the uniform map.  The map needs
+ * the run's naxes; a map of another ninc is rebinned to the run's
+ * (exactly where it divides the run's). */
 int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges);
 
 #ifdef __cplusplus

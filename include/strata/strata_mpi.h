@@ -1,6 +1,8 @@
 /* strata over MPI: the ranks of a communicator the caller owns (it calls
- * MPI_Init and MPI_Finalize).  Link with -lstrata_mpi (pkg-config
- * strata-mpi); programs without MPI never include this header. */
+ * MPI_Init and MPI_Finalize).  strata_comm_mpi is in libstrata itself, and
+ * this header is installed, when strata is built with MPI (the default):
+ * compile with mpicc and link with pkg-config --cflags --libs strata.
+ * Programs without MPI never include this header. */
 #ifndef STRATA_STRATA_MPI_H
 #define STRATA_STRATA_MPI_H
 #include <mpi.h>
