@@ -205,8 +205,12 @@ struct cuda_state {
   uint64_t tables_hash;
   strata_jit *jit;               /* users' integrands, compiled by NVRTC */
   uint64_t qmc_gen;
+  /* What the device holds of the host's map and allocation: the
+   * generations of its copies, and whether it made them itself (adapted
+   * on the device): those are newer than the host's until pulled. */
   uint64_t map_gen;
   uint64_t strat_gen;
+  bool map_newer = false, strat_newer = false;
   hbuf<double> h_s1, h_s2, h_w;  /* staging for what comes back */
   hbuf<unsigned long long> h_c;
   hbuf<long long> h_start;       /* staging for the allocation */
@@ -226,7 +230,7 @@ struct cuda_state {
   long long adapted_total = 0;   /* ... and the samples of its new allocation */
   /* Several ranks (comm/peers_cuda.h): the exchange buffer, the levels in two bytes,
    * the shared hypercubes and each rank's whole ones, and where the next
-   * iteration splits among the ranks (strata_strat_split's layout). */
+   * iteration splits among the ranks (strata_split's layout). */
   cuda_peers *peers = nullptr;
   dbuf<double> xbuf;
   dbuf<unsigned short> lv16;
@@ -271,6 +275,25 @@ int cuda_fail(cudaError_t e, const char *what, int device)
 {
   return strata_error(STRATA_EBACKEND, "cuda device %d: %s: %s", device, what,
                       cudaGetErrorString(e));
+}
+
+/* Whether the device holds a newer map than g, a newer allocation than s. */
+bool map_ahead(const cuda_state *st, const strata_map *g)
+{
+  return st->map_newer && st->map_gen == g->generation;
+}
+
+bool strat_ahead(const cuda_state *st, const strata_strat *s)
+{
+  return st->strat_newer && st->strat_gen == s->generation;
+}
+
+/* start[h] where the host knows it: of an allocation the device holds
+ * newer, only its ends (-1 for another h). */
+long long start_known(const cuda_state *st, const strata_strat *s, int64_t h)
+{
+  if (strat_ahead(st, s) && h != 0 && h != s->nhcube) return -1;
+  return strata_strat_start_at(s, h);
 }
 
 int builtin_id(strata_fn f)
@@ -509,19 +532,19 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
   return e == cudaSuccess ? STRATA_OK : cuda_fail(e, "launching the iteration's kernels", st->device);
 }
 
-/* Rank q's part of the iteration (the split in s): samples [i0, i1) in
+/* Rank q's part of the iteration (the split sp): samples [i0, i1) in
  * hypercubes [h0, h1), of which [e0, e1) whole.  A partial hypercube holds
  * a split point strictly inside; its slot is that of the first such point. */
 struct RankPart {
   long long i0, i1, h0, h1, e0, e1;
 };
 
-RankPart rank_part(const strata_strat *s, int q)
+RankPart rank_part(const strata_split *sp, int q)
 {
-  const int64_t *hs = s->split_hs, *he = s->split_he;
+  const int64_t *hs = sp->hs, *he = sp->he;
   RankPart p;
   int64_t i0, i1, h0, h1;
-  strata_strat_split_part(s, q, &i0, &i1, &h0, &h1);
+  strata_split_part(sp, q, &i0, &i1, &h0, &h1);
   p.i0 = i0;
   p.i1 = i1;
   p.h0 = h0;
@@ -539,10 +562,10 @@ RankPart rank_part(const strata_strat *s, int q)
 }
 
 /* The slot of a shared hypercube h: the first split point inside it. */
-int shared_slot(const strata_strat *s, long long h)
+int shared_slot(const strata_split *sp, long long h)
 {
-  for (int k = 1; k < s->nsplit; k++)
-    if (s->split_h[k] == h && s->split_first[k] > s->split_hs[k]) return k - 1;
+  for (int k = 1; k < sp->nranks; k++)
+    if (sp->h[k] == h && sp->first[k] > sp->hs[k]) return k - 1;
   return -1;
 }
 
@@ -552,17 +575,18 @@ int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_str
                   ExchangeArgs *xa, cudaStream_t q)
 {
   const strata_comm *c = strata_cuda_peers_comm(st->peers);
+  const strata_split *sp = job->split;
   const int R = c->size;
-  if (s->nsplit != R)
+  if (!sp || sp->nranks != R)
     return strata_error(STRATA_EBACKEND, "cuda device %d: the iteration is split among %d "
-                        "ranks, not the %d of the run", st->device, s->nsplit, R);
+                        "ranks, not the %d of the run", st->device, sp ? sp->nranks : 0, R);
   if (!st->h_seg.reserve(2 * (size_t)R) || !st->seg.reserve(2 * (size_t)R) ||
       !st->h_shared.reserve((size_t)R) || !st->shared.reserve((size_t)R))
     return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the ranks' exchange",
                         st->device);
   memset(xa, 0, sizeof *xa);
   for (int k = 0; k < R; k++) {
-    const RankPart p = rank_part(s, k);
+    const RankPart p = rank_part(sp, k);
     st->h_seg.p[k] = p.e0;
     st->h_seg.p[R + k] = p.e1;
     if (k != c->rank) continue;
@@ -572,7 +596,7 @@ int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_str
     for (int j = 0; j < 2 && p.i1 > p.i0; j++) {
       const long long h = ends[j];
       if ((h >= p.e0 && h < p.e1) || (j == 1 && h == p.h0)) continue;
-      const int slot = shared_slot(s, h);
+      const int slot = shared_slot(sp, h);
       if (slot < 0)
         return strata_error(STRATA_EBACKEND, "cuda device %d: hypercube %lld is partial but "
                             "holds no split point", st->device, h);
@@ -581,8 +605,8 @@ int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_str
   }
   int n = 0;
   for (int k = 1; k < R; k++)
-    if (s->split_first[k] > s->split_hs[k] && shared_slot(s, s->split_h[k]) == k - 1)
-      st->h_shared.p[n++] = SharedHcube{s->split_h[k], s->split_he[k] - s->split_hs[k], k - 1};
+    if (sp->first[k] > sp->hs[k] && shared_slot(sp, sp->h[k]) == k - 1)
+      st->h_shared.p[n++] = SharedHcube{sp->h[k], sp->he[k] - sp->hs[k], k - 1};
   cudaMemcpyAsync(st->seg.p, st->h_seg.p, 2 * (size_t)R * sizeof(long long),
                   cudaMemcpyHostToDevice, q);
   if (n > 0)
@@ -614,10 +638,11 @@ int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_s
 {
   cudaStream_t q = st->stream;
   const bool adapt = job->adapt != 0;
+  const int nsplit = job->split->nranks;
   const size_t nx = (size_t)xa.size(adapt);
   if (!st->xbuf.reserve(nx) || (realloc && !st->lv16.reserve((size_t)s->nhcube)) ||
-      (realloc && (!st->split.reserve(4 * ((size_t)s->nsplit + 1)) ||
-                   !st->h_split.reserve(4 * ((size_t)s->nsplit + 1)))))
+      (realloc && (!st->split.reserve(4 * ((size_t)nsplit + 1)) ||
+                   !st->h_split.reserve(4 * ((size_t)nsplit + 1)))))
     return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the ranks' exchange",
                         st->device);
   xa.x = st->xbuf.p;
@@ -657,9 +682,9 @@ int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_s
   }
   if (realloc) {
     launch_allocation(st, s, q);
-    split_samples_kernel<<<1, 128, 0, q>>>(st->start.p, s->nhcube, st->rec.p, s->nsplit,
+    split_samples_kernel<<<1, 128, 0, q>>>(st->start.p, s->nhcube, st->rec.p, nsplit,
                                            xa.npart != 2, st->split.p);
-    cudaMemcpyAsync(st->h_split.p, st->split.p, 4 * ((size_t)s->nsplit + 1) * sizeof(long long),
+    cudaMemcpyAsync(st->h_split.p, st->split.p, 4 * ((size_t)nsplit + 1) * sizeof(long long),
                     cudaMemcpyDeviceToHost, q);
     st->split_new = true;
   }
@@ -730,6 +755,7 @@ int upload_state(cuda_state *st, const strata_map *g, const strata_strat *s, boo
     e = cudaMemcpyAsync(st->edges.p, g->edges, nedges * sizeof(double), cudaMemcpyHostToDevice, q);
     if (e != cudaSuccess) return cuda_fail(e, "uploading the map", st->device);
     st->map_gen = g->generation;
+    st->map_newer = false;
     st->map_ver++;
   }
   if (!allocation || st->strat_gen == s->generation) return STRATA_OK;
@@ -747,6 +773,7 @@ int upload_state(cuda_state *st, const strata_map *g, const strata_strat *s, boo
     if (e != cudaSuccess) return cuda_fail(e, "uploading the allocation", st->device);
   }
   st->strat_gen = s->generation;
+  st->strat_newer = false;
   return STRATA_OK;
 }
 
@@ -991,8 +1018,8 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
   a.h1 = job->h1;
   /* (An allocation adapted on the device has a stale start[] here: its
    * ends and the ranks' split points are known.) */
-  a.first = exchange ? job->i0 : strata_strat_start_at(s, job->h0);
-  const long long last = exchange ? job->i1 : strata_strat_start_at(s, job->h1);
+  a.first = exchange ? job->i0 : start_known(st, s, job->h0);
+  const long long last = exchange ? job->i1 : start_known(st, s, job->h1);
   if (a.first < 0 || last < 0)
     return strata_error(STRATA_EBACKEND, "cuda device %d: hypercubes %lld..%lld are not where "
                         "the allocation on the device splits", st->device, (long long)job->h0,
@@ -1181,22 +1208,22 @@ int cuda_sample(strata_backend *b, strata_sample_job *job)
 }
 
 /* The host's map and allocation once the device has made newer ones
- * (refined, reallocated with total samples): marked on_device, under new
- * generations that the device's copies carry. */
+ * (refined, reallocated with total samples): new generations, which the
+ * device's copies carry, recorded as newer than the host's. */
 void mark_adapted(cuda_state *st, strata_map *g, strata_strat *s, bool refined,
                   bool reallocated, long long total)
 {
   if (refined) {
     g->generation = strata_stamp_next();
-    g->on_device = 1;
     st->map_gen = g->generation;
+    st->map_newer = true;
   }
   if (reallocated) {
     s->generation = strata_stamp_next();
-    s->on_device = 1;
     s->even = 0;
     s->total = total;
     st->strat_gen = s->generation;
+    st->strat_newer = true;
   }
 }
 
@@ -1209,10 +1236,7 @@ void mark_adapted(cuda_state *st, strata_map *g, strata_strat *s, bool refined,
 int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
 {
   cuda_state *st = static_cast<cuda_state *>(b->self);
-  if (st->adapted && st->split_new && job->reallocate) {
-    strata_strat *s = job->strat;
-    memcpy(s->split_h, st->h_split.p, 4 * ((size_t)s->nsplit + 1) * sizeof(int64_t));
-  }
+  const bool split_new = st->adapted && st->split_new && job->reallocate && job->split;
   st->split_new = false;
   if (!st->adapted) {
     int rc = cuda_pull(b, job->map, job->strat);
@@ -1221,6 +1245,11 @@ int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
   st->adapted = false;
   mark_adapted(st, job->map, job->strat, job->alpha != 0.0, job->reallocate != 0,
                st->adapted_total);
+  if (split_new) {
+    strata_split *sp = job->split;
+    memcpy(sp->h, st->h_split.p, 4 * ((size_t)sp->nranks + 1) * sizeof(int64_t));
+    sp->of = job->strat->generation;
+  }
   return STRATA_OK;
 }
 
@@ -1228,21 +1257,23 @@ int cuda_pull(strata_backend *b, strata_map *g, strata_strat *s)
 {
   strata_strat_materialize(s); /* (the even allocation is the host's to write) */
   cuda_state *st = static_cast<cuda_state *>(b->self);
+  const bool map = map_ahead(st, g), strat = strat_ahead(st, s);
+  if (!map && !strat) return STRATA_OK;
   cudaStream_t q = st->stream;
   cudaError_t e = cudaSetDevice(st->device);
-  if (e == cudaSuccess && g->on_device)
+  if (e == cudaSuccess && map)
     e = cudaMemcpyAsync(g->edges, st->edges.p,
                         (size_t)strata_map_naxes(g) * (g->ninc + 1) * sizeof(double),
                         cudaMemcpyDeviceToHost, q);
-  if (e == cudaSuccess && s->on_device)
+  if (e == cudaSuccess && strat)
     e = cudaMemcpyAsync(s->start, st->start.p, ((size_t)s->nhcube + 1) * sizeof(long long),
                         cudaMemcpyDeviceToHost, q);
   if (e == cudaSuccess) e = cudaStreamSynchronize(q);
   if (e != cudaSuccess) return cuda_fail(e, "copying the map and allocation back", st->device);
-  if (s->on_device)
+  if (strat)
     for (int64_t h = 0; h < s->nhcube; h++) s->nh[h] = s->start[h + 1] - s->start[h];
-  g->on_device = 0;
-  s->on_device = 0;
+  if (map) st->map_newer = false;
+  if (strat) st->strat_newer = false;
   return STRATA_OK;
 }
 
