@@ -298,8 +298,8 @@ int shape(cuda_state *st, const strata_sample_job *job, const SamplePlan &p, Ker
   const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
   if (blocks > resident_blocks) blocks = resident_blocks;
   /* Every block clears and flushes all cells: give each at least half a
-   * sample per cell (of 8, 2 and 1/2 samples per cell per block, 1/2 was
-   * twice as fast at 1e6 samples; at 1e7 and up the three were alike). */
+   * sample per cell, the fastest of the floors doc/benchmarks.md compares
+   * (R6). */
   if (a.shared_acc) {
     long long cap = 2 * a.total / (long long)cells;
     if (cap < 1) cap = 1;
