@@ -10,29 +10,12 @@
 #include <cub/cub.cuh>
 
 #include "cellmoments.h"
+#include "kernels.cuh"
 #include "maprefine.h"
 #include "shares.h"
 #include "strat.h"
 
 namespace strata_k {
-
-/* The few numbers of an iteration that the host reads back: one copy. */
-struct IterRecord {
-  double part[2];              /* this slice's integral and variance */
-  /* A vector integrand's: its components' integrals, then their covariance
-   * as the upper triangle, row by row (estimate_vec_kernel). */
-  double vpart[STRATA_MAX_COMP + STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2];
-  unsigned long long bad;      /* first sample with a non-finite value (kNoBad: none) */
-  long long bad_h;             /* first hypercube whose sums overflowed (LLONG_MAX: none) */
-  int tmax;                    /* the largest level (INT_MIN: no share anywhere) */
-  int moved;                   /* the allocation changed */
-  long long total;             /* samples of the next allocation */
-  strata_share_cut cut;
-};
-
-constexpr int kAdaptThreads = 256;
-constexpr int kCutThreads = 1024;
-constexpr int kRefineThreads = 512;
 
 /* strata_strat's first, even allocation, written on the device. */
 __global__ void __launch_bounds__(kAdaptThreads)
@@ -55,21 +38,6 @@ __global__ void __launch_bounds__(kAdaptThreads) xmap_kernel(double2 *xmap, cons
     xmap[c] = make_double2(a.lower[d] + a.width[d] * e[i], a.width[d] * (e[i + 1] - e[i]));
   }
 }
-
-struct EstimateArgs {
-  double *s1, *s2;             /* zeroed behind the read, for the next iteration */
-  const long long *start;
-  long long h0, h1, nh_uniform, nhcube;
-  double V, shift;             /* 1 / nhcube, the iteration's shift */
-  double *level;               /* NULL: no shares this iteration */
-  double kk;
-  IterRecord *rec;
-  /* A vector integrand's (estimate_vec_kernel): per hypercube its nc
-   * components' sums and the np sums of their products, and their shifts. */
-  double *c1, *c2;             /* zeroed behind the read, as s1 and s2 */
-  double cshift[STRATA_MAX_COMP];
-  int nc;
-};
 
 __device__ __forceinline__ double hcube_n(const long long *start, long long nh_uniform, long long h)
 {
@@ -168,67 +136,12 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const Estim
 }
 
 /* estimate_vec_kernel for a.nc components (2 .. STRATA_MAX_COMP). */
-template <int NC = 2>
-void launch_estimate_vec(unsigned blocks, cudaStream_t q, const EstimateArgs &a)
+template <int NC>
+void launch_estimate_vec_from(unsigned blocks, cudaStream_t q, const EstimateArgs &a)
 {
   if (a.nc == NC) estimate_vec_kernel<NC><<<blocks, kAdaptThreads, 0, q>>>(a);
-  else if constexpr (NC < STRATA_MAX_COMP) launch_estimate_vec<NC + 1>(blocks, q, a);
+  else if constexpr (NC < STRATA_MAX_COMP) launch_estimate_vec_from<NC + 1>(blocks, q, a);
 }
-
-/* The largest level of all hypercubes, as estimate_kernel finds it for
- * its slice: for ranks that gathered every slice's levels. */
-__global__ void __launch_bounds__(kAdaptThreads)
-    tmax_kernel(const double *level, long long nhcube, IterRecord *rec)
-{
-  int tmax = INT_MIN;
-  for (long long h = blockIdx.x * (long long)blockDim.x + threadIdx.x; h < nhcube;
-       h += (long long)gridDim.x * blockDim.x) {
-    const double t = level[h];
-    if (t > -INFINITY && (int)t > tmax) tmax = (int)t;
-  }
-  typedef cub::BlockReduce<int, kAdaptThreads> Reduce;
-  __shared__ typename Reduce::TempStorage tr;
-  const int bt = Reduce(tr).Reduce(tmax, [](int x, int y) { return x > y ? x : y; });
-  if (threadIdx.x == 0 && bt > INT_MIN) atomicMax(&rec->tmax, bt);
-}
-
-/* Where the samples of the allocation in start[] split among nsplit ranks,
- * as strata_run_slice splits them on the host: out[k] the first hypercube
- * of rank k, out[nsplit + 1 + k] its first sample, k = 0 .. nsplit. */
-__global__ void split_kernel(const long long *start, long long nhcube, const IterRecord *rec,
-                             int nsplit, long long *out)
-{
-  for (int k = threadIdx.x; k <= nsplit; k += blockDim.x) {
-    long long h;
-    if (k == 0) {
-      h = 0;
-    } else if (k == nsplit) {
-      h = nhcube;
-    } else {
-      const long long target = (long long)((double)rec->total * k / nsplit);
-      long long lo = 0, hi = nhcube;
-      while (lo < hi) {
-        const long long mid = lo + (hi - lo) / 2;
-        if (start[mid] < target) lo = mid + 1;
-        else hi = mid;
-      }
-      h = lo;
-    }
-    out[k] = h;
-    out[nsplit + 1 + k] = start[h];
-  }
-}
-
-struct AllocArgs {
-  const double *level;
-  long long *start;            /* nhcube + 1: start[0] = 0 stays */
-  long long *count;            /* nhcube: the new counts, scanned into start + 1 */
-  unsigned long long *dshare;  /* nhcube: D of the free hypercubes, scanned in place */
-  unsigned long long *hist;    /* STRATA_SHARE_BINS + 1: the last counts the none */
-  const double *step;          /* 2^(r/128) (ladder.h) */
-  long long nhcube, neval;
-  IterRecord *rec;
-};
 
 /* Nothing to reallocate from: an overflow (the run stops) or no share at
  * all (the allocation stays, as on the host). */
@@ -350,17 +263,6 @@ __global__ void __launch_bounds__(kAdaptThreads) count_kernel(const AllocArgs a)
   const long long bt = Reduce(tr).Sum(total);
   if (threadIdx.x == 0) atomicAdd((unsigned long long *)&a.rec->total, (unsigned long long)bt);
 }
-
-struct RefineArgs {
-  double *edges;               /* naxes x (ninc + 1), replaced */
-  double *wsum;                /* dim x ninc, zeroed behind the read */
-  unsigned long long *wcnt;    /* dim x ninc (device counts), zeroed; or NULL and: */
-  const double *wcount;        /* dim x ninc (counts from the host) */
-  double *scratch;             /* naxes x 4 (ninc + 1) */
-  int dim, ninc, shared;
-  double alpha;
-  const IterRecord *rec;
-};
 
 /* The exclusive prefix sums of x[0..n) into pre, and their total, by one
  * block in tiles of its width. */

@@ -27,41 +27,6 @@ namespace strata_k {
 
 constexpr unsigned short kNoLevel = 0xffff;
 
-/* A hypercube shared by ranks: its slot in the buffer and its size. */
-struct SharedHcube {
-  long long h, n;
-  int slot;
-};
-
-struct ExchangeArgs {
-  double *x;
-  int npart, nslot, nrank, rank;
-  long long ncell;
-  /* this rank's partial hypercubes (at most its first and its last) */
-  int nmine;
-  SharedHcube mine[2];
-  double *s1, *s2;
-  double *wsum;
-  unsigned long long *wcnt;
-  IterRecord *rec;
-  /* after the sum: every shared hypercube, once */
-  const SharedHcube *shared;
-  int nshared;
-  double V, shift, kk;
-  double *level;        /* NULL: no reallocation this iteration */
-  unsigned short *lv16; /* the levels in two bytes */
-  const long long *seg; /* each rank's whole hypercubes [seg[r], seg[R + r]) */
-  long long e0, e1;     /* this rank's */
-  long long nhcube;
-
-  __host__ __device__ long long tmax_at() const { return npart + 2LL * nslot; }
-  __host__ __device__ long long map_at() const { return tmax_at() + nrank; }
-  __host__ __device__ long long size(bool adapt) const
-  {
-    return map_at() + (adapt ? 2 * ncell : 0);
-  }
-};
-
 /* What this rank sends: its part, its partial hypercubes' sums (cleared
  * behind the read, as the estimate clears the others), its largest level
  * and, adapting, its map sums.  The buffer is zero where it writes nothing. */

@@ -11,6 +11,7 @@
 #include "map.h"
 #include "philox.h"
 #include "qmc.h"
+#include "split.h"
 #include "strat.h"
 #include "strata/strata.h"
 #ifdef __cplusplus
@@ -69,11 +70,12 @@ typedef struct {
    * the work done).  The allocation moves when level is set. */
   double alpha;
   /* Several ranks whose backends exchange themselves (exchanges, below):
-   * this caller samples [i0, i1) of the iteration's samples, which may
-   * begin and end inside hypercubes h0 and h1 - 1 (strata_strat_split),
-   * and part returns the estimate of all ranks; adapting, the map and the
+   * this caller samples [i0, i1) of the iteration's samples, its part of
+   * split, which may begin and end inside hypercubes h0 and h1 - 1, and
+   * part returns the estimate of all ranks; adapting, the map and the
    * allocation are made in the same pass, as with local. */
   int exchange;
+  const strata_split *split;
   int64_t i0, i1;
   /* The next iteration, if the run goes on, is this job one iteration on,
    * with shifts next_shift and next_cshift (frozen map): a backend may
@@ -97,10 +99,10 @@ typedef struct {
   const double *wsum, *wcount; /* every rank's summed map sums, unless kept by the
                                 * backend (local in strata_sample_job) */
   const double *level;         /* every hypercube's level, unless kept by the backend */
-  /* A backend that makes the allocation on its device while several ranks
-   * share the work (strat->nsplit > 0) leaves it there, marked on_device,
-   * with where the ranks' next slices begin in strat's split_h and
-   * split_first, which is all the host then reads of it. */
+  /* Ranks whose backends exchange (NULL otherwise): a backend that makes
+   * the allocation on its device leaves it there and fills in how the
+   * ranks split its samples, which is all the host then reads of it. */
+  strata_split *split;
 } strata_adapt_job;
 
 typedef struct strata_backend strata_backend;
@@ -111,10 +113,12 @@ struct strata_backend {
    * non-finite integrand value: the point, iteration and sample index). */
   int (*sample)(strata_backend *b, strata_sample_job *job);
   /* Refines the map and reallocates; a backend that does so on its device
-   * leaves the host's copies behind, marked on_device. */
+   * keeps the newer map and allocation there, and the host's copies fall
+   * behind until pull.  The backend keeps the record of what it holds. */
   int (*adapt)(strata_backend *b, const strata_adapt_job *job);
-  /* Brings a map and allocation marked on_device back into map and strat;
-   * NULL where they never leave the host. */
+  /* Brings whatever of map and s the backend holds newer copies of back
+   * into them (nothing where it holds none), for whatever reads them on
+   * the host; NULL where they never leave the host. */
   int (*pull)(strata_backend *b, strata_map *g, strata_strat *s);
   void (*free)(strata_backend *b);
   /* Set where the backend combines a stratified iteration with its peers

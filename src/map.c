@@ -64,7 +64,6 @@ void strata_map_init(strata_map *g, const double *lower, const double *upper)
     double *e = g->edges + (size_t)a * (size_t)(g->ninc + 1);
     for (int i = 0; i <= g->ninc; i++) e[i] = (double)i / g->ninc;
   }
-  g->on_device = 0;
   g->generation = strata_stamp_next();
 }
 
@@ -76,7 +75,6 @@ int strata_map_copy(strata_map *dst, const strata_map *src)
   memcpy(dst->width, src->width, sizeof dst->width);
   memcpy(dst->edges, src->edges,
          sizeof(double) * (size_t)strata_map_naxes(src) * (size_t)(src->ninc + 1));
-  dst->on_device = 0;
   dst->generation = strata_stamp_next();
   return 0;
 }
@@ -168,6 +166,5 @@ void strata_map_refine(strata_map *g, const double *wsum, const double *count,
     if (any)
       refine_axis(g->edges + (size_t)ax * (size_t)(n + 1), n, a, trusted, alpha, s, r, enew);
   }
-  g->on_device = 0;
   g->generation = strata_stamp_next();
 }

@@ -19,8 +19,8 @@ typedef struct {
   int shared;           /* one map for all axes (vegas1d) */
   double *edges;        /* naxes() * (ninc + 1) unit edges */
   double lower[32], width[32]; /* STRATA_MAX_DIM */
-  uint64_t generation;  /* a new stamp (stamp.h) whenever the edges change */
-  int on_device;        /* a backend holds newer edges than these (backend.h) */
+  uint64_t generation;  /* a new stamp (stamp.h) whenever the edges change, here or on a
+                         * backend's device: what keeps a copy compares it */
   double *scratch;      /* strata_map_refine's, kept between calls */
 } strata_map;
 

@@ -135,7 +135,7 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   if (strata_strat_moves(r->strat) &&
       !(r->levels = malloc(sizeof(double) * (size_t)r->strat->nhcube)))
     goto nomem;
-  if (comm->size > 1 && vegas_mode(p) && strata_strat_split_alloc(r->strat, comm->size) != 0)
+  if (comm->size > 1 && vegas_mode(p) && !(r->split = strata_split_alloc(comm->size)))
     goto nomem;
   r->first_kept = first_kept(p);
   *out = r;
@@ -156,6 +156,7 @@ void strata_run_free(strata_run *r)
   strata_qmc_free(r->qmc);
   free(r->buf);
   free(r->slices);
+  strata_split_free(r->split);
   free(r->levels);
   free(r->hist);
   free(r->cweights);
@@ -1051,8 +1052,7 @@ static void slice_bounds(const strata_run *r, const strata_strat *cells, int64_t
 int strata_run_sync(strata_run *r)
 {
   strata_strat_materialize(r->strat);
-  if (!r->map->on_device && !r->strat->on_device) return STRATA_OK;
-  return r->backend->pull(r->backend, r->map, r->strat);
+  return r->backend->pull ? r->backend->pull(r->backend, r->map, r->strat) : STRATA_OK;
 }
 
 /* Whether the iteration after the coming one, should the run go on, is
@@ -1110,8 +1110,8 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   if (exchange) {
     /* A vector integrand's ranks hold whole hypercubes: the covariance of
      * a hypercube shared between ranks is not combined. */
-    if (!r->strat->on_device) strata_strat_split(r->strat, nc > 1);
-    strata_strat_split_part(r->strat, r->comm->rank, &i0, &i1, &h0, &h1);
+    if (!strata_split_current(r->split, r->strat)) strata_split_make(r->split, r->strat, nc > 1);
+    strata_split_part(r->split, r->comm->rank, &i0, &i1, &h0, &h1);
   } else {
     strata_run_slice(cells, r->comm->rank, r->comm->size, &h0, &h1);
   }
@@ -1134,7 +1134,8 @@ int strata_run_step(strata_run *r, strata_iteration *out)
       .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount,
       .cshift = nc > 1 ? cshift : NULL, .c1 = nc > 1 ? c1 : NULL, .c2 = nc > 1 ? c2 : NULL,
       .part = by_part ? part : NULL, .level = by_part && realloc ? r->levels : NULL,
-      .local = local, .alpha = p->alpha, .exchange = exchange, .i0 = i0, .i1 = i1,
+      .local = local, .alpha = p->alpha, .exchange = exchange, .split = r->split,
+      .i0 = i0, .i1 = i1,
       .next_alike = alike, .next_shift = sum_shift(r, next_cshift),
       .next_cshift = nc > 1 ? next_cshift : NULL, .bad = -1};
   double ts = now_s();
@@ -1178,7 +1179,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   if (adapt) {
     strata_adapt_job aj = {.map = r->map, .strat = r->strat, .alpha = p->alpha,
                            .reallocate = realloc, .wsum = wsum, .wcount = wcount,
-                           .level = r->levels};
+                           .level = r->levels, .split = r->split};
     if ((rc = r->backend->adapt(r->backend, &aj)) != STRATA_OK) return rc;
     /* After the last adapting iteration, so that a checkpoint written now
      * already holds the frozen iterations' allocation. */

@@ -7,6 +7,7 @@
 #include "comm.h"
 #include "map.h"
 #include "qmc.h"
+#include "split.h"
 #include "stats.h"
 #include "strat.h"
 
@@ -39,6 +40,7 @@ typedef struct strata_run {
   double *levels;           /* vegas+: every hypercube's share of the next allocation, as
                              * its level (shares.h) */
   int64_t *slices;          /* [ranks + 1]: the ranks' slices of hypercubes */
+  strata_split *split;      /* ranks whose backends exchange: their split of the samples */
   /* [maxiter]; for a vector integrand integral and sigma are component 0's. */
   strata_itn_record *hist;
   int ncomp;                /* 1 for a scalar integrand, else problem.ncomp */

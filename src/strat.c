@@ -98,7 +98,6 @@ void strata_strat_free(strata_strat *s)
   free(s->nh);
   free(s->start);
   free(s->level);
-  free(s->split_h);
   free(s->hist);
   free(s->ladder);
   free(s);
@@ -109,7 +108,6 @@ static void prefix(strata_strat *s)
   s->start[0] = 0;
   for (int64_t h = 0; h < s->nhcube; h++) s->start[h + 1] = s->start[h] + s->nh[h];
   s->total = s->start[s->nhcube];
-  s->on_device = 0;
   s->even = 0;
   s->generation = strata_stamp_next();
 }
@@ -150,7 +148,6 @@ static void init_even(strata_strat *s)
   s->even_q = q;
   s->even_rem = rem;
   s->total = q * s->nhcube + rem;
-  s->on_device = 0;
   s->generation = strata_stamp_next();
 }
 
@@ -235,7 +232,6 @@ void strata_strat_allocate(strata_strat *s, const double *level)
     s->start[h + 1] = s->start[h] + n;
   }
   s->total = s->start[nh];
-  s->on_device = 0;
   s->even = 0;
   s->generation = strata_stamp_next();
 }
@@ -261,71 +257,12 @@ void strata_strat_rescale(strata_strat *s, int64_t neval)
   prefix(s);
 }
 
-int strata_strat_split_alloc(strata_strat *s, int nranks)
-{
-  free(s->split_h);
-  s->nsplit = 0;
-  /* One block: split_h, split_first, split_hs, split_he. */
-  s->split_h = malloc(4 * sizeof(int64_t) * ((size_t)nranks + 1));
-  if (!s->split_h) return -1;
-  s->split_first = s->split_h + nranks + 1;
-  s->split_hs = s->split_first + nranks + 1;
-  s->split_he = s->split_hs + nranks + 1;
-  s->nsplit = nranks;
-  return 0;
-}
-
-void strata_strat_split_part(const strata_strat *s, int k, int64_t *i0, int64_t *i1,
-                             int64_t *h0, int64_t *h1)
-{
-  *i0 = s->split_first[k];
-  *i1 = s->split_first[k + 1];
-  *h0 = s->split_h[k];
-  *h1 = *i1 > s->split_hs[k + 1] ? s->split_h[k + 1] + 1 : s->split_h[k + 1];
-  if (*i1 <= *i0) *h1 = *h0;
-}
-
-/* start[h] of an allocation the host holds, written or even. */
-static int64_t host_start(const strata_strat *s, int64_t h)
-{
-  return s->even ? strata_even_start(h, s->even_q, s->even_rem) : s->start[h];
-}
-
-void strata_strat_split(strata_strat *s, int whole)
-{
-  const int64_t R = s->nsplit, N = s->total;
-  for (int64_t k = 0; k <= R; k++) {
-    const int64_t p = N / R * k + N % R * k / R; /* floor(N k / R), no overflow */
-    int64_t h;
-    if (k == R) {
-      h = s->nhcube;
-    } else if (whole) { /* the first hypercube starting at or after p */
-      int64_t lo = 0, hi = s->nhcube;
-      while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (host_start(s, mid) < p) lo = mid + 1;
-        else hi = mid;
-      }
-      h = lo;
-    } else { /* the hypercube holding sample p */
-      h = s->even ? strata_even_find(p, s->even_q, s->even_rem) : strata_strat_find(s, p);
-    }
-    s->split_h[k] = h;
-    s->split_hs[k] = host_start(s, h);
-    s->split_he[k] = h < s->nhcube ? host_start(s, h + 1) : N;
-    s->split_first[k] = whole || k == R ? s->split_hs[k] : p;
-  }
-}
-
 int64_t strata_strat_start_at(const strata_strat *s, int64_t h)
 {
   if (h == 0) return 0;
   if (h == s->nhcube) return s->total;
   if (s->even) return strata_even_start(h, s->even_q, s->even_rem);
-  if (!s->on_device) return s->start[h];
-  for (int k = 1; k < s->nsplit; k++)
-    if (s->split_h[k] == h) return s->split_hs[k];
-  return -1;
+  return s->start[h];
 }
 
 void strata_strat_restore(strata_strat *s, const int64_t *nh)

@@ -22,18 +22,12 @@ typedef struct {
   int adaptive;         /* vegas+: reallocate after each adapting iteration */
   int64_t *nh;          /* [nhcube] samples per hypercube */
   int64_t *start;       /* [nhcube + 1] prefix sums of nh */
-  uint64_t generation;  /* a new stamp (stamp.h) whenever the allocation changes */
-  int64_t total;        /* sum of nh: valid also while the counts live on a device */
-  int on_device;        /* a backend holds a newer allocation than nh and start (backend.h) */
+  uint64_t generation;  /* a new stamp (stamp.h) whenever the allocation changes, here or
+                         * on a backend's device: what keeps a copy compares it */
+  int64_t total;        /* sum of nh: valid also while a backend holds a newer allocation
+                         * than nh and start (backend.h's pull) */
   int even;             /* nh and start not written yet: the first, even allocation, */
   int64_t even_q, even_rem; /* q samples each and one more for the first rem */
-  /* Several ranks: where the samples split among the nsplit ranks, which
-   * the host cannot find in a start[] it does not hold when a device made
-   * the allocation.  Rank k's first sample is split_first[k], k = 0 ..
-   * nsplit; split_h[k] the hypercube holding it, which starts at
-   * split_hs[k] and ends at split_he[k] (strata_strat_split). */
-  int nsplit;
-  int64_t *split_h, *split_first, *split_hs, *split_he;
   struct strata_ladder_s *ladder; /* the shares' levels and their powers (shares.h) */
   double *level;        /* strata_strat_reallocate's scratch, kept between calls */
   uint64_t *hist;       /* the allocation's histogram of levels, kept */
@@ -107,23 +101,9 @@ void strata_strat_rescale(strata_strat *s, int64_t neval);
 
 static inline int64_t strata_strat_total(const strata_strat *s) { return s->total; }
 
-/* Room for the split among nranks (above); 0, or -1 without memory. */
-int strata_strat_split_alloc(strata_strat *s, int nranks);
-
-/* Fills the split (above) from an allocation the host holds: rank k's
- * samples begin at floor(total k / nsplit), so that no rank has more than
- * one sample more than another, and a hypercube may be shared by ranks;
- * with whole, at the first hypercube that starts there or after (ranks
- * then hold whole hypercubes, as the CPU backend and vector integrands
- * sample them). */
-void strata_strat_split(strata_strat *s, int whole);
-/* Rank k's part of the split: samples [i0, i1) in hypercubes [h0, h1). */
-void strata_strat_split_part(const strata_strat *s, int k, int64_t *i0, int64_t *i1,
-                             int64_t *h0, int64_t *h1);
-
-/* start[h] where the host knows it: any h while the host holds the
- * allocation or it is the even one (written or not), else 0, nhcube and
- * the split points (-1 for another h). */
+/* start[h] of an allocation the host holds, written or the even one.
+ * While a backend holds a newer one (backend.h's pull), only start[0] = 0
+ * and start[nhcube] = total are right. */
 int64_t strata_strat_start_at(const strata_strat *s, int64_t h);
 
 /* Takes a saved allocation (nhcube counts) as the current one: resuming. */

@@ -49,7 +49,6 @@ int strata_run_start_from(strata_run *r, int naxes, int ninc, const double *edge
     rebin_axis(edges + (size_t)a * (size_t)(ninc + 1), ninc,
                r->map->edges + (size_t)a * (size_t)(n + 1), n);
   r->map->generation = strata_stamp_next(); /* devices holding the old map upload this one */
-  r->map->on_device = 0;
 
   strata_strat *s = r->strat;
   if (!nh || nhcube != s->nhcube || !strata_strat_moves(s)) return STRATA_OK;

@@ -14,6 +14,7 @@
 
 #include "strat.h"
 #include "run.h"
+#include "split.h"
 #include "ladder.h"
 #include "powfrac.h"
 #include "testutil.h"
@@ -768,10 +769,9 @@ END_TEST
 
 /* Ranks that split the samples, not the hypercubes: each takes floor or
  * ceil of N/R consecutive samples, a hypercube on a boundary is shared,
- * and with whole every rank holds whole hypercubes.  An allocation held on
- * a device: the host knows its ends and the split hypercubes' starts, and
- * answers -1 for any other start[h] instead of reading a stale one. */
-START_TEST(test_split_on_device)
+ * and with whole every rank holds whole hypercubes.  The split is of one
+ * allocation: a new one needs a new split. */
+START_TEST(test_split)
 {
   strata_strat *s = strata_strat_alloc(2, 40000, 1000000, 0.75, 1);
   const int64_t n = s->nhcube;
@@ -784,13 +784,16 @@ START_TEST(test_split_on_device)
   strata_strat_reallocate(s, s1, s2);
   const int size = 3;
   int64_t lo[3], hi[3];
-  ck_assert_int_eq(strata_strat_split_alloc(s, size), 0);
+  strata_split *sp = strata_split_alloc(size);
+  ck_assert_ptr_nonnull(sp);
+  ck_assert(!strata_split_current(sp, s));
   for (int whole = 0; whole <= 1; whole++) {
-    strata_strat_split(s, whole);
+    strata_split_make(sp, s, whole);
+    ck_assert(strata_split_current(sp, s));
     int64_t next = 0, shared = 0;
     for (int r = 0; r < size; r++) {
       int64_t i0, i1;
-      strata_strat_split_part(s, r, &i0, &i1, &lo[r], &hi[r]);
+      strata_split_part(sp, r, &i0, &i1, &lo[r], &hi[r]);
       ck_assert_int_eq(i0, next);
       next = i1;
       ck_assert(lo[r] < hi[r]);
@@ -807,15 +810,15 @@ START_TEST(test_split_on_device)
     ck_assert_int_eq(next, s->total);
     if (!whole) ck_assert(shared > 0); /* this allocation has no boundary at N/3 */
   }
-  s->on_device = 1;
   for (int r = 0; r < size; r++) {
     ck_assert_int_eq(strata_strat_start_at(s, lo[r]), s->start[lo[r]]);
     ck_assert_int_eq(strata_strat_start_at(s, hi[r]), s->start[hi[r]]);
   }
   ck_assert_int_eq(strata_strat_start_at(s, 0), 0);
   ck_assert_int_eq(strata_strat_start_at(s, n), s->total);
-  int64_t inner = lo[1] + 1 < hi[1] ? lo[1] + 1 : 1;
-  ck_assert_int_eq(strata_strat_start_at(s, inner), -1);
+  strata_strat_reallocate(s, s1, s2);
+  ck_assert(!strata_split_current(sp, s));
+  strata_split_free(sp);
   free(s1);
   free(s2);
   strata_strat_free(s);
@@ -847,7 +850,7 @@ static Suite *strat_suite(void)
   tc = tcase_create("indexing");
   tcase_add_test(tc, test_find_every_index);
   tcase_add_test(tc, test_even_start_unwritten);
-  tcase_add_test(tc, test_split_on_device);
+  tcase_add_test(tc, test_split);
   tcase_add_test(tc, test_coords);
   suite_add_tcase(s, tc);
   return s;

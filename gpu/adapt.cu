@@ -1,0 +1,92 @@
+/* The estimate and the adaptation queued behind the sampling kernel
+ * (adapt.cuh's kernels): the stratified estimate of this rank's
+ * hypercubes, and with one rank the new allocation and the refined map,
+ * made where the sums are, so that one record comes back. */
+#include "state.cuh"
+
+namespace strata_cuda {
+
+/* The new allocation from the levels of every hypercube in st->level (and
+ * the record's tmax): counts and start[] on the device. */
+void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q)
+{
+  AllocArgs aa;
+  aa.level = st->level.p;
+  aa.start = st->start.p;
+  aa.count = st->count.p;
+  aa.dshare = st->dshare.p;
+  aa.hist = st->hist.p;
+  aa.step = st->step.p;
+  aa.nhcube = s->nhcube;
+  aa.neval = s->neval;
+  aa.rec = st->rec.p;
+  const unsigned blocks = (unsigned)grid_for(s->nhcube, kAdaptThreads, st->nsm);
+  histogram_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
+  cut_kernel<<<1, kCutThreads, 0, q>>>(aa);
+  dshare_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
+  size_t bytes = st->cub_tmp.n;
+  inclusive_sum(st->cub_tmp.p, bytes, st->dshare.p, st->dshare.p, (int64_t)s->nhcube, q);
+  count_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
+  bytes = st->cub_tmp.n;
+  inclusive_sum(st->cub_tmp.p, bytes, st->count.p, st->start.p + 1, (int64_t)s->nhcube, q);
+}
+
+/* The map refined from the sums in st->wsum and st->wcnt, which it zeroes. */
+void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream_t q)
+{
+  RefineArgs ra;
+  ra.edges = st->edges.p;
+  ra.wsum = st->wsum.p;
+  ra.wcnt = st->wcnt.p;
+  ra.wcount = nullptr;
+  ra.scratch = st->refine_scratch.p;
+  ra.dim = g->dim;
+  ra.ninc = g->ninc;
+  ra.shared = g->shared;
+  ra.alpha = alpha;
+  ra.rec = st->rec.p;
+  refine_kernel<<<(unsigned)strata_map_naxes(g), kRefineThreads, 0, q>>>(ra);
+  st->map_ver++;
+}
+
+/* The estimate, and with one rank the new allocation and map, queued
+ * behind the sampling kernel. */
+int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+                    const strata_map *g, long long nh_uniform, long long e0, long long e1,
+                    bool realloc, bool refine, IterRecord *rec)
+{
+  cudaStream_t q = st->stream;
+  EstimateArgs ea;
+  ea.s1 = st->s1.p;
+  ea.s2 = st->s2.p;
+  ea.start = st->start.p;
+  ea.h0 = e0;
+  ea.h1 = e1;
+  ea.nh_uniform = nh_uniform;
+  ea.V = 1.0 / (double)s->nhcube;
+  ea.nhcube = s->nhcube;
+  ea.shift = job->shift;
+  ea.level = job->level ? st->level.p : nullptr;
+  ea.kk = s->ladder ? s->ladder->kk : 0.0;
+  ea.rec = rec;
+  ea.nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  ea.c1 = st->c1.p;
+  ea.c2 = st->c2.p;
+  for (int c = 0; ea.nc > 1 && c < ea.nc; c++) ea.cshift[c] = job->cshift[c];
+  const unsigned blocks = (unsigned)grid_for(e1 - e0, kAdaptThreads, st->nsm);
+  estimate_kernel<<<blocks, kAdaptThreads, 0, q>>>(ea);
+  if (ea.nc > 1) launch_estimate_vec(blocks, q, ea);
+  if (realloc) launch_allocation(st, s, q);
+  if (refine) {
+    /* The map's refinement needs only the map sums: it runs beside the
+     * estimate and the allocation, on a stream of its own. */
+    cudaStreamWaitEvent(st->stream2, st->ev1, 0);
+    launch_refine(st, g, job->alpha, st->stream2);
+    cudaEventRecord(st->ev_join, st->stream2);
+    cudaStreamWaitEvent(q, st->ev_join, 0);
+  }
+  cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? STRATA_OK : cuda_fail(e, "launching the iteration's kernels", st->device);
+}
+
+} // namespace strata_cuda

@@ -1,0 +1,146 @@
+/* The module: every kernel of the CUDA backend, compiled here once.
+ *
+ * The sampling kernel, sample_kernel<F, D, ADAPT, PTS, NC> (sample_kernel.cuh),
+ * is instantiated for every combination the built-in integrands can ask
+ * for; each template parameter buys the kernel something a run-time
+ * argument would cost it on every sample:
+ *
+ *   F      the integrand (10 built-ins): its body is compiled into the
+ *          kernel, inlined, with no indirect call per sample and registers
+ *          allocated across it.  Users' integrands get the same through
+ *          NVRTC (jit.cu), one instantiation when a run needs it.
+ *   D      the dimension, 5, 6, 8 or 9 (the benchmark suite's), or 0 for
+ *          any: with D known the per-axis arrays (hypercube coordinates,
+ *          point, increments, QMC state) live in registers and the axis
+ *          loops unroll; D = 0 keeps them in local memory.  bench_gpu's
+ *          throughput table has a row for the generic kernel
+ *          (STRATA_CUDA_GENERIC=1 selects it for every dimension).
+ *   ADAPT  adapting iterations add the map's training sums (in shared
+ *          memory, whose size the launch sets) and look points up in the
+ *          edges; frozen ones do neither and read the map's table in x
+ *          (xmap_kernel).  One kernel for both would carry the adapting
+ *          path's registers and shared memory into every frozen iteration.
+ *   PTS    where points come from: Philox, Sobol' or a lattice.  QMC points
+ *          only ever go through a frozen map, so adapting kernels take
+ *          Philox alone: 1 adapting and 3 frozen variants.
+ *   NC     the components of a vector integrand: 1 for the built-ins
+ *          (vector integrands are users' own, compiled by NVRTC).
+ *
+ * So 10 integrands x 5 dimensions x 4 (adapt, point set) = 200 sampling
+ * kernels, beside estimate_vec_kernel for 2 .. STRATA_MAX_COMP components,
+ * the kernels of adapt.cuh and exchange.cuh, and CUB's scans.  All sit in
+ * this one module, which strata_cuda_prepare loads while the job is read,
+ * so that the first iteration loads nothing but the kernel it launches. */
+#include <cub/cub.cuh>
+
+#include "integrands_fn.h"
+#include "kernels.cuh"
+#include "adapt.cuh"
+#include "exchange.cuh"
+
+namespace {
+
+using namespace strata_k;
+
+/* The built-in integrands as the kernel template takes them. */
+#define STRATA_BUILTIN_FUNCTOR(T, fn)                                                      \
+  struct T {                                                                               \
+    static __device__ __forceinline__ void eval(const double *x, int dim, const double *p, \
+                                                const strata_table *, double *out)         \
+    {                                                                                      \
+      out[0] = fn(x, dim, p);                                                              \
+    }                                                                                      \
+  };
+STRATA_BUILTIN_FUNCTOR(F1, strata_f1_fn)
+STRATA_BUILTIN_FUNCTOR(F2, strata_f2_fn)
+STRATA_BUILTIN_FUNCTOR(F3, strata_f3_fn)
+STRATA_BUILTIN_FUNCTOR(F4, strata_f4_fn)
+STRATA_BUILTIN_FUNCTOR(F5, strata_f5_fn)
+STRATA_BUILTIN_FUNCTOR(F6, strata_f6_fn)
+STRATA_BUILTIN_FUNCTOR(FA, strata_fA_fn)
+STRATA_BUILTIN_FUNCTOR(FB, strata_fB_fn)
+STRATA_BUILTIN_FUNCTOR(RA, strata_ra_fn)
+STRATA_BUILTIN_FUNCTOR(MC, strata_mc_fn)
+#undef STRATA_BUILTIN_FUNCTOR
+
+/* Dimensions with a kernel of their own (registers instead of local memory);
+ * others use the generic one.  Chosen for the benchmark suite: 5, 6, 8, 9. */
+template <class F, bool ADAPT, int PTS>
+kernel_fn pick_dim(int dim)
+{
+  switch (dim) {
+  case 5: return sample_kernel<F, 5, ADAPT, PTS, 1>;
+  case 6: return sample_kernel<F, 6, ADAPT, PTS, 1>;
+  case 8: return sample_kernel<F, 8, ADAPT, PTS, 1>;
+  case 9: return sample_kernel<F, 9, ADAPT, PTS, 1>;
+  default: return sample_kernel<F, 0, ADAPT, PTS, 1>;
+  }
+}
+
+/* Adapting iterations always draw pseudo-random points (QMC points only
+ * ever go through a frozen map). */
+template <class F>
+kernel_fn pick_points(int dim, bool adapt, int pts)
+{
+  if (adapt) return pick_dim<F, true, kPhilox>(dim);
+  switch (pts) {
+  case kSobol: return pick_dim<F, false, kSobol>(dim);
+  case kLattice: return pick_dim<F, false, kLattice>(dim);
+  default: return pick_dim<F, false, kPhilox>(dim);
+  }
+}
+
+} // namespace
+
+namespace strata_k {
+
+kernel_fn builtin_kernel(int id, int dim, int generic, bool adapt, int pts)
+{
+  if (generic) dim = 0;
+  switch (id) {
+  case STRATA_ID_F1: return pick_points<F1>(dim, adapt, pts);
+  case STRATA_ID_F2: return pick_points<F2>(dim, adapt, pts);
+  case STRATA_ID_F3: return pick_points<F3>(dim, adapt, pts);
+  case STRATA_ID_F4: return pick_points<F4>(dim, adapt, pts);
+  case STRATA_ID_F5: return pick_points<F5>(dim, adapt, pts);
+  case STRATA_ID_F6: return pick_points<F6>(dim, adapt, pts);
+  case STRATA_ID_FA: return pick_points<FA>(dim, adapt, pts);
+  case STRATA_ID_FB: return pick_points<FB>(dim, adapt, pts);
+  case STRATA_ID_ROOS_ARNOLD: return pick_points<RA>(dim, adapt, pts);
+  case STRATA_ID_MOROKOFF_CAFLISCH: return pick_points<MC>(dim, adapt, pts);
+  default: return nullptr;
+  }
+}
+
+int builtin_id(strata_fn f)
+{
+  for (size_t i = 0; strata_builtin_at(i); i++)
+    if (strata_builtin_at(i)->f == f) return (int)i;
+  return -1;
+}
+
+void launch_estimate_vec(unsigned blocks, cudaStream_t q, const EstimateArgs &a)
+{
+  launch_estimate_vec_from<2>(blocks, q, a);
+}
+
+cudaError_t inclusive_sum(void *tmp, size_t &bytes, unsigned long long *in,
+                          unsigned long long *out, int64_t n, cudaStream_t q)
+{
+  return cub::DeviceScan::InclusiveSum(tmp, bytes, in, out, n, q);
+}
+
+cudaError_t inclusive_sum(void *tmp, size_t &bytes, long long *in, long long *out, int64_t n,
+                          cudaStream_t q)
+{
+  return cub::DeviceScan::InclusiveSum(tmp, bytes, in, out, n, q);
+}
+
+/* (Asking for one kernel's attributes loads the module.) */
+void load_module()
+{
+  cudaFuncAttributes fa;
+  cudaFuncGetAttributes(&fa, estimate_kernel);
+}
+
+} // namespace strata_k

@@ -1,0 +1,491 @@
+/* One iteration's sampling on the device: the plan (what runs where),
+ * the kernel, the buffers and copies it needs, its arguments and launch
+ * shape, the launch, and what comes back: the record of a stratified
+ * iteration kept on the device, or the cells' sums of plain MC and QMC.
+ *
+ * What stays on the device: the random numbers, the points, the integrand
+ * values.  Random numbers: cuRAND's curand_Philox4x32_10 with the counter
+ * layout of src/philox.h, so the GPU draws the very points the CPU backend
+ * draws.  QMC iterations take their points from src/qmc_points.h instead,
+ * with the randomizations the host drew for the iteration: the same bits
+ * again. */
+#include <math.h>
+#include <string.h>
+#include <climits>
+
+#include "state.cuh"
+
+namespace strata_cuda {
+
+namespace {
+
+/* What an iteration runs where. */
+struct SamplePlan {
+  size_t cells;            /* dim x ninc map cells */
+  long long nh;            /* this rank's hypercubes */
+  int nc, np;              /* components, and their products' sums per hypercube */
+  /* Several ranks that exchange on their devices; a rank whose share is
+   * empty takes part in the exchange and adapts with the others all the
+   * same. */
+  bool exchange;
+  /* Stratified iterations stay on the device: the estimate, and the
+   * adaptation too, follow the sampling there, and one record comes back.
+   * Otherwise (plain MC and QMC, which have few cells) the cells' sums come
+   * back. */
+  bool resident;
+  bool uniform;            /* every hypercube has nh_uniform samples */
+  long long nh_uniform;
+  bool adapt_here, realloc_here, refine_here; /* the adaptation made on the device */
+};
+
+/* How the sampling kernel runs. */
+struct Launch {
+  const void *k;
+  long long blocks;
+  size_t smem;
+};
+
+SamplePlan plan(const cuda_state *st, const strata_sample_job *job)
+{
+  const strata_problem *pr = job->problem;
+  const strata_strat *s = job->strat;
+  SamplePlan p;
+  p.cells = (size_t)pr->dim * (size_t)job->map->ninc;
+  p.nh = job->h1 - job->h0;
+  p.nc = pr->ncomp > 1 ? pr->ncomp : 1;
+  p.np = p.nc * (p.nc + 1) / 2;
+  p.exchange = job->part && job->exchange && st->peers;
+  p.resident = job->part != nullptr;
+  p.uniform = !s->adaptive && (s->even || s->start[s->nhcube] == s->nh[0] * s->nhcube);
+  p.nh_uniform = !p.uniform ? 0 : s->even ? s->even_q : s->nh[0];
+  p.adapt_here = p.resident && job->adapt && (job->local || p.exchange);
+  p.realloc_here = p.adapt_here && job->level;
+  p.refine_here = p.adapt_here && job->alpha != 0.0;
+  return p;
+}
+
+/* The sampling kernel: a built-in integrand's (kernels.cu), or a user's
+ * compiled by NVRTC (jit.cu). */
+int find_kernel(cuda_state *st, const strata_sample_job *job, const void **k)
+{
+  const strata_problem *pr = job->problem;
+  const int pts = !job->qmc ? kPhilox : job->qmc->rule == STRATA_QMC_SOBOL ? kSobol : kLattice;
+  const int id = pr->f ? builtin_id(pr->f) : -1;
+  if (id >= 0) {
+    *k = (const void *)builtin_kernel(id, pr->dim, st->generic, job->adapt, pts);
+    return STRATA_OK;
+  }
+  if (pr->source) {
+    if (!st->jit && !(st->jit = strata_jit_new(st->device)))
+      return strata_error(STRATA_ENOMEM, "out of memory");
+    return strata_jit_kernel(st->jit, pr->source, pr->dim, job->adapt, pts, k);
+  }
+  return strata_error(STRATA_EBACKEND, "integrand '%s' has no GPU version: the CUDA backend "
+                      "runs the built-in integrands and integrand sources that strata "
+                      "compiles (integrand = file:PATH or inline)",
+                      pr->name ? pr->name : "(unnamed)");
+}
+
+/* Buffers reserved, what the device lacks copied there, the sums that
+ * will be added into cleared, and the record set to its start. */
+int prepare(cuda_state *st, const strata_sample_job *job, const SamplePlan &p)
+{
+  const strata_problem *pr = job->problem;
+  const strata_map *g = job->map;
+  const strata_strat *s = job->strat;
+  const size_t cells = p.cells;
+  const long long nh = p.nh;
+  const int nc = p.nc, np = p.np;
+  int rrc = reserve_core(st, s, g);
+  if (rrc != STRATA_OK) return rrc;
+  /* Page-locked staging only for what crosses PCIe on this path: locking
+   * memory takes milliseconds per megabyte, more than a short run. */
+  if (!st->h_w.reserve(cells) || !st->h_c.reserve(cells + 1) ||
+      (!p.resident && (!st->h_s1.reserve((size_t)nh) || !st->h_s2.reserve((size_t)nh))))
+    return strata_error(STRATA_ENOMEM, "cuda device %d: cannot lock %zu MB of host memory "
+                        "for transfers", st->device, (size_t)(2 * nh + 2 * (long long)cells) * 8 >> 20);
+  cudaStream_t q = st->stream;
+  rrc = upload_state(st, g, s, !p.uniform, q);
+  if (rrc != STRATA_OK) return rrc;
+  if (job->qmc) {
+    int rc = upload_qmc(st, job->qmc, q);
+    if (rc != STRATA_OK) return rc;
+  }
+  int trc = upload_tables(st, pr, q);
+  if (trc != STRATA_OK) return trc;
+  if (nc > 1) {
+    if (!reserve_sums(st->c1, st->c1_dirt, (size_t)s->nhcube * nc) ||
+        !reserve_sums(st->c2, st->c2_dirt, (size_t)s->nhcube * np) ||
+        (!p.resident && (!st->h_c1.reserve((size_t)nh * nc) || !st->h_c2.reserve((size_t)nh * np))))
+      return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the sums of %d "
+                          "components", st->device, nc);
+    st->c1_dirt.wipe(q, (size_t)(job->h0 * nc), (size_t)(job->h1 * nc), st->c1.p);
+    st->c2_dirt.wipe(q, (size_t)(job->h0 * np), (size_t)(job->h1 * np), st->c2.p);
+  }
+  st->adapted = false;
+  rrc = reserve_resident(st, s, g, p.resident, p.realloc_here, p.refine_here);
+  if (rrc != STRATA_OK) return rrc;
+  st->sums_dirt.wipe(q, (size_t)job->h0, (size_t)(job->h1 > job->h0 ? job->h1 : job->h0),
+                     st->s1.p, st->s2.p);
+  if (job->adapt) st->map_dirt.wipe(q, 0, cells, st->wsum.p, st->wcnt.p);
+  cudaMemcpyAsync(st->rec.p, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
+  return STRATA_OK;
+}
+
+/* Names the first bad sample like the CPU backend would: the point is
+ * recomputed on the host from the same counters. */
+int report_bad(const strata_sample_job *job, long long i)
+{
+  const strata_problem *pr = job->problem;
+  int inc[STRATA_MAX_DIM];
+  double y[STRATA_MAX_DIM], x[STRATA_MAX_DIM], out[STRATA_MAX_COMP];
+  strata_backend_point(job, i, y);
+  strata_map_apply(job->map, y, x, inc);
+  double fx = NAN;
+  if (pr->f) {
+    fx = pr->f(x, pr->dim, pr->params);
+  } else {
+    pr->fv(x, pr->dim, pr->params, pr->tables, out);
+    for (int c = 0; c < (pr->ncomp > 1 ? pr->ncomp : 1) && isfinite(fx = out[c]); c++) {
+    }
+  }
+  return strata_backend_report_nonfinite(job, isfinite(fx) ? NAN : fx, i, x);
+}
+
+void read_kernel_time(cuda_state *st)
+{
+  float ms = 0.0f;
+  if (cudaEventElapsedTime(&ms, st->ev0, st->ev1) == cudaSuccess) st->last_kernel_s = 1e-3 * ms;
+}
+
+/* Names the hypercube whose sums overflowed, with the value they came to,
+ * as the host's estimate would. */
+int report_overflow(cuda_state *st, strata_sample_job *job, long long h)
+{
+  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  double s1 = 0.0, c1 = 0.0;
+  long long se[2] = {0, 0};
+  cudaMemcpy(&s1, st->s1.p + h, sizeof s1, cudaMemcpyDeviceToHost);
+  if (nc > 1) cudaMemcpy(&c1, st->c1.p + h * nc, sizeof c1, cudaMemcpyDeviceToHost);
+  cudaMemcpy(se, st->start.p + h, sizeof se, cudaMemcpyDeviceToHost);
+  const strata_strat *s = job->strat;
+  const double n = !s->adaptive ? (double)(s->even ? s->even_q : s->nh[0])
+                                 : (double)(se[1] - se[0]);
+  job->bad = h;
+  job->bad_near = s1 / n + job->shift;
+  /* A vector integrand's first component, as the host's estimate names it,
+   * where that is what overflowed. */
+  if (nc > 1 && !isfinite(c1 / n + job->cshift[0])) job->bad_near = c1 / n + job->cshift[0];
+  return STRATA_OK;
+}
+
+/* The sampling kernel's arguments; for a frozen map, its table in x made
+ * first where the map changed. */
+int fill_args(cuda_state *st, const strata_sample_job *job, const SamplePlan &p,
+              KernelArgs *out)
+{
+  const strata_problem *pr = job->problem;
+  const strata_map *g = job->map;
+  const strata_strat *s = job->strat;
+  const int dim = pr->dim, ninc = g->ninc, nc = p.nc;
+  const bool exchange = p.exchange, uniform = p.uniform;
+  const long long nh_uniform = p.nh_uniform;
+  IterRecord *rec = st->rec.p;
+  cudaStream_t q = st->stream;
+  KernelArgs &a = *out;
+  memset(&a, 0, sizeof a);
+  a.edges = st->edges.p;
+  a.start = st->start.p;
+  a.s1 = st->s1.p;
+  a.s2 = st->s2.p;
+  a.wsum = st->wsum.p;
+  a.wcnt = st->wcnt.p;
+  a.bad = &rec->bad;
+  for (int d = 0; d < dim; d++) {
+    a.lower[d] = g->lower[d];
+    a.width[d] = g->width[d];
+  }
+  for (int i = 0; i < pr->nparams; i++) a.params[i] = pr->params[i];
+  a.tables = pr->ntables ? st->tables.p : nullptr;
+  a.c1 = st->c1.p;
+  a.c2 = st->c2.p;
+  a.adapt_comp = pr->adapt_comp;
+  for (int c = 0; nc > 1 && c < nc; c++) a.cshift[c] = job->cshift[c];
+  a.dim = dim;
+  a.ninc = ninc;
+  a.axis_stride = g->shared ? 0 : ninc + 1;
+  a.M = s->M;
+  a.invM = 1.0 / s->M;
+  a.h0 = job->h0;
+  a.h1 = job->h1;
+  /* (An allocation adapted on the device has a stale start[] here: its
+   * ends and the ranks' split points are known.) */
+  a.first = exchange ? job->i0 : start_known(st, s, job->h0);
+  const long long last = exchange ? job->i1 : start_known(st, s, job->h1);
+  if (a.first < 0 || last < 0)
+    return strata_error(STRATA_EBACKEND, "cuda device %d: hypercubes %lld..%lld are not where "
+                        "the allocation on the device splits", st->device, (long long)job->h0,
+                        (long long)job->h1);
+  a.total = last - a.first;
+  a.nh_uniform = nh_uniform;
+  if (!uniform && s->even) {
+    a.even_q = s->even_q;
+    a.even_rem = s->even_rem;
+  }
+  if (!job->adapt) {
+    const double2 *had = st->xmap.p;
+    if (!st->xmap.reserve((size_t)dim * ninc))
+      return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the map's table",
+                          st->device);
+    if (st->xmap_ver != st->map_ver || st->xmap.p != had) {
+      xmap_kernel<<<(unsigned)grid_for((long long)dim * ninc, kAdaptThreads, st->nsm),
+                    kAdaptThreads, 0, q>>>(st->xmap.p, a);
+      st->xmap_ver = st->map_ver;
+    }
+    a.xmap = st->xmap.p;
+    a.jscale = pow((double)ninc, dim);
+  }
+  a.seed = job->seed;
+  a.iteration = job->iteration;
+  a.shift = job->shift;
+  a.map_scale = job->map_scale;
+  if (job->qmc) {
+    a.log2n = job->qmc->log2n;
+    a.qdirs = st->qdirs.p;
+    a.qdshift = st->qdshift.p;
+    a.qshift = st->qshift.p;
+    for (int d = 0; d < dim; d++) a.qz[d] = job->qmc->z[d];
+  }
+  return STRATA_OK;
+}
+
+/* How the kernel runs: the map sums in shared memory where they fit, and
+ * as many blocks as the device holds at once, fewer where each would see
+ * too few samples per map cell. */
+int shape(cuda_state *st, const strata_sample_job *job, const SamplePlan &p, KernelArgs *pa,
+          Launch *l)
+{
+  KernelArgs &a = *pa;
+  const void *k = l->k;
+  const size_t cells = p.cells;
+  cudaError_t e;
+  /* Map sums go to shared memory whenever they fit: global atomics on a
+   * few thousand cells serialise, and adapting kernels through shared
+   * memory are several times faster at every neval (doc/benchmarks.md,
+   * R6, "Map sums in shared memory"). */
+  size_t smem = 0;
+  if (job->adapt) {
+    const size_t need = cells * (sizeof(double) + sizeof(unsigned int));
+    if (need <= st->smem_optin) {
+      a.shared_acc = 1;
+      smem = need;
+    }
+  }
+  if (k != st->occ_kernel || smem != st->occ_smem) {
+    if (smem > 48 * 1024) {
+      e = cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+      if (e != cudaSuccess) return cuda_fail(e, "reserving shared memory", st->device);
+    }
+    int per_sm = 0;
+    e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kThreads, smem);
+    st->occ_kernel = k;
+    st->occ_smem = smem;
+    st->occ_per_sm = e != cudaSuccess || per_sm < 1 ? 1 : per_sm;
+  }
+  a.spc = a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
+  const long long nchunk = (a.total + a.spc - 1) / a.spc;
+  long long blocks = (nchunk + kThreads - 1) / kThreads;
+  const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
+  if (blocks > resident_blocks) blocks = resident_blocks;
+  /* Every block clears and flushes all cells: give each at least half a
+   * sample per cell, the fastest of the floors doc/benchmarks.md compares
+   * (R6). */
+  if (a.shared_acc) {
+    long long cap = 2 * a.total / (long long)cells;
+    if (cap < 1) cap = 1;
+    if (blocks > cap) blocks = cap;
+    /* The shared counts are 32-bit: no block may take 2^32 samples. */
+    if (blocks <= a.total >> 31) blocks = (a.total >> 31) + 1;
+  }
+  if (blocks < 1) blocks = 1;
+  l->blocks = blocks;
+  l->smem = smem;
+  return STRATA_OK;
+}
+
+/* The sampling kernel, between the events that time it. */
+int launch(cuda_state *st, const KernelArgs &a, const Launch &l)
+{
+  cudaStream_t q = st->stream;
+  const void *k = l.k;
+  const long long blocks = l.blocks;
+  const size_t smem = l.smem;
+  cudaError_t e;
+  cudaEventRecord(st->ev0, q);
+  void *args[] = {const_cast<KernelArgs *>(&a)};
+  if (a.total > 0) {
+    e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3(kThreads), args, smem, q);
+    if (e != cudaSuccess) return cuda_fail(e, "launching the sampling kernel", st->device);
+  }
+  cudaEventRecord(st->ev1, q);
+  return STRATA_OK;
+}
+
+/* A stratified iteration kept on the device: the estimate and, where
+ * made here, the adaptation or the ranks' exchange queued behind the
+ * sampling, then its record read; where the host adapts (one rank's
+ * backend that does not keep the map sums), the map sums and levels too. */
+int finish_resident(cuda_state *st, strata_sample_job *job, const SamplePlan &p)
+{
+  const strata_map *g = job->map;
+  const strata_strat *s = job->strat;
+  const bool exchange = p.exchange;
+  const size_t cells = p.cells;
+  const long long nh = p.nh;
+  IterRecord *rec = st->rec.p;
+  cudaStream_t q = st->stream;
+  cudaError_t e;
+  int rrc;
+  ExchangeArgs xa;
+  long long e0 = job->h0, e1 = job->h1;
+  if (exchange) {
+    int prc = plan_exchange(st, job, s, &xa, q);
+    if (prc != STRATA_OK) return prc;
+    e0 = xa.e0;
+    e1 = xa.e1;
+  }
+  int arc = launch_resident(st, job, s, g, p.nh_uniform, e0, e1, p.realloc_here && !exchange,
+                            p.refine_here && !exchange, rec);
+  if (arc == STRATA_OK && exchange)
+    arc = launch_exchange(st, job, s, g, xa, p.realloc_here, p.refine_here);
+  if (arc != STRATA_OK) return arc;
+  cudaMemcpyAsync(&st->h_rec.p[1], rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
+  if (!job->local && !exchange) {
+    cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
+    cudaMemcpyAsync(st->h_c.p, st->wcnt.p, cells * sizeof(unsigned long long),
+                    cudaMemcpyDeviceToHost, q);
+    if (job->level)
+      cudaMemcpyAsync(job->level + job->h0, st->level.p + job->h0, (size_t)nh * sizeof(double),
+                      cudaMemcpyDeviceToHost, q);
+  }
+  e = cudaStreamSynchronize(q);
+  if (e != cudaSuccess) return cuda_fail(e, "running the iteration", st->device);
+  read_kernel_time(st);
+  const IterRecord &out = st->h_rec.p[1];
+  rrc = read_record(st, job, out);
+  if (rrc != STRATA_OK) return rrc;
+  if (job->adapt && !job->local && !exchange)
+    for (size_t c = 0; c < cells; c++) {
+      job->wsum[c] = st->h_w.p[c];
+      job->wcount[c] = (double)st->h_c.p[c];
+    }
+  if (p.adapt_here) {
+    st->adapted = true;
+    if (p.refine_here) st->map_dirt.clear(); /* (the refinement clears them) */
+    st->adapted_total = out.total;
+  }
+  return STRATA_OK;
+}
+
+/* Plain MC and QMC (few cells) and ranks whose devices do not exchange:
+ * the cells' sums and, adapting, the map sums come back to the host. */
+int read_sums(cuda_state *st, strata_sample_job *job, const SamplePlan &p)
+{
+  const size_t cells = p.cells;
+  const long long nh = p.nh;
+  const int nc = p.nc, np = p.np;
+  IterRecord *rec = st->rec.p;
+  cudaStream_t q = st->stream;
+  cudaError_t e;
+  unsigned long long *bad = st->h_c.p + cells; /* (the spare slot prepare reserved) */
+  cudaMemcpyAsync(st->h_s1.p, st->s1.p + job->h0, (size_t)nh * sizeof(double),
+                  cudaMemcpyDeviceToHost, q);
+  cudaMemcpyAsync(st->h_s2.p, st->s2.p + job->h0, (size_t)nh * sizeof(double),
+                  cudaMemcpyDeviceToHost, q);
+  cudaMemcpyAsync(bad, &rec->bad, sizeof *bad, cudaMemcpyDeviceToHost, q);
+  if (nc > 1) {
+    cudaMemcpyAsync(st->h_c1.p, st->c1.p + job->h0 * nc, (size_t)nh * nc * sizeof(double),
+                    cudaMemcpyDeviceToHost, q);
+    cudaMemcpyAsync(st->h_c2.p, st->c2.p + job->h0 * np, (size_t)nh * np * sizeof(double),
+                    cudaMemcpyDeviceToHost, q);
+  }
+  if (job->adapt) {
+    cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
+    cudaMemcpyAsync(st->h_c.p, st->wcnt.p, cells * sizeof(unsigned long long),
+                    cudaMemcpyDeviceToHost, q);
+  }
+  e = cudaStreamSynchronize(q);
+  if (e != cudaSuccess) return cuda_fail(e, "running the sampling kernel", st->device);
+  read_kernel_time(st);
+  if (*bad != kNoBad) return report_bad(job, (long long)*bad);
+  memcpy(job->s1 + job->h0, st->h_s1.p, (size_t)nh * sizeof(double));
+  memcpy(job->s2 + job->h0, st->h_s2.p, (size_t)nh * sizeof(double));
+  if (nc > 1) {
+    memcpy(job->c1 + job->h0 * nc, st->h_c1.p, (size_t)nh * nc * sizeof(double));
+    memcpy(job->c2 + job->h0 * np, st->h_c2.p, (size_t)nh * np * sizeof(double));
+  }
+  /* (Set, not added: this backend is its rank's only contributor, and the
+   * caller leaves the host's map sums alone where the device kept them.) */
+  if (job->adapt)
+    for (size_t c = 0; c < cells; c++) {
+      job->wsum[c] = st->h_w.p[c];
+      job->wcount[c] = (double)st->h_c.p[c];
+    }
+  return job->part ? strata_backend_host_part(job) : STRATA_OK;
+}
+} // namespace
+
+/* What an iteration's record brings back: the first bad sample or
+ * overflowing hypercube, reported as the host would, else its estimate
+ * (a vector integrand's covariance from its upper triangle, mirrored)
+ * into job->part.  The estimate kernels cleared the sums behind them. */
+int read_record(cuda_state *st, strata_sample_job *job, const IterRecord &out)
+{
+  if (out.bad != kNoBad) return report_bad(job, (long long)out.bad);
+  if (out.bad_h != LLONG_MAX) return report_overflow(st, job, out.bad_h);
+  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  st->sums_dirt.clear();
+  if (nc > 1) { /* (a scalar run leaves what the component sums held as it was) */
+    st->c1_dirt.clear();
+    st->c2_dirt.clear();
+  }
+  if (nc == 1) {
+    job->part[0] = out.part[0];
+    job->part[1] = out.part[1];
+    return STRATA_OK;
+  }
+  for (int c = 0; c < nc; c++) job->part[c] = out.vpart[c];
+  for (int x = 0, p = 0; x < nc; x++)
+    for (int y = x; y < nc; y++, p++)
+      job->part[nc + x * nc + y] = job->part[nc + y * nc + x] = out.vpart[nc + p];
+  return STRATA_OK;
+}
+
+int cuda_sample(strata_backend *b, strata_sample_job *job)
+{
+  cuda_state *st = static_cast<cuda_state *>(b->self);
+  st->last_kernel_s = 0.0;
+  const SamplePlan p = plan(st, job);
+  if (p.nh <= 0 && !p.exchange) return STRATA_OK;
+  cudaError_t e = cudaSetDevice(st->device);
+  if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", st->device);
+  if (st->next.on) {
+    if (next_is(st, job)) return frozen_exchange(st, job, job->strat, job->map, st->next.slot);
+    int drc = drop_next(st);
+    if (drc != STRATA_OK) return drc;
+  }
+  Launch l;
+  KernelArgs a;
+  int rc = find_kernel(st, job, &l.k);
+  if (rc == STRATA_OK) rc = prepare(st, job, p);
+  if (rc == STRATA_OK) rc = fill_args(st, job, p, &a);
+  if (rc == STRATA_OK) rc = shape(st, job, p, &a, &l);
+  if (rc != STRATA_OK) return rc;
+  if (p.exchange && !job->adapt)
+    return start_frozen(st, job, l.k, a, (unsigned)l.blocks, l.smem, p.nh_uniform);
+  rc = launch(st, a, l);
+  if (rc != STRATA_OK) return rc;
+  return p.resident ? finish_resident(st, job, p) : read_sums(st, job, p);
+}
+
+} // namespace strata_cuda

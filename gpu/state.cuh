@@ -1,0 +1,233 @@
+/* The CUDA backend's state on one GPU: its streams and events, the
+ * buffers that grow on demand (device and page-locked host), the record of
+ * what the device holds of the host's map and allocation, and the frozen
+ * iteration in flight.  Below it, what each of the backend's files offers
+ * the others: every step of an iteration takes this state. */
+#ifndef STRATA_GPU_STATE_CUH
+#define STRATA_GPU_STATE_CUH
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <vector>
+
+extern "C" {
+#include "error.h"
+#include "ladder.h"
+}
+#include "jit.h"
+#include "kernels.cuh"
+#include "peers_cuda.h"
+
+namespace strata_cuda {
+
+using namespace strata_k;
+
+/* A buffer that grows on demand: on the device, or page-locked on the host
+ * (copies from page-locked memory run at full PCIe speed and need no staging
+ * through the driver's own bounce buffers). */
+inline cudaError_t host_alloc(void **p, size_t bytes) { return cudaHostAlloc(p, bytes, cudaHostAllocDefault); }
+
+template <typename T, cudaError_t (*Alloc)(void **, size_t), cudaError_t (*Free)(void *)>
+struct growbuf {
+  T *p = nullptr;
+  size_t n = 0;
+  bool reserve(size_t want)
+  {
+    if (want <= n) return true;
+    release();
+    if (Alloc(reinterpret_cast<void **>(&p), want * sizeof(T)) != cudaSuccess) {
+      p = nullptr;
+      return false;
+    }
+    n = want;
+    return true;
+  }
+  void release()
+  {
+    Free(p);
+    p = nullptr;
+    n = 0;
+  }
+};
+
+inline cudaError_t dev_alloc(void **p, size_t bytes) { return cudaMalloc(p, bytes); }
+template <typename T> using dbuf = growbuf<T, dev_alloc, cudaFree>;
+template <typename T> using hbuf = growbuf<T, host_alloc, cudaFreeHost>;
+
+/* The part [lo, hi) of a sums buffer that may hold anything but zeros.
+ * The sampling kernel adds into the sums, so they must start at zero; the
+ * kernels that read them clear behind the read, so an iteration clears
+ * only what an earlier one left.  Memory fresh from the allocator holds
+ * whatever its last owner wrote: it is dirty whole. */
+struct dirt {
+  size_t lo = 0, hi = 0;
+  void mark(size_t a, size_t b)
+  {
+    if (a >= b) return;
+    if (lo >= hi) {
+      lo = a;
+      hi = b;
+    } else {
+      lo = a < lo ? a : lo;
+      hi = b > hi ? b : hi;
+    }
+  }
+  void clear() { lo = hi = 0; }
+  /* Zeroes what may be dirty in the buffers this range covers, and marks
+   * [a, b) as what the coming use dirties. */
+  template <typename... T> void wipe(cudaStream_t q, size_t a, size_t b, T *...bufs)
+  {
+    if (lo < hi) (cudaMemsetAsync(bufs + lo, 0, (hi - lo) * sizeof(*bufs), q), ...);
+    clear();
+    mark(a, b);
+  }
+};
+
+/* Reserves and, where the buffer came new from the allocator (perhaps at
+ * the old address), marks it dirty whole. */
+template <typename T> bool reserve_sums(dbuf<T> &b, dirt &d, size_t want)
+{
+  const size_t had = b.n;
+  if (!b.reserve(want)) return false;
+  if (b.n != had) d.mark(0, b.n);
+  return true;
+}
+
+struct cuda_state {
+  int device;
+  int nsm;
+  size_t smem_optin;
+  char name[256];
+  cudaStream_t stream, stream2;  /* stream2: the map's refinement, beside the allocation */
+  cudaEvent_t ev0, ev1, ev_join;
+  double last_kernel_s;
+  int generic;               /* STRATA_CUDA_GENERIC=1: no per-dimension kernels */
+  dbuf<double> edges, s1, s2, wsum;
+  dbuf<double2> xmap;            /* frozen iterations' map in x (xmap_kernel) */
+  uint64_t map_ver = 0;          /* bumped whenever the device's map changes */
+  uint64_t xmap_ver = ~0ULL;     /* the map xmap was made from */
+  dbuf<long long> start;
+  dbuf<unsigned long long> wcnt, qdirs, qdshift;
+  dbuf<double> qshift;
+  dbuf<double> c1, c2;           /* vector integrands: per-hypercube component sums */
+  hbuf<double> h_c1, h_c2;
+  /* The tables of extended integrands, copied to the device once per set. */
+  std::vector<void *> table_mem;
+  dbuf<strata_table> tables;
+  const strata_table *tables_of;
+  uint64_t tables_hash;
+  strata_jit *jit;               /* users' integrands, compiled by NVRTC */
+  uint64_t qmc_gen;
+  /* What the device holds of the host's map and allocation: the
+   * generations of its copies, and whether it made them itself (adapted
+   * on the device): those are newer than the host's until pulled. */
+  uint64_t map_gen;
+  uint64_t strat_gen;
+  bool map_newer = false, strat_newer = false;
+  hbuf<double> h_s1, h_s2, h_w;  /* staging for what comes back */
+  hbuf<unsigned long long> h_c;
+  hbuf<long long> h_start;       /* staging for the allocation */
+  /* The iteration kept on the device (adapt.cuh): */
+  /* Two records, for a frozen iteration in flight beside the one being
+   * exchanged (pipelining, below); the others use the first. */
+  dbuf<IterRecord> rec;
+  hbuf<IterRecord> h_rec;        /* [0] what a record starts from, [1 + slot] what comes back */
+  dbuf<double> level, step, refine_scratch;
+  dbuf<unsigned long long> dshare, hist;
+  dbuf<long long> count;
+  dbuf<unsigned char> cub_tmp;
+  dirt sums_dirt;                /* s1 and s2, in hypercubes */
+  dirt map_dirt;                 /* wsum and wcnt, in cells */
+  dirt c1_dirt, c2_dirt;         /* c1 and c2, in doubles */
+  bool adapted = false;          /* the last sample call also adapted */
+  long long adapted_total = 0;   /* ... and the samples of its new allocation */
+  /* Several ranks (comm/peers_cuda.h): the exchange buffer, the levels in two bytes,
+   * the shared hypercubes and each rank's whole ones, and where the next
+   * iteration splits among the ranks (strata_split's layout). */
+  cuda_peers *peers = nullptr;
+  dbuf<double> xbuf;
+  dbuf<unsigned short> lv16;
+  dbuf<SharedHcube> shared;
+  hbuf<SharedHcube> h_shared;
+  dbuf<long long> seg, split;
+  hbuf<long long> h_seg, h_split;
+  bool split_new = false;        /* h_split holds the split of a new allocation */
+  cudaEvent_t ev_map;            /* the summed map sums are in place */
+  /* Frozen iterations of several ranks: the iteration queued behind the
+   * exchange of the one before (frozen.cu), on xstream. */
+  cudaStream_t xstream;
+  cudaEvent_t ev_pack[2], ev_done[2];
+  struct {
+    bool on = false;
+    int slot = 0;
+    unsigned iteration = 0;
+    /* what the next job must be for the iteration in flight to be its */
+    const strata_problem *pr = nullptr;
+    unsigned long long seed = 0;
+    double shift = 0.0, cshift[STRATA_MAX_COMP] = {0};
+    long long i0 = 0, i1 = 0;
+    uint64_t map_gen = 0, strat_gen = 0;
+    /* how it was launched */
+    const void *k = nullptr;
+    KernelArgs a;
+    unsigned blocks = 0;
+    size_t smem = 0;
+    long long nh_uniform = 0;
+    ExchangeArgs xa;
+  } next;
+  const void *occ_kernel = nullptr; /* the last occupancy asked for */
+  size_t occ_smem = 0;
+  int occ_per_sm = 1;
+};
+
+int cuda_fail(cudaError_t e, const char *what, int device);
+
+inline long long grid_for(long long n, int threads, int nsm)
+{
+  long long b = (n + threads - 1) / threads, cap = 8LL * nsm;
+  return b < 1 ? 1 : b > cap ? cap : b;
+}
+
+/* buffers.cu: the device's buffers, and what is copied into them. */
+int reserve_core(cuda_state *st, const strata_strat *s, const strata_map *g);
+int reserve_resident(cuda_state *st, const strata_strat *s, const strata_map *g, bool resident,
+                     bool realloc, bool refine);
+int upload_qmc(cuda_state *st, const strata_qmc *qm, cudaStream_t q);
+int upload_tables(cuda_state *st, const strata_problem *pr, cudaStream_t q);
+void release_buffers(cuda_state *st);
+
+/* residency.cu: what the device holds of the host's map and allocation. */
+long long start_known(const cuda_state *st, const strata_strat *s, int64_t h);
+int upload_state(cuda_state *st, const strata_map *g, const strata_strat *s, bool allocation,
+                 cudaStream_t q);
+int cuda_adapt(strata_backend *b, const strata_adapt_job *job);
+int cuda_pull(strata_backend *b, strata_map *g, strata_strat *s);
+
+/* adapt.cu: the estimate and the adaptation, behind the sampling. */
+void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q);
+void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream_t q);
+int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+                    const strata_map *g, long long nh_uniform, long long e0, long long e1,
+                    bool realloc, bool refine, IterRecord *rec);
+
+/* exchange.cu: several ranks' exchange of a stratified iteration. */
+int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+                  ExchangeArgs *xa, cudaStream_t q);
+int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+                    const strata_map *g, ExchangeArgs xa, bool realloc, bool refine);
+
+/* frozen.cu: frozen iterations of several ranks, each queued behind the
+ * exchange of the one before. */
+int start_frozen(cuda_state *st, strata_sample_job *job, const void *k,
+                 const KernelArgs &a, unsigned blocks, size_t smem, long long nh_uniform);
+int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *s,
+                    const strata_map *g, int slot);
+bool next_is(const cuda_state *st, const strata_sample_job *job);
+int drop_next(cuda_state *st);
+
+/* sample.cu: one iteration's sampling. */
+int cuda_sample(strata_backend *b, strata_sample_job *job);
+int read_record(cuda_state *st, strata_sample_job *job, const IterRecord &out);
+
+} // namespace strata_cuda
+#endif
