@@ -10,6 +10,10 @@ import subprocess
 from cffi import FFI
 
 CDEF = r"""
+#define STRATA_VERSION_MAJOR ...
+#define STRATA_VERSION_MINOR ...
+#define STRATA_VERSION_PATCH ...
+#define STRATA_INTERFACE ...
 #define STRATA_MAX_DIM ...
 #define STRATA_MAX_PARAMS ...
 #define STRATA_MAX_COMP ...
@@ -27,6 +31,9 @@ CDEF = r"""
 #define STRATA_COMP_CHI2_DOF ...
 #define STRATA_COMP_Q ...
 #define STRATA_COMP_COV ...
+#define STRATA_RESUME_NO ...
+#define STRATA_RESUME_YES ...
+#define STRATA_RESUME_AUTO ...
 
 typedef enum { STRATA_MODE_VEGASPLUS, STRATA_MODE_VEGAS, STRATA_MODE_VEGAS1D,
                STRATA_MODE_PLAIN, STRATA_MODE_QMC, ... } strata_mode;
@@ -144,13 +151,36 @@ int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t 
 int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *edges);
 int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges);
 
+typedef struct {
+  const char *log;
+  int log_map;
+  const char *checkpoint;
+  int checkpoint_every;
+  double checkpoint_every_s;
+  int resume;
+  int new_stop_keys;
+  int check_ranks;
+  const char *identity;
+  const char *name;
+  int verbose;
+  ...;
+} strata_settings;
+void strata_settings_init(strata_settings *st);
+int strata_integrator_settings(strata_integrator *s, const strata_settings *st);
+typedef int (*strata_progress_cb)(const strata_iteration *it, void *ctx);
+int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, void *ctx,
+                          strata_result *res);
+int strata_integrator_stopped(const strata_integrator *s);
+void strata_request_stop(void);
+
 void free(void *p);
 
-/* Called by the library from C: a numpy batch integrand and the
- * restored iterations of a load. */
+/* Called by the library from C: a numpy batch integrand, the
+ * restored iterations of a load and the progress of a run. */
 extern "Python" void strata_py_batch(int64_t n, const double *x, int dim, void *user,
                                      double *out);
 extern "Python" void strata_py_restored(const strata_iteration *it, void *ctx);
+extern "Python" int strata_py_progress(const strata_iteration *it, void *ctx);
 """
 
 HINT = ("install libstrata first (make install) and, for a prefix other than /usr or "
@@ -187,8 +217,16 @@ def strata_flags():
 
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
-ffibuilder.set_source("strata._lib", "#include <strata/strata.h>\n#include <stdlib.h>\n",
-                      **strata_flags())
+# An older libstrata's header lacks what the declarations above name: say
+# so before the compiler lists the missing fields.
+PRELUDE = r"""
+#include <strata/strata.h>
+#include <stdlib.h>
+#if !defined(STRATA_INTERFACE) || STRATA_INTERFACE < 2
+#error "this strata binding needs libstrata of interface 2 or later (strata_settings, strata_integrator_run): install the libstrata of this repository"
+#endif
+"""
+ffibuilder.set_source("strata._lib", PRELUDE, **strata_flags())
 
 why_no_mpi = ""
 

@@ -13,6 +13,7 @@ the GPU, without the GIL, so other Python threads run meanwhile."""
 import atexit
 import math
 import numbers
+import os
 import weakref
 
 import numpy as np
@@ -33,6 +34,20 @@ _INT_PARAMS = ("neval", "maxeval", "maxiter", "adapt_iters", "skip", "ninc", "se
 _FLOAT_PARAMS = ("epsrel", "epsabs", "alpha", "beta", "min_q")
 #: Keywords of Integrator that set strata_params (doc/jobs.md has their meaning).
 PARAMS = ("mode",) + _INT_PARAMS + _FLOAT_PARAMS + ("qmc", "qmc_map")
+#: Keywords of Integrator that set strata_settings: what a run keeps.
+SETTINGS = ("log", "log_map", "checkpoint", "checkpoint_every", "checkpoint_every_s", "resume",
+            "new_stop_keys", "check_ranks", "identity", "verbose")
+# Files a pickled copy does not share with its original.
+_FILE_SETTINGS = ("log", "log_map", "checkpoint", "checkpoint_every", "checkpoint_every_s",
+                  "resume", "new_stop_keys")
+_RESUME = {"no": lib.STRATA_RESUME_NO, False: lib.STRATA_RESUME_NO,
+           "yes": lib.STRATA_RESUME_YES, True: lib.STRATA_RESUME_YES,
+           "auto": lib.STRATA_RESUME_AUTO}
+
+# Set by stop() beside the library's request: a signal's Python handler runs
+# in the progress callback, after the library has looked for a request in
+# that iteration, and the callback passes it on at once.
+_stop_asked = False
 
 # Integrators with MPI peers, freed before MPI_Finalize (mpi4py finalizes
 # after Python's atexit handlers).
@@ -83,10 +98,50 @@ def _params_from(kw, python_integrand):
         elif k in _FLOAT_PARAMS:
             setattr(p, k, float(v))
         else:
-            raise TypeError("Integrator: unknown keyword %r (parameters: %s)"
-                            % (k, ", ".join(PARAMS)))
+            raise TypeError("Integrator: unknown keyword %r (parameters: %s; settings: %s)"
+                            % (k, ", ".join(PARAMS), ", ".join(SETTINGS)))
     check(lib.strata_params_check(p))
     return p
+
+
+def _settings_from(kw, name, keep):
+    """strata_settings from the keywords of SETTINGS; keep holds the
+    strings' memory until the library has copied them."""
+    st = ffi.new("strata_settings *")
+    lib.strata_settings_init(st)
+
+    def text(k, v):
+        b = os.fsencode(v) if k != "identity" else str(v).encode()
+        keep.append(ffi.new("char[]", b))
+        return keep[-1]
+
+    for k, v in kw.items():
+        if v is None:
+            continue
+        if k in ("log", "checkpoint", "identity"):
+            setattr(st, k, text(k, v))
+        elif k in ("log_map", "checkpoint_every"):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+                raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be a whole number, 0 or "
+                                  "more" % (k, v))
+            setattr(st, k, int(v))
+        elif k == "checkpoint_every_s":
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (
+                    math.isfinite(v) and v >= 0):
+                raise StrataError(lib.STRATA_EINVAL, "checkpoint_every_s = %r: must be 0 or "
+                                  "more seconds" % (v,))
+            st.checkpoint_every_s = float(v)
+        elif k == "resume":
+            r = _RESUME.get(v.lower() if isinstance(v, str) else v)
+            if r is None:
+                raise StrataError(lib.STRATA_EINVAL, "resume = %r: must be \"no\", \"yes\" or "
+                                  "\"auto\"" % (v,))
+            st.resume = r
+        else:  # new_stop_keys, check_ranks, verbose
+            st.__setattr__(k, int(bool(v)))
+    if name:
+        st.name = text("name", name)
+    return st
 
 
 def _box(box):
@@ -122,6 +177,20 @@ class Integrator:
     the component that trains the map (-1: the sum of their magnitudes);
     ``batch``: the most points per call of a Python integrand.
 
+    What integrate() keeps besides its result (doc/api.md,
+    strata_settings): ``log`` (a convergence log, HDF5, written as the run
+    goes; never overwritten unless resumed), ``log_map`` (a map snapshot
+    every this many iterations), ``checkpoint`` (a path) written every
+    ``checkpoint_every`` iterations and/or ``checkpoint_every_s`` seconds,
+    at the end and on a stop; ``resume`` ("no": an existing checkpoint is
+    an error; "yes": continue from it; "auto": continue where there is
+    one); ``new_stop_keys`` (a resume takes this Integrator's maxiter,
+    maxeval, skip, epsrel, epsabs and min_q); ``identity`` (a string that
+    says what the integrand's data is, kept in the checkpoint and the log:
+    a resume with another one is refused); ``check_ranks`` (compare the
+    ranks' states after every iteration); ``verbose`` (resumes and
+    checkpoints on stderr).
+
     Bad input raises :class:`StrataError` with the library's message."""
 
     def __init__(self, f, box, *, backend="auto", comm=None, ncomp=None, adapt_comp=0,
@@ -129,7 +198,6 @@ class Integrator:
         self._c = None
         self._peers = None
         self._exc = None
-        self._stop = False
         self._rows = []
         self._f = f
         self._box = _box(box)
@@ -143,7 +211,10 @@ class Integrator:
         if backend not in _BACKENDS:
             raise StrataError(lib.STRATA_EINVAL, "backend = %r: must be auto, cpu or cuda"
                               % (backend,))
+        settings = {k: params.pop(k) for k in SETTINGS if k in params}
         self._params = _params_from(params, python_integrand)
+        self._keep = []
+        self._settings = _settings_from(settings, name, self._keep)
         pr = self._problem = ffi.new("strata_problem *")
         pr.dim = dim
         for d in range(dim):
@@ -182,6 +253,12 @@ class Integrator:
         self._c = out[0]
         if comm is not None:
             _live.add(self)
+        try:
+            check(lib.strata_integrator_settings(self._c, self._settings))
+        except BaseException:
+            self.close()
+            raise
+        self._keep = None
 
     # ---- the integrand's calls ------------------------------------------------------
     def _probe(self):
@@ -280,39 +357,61 @@ class Integrator:
         self._comm.Abort(rc)
 
     def stop(self):
-        """Asks a running integrate() to stop after the current iteration.
-        Safe from a signal handler and from another thread; on MPI ranks,
-        a stop asked on any rank stops every rank."""
-        self._stop = True
+        """Asks the run in progress in this process, whichever Integrator's
+        it is, to stop after its current iteration (the library's
+        strata_request_stop): with a checkpoint where the run has one, and
+        on MPI ranks every rank stops.  Safe from a signal handler and from
+        another thread.  A request made while no run is in progress stops
+        the next one after its first iteration."""
+        global _stop_asked
+        _stop_asked = True
+        lib.strata_request_stop()
 
     def integrate(self, progress=None):
-        """Steps until finished, calling ``progress(iteration)`` after each
-        iteration; a true return value (or stop()) ends the run there.
-        Returns the :class:`Result`, whose ``stopped`` says whether the run
-        was ended early."""
-        self._stop = False
-        stopped = False
-        while not self.finished:
-            it = self.step()
-            status, err = 0, None
-            try:
-                if progress is not None and progress(it):
-                    status = 1
-            except BaseException as e:  # noqa: B036 - every rank hears of it first
-                status, err = 2, e
-            if self._stop:
-                status = max(status, 1)
-            if self._comm is not None:
-                status = _agree(self._comm, status)
-            if status == 2:
-                if err is not None:
-                    raise err
-                raise StrataError(lib.STRATA_ECOMM, "rank %d: the progress function failed on "
-                                  "another rank" % self._comm.Get_rank())
-            if status == 1:
-                stopped = True
-                break
-        return self._result(stopped)
+        """Runs to the end (strata_integrator_run): resumes, logs and
+        checkpoints as the settings say, calling ``progress(iteration)``
+        after each iteration (a resumed run's restored iterations first).
+        A true return value, or stop(), ends the run there; on MPI ranks any
+        rank's ends every rank's.  An exception in ``progress`` ends the run
+        too (with its checkpoint) and is raised when the run has returned;
+        the other ranks raise StrataError naming the rank.  Returns the
+        :class:`Result`, whose ``stopped`` says whether the run was ended
+        early."""
+        global _stop_asked
+        c = self._alive()
+        run = _Run(self, progress)
+        res = ffi.new("strata_result *")
+        rc = lib.strata_integrator_run(c, lib.strata_py_progress, ffi.new_handle(run), res)
+        _stop_asked = False
+        peers = self._comm is not None and self._comm.Get_size() > 1
+        if rc != lib.STRATA_OK:
+            # Errors of files, settings and the state are every rank's; one
+            # rank's iteration or memory failing is that rank's alone.
+            if peers and (self._exc is not None or rc in (
+                    lib.STRATA_ENOTFINITE, lib.STRATA_EBACKEND, lib.STRATA_ENOMEM) or (
+                    rc == lib.STRATA_ECOMM and not self._settings.check_ranks)):
+                self._abort(rc)
+            cause = StrataError(rc, ffi.string(lib.strata_last_error()).decode(
+                errors="replace"))
+            e = self._exc or run.exc
+            self._exc = None
+            if e is not None:
+                raise e from cause
+            raise cause
+        if peers:
+            from mpi4py import MPI
+            size = self._comm.Get_size()
+            first = self._comm.allreduce(self._comm.Get_rank() if run.exc else size,
+                                         op=MPI.MIN)
+            if first < size and run.exc is None:
+                raise StrataError(lib.STRATA_ECOMM, "rank %d: the progress function raised on "
+                                  "rank %d, which stopped the run after iteration %d"
+                                  % (self._comm.Get_rank(), first, res.iterations))
+        e = self._exc or run.exc
+        self._exc = None
+        if e is not None:
+            raise e
+        return Result(res, self._rows, self.backend, bool(lib.strata_integrator_stopped(c)))
 
     def _result(self, stopped=False):
         res = ffi.new("strata_result *")
@@ -415,9 +514,9 @@ class Integrator:
 
 
 def _restore(f, box, options, state):
-    opts = dict(options)
-    params = {k: v for k, v in opts.items() if k in PARAMS}
-    other = {k: v for k, v in opts.items() if k not in PARAMS}
+    opts = {k: v for k, v in options.items() if k not in _FILE_SETTINGS}
+    params = {k: v for k, v in opts.items() if k in PARAMS or k in SETTINGS}
+    other = {k: v for k, v in opts.items() if k not in params}
     s = Integrator(f, box, **other, **params)
     s.load_state(state)
     return s
@@ -431,6 +530,41 @@ def strata_py_batch(n, x, dim, user, out):
 @ffi.def_extern()
 def strata_py_restored(it, ctx):
     ffi.from_handle(ctx).append(Iteration._from_c(ffi, it))
+
+
+class _Run:
+    """One integrate() call, for its progress callback from C."""
+
+    def __init__(self, integ, progress):
+        self.integ = integ
+        self.progress = progress
+        self.exc = None
+
+    def iteration(self, it):
+        # Nothing may cross back into C: an exception stops the run, and
+        # integrate() raises it once the library has returned.
+        global _stop_asked
+        try:
+            row = Iteration._from_c(ffi, it)
+            rows = self.integ._rows
+            while rows and rows[-1].itn >= row.itn:  # a resume's restored rows come first
+                rows.pop()
+            rows.append(row)
+            if self.exc is not None:
+                return 1
+            stop = self.progress is not None and bool(self.progress(row))
+            if _stop_asked:
+                _stop_asked, stop = False, True
+            return int(stop)
+        except BaseException as e:  # noqa: B036 - raised by integrate()
+            if self.exc is None:
+                self.exc = e
+            return 1
+
+
+@ffi.def_extern()
+def strata_py_progress(it, ctx):
+    return ffi.from_handle(ctx).iteration(it)
 
 
 # ---- MPI ----------------------------------------------------------------------------
@@ -448,11 +582,6 @@ def _peers_of(comm):
     out = ffi.new("strata_comm **")
     check(_mpi.lib.strata_py_comm_mpi(MPI._addressof(comm), out))
     return out[0]
-
-
-def _agree(comm, status):
-    from mpi4py import MPI
-    return comm.allreduce(status, op=MPI.MAX)
 
 
 def _mpi_finalized():

@@ -46,8 +46,8 @@ out = {"batch": run(gauss), "vector": run(moments),
 s = strata.Integrator(gauss, [[0, 1]] * 3, comm=comm, **KW)
 r = s.integrate(lambda it: rank == comm.Get_size() - 1 and it.itn == 3)
 out["stopped"] = [r.stopped, r.nitn]
-# A progress function failing on the last rank: it raises there, and the
-# others raise StrataError naming their rank.
+# A progress function failing on the last rank: it stops every rank, the
+# exception is raised there, and the others raise StrataError naming it.
 try:
     s.integrate(lambda it: 1 / 0 if rank == comm.Get_size() - 1 else None)
     out["failed"] = "no error"
