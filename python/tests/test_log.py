@@ -167,22 +167,43 @@ def test_refused(tmp_path, logs):
         read_log(d / "s.ck.h5")
 
 
-def _library_writes_logs():
-    from strata._lib import lib
-    return hasattr(lib, "strata_integrator_run")
+def moments(x):
+    return np.stack([x[:, 0], x[:, 0] * x[:, 1], np.exp(-20 * ((x - 0.5) ** 2).sum(axis=1))],
+                    axis=1)
 
 
-@pytest.mark.skipif(not _library_writes_logs(),
-                    reason="library-written logs: this libstrata (or this binding) has no "
-                           "strata_integrator_run with a log")
-def test_library_log(tmp_path):
-    """A log written by the library (strata.Integrator(..., log=PATH), the
-    library's strata_settings.log) reads like the program's."""
-    r = strata.Integrator(lambda x: x[:, 0], [[0, 1]] * 2, neval=2000, maxiter=6, seed=1,
-                          log=tmp_path / "lib.h5").integrate()
-    log = read_log(tmp_path / "lib.h5")
-    assert log.iterations["integral"].tolist() == [it.integral for it in r.iterations]
-    assert log.result["integral"] == r.mean
+def test_library_log(strata_bin, tmp_path):
+    """A log the library writes for Python (Integrator(log=...)) is the
+    program's log: `strata log` prints it, read_log reads it as the run
+    reported it, and strata.plot draws it."""
+    path = tmp_path / "lib.h5"
+    r = strata.Integrator(moments, [[0, 1]] * 2, neval=4000, maxiter=6, skip=2, seed=1,
+                          epsrel=0, log=path, log_map=2, identity="three moments",
+                          name="moments").integrate()
+    log = read_log(path)
+    assert log.status == "finished" and log.ncomp == 3
+    df = log.iterations
+    assert df["integral"].tolist() == [it.integral for it in r.iterations]
+    assert df["sigma"].tolist() == [it.sigma for it in r.iterations]
+    assert df["chi2_dof"].isna().tolist() == [True, True] + [False] * 4
+    assert log.result_comp["integral"].tolist() == r.mean.tolist()
+    assert log.result_cov.tolist() == r.cov.tolist()
+    for k in range(3):
+        assert log.component(k)["integral"].tolist() == [it.comp[k, 0] for it in r.iterations]
+    assert log.definition["integral.identity"] == "three moments"
+    assert log.map_itn.tolist() == [2, 4, 6]
+    # The program's reader: the same rows, and the table's dashes where
+    # read_log has NaN.
+    c = csv(strata_bin, path)
+    assert c["integral"].tolist() == df["integral"].tolist()
+    assert c["c2_average_cov_1"].tolist()[2:] == log.component(2)["average_cov_1"].tolist()[2:]
+    assert printed_dashes(strata_bin, path) == df["chi2_dof"].isna().tolist()
+    pytest.importorskip("matplotlib")
+    out = subprocess.run([sys.executable, "-m", "strata.plot", str(path), "-o",
+                          str(tmp_path / "lib")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    for k in ("estimate", "error", "map"):
+        assert (tmp_path / ("lib-%s.png" % k)).stat().st_size > 10000
 
 
 def test_plot_every_snapshot(logs, tmp_path):
