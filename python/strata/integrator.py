@@ -14,6 +14,7 @@ import atexit
 import math
 import numbers
 import os
+import threading
 import weakref
 
 import numpy as np
@@ -139,8 +140,8 @@ def _settings_from(kw, name, keep):
             st.resume = r
         else:  # new_stop_keys, check_ranks, verbose
             st.__setattr__(k, int(bool(v)))
-    if name:
-        st.name = text("name", name)
+    # The run's name in the library's messages and the log's job name.
+    st.name = text("name", name or "strata.Integrator")
     return st
 
 
@@ -175,7 +176,8 @@ class Integrator:
     same calls).  ``ncomp``: components of a Python integrand (found by
     calling it at two points of the box when not given); ``adapt_comp``:
     the component that trains the map (-1: the sum of their magnitudes);
-    ``batch``: the most points per call of a Python integrand.
+    ``batch``: the most points per call of a Python integrand; ``name``:
+    the integrand's and the run's name in messages and in the log.
 
     What integrate() keeps besides its result (doc/api.md,
     strata_settings): ``log`` (a convergence log, HDF5, written as the run
@@ -381,8 +383,11 @@ class Integrator:
         c = self._alive()
         run = _Run(self, progress)
         res = ffi.new("strata_result *")
+        _escaped.exc = None
         rc = lib.strata_integrator_run(c, lib.strata_py_progress, ffi.new_handle(run), res)
         _stop_asked = False
+        run.exc = run.exc or _escaped.exc
+        _escaped.exc = None
         peers = self._comm is not None and self._comm.Get_size() > 1
         if rc != lib.STRATA_OK:
             # Errors of files, settings and the state are every rank's; one
@@ -532,6 +537,11 @@ def strata_py_restored(it, ctx):
     ffi.from_handle(ctx).append(Iteration._from_c(ffi, it))
 
 
+# An exception of the progress callback that cffi's onerror could not give
+# to its run: integrate() of this thread raises it.
+_escaped = threading.local()
+
+
 class _Run:
     """One integrate() call, for its progress callback from C."""
 
@@ -540,16 +550,20 @@ class _Run:
         self.progress = progress
         self.exc = None
 
+    def record(self, it):
+        row = Iteration._from_c(ffi, it)
+        rows = self.integ._rows
+        while rows and rows[-1].itn >= row.itn:  # a resume's restored rows come first
+            rows.pop()
+        rows.append(row)
+        return row
+
     def iteration(self, it):
         # Nothing may cross back into C: an exception stops the run, and
         # integrate() raises it once the library has returned.
         global _stop_asked
         try:
-            row = Iteration._from_c(ffi, it)
-            rows = self.integ._rows
-            while rows and rows[-1].itn >= row.itn:  # a resume's restored rows come first
-                rows.pop()
-            rows.append(row)
+            row = self.record(it)
             if self.exc is not None:
                 return 1
             stop = self.progress is not None and bool(self.progress(row))
@@ -557,12 +571,33 @@ class _Run:
                 _stop_asked, stop = False, True
             return int(stop)
         except BaseException as e:  # noqa: B036 - raised by integrate()
-            if self.exc is None:
-                self.exc = e
+            self.failed(it, e)
             return 1
 
+    def failed(self, it, e):
+        if self.exc is None:
+            self.exc = e
+        rows = self.integ._rows
+        if not rows or rows[-1].itn != it.itn:  # the row the checkpoint holds is kept
+            try:
+                self.record(it)
+            except BaseException:  # noqa: B036 - a second signal: the first one wins
+                pass
 
-@ffi.def_extern()
+
+def _progress_failed(exc_type, exc, tb):
+    """cffi's onerror: an exception before iteration()'s try (a signal's
+    KeyboardInterrupt as the callback begins) stops the run as well."""
+    try:
+        loc = tb.tb_frame.f_locals
+        ffi.from_handle(loc["ctx"]).failed(loc["it"], exc)
+    except BaseException:  # noqa: B036 - no frame: integrate() finds it here
+        if getattr(_escaped, "exc", None) is None:
+            _escaped.exc = exc
+    return 1
+
+
+@ffi.def_extern(onerror=_progress_failed)
 def strata_py_progress(it, ctx):
     return ffi.from_handle(ctx).iteration(it)
 

@@ -147,3 +147,18 @@ def test_bad_settings():
             strata.Integrator(gauss, BOX, **{k: v})
     with pytest.raises(StrataError, match="needs"):
         strata.Integrator(gauss, BOX, resume="auto").integrate()
+
+
+def test_ctrl_c_stops_with_checkpoint(tmp_path):
+    """SIGINT during a C-source run: KeyboardInterrupt from integrate(),
+    the run stopped with a checkpoint of the iteration it raised in, and
+    the iterations list ending there too."""
+    ck = tmp_path / "i.ck.h5"
+    src = strata.Source("#include <math.h>\ndouble g(const double *x, int dim, const double *p)"
+                        "\n{ return exp(-50.0 * ((x[0] - 0.5) * (x[0] - 0.5)"
+                        " + (x[1] - 0.5) * (x[1] - 0.5))); }\n", "g")
+    integ = strata.Integrator(src, BOX, neval=4000, maxiter=10, epsrel=0, seed=25,
+                              backend="cpu", checkpoint=ck)
+    with pytest.raises(KeyboardInterrupt):
+        integ.integrate(lambda it: it.itn == 3 and os.kill(os.getpid(), signal.SIGINT))
+    assert held(ck) == 3 and [it.itn for it in integ.iterations] == [1, 2, 3]
