@@ -193,7 +193,7 @@ int strata_integrator_step(strata_integrator *s, strata_iteration *it)
 {
   if (strata_run_finished(s->run))
     return strata_error(STRATA_EINVAL, "the run is finished (after %d iterations)",
-                        s->run->itn);
+                        s->run->ravg.n);
   return strata_run_step(s->run, it);
 }
 
@@ -239,9 +239,9 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
                         "by strata_settings_init of this libstrata's interface (%d, %zu bytes; "
                         "the caller's: %d, %zu bytes)", STRATA_INTERFACE,
                         sizeof(strata_settings), st->interface, st->size);
-  if (s->run->itn > 0)
+  if (s->run->ravg.n > 0)
     return strata_error(STRATA_EINVAL, "strata_integrator_settings: the run has begun (after %d "
-                        "iteration%s)", s->run->itn, s->run->itn == 1 ? "" : "s");
+                        "iteration%s)", s->run->ravg.n, s->run->ravg.n == 1 ? "" : "s");
   if ((unsigned)st->resume > STRATA_RESUME_AUTO)
     return strata_error(STRATA_EINVAL, "strata_settings.resume = %d: must be STRATA_RESUME_NO, "
                         "_YES or _AUTO", st->resume);

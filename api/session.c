@@ -412,7 +412,7 @@ int strata_session_open(strata_session *s, strata_run *r)
     }
     if (rc == STRATA_OK && root && s->verbose) {
       fprintf(stderr, "strata: resuming from %s after iteration %d (written %s by strata %s "
-              "on %d rank%s, backend %s)\n", s->checkpoint, r->itn, ck->created,
+              "on %d rank%s, backend %s)\n", s->checkpoint, r->ravg.n, ck->created,
               ck->strata_version, ck->ranks, ck->ranks == 1 ? "" : "s", ck->backend);
       fflush(stderr);
     }
@@ -457,11 +457,11 @@ static int write_checkpoint(strata_session *s, const strata_run *r, int last)
   size_t bytes = 0;
   rc = strata_checkpoint_start(s->checkpoint, r, &info, &s->pending, &secs, &bytes);
   if (rc != STRATA_OK) return rc;
-  s->pending_itn = r->itn;
+  s->pending_itn = r->ravg.n;
   s->last_checkpoint = now_s();
   if (s->verbose)
     fprintf(stderr, "strata: checkpoint after iteration %d written to %s: %.2f MB in %.4f s\n",
-            r->itn, s->checkpoint, (double)bytes / 1e6, secs);
+            r->ravg.n, s->checkpoint, (double)bytes / 1e6, secs);
   return last ? settle_checkpoint(s) : STRATA_OK;
 }
 
@@ -487,15 +487,15 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
   int rc = STRATA_OK;
   if (s->logf) {
     rc = strata_runlog_append(s->logf, it, r->time_s, rank_s, s->comm->size);
-    if (rc == STRATA_OK && s->log_map > 0 && r->itn % s->log_map == 0)
-      rc = strata_runlog_map(s->logf, r->itn, strata_run_edges(r));
+    if (rc == STRATA_OK && s->log_map > 0 && r->ravg.n % s->log_map == 0)
+      rc = strata_runlog_map(s->logf, r->ravg.n, strata_run_edges(r));
   }
   if (rc != STRATA_OK || !present(s->checkpoint)) return rc;
   /* The last checkpoint's sync has long finished; a failure of it stops
    * the run now rather than at the next checkpoint. */
   rc = settle_checkpoint(s);
   int due = finished || stop ||
-            (s->checkpoint_every > 0 && r->itn % s->checkpoint_every == 0) ||
+            (s->checkpoint_every > 0 && r->ravg.n % s->checkpoint_every == 0) ||
             (s->checkpoint_every_s > 0 &&
              now_s() - s->last_checkpoint >= s->checkpoint_every_s);
   if (rc == STRATA_OK && due) rc = write_checkpoint(s, r, finished || stop);
@@ -507,7 +507,7 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
 static int record_stop(strata_session *s, const strata_run *r)
 {
   if (!present(s->checkpoint)) return STRATA_OK;
-  if (s->pending && s->pending_itn == r->itn) return settle_checkpoint(s);
+  if (s->pending && s->pending_itn == r->ravg.n) return settle_checkpoint(s);
   return write_checkpoint(s, r, 1);
 }
 
@@ -517,8 +517,8 @@ static int finish_log(strata_session *s, const strata_run *r, const strata_resul
   if (!s->logf) return STRATA_OK;
   int rc = STRATA_OK;
   /* (A resumed run that had nothing left to do has its snapshot already.) */
-  if (s->ran > 0 && !(s->log_map > 0 && r->itn % s->log_map == 0))
-    rc = strata_runlog_map(s->logf, r->itn, strata_run_edges(r));
+  if (s->ran > 0 && !(s->log_map > 0 && r->ravg.n % s->log_map == 0))
+    rc = strata_runlog_map(s->logf, r->ravg.n, strata_run_edges(r));
   if (rc == STRATA_OK) rc = strata_runlog_finish(s->logf, res);
   return rc;
 }

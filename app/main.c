@@ -264,7 +264,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   strata_stop_guard_exit(NULL);
   if (rc == STRATA_OK && ss.stopped && talk) {
     fprintf(stderr, "strata: stopped by a signal after iteration %d; the checkpoint %s holds "
-            "the run: continue it with --resume (exit status %d)\n", r->itn, job.checkpoint,
+            "the run: continue it with --resume (exit status %d)\n", r->ravg.n, job.checkpoint,
             STRATA_EXIT_REQUEUE);
     fflush(stderr);
   }

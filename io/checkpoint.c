@@ -42,14 +42,14 @@ static void utc_now(char *buf, size_t len)
 /* The history as columns, the way users read it (h5py, h5dump). */
 static int write_history(hid_t f, const strata_run *r)
 {
-  const int n = r->itn;
+  const int n = r->ravg.n;
   hid_t g = H5Gcreate2(f, "history", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g < 0) return -1;
   double *col = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
   int64_t *nev = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
   int rc = col && nev ? 0 : -1;
   hsize_t dims[1] = {(hsize_t)n};
-  const strata_itn_record *h = r->hist;
+  const strata_itn_record *h = r->ravg.hist;
 #define COLUMN(name, expr)                                                             \
   if (rc == 0) {                                                                       \
     for (int k = 0; k < n; k++) col[k] = (expr);                                       \
@@ -61,7 +61,7 @@ static int write_history(hid_t f, const strata_run *r)
   COLUMN("time_s", h[k].time_s)
   /* Each kept iteration's share of chi^2 against the current average. */
   COLUMN("chi2", strata_run_kept(r, k) && h[k].sigma > 0
-                     ? pow((h[k].integral - r->avg.mean) / h[k].sigma, 2)
+                     ? pow((h[k].integral - r->ravg.cavg[0].mean) / h[k].sigma, 2)
                      : 0.0)
 #undef COLUMN
   if (rc == 0) {
@@ -80,10 +80,10 @@ static int write_history(hid_t f, const strata_run *r)
 static int write_comp_history(hid_t f, const strata_run *r)
 {
   if (r->ncomp <= 1) return 0;
-  hsize_t dims[2] = {(hsize_t)r->itn, STRATA_CHIST_ROW(r->ncomp)};
+  hsize_t dims[2] = {(hsize_t)r->ravg.n, STRATA_CHIST_ROW(r->ncomp)};
   return strata_h5_put_i64(f, "ncomp", r->ncomp) == 0 &&
                  strata_h5_write_array(f, "history_comp", H5T_NATIVE_DOUBLE, 2, dims,
-                                       r->chist) == 0
+                                       r->ravg.chist) == 0
              ? 0
              : -1;
 }
@@ -128,10 +128,10 @@ static int write_content(hid_t f, const strata_run *r, const strata_ckpt_info *i
        strata_h5_put_u64(f, "seed", r->params.seed) == 0 &&
        strata_h5_put_i64(f, "neval_total", st.neval_total) == 0 &&
        strata_h5_put_f64(f, "time_s", st.time_s) == 0 &&
-       strata_h5_put_f64(f, "average", r->avg.mean) == 0 &&
-       strata_h5_put_f64(f, "average_sigma", r->avg.sigma) == 0 &&
-       strata_h5_put_f64(f, "chi2_dof", r->avg.chi2_dof) == 0 &&
-       strata_h5_put_f64(f, "Q", r->avg.q) == 0 &&
+       strata_h5_put_f64(f, "average", r->ravg.cavg[0].mean) == 0 &&
+       strata_h5_put_f64(f, "average_sigma", r->ravg.cavg[0].sigma) == 0 &&
+       strata_h5_put_f64(f, "chi2_dof", r->ravg.cavg[0].chi2_dof) == 0 &&
+       strata_h5_put_f64(f, "Q", r->ravg.cavg[0].q) == 0 &&
        strata_h5_put_i64(f, "converged", r->converged) == 0;
   hsize_t mdims[2] = {(hsize_t)st.naxes, (hsize_t)st.ninc + 1}, adims[1] = {(hsize_t)st.nhcube};
   ok = ok && strata_h5_write_array(f, "map", H5T_NATIVE_DOUBLE, 2, mdims, st.edges) == 0 &&

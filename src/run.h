@@ -1,8 +1,10 @@
-/* The integration driver: iterations, adaptation, averaging and stopping.
- * It owns the map and the stratification, and reaches samples only through a
+/* The integration driver: iterations, adaptation and stopping; the running
+ * average of its iterations is its ravg (average.h).  It owns the map and the
+ * stratification, and reaches samples only through a
  * backend and peers only through a communicator. */
 #ifndef STRATA_RUN_H
 #define STRATA_RUN_H
+#include "average.h"
 #include "backend.h"
 #include "comm.h"
 #include "map.h"
@@ -10,17 +12,6 @@
 #include "split.h"
 #include "stats.h"
 #include "strat.h"
-
-typedef struct {
-  double integral, sigma;
-  int64_t neval;
-  double time_s;            /* wall time: logs rebuilt from a checkpoint keep it */
-} strata_itn_record;
-
-/* A vector integrand's iteration k in strata_run.chist and in a saved
- * state: the ncomp estimates, then their ncomp x ncomp covariance
- * (row-major), STRATA_CHIST_ROW(ncomp) doubles. */
-#define STRATA_CHIST_ROW(ncomp) ((size_t)(ncomp) * (size_t)((ncomp) + 1))
 
 typedef struct strata_run {
   strata_problem problem;
@@ -41,24 +32,12 @@ typedef struct strata_run {
                              * its level (shares.h) */
   int64_t *slices;          /* [ranks + 1]: the ranks' slices of hypercubes */
   strata_split *split;      /* ranks whose backends exchange: their split of the samples */
-  /* [maxiter]; for a vector integrand integral and sigma are component 0's. */
-  strata_itn_record *hist;
+  strata_ravg ravg;         /* the history and its running average */
   int ncomp;                /* 1 for a scalar integrand, else problem.ncomp */
-  double *chist;            /* vector integrands: [maxiter][STRATA_CHIST_ROW]; else NULL */
   double *creport;          /* vector integrands: [maxiter][ncomp][STRATA_COMP_ROW], the
                              * rows strata_iteration.comp points to; else NULL */
-  double *cweights;         /* [ncomp][maxiter]: the errors each component's average weighs
-                             * the kept iterations by, from first_kept on (run.c
-                             * weight_errors); the averages' covariances reuse them */
-  strata_average cavg[STRATA_MAX_COMP];  /* each component's average; avg is cavg[0] */
-  double cavg_cov[STRATA_MAX_COMP * STRATA_MAX_COMP]; /* covariance of the averages */
-  double cjump[STRATA_MAX_COMP]; /* each component's jump at a restart on the newest
-                             * iteration, else 0 (run.c update_average) */
-  int itn;                  /* iterations done */
-  int first_kept;           /* first iteration in the average (skip, or a restart) */
   int64_t neval_total;
   int converged;
-  strata_average avg;
   double time_s;
   double sample_time_s;     /* this rank's time inside the backend, last iteration */
   double comm_time_s;       /* this rank's time combining sums with its peers, all iterations */

@@ -71,7 +71,7 @@ static void steps(fixture *f, int n, strata_iteration *rows)
   for (int k = 0; k < n; k++) {
     strata_iteration it;
     ck_assert_msg(strata_run_step(f->r, &it) == STRATA_OK, "%s", strata_last_error());
-    if (rows) rows[f->r->itn - 1] = it;
+    if (rows) rows[f->r->ravg.n - 1] = it;
   }
 }
 
@@ -167,13 +167,13 @@ START_TEST(test_neval_frozen)
   setup(&f, STRATA_MODE_VEGASPLUS, 8);
   steps(&f, 8, NULL);
   for (int k = 0; k < 8; k++)
-    ck_assert_int_eq(f.r->hist[k].neval, k < f.p.adapt_iters ? f.p.neval : neval_frozen);
+    ck_assert_int_eq(f.r->ravg.hist[k].neval, k < f.p.adapt_iters ? f.p.neval : neval_frozen);
   teardown(&f);
   setup(&f, STRATA_MODE_VEGAS, 8);
   steps(&f, 8, NULL);
   const int64_t nh = f.r->strat->nhcube, each = neval_frozen / nh;
-  ck_assert_int_eq(f.r->hist[7].neval, nh * (each < 2 ? 2 : each));
-  ck_assert_int_lt(f.r->hist[0].neval, f.r->hist[7].neval);
+  ck_assert_int_eq(f.r->ravg.hist[7].neval, nh * (each < 2 ? 2 : each));
+  ck_assert_int_lt(f.r->ravg.hist[0].neval, f.r->ravg.hist[7].neval);
   teardown(&f);
   resume_bits(STRATA_MODE_VEGASPLUS, 4);
   resume_bits(STRATA_MODE_VEGASPLUS, 5);

@@ -609,7 +609,7 @@ START_TEST(test_checkpoint_ncomp_mismatch)
   const char *msg = strata_last_error();
   ck_assert_msg(strstr(msg, vpath) && strstr(msg, "3 components") && !strchr(msg, '\n'),
                 "message: %s", msg);
-  ck_assert_int_eq(t.r->itn, 0);
+  ck_assert_int_eq(t.r->ravg.n, 0);
   strata_checkpoint_free(ck);
   teardown(&t);
 
