@@ -425,3 +425,24 @@ int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const d
   snprintf(msg, sizeof msg, "%s", strata_last_error());
   return strata_error(rc, "the map given: %s", msg);
 }
+
+/* The one-call form: the CPU backend, no peers, nothing saved. */
+int strata_integrate(const strata_problem *pr, const strata_params *p,
+                     strata_iteration_cb cb, void *ctx, strata_result *res)
+{
+  strata_backend *be = strata_backend_cpu_new(p->nthreads);
+  strata_comm *comm = strata_comm_serial();
+  strata_run *r = NULL;
+  int rc;
+  if (!be || !comm) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+    goto out;
+  }
+  rc = strata_run_alloc(pr, p, be, comm, &r);
+  if (rc == STRATA_OK) rc = strata_run_integrate(r, cb, ctx, res);
+out:
+  strata_run_free(r);
+  strata_comm_free(comm);
+  strata_backend_free(be);
+  return rc;
+}
