@@ -345,7 +345,9 @@ int strata_integrator_save(strata_integrator *s, const char *path)
   if (rc != STRATA_OK) return rc;
   if (s->comm->rank == 0) {
     strata_ckpt_info info = info_of(s);
-    rc = strata_checkpoint_write(path, s->run, &info, NULL, NULL);
+    strata_run_state st;
+    strata_run_state_get(s->run, &st);
+    rc = strata_checkpoint_write(path, &st, &info, NULL, NULL);
   }
   return share_outcome(s->comm, rc);
 }
@@ -358,8 +360,13 @@ static int restore(strata_integrator *s, const strata_checkpoint *c, const char 
   int rc = strata_jobdef_compare_as(c->definition, s->definition, s->settings.new_stop_keys,
                                     strata_session_library_words.override, name, "checkpoint",
                                     "this integrator");
-  if (rc == STRATA_OK) rc = strata_checkpoint_restore(c, name, s->run, progress, ctx);
-  return rc;
+  if (rc == STRATA_OK) rc = strata_checkpoint_check_ncomp(c, name, s->run->ncomp);
+  if (rc != STRATA_OK) return rc;
+  rc = strata_run_restore(s->run, &c->state, progress, ctx);
+  if (rc == STRATA_OK) return rc;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", strata_last_error());
+  return strata_error(rc, "%s: %s", name, msg);
 }
 
 int strata_integrator_load(strata_integrator *s, const char *path, strata_iteration_cb progress,
@@ -392,7 +399,9 @@ int strata_integrator_load(strata_integrator *s, const char *path, strata_iterat
 int strata_integrator_save_buffer(strata_integrator *s, void **buf, size_t *len)
 {
   strata_ckpt_info info = info_of(s);
-  return strata_checkpoint_image(s->run, &info, buf, len);
+  strata_run_state st;
+  strata_run_state_get(s->run, &st);
+  return strata_checkpoint_image(&st, &info, buf, len);
 }
 
 int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t len,

@@ -455,13 +455,15 @@ static int write_checkpoint(strata_session *s, const strata_run *r, int last)
                            s->threads};
   double secs = 0.0;
   size_t bytes = 0;
-  rc = strata_checkpoint_start(s->checkpoint, r, &info, &s->pending, &secs, &bytes);
+  strata_run_state st;
+  strata_run_state_get(r, &st);
+  rc = strata_checkpoint_start(s->checkpoint, &st, &info, &s->pending, &secs, &bytes);
   if (rc != STRATA_OK) return rc;
-  s->pending_itn = r->ravg.n;
+  s->pending_itn = st.itn;
   s->last_checkpoint = now_s();
   if (s->verbose)
     fprintf(stderr, "strata: checkpoint after iteration %d written to %s: %.2f MB in %.4f s\n",
-            r->ravg.n, s->checkpoint, (double)bytes / 1e6, secs);
+            st.itn, s->checkpoint, (double)bytes / 1e6, secs);
   return last ? settle_checkpoint(s) : STRATA_OK;
 }
 

@@ -376,11 +376,6 @@ static void replay(strata_run *r, strata_iteration_cb cb, void *ctx)
 }
 
 
-int strata_run_kept(const strata_run *r, int k)
-{
-  return strata_ravg_kept(&r->ravg, k, 0);
-}
-
 /* The host's copies of a map and allocation adapted on a device are only
  * brought up to date when read: these readers take a const run, since its
  * state does not change, only where it is kept.  A failed copy is kept and
@@ -412,6 +407,9 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st)
   st->hist = r->ravg.hist;
   st->ncomp = r->ncomp > 1 ? r->ncomp : 0;
   st->comp_hist = r->ravg.chist;
+  st->seed = r->params.seed;
+  st->converged = r->converged;
+  st->ravg = &r->ravg;
 }
 
 /* A vector integrand's saved records: as many components as the job's,

@@ -10,6 +10,7 @@
 #include "map.h"
 #include "qmc.h"
 #include "split.h"
+#include "state.h"
 #include "stats.h"
 #include "strat.h"
 
@@ -50,24 +51,6 @@ typedef struct strata_run {
 int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                      strata_backend *be, strata_comm *comm, strata_run **out);
 void strata_run_free(strata_run *r);
-/* Everything needed to continue a run exactly where it stopped.  A sample's
- * random numbers depend only on (seed, iteration, sample index), and the
- * next iteration's shift is the last iteration's estimate, so the map, the
- * allocation and the history are the whole state (doc/algorithm.md). */
-typedef struct {
-  int itn;                        /* iterations done; the next draws as iteration itn */
-  int64_t neval_total;
-  double time_s;
-  int naxes, ninc;                /* the map: naxes * (ninc + 1) unit edges */
-  const double *edges;
-  int64_t nhcube;
-  const int64_t *nh;              /* the allocation for the next iteration */
-  const strata_itn_record *hist;  /* [itn] */
-  /* Vector integrands: ncomp > 1 and comp_hist [itn][STRATA_CHIST_ROW(ncomp)]
-   * (hist then holds component 0).  Scalar: ncomp 0 or 1, comp_hist NULL. */
-  int ncomp;
-  const double *comp_hist;
-} strata_run_state;
 
 /* A backend that adapts on its device (backend.h) leaves the run's own map
  * and allocation behind; this brings them up to date.  The readers below
@@ -91,8 +74,6 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
  * rank when all is well. */
 uint64_t strata_run_state_hash(const strata_run *r);
 
-/* Whether iteration k (0-based, k < itn) is in the current average. */
-int strata_run_kept(const strata_run *r, int k);
 /* One iteration; fills *out (may be NULL). */
 int strata_run_step(strata_run *r, strata_iteration *out);
 /* Nonzero once converged or out of iterations or evaluations. */

@@ -434,7 +434,9 @@ START_TEST(test_write_failures)
   char def[STRATA_JOBDEF_MAX];
   ck_assert(strata_jobdef_text(&f.pr, &f.p, def, sizeof def) == STRATA_OK);
   strata_ckpt_info info = {def, "test", "cpu", "host", 1, 2};
-  ck_assert(strata_checkpoint_write(nodir, f.r, &info, NULL, NULL) != STRATA_OK);
+  strata_run_state st;
+  strata_run_state_get(f.r, &st);
+  ck_assert(strata_checkpoint_write(nodir, &st, &info, NULL, NULL) != STRATA_OK);
   /* A full disk: the file size limit below the checkpoint's size. */
   steps(&f, 2, NULL);
   signal(SIGXFSZ, SIG_IGN);
@@ -442,7 +444,8 @@ START_TEST(test_write_failures)
   ck_assert(getrlimit(RLIMIT_FSIZE, &lim) == 0);
   lim.rlim_cur = (rlim_t)(n0 / 2);
   ck_assert(setrlimit(RLIMIT_FSIZE, &lim) == 0);
-  int rc = strata_checkpoint_write(path, f.r, &info, NULL, NULL);
+  strata_run_state_get(f.r, &st);
+  int rc = strata_checkpoint_write(path, &st, &info, NULL, NULL);
   const char *msg = strata_last_error();
   ck_assert_msg(rc != STRATA_OK, "written beyond the file size limit");
   ck_assert_msg(strstr(msg, path) && strstr(msg, "File too large") && !strchr(msg, '\n'),
