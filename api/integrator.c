@@ -13,18 +13,17 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "backend_choice.h"
 #include "checkpoint.h"
 #include "comm.h"
 #include "error.h"
 #include "io.h"
 #include "jobdef.h"
+#include "ranks.h"
 #include "run.h"
 #include "session.h"
 #include "warmstart.h"
 #include "strata/strata.h"
-#ifdef HAVE_CUDA
-#include "backend_cuda.h"
-#endif
 
 struct strata_integrator {
   strata_problem problem;
@@ -68,45 +67,6 @@ void strata_settings_init_checked(strata_settings *st, int interface, size_t siz
     st->size = size;
     st->interface = interface;
   }
-}
-
-#ifdef HAVE_CUDA
-/* Built-ins and sources run on the GPU; a function pointer of the
- * caller's does not. */
-static int gpu_can_run(const strata_problem *pr)
-{
-  if (pr->source) return 1;
-  for (size_t i = 0; pr->f && strata_builtin_at(i); i++)
-    if (strata_builtin_at(i)->f == pr->f) return 1;
-  return 0;
-}
-#endif
-
-static int make_backend(const strata_problem *pr, const strata_params *p,
-                        strata_backend_kind kind, const strata_comm *comm, strata_backend **out)
-{
-  *out = NULL;
-  if ((unsigned)kind > STRATA_BACKEND_CUDA)
-    return strata_error(STRATA_EINVAL, "backend %d: must be auto, cpu or cuda", (int)kind);
-#ifdef HAVE_CUDA
-  int ngpu = kind != STRATA_BACKEND_CPU ? strata_cuda_device_count() : 0;
-  if (kind == STRATA_BACKEND_CUDA || (kind == STRATA_BACKEND_AUTO && ngpu > 0 && gpu_can_run(pr))) {
-    if (!gpu_can_run(pr))
-      return strata_error(STRATA_EBACKEND, "backend cuda: runs built-in integrands and "
-                          "sources (strata_problem_set_source), not a function of the caller's");
-    /* Ranks on a node share its GPUs round-robin. */
-    *out = strata_backend_cuda_new(ngpu > 0 ? comm->local_rank % ngpu : 0);
-    return *out ? STRATA_OK : STRATA_EBACKEND; /* its message names the backend */
-  }
-#else
-  (void)comm;
-  if (kind == STRATA_BACKEND_CUDA)
-    return strata_error(STRATA_EBACKEND, "backend cuda: this libstrata was built without CUDA "
-                        "(configure --with-cuda)");
-  (void)pr;
-#endif
-  *out = strata_backend_cpu_new(p->nthreads);
-  return *out ? STRATA_OK : strata_error(STRATA_ENOMEM, "out of memory");
 }
 
 /* Every rank's outcome made every rank's: a rank that failed alone must
@@ -161,7 +121,13 @@ int strata_integrator_alloc_checked(int interface, size_t problem_size, size_t p
   if (rc == STRATA_OK) rc = strata_params_check(&s->params);
   if (rc == STRATA_OK)
     rc = strata_jobdef_text(&s->problem, &s->params, s->definition, sizeof s->definition);
-  if (rc == STRATA_OK) rc = make_backend(&s->problem, &s->params, backend, s->comm, &s->backend);
+  /* The same job on every rank, checked by every rank, or the runs' collectives differ. */
+  rc = agree(s->comm, rc);
+  if (rc == STRATA_OK)
+    rc = strata_ranks_same_job(s->comm, &s->problem, &s->params, 0, "strata_integrator_alloc");
+  if (rc == STRATA_OK)
+    rc = strata_backend_choose(&s->problem, s->params.nthreads, backend, s->comm, &s->backend,
+                               NULL);
   if (rc == STRATA_OK) rc = strata_run_alloc(&s->problem, &s->params, s->backend, s->comm, &s->run);
   rc = agree(s->comm, rc);
   if (rc != STRATA_OK) {

@@ -198,7 +198,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   st = strata_cli_integrand_build(comm, verbose, &pr, src);
   strata_backend *be = NULL;
   if (st == 0) {
-    rc = strata_cli_backend(&job, comm, verbose, &be);
+    rc = strata_cli_backend(&job, &pr, comm, verbose, &be);
     st = strata_cli_agree(comm, rc != STRATA_OK, 1);
   }
   const char *exchange = NULL;
