@@ -318,47 +318,56 @@ int strata_integrator_save(strata_integrator *s, const char *path)
   return share_outcome(s->comm, rc);
 }
 
-/* Continues from a checkpoint c (read from `name`) that must be this
- * integrator's problem and parameters. */
-static int restore(strata_integrator *s, const strata_checkpoint *c, const char *name,
-                   strata_iteration_cb progress, void *ctx)
+/* Whether checkpoint c (read from `name`) can continue this integrator:
+ * its problem and parameters, a map of this strata's format, as many
+ * components. */
+static int fits(const strata_integrator *s, const strata_checkpoint *c, const char *name)
 {
   int rc = strata_jobdef_compare_as(c->definition, s->definition, s->settings.new_stop_keys,
                                     strata_session_library_words.override, name, "checkpoint",
                                     "this integrator");
+  if (rc == STRATA_OK)
+    rc = strata_checkpoint_check_version(c, name, s->run->map->ninc, s->params.neval,
+                                         s->problem.dim);
   if (rc == STRATA_OK) rc = strata_checkpoint_check_ncomp(c, name, s->run->ncomp);
-  if (rc != STRATA_OK) return rc;
-  rc = strata_run_restore(s->run, &c->state, progress, ctx);
-  if (rc == STRATA_OK) return rc;
+  return rc;
+}
+
+/* An error of restoring the state from `name`, named so. */
+static int restore_failed(int rc, const char *name)
+{
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", strata_last_error());
   return strata_error(rc, "%s: %s", name, msg);
 }
 
+/* Continues from a checkpoint c (read from `name`) that every rank holds. */
+static int restore(strata_integrator *s, const strata_checkpoint *c, const char *name,
+                   strata_iteration_cb progress, void *ctx)
+{
+  int rc = fits(s, c, name);
+  if (rc != STRATA_OK) return rc;
+  rc = strata_run_restore(s->run, &c->state, progress, ctx);
+  return rc == STRATA_OK ? rc : restore_failed(rc, name);
+}
+
 int strata_integrator_load(strata_integrator *s, const char *path, strata_iteration_cb progress,
                            void *ctx)
 {
-  /* Rank 0 reads the file, every rank gets its bytes: one reader, and
-   * every rank continues from the same state. */
-  void *buf = NULL;
-  size_t len = 0;
-  int rc = s->comm->rank == 0 ? strata_checkpoint_read_bytes(path, &buf, &len) : STRATA_OK;
-  rc = share_outcome(s->comm, rc);
-  if (rc == STRATA_OK && s->comm->size > 1) {
-    uint64_t n = len;
-    if (s->comm->broadcast(s->comm, &n, sizeof n, 0) != 0) rc = STRATA_ECOMM;
-    if (rc == STRATA_OK && s->comm->rank != 0 && !(buf = malloc(n ? (size_t)n : 1)))
-      rc = strata_error(STRATA_ENOMEM, "rank %d: out of memory", s->comm->rank);
-    rc = agree(s->comm, rc);
-    if (rc == STRATA_OK && s->comm->broadcast(s->comm, buf, (size_t)n, 0) != 0)
-      rc = strata_error(STRATA_ECOMM, "rank %d: cannot reach rank 0", s->comm->rank);
-    len = (size_t)n;
-  }
+  /* Rank 0 reads and checks the file; every rank continues from its state,
+   * broadcast as it is: the program's resume (api/session.c). */
   strata_checkpoint *c = NULL;
-  if (rc == STRATA_OK) rc = strata_checkpoint_read_image(buf, len, path, &c);
-  if (rc == STRATA_OK) rc = restore(s, c, path, progress, ctx);
+  int rc = STRATA_OK;
+  if (s->comm->rank == 0) {
+    rc = strata_checkpoint_read(path, &c);
+    if (rc == STRATA_OK) rc = fits(s, c, path);
+  }
+  rc = share_outcome(s->comm, rc);
+  if (rc == STRATA_OK) {
+    rc = strata_session_share_state(s->comm, s->run, c, progress, ctx);
+    if (rc != STRATA_OK && rc != STRATA_ECOMM) rc = restore_failed(rc, path);
+  }
   strata_checkpoint_free(c);
-  free(buf);
   return agree(s->comm, rc);
 }
 

@@ -1,7 +1,5 @@
 #include "checkpoint.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -420,35 +418,6 @@ int strata_checkpoint_read(const char *path, strata_checkpoint **out)
     return strata_error(STRATA_EIO, "%s: not a strata checkpoint (not an HDF5 file); the file "
                         "is left as it is", path);
   return read_open(f, path, out);
-}
-
-int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len)
-{
-  *buf = NULL;
-  *len = 0;
-  /* Not followed, only the user's own, and read through the descriptor
-   * that was checked (ownfile.h). */
-  struct stat sb;
-  int fd = strata_ownfile_open(path, O_RDONLY, "checkpoint", "; the file is left as it is", 0,
-                               &sb);
-  if (fd < 0) return STRATA_EIO;
-  char *b = malloc(sb.st_size > 0 ? (size_t)sb.st_size : 1);
-  size_t got = 0;
-  while (b && got < (size_t)sb.st_size) {
-    ssize_t n = read(fd, b + got, (size_t)sb.st_size - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += (size_t)n;
-  }
-  close(fd);
-  if (!b || got != (size_t)sb.st_size) {
-    free(b);
-    return strata_error(b ? STRATA_EIO : STRATA_ENOMEM, "%s: cannot read the checkpoint: %s",
-                        path, b ? "short read" : "out of memory");
-  }
-  *buf = b;
-  *len = got;
-  return STRATA_OK;
 }
 
 int strata_checkpoint_read_image(const void *buf, size_t len, const char *name,

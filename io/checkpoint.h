@@ -59,9 +59,6 @@ void strata_checkpoint_free(strata_checkpoint *c);
  * its version; others go on to strata_run_restore's checks. */
 int strata_checkpoint_check_version(const strata_checkpoint *c, const char *path, int ninc,
                                     int64_t neval, int dim);
-/* A checkpoint's bytes, read with the checks of strata_checkpoint_read
- * (*buf malloc'ed): what one rank reads for all. */
-int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len);
 /* A checkpoint from a file's bytes in memory; name is for messages. */
 int strata_checkpoint_read_image(const void *buf, size_t len, const char *name,
                                  strata_checkpoint **out);
