@@ -18,14 +18,15 @@ typedef struct {
   int ranks, threads;
 } strata_ckpt_info;
 
-/* Writes the state st (strata_run_state_get) over path atomically (io/atomic.h).  *seconds and *bytes
- * (either may be NULL) receive the time taken and the file's size. */
+/* Writes the state st (strata_run_state_get) over path atomically
+ * (io/atomic.h).  *seconds and *bytes (either may be NULL) receive the time
+ * taken and the file's size. */
 int strata_checkpoint_write(const char *path, const strata_run_state *st,
                             const strata_ckpt_info *info, double *seconds, size_t *bytes);
 
 /* The same in two parts: writes the temporary file (the state is copied
- * out of st, whose run may change afterwards), then makes it the checkpoint in
- * the background.  *commit must go to strata_atomic_wait before the next
+ * out of st, whose run may change afterwards), then makes it the
+ * checkpoint in the background.  *commit must go to strata_atomic_wait before the next
  * write to path; that wait reports whether the checkpoint was written.
  * *seconds covers the first part only. */
 struct strata_commit;

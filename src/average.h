@@ -32,7 +32,7 @@ typedef struct {
   int ncomp;                /* 1 for a scalar integrand */
   int maxiter;
   int nadapt;               /* iterations [0, nadapt) adapt the map */
-  int qmc;                  /* the iterations after those draw QMC points */
+  int qmc;                  /* nonzero: the iterations after those draw QMC points */
   int skip;                 /* the first iteration an average may keep */
   int n;                    /* iterations in the history */
   int first_kept;           /* first iteration in the average (skip, or a restart) */
@@ -56,6 +56,7 @@ void strata_ravg_free(strata_ravg *ra);
 /* Forgets restarts: the average keeps every iteration from skip on. */
 void strata_ravg_reset(strata_ravg *ra);
 
+/* The class of an estimate integral +- sigma (STRATA_ITN_*). */
 int strata_ravg_class(double integral, double sigma);
 /* Whether iteration k adapts the map. */
 int strata_ravg_adapting(const strata_ravg *ra, int k);

@@ -1,7 +1,7 @@
-/* The integration driver: iterations, adaptation and stopping; the running
- * average of its iterations is its ravg (average.h).  It owns the map and the
- * stratification, and reaches samples only through a
- * backend and peers only through a communicator. */
+/* The integration driver: iterations, adaptation and stopping.  It owns the
+ * map, the stratification and the running average of its iterations
+ * (average.h), and reaches samples only through a backend and peers only
+ * through a communicator. */
 #ifndef STRATA_RUN_H
 #define STRATA_RUN_H
 #include "average.h"
