@@ -13,18 +13,17 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "backend_choice.h"
 #include "checkpoint.h"
 #include "comm.h"
 #include "error.h"
 #include "io.h"
 #include "jobdef.h"
+#include "ranks.h"
 #include "run.h"
 #include "session.h"
 #include "warmstart.h"
 #include "strata/strata.h"
-#ifdef HAVE_CUDA
-#include "backend_cuda.h"
-#endif
 
 struct strata_integrator {
   strata_problem problem;
@@ -68,45 +67,6 @@ void strata_settings_init_checked(strata_settings *st, int interface, size_t siz
     st->size = size;
     st->interface = interface;
   }
-}
-
-#ifdef HAVE_CUDA
-/* Built-ins and sources run on the GPU; a function pointer of the
- * caller's does not. */
-static int gpu_can_run(const strata_problem *pr)
-{
-  if (pr->source) return 1;
-  for (size_t i = 0; pr->f && strata_builtin_at(i); i++)
-    if (strata_builtin_at(i)->f == pr->f) return 1;
-  return 0;
-}
-#endif
-
-static int make_backend(const strata_problem *pr, const strata_params *p,
-                        strata_backend_kind kind, const strata_comm *comm, strata_backend **out)
-{
-  *out = NULL;
-  if ((unsigned)kind > STRATA_BACKEND_CUDA)
-    return strata_error(STRATA_EINVAL, "backend %d: must be auto, cpu or cuda", (int)kind);
-#ifdef HAVE_CUDA
-  int ngpu = kind != STRATA_BACKEND_CPU ? strata_cuda_device_count() : 0;
-  if (kind == STRATA_BACKEND_CUDA || (kind == STRATA_BACKEND_AUTO && ngpu > 0 && gpu_can_run(pr))) {
-    if (!gpu_can_run(pr))
-      return strata_error(STRATA_EBACKEND, "backend cuda: runs built-in integrands and "
-                          "sources (strata_problem_set_source), not a function of the caller's");
-    /* Ranks on a node share its GPUs round-robin. */
-    *out = strata_backend_cuda_new(ngpu > 0 ? comm->local_rank % ngpu : 0);
-    return *out ? STRATA_OK : STRATA_EBACKEND; /* its message names the backend */
-  }
-#else
-  (void)comm;
-  if (kind == STRATA_BACKEND_CUDA)
-    return strata_error(STRATA_EBACKEND, "backend cuda: this libstrata was built without CUDA "
-                        "(configure --with-cuda)");
-  (void)pr;
-#endif
-  *out = strata_backend_cpu_new(p->nthreads);
-  return *out ? STRATA_OK : strata_error(STRATA_ENOMEM, "out of memory");
 }
 
 /* Every rank's outcome made every rank's: a rank that failed alone must
@@ -161,7 +121,13 @@ int strata_integrator_alloc_checked(int interface, size_t problem_size, size_t p
   if (rc == STRATA_OK) rc = strata_params_check(&s->params);
   if (rc == STRATA_OK)
     rc = strata_jobdef_text(&s->problem, &s->params, s->definition, sizeof s->definition);
-  if (rc == STRATA_OK) rc = make_backend(&s->problem, &s->params, backend, s->comm, &s->backend);
+  /* The same job on every rank, checked by every rank, or the runs' collectives differ. */
+  rc = agree(s->comm, rc);
+  if (rc == STRATA_OK)
+    rc = strata_ranks_same_job(s->comm, &s->problem, &s->params, 0, "strata_integrator_alloc");
+  if (rc == STRATA_OK)
+    rc = strata_backend_choose(&s->problem, s->params.nthreads, backend, s->comm, &s->backend,
+                               NULL);
   if (rc == STRATA_OK) rc = strata_run_alloc(&s->problem, &s->params, s->backend, s->comm, &s->run);
   rc = agree(s->comm, rc);
   if (rc != STRATA_OK) {
@@ -193,7 +159,7 @@ int strata_integrator_step(strata_integrator *s, strata_iteration *it)
 {
   if (strata_run_finished(s->run))
     return strata_error(STRATA_EINVAL, "the run is finished (after %d iterations)",
-                        s->run->itn);
+                        s->run->ravg.n);
   return strata_run_step(s->run, it);
 }
 
@@ -239,9 +205,9 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
                         "by strata_settings_init of this libstrata's interface (%d, %zu bytes; "
                         "the caller's: %d, %zu bytes)", STRATA_INTERFACE,
                         sizeof(strata_settings), st->interface, st->size);
-  if (s->run->itn > 0)
+  if (s->run->ravg.n > 0)
     return strata_error(STRATA_EINVAL, "strata_integrator_settings: the run has begun (after %d "
-                        "iteration%s)", s->run->itn, s->run->itn == 1 ? "" : "s");
+                        "iteration%s)", s->run->ravg.n, s->run->ravg.n == 1 ? "" : "s");
   if ((unsigned)st->resume > STRATA_RESUME_AUTO)
     return strata_error(STRATA_EINVAL, "strata_settings.resume = %d: must be STRATA_RESUME_NO, "
                         "_YES or _AUTO", st->resume);
@@ -345,54 +311,72 @@ int strata_integrator_save(strata_integrator *s, const char *path)
   if (rc != STRATA_OK) return rc;
   if (s->comm->rank == 0) {
     strata_ckpt_info info = info_of(s);
-    rc = strata_checkpoint_write(path, s->run, &info, NULL, NULL);
+    strata_run_state st;
+    strata_run_state_get(s->run, &st);
+    rc = strata_checkpoint_write(path, &st, &info, NULL, NULL);
   }
   return share_outcome(s->comm, rc);
 }
 
-/* Continues from a checkpoint c (read from `name`) that must be this
- * integrator's problem and parameters. */
-static int restore(strata_integrator *s, const strata_checkpoint *c, const char *name,
-                   strata_iteration_cb progress, void *ctx)
+/* Whether checkpoint c (read from `name`) can continue this integrator:
+ * its problem and parameters, a map of this strata's format, as many
+ * components. */
+static int fits(const strata_integrator *s, const strata_checkpoint *c, const char *name)
 {
   int rc = strata_jobdef_compare_as(c->definition, s->definition, s->settings.new_stop_keys,
                                     strata_session_library_words.override, name, "checkpoint",
                                     "this integrator");
-  if (rc == STRATA_OK) rc = strata_checkpoint_restore(c, name, s->run, progress, ctx);
+  if (rc == STRATA_OK)
+    rc = strata_checkpoint_check_version(c, name, s->run->map->ninc, s->params.neval,
+                                         s->problem.dim);
+  if (rc == STRATA_OK) rc = strata_checkpoint_check_ncomp(c, name, s->run->ncomp);
   return rc;
+}
+
+/* An error of restoring the state from `name`, named so. */
+static int restore_failed(int rc, const char *name)
+{
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", strata_last_error());
+  return strata_error(rc, "%s: %s", name, msg);
+}
+
+/* Continues from a checkpoint c (read from `name`) that every rank holds. */
+static int restore(strata_integrator *s, const strata_checkpoint *c, const char *name,
+                   strata_iteration_cb progress, void *ctx)
+{
+  int rc = fits(s, c, name);
+  if (rc != STRATA_OK) return rc;
+  rc = strata_run_restore(s->run, &c->state, progress, ctx);
+  return rc == STRATA_OK ? rc : restore_failed(rc, name);
 }
 
 int strata_integrator_load(strata_integrator *s, const char *path, strata_iteration_cb progress,
                            void *ctx)
 {
-  /* Rank 0 reads the file, every rank gets its bytes: one reader, and
-   * every rank continues from the same state. */
-  void *buf = NULL;
-  size_t len = 0;
-  int rc = s->comm->rank == 0 ? strata_checkpoint_read_bytes(path, &buf, &len) : STRATA_OK;
-  rc = share_outcome(s->comm, rc);
-  if (rc == STRATA_OK && s->comm->size > 1) {
-    uint64_t n = len;
-    if (s->comm->broadcast(s->comm, &n, sizeof n, 0) != 0) rc = STRATA_ECOMM;
-    if (rc == STRATA_OK && s->comm->rank != 0 && !(buf = malloc(n ? (size_t)n : 1)))
-      rc = strata_error(STRATA_ENOMEM, "rank %d: out of memory", s->comm->rank);
-    rc = agree(s->comm, rc);
-    if (rc == STRATA_OK && s->comm->broadcast(s->comm, buf, (size_t)n, 0) != 0)
-      rc = strata_error(STRATA_ECOMM, "rank %d: cannot reach rank 0", s->comm->rank);
-    len = (size_t)n;
-  }
+  /* Rank 0 reads and checks the file; every rank continues from its state,
+   * broadcast as it is: the program's resume (api/session.c). */
   strata_checkpoint *c = NULL;
-  if (rc == STRATA_OK) rc = strata_checkpoint_read_image(buf, len, path, &c);
-  if (rc == STRATA_OK) rc = restore(s, c, path, progress, ctx);
+  int rc = STRATA_OK;
+  if (s->comm->rank == 0) {
+    rc = strata_checkpoint_read(path, &c);
+    if (rc == STRATA_OK) rc = fits(s, c, path);
+  }
+  rc = share_outcome(s->comm, rc);
+  if (rc == STRATA_OK) {
+    rc = strata_session_share_state(s->comm, s->run, c, progress, ctx);
+    if (rc != STRATA_OK && rc != STRATA_ECOMM) rc = restore_failed(rc, path);
+  }
   strata_checkpoint_free(c);
-  free(buf);
   return agree(s->comm, rc);
 }
 
 int strata_integrator_save_buffer(strata_integrator *s, void **buf, size_t *len)
 {
   strata_ckpt_info info = info_of(s);
-  return strata_checkpoint_image(s->run, &info, buf, len);
+  strata_run_state st;
+  strata_run_state_get(s->run, &st);
+  return strata_checkpoint_image(&st, &info, buf, len);
 }
 
 int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t len,
@@ -424,4 +408,25 @@ int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const d
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", strata_last_error());
   return strata_error(rc, "the map given: %s", msg);
+}
+
+/* The one-call form: the CPU backend, no peers, nothing saved. */
+int strata_integrate(const strata_problem *pr, const strata_params *p,
+                     strata_iteration_cb cb, void *ctx, strata_result *res)
+{
+  strata_backend *be = strata_backend_cpu_new(p->nthreads);
+  strata_comm *comm = strata_comm_serial();
+  strata_run *r = NULL;
+  int rc;
+  if (!be || !comm) {
+    rc = strata_error(STRATA_ENOMEM, "out of memory");
+    goto out;
+  }
+  rc = strata_run_alloc(pr, p, be, comm, &r);
+  if (rc == STRATA_OK) rc = strata_run_integrate(r, cb, ctx, res);
+out:
+  strata_run_free(r);
+  strata_comm_free(comm);
+  strata_backend_free(be);
+  return rc;
 }

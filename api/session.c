@@ -131,20 +131,25 @@ static void collect_row(const strata_iteration *it, void *ctx)
 
 /* Rank 0's n bytes at buf, on every rank, bit for bit; what names them in
  * the error. */
-static int share(strata_session *s, void *buf, size_t n, const char *what)
+static int share_bytes(strata_comm *comm, void *buf, size_t n, const char *what)
 {
-  if (n > 0 && s->comm->broadcast(s->comm, buf, n, 0) != 0) {
-    s->agreed = 0; /* the others may not know: main ends them all */
-    return strata_error(STRATA_ECOMM, "rank %d: receiving %s failed", s->comm->rank, what);
-  }
+  if (n > 0 && comm->broadcast(comm, buf, n, 0) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: receiving %s failed", comm->rank, what);
   return STRATA_OK;
 }
 
-/* Rank 0 has the checkpoint; every rank needs its state, bit for bit: a
- * broadcast of the arrays as they are. */
-static int share_state(strata_session *s, strata_run *r, const strata_checkpoint *ck)
+static int share(strata_session *s, void *buf, size_t n, const char *what)
 {
-  const int root = s->comm->rank == 0;
+  int rc = share_bytes(s->comm, buf, n, what);
+  if (rc != STRATA_OK) s->agreed = 0; /* the others may not know: main ends them all */
+  return rc;
+}
+
+int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_checkpoint *ck,
+                               strata_iteration_cb cb, void *ctx)
+{
+  const int root = comm->rank == 0;
+  const char *what = "the checkpoint's state";
   struct {
     int64_t itn, neval_total, naxes, ninc, nhcube, ncomp;
     double time_s;
@@ -160,7 +165,7 @@ static int share_state(strata_session *s, strata_run *r, const strata_checkpoint
     head.ncomp = st->ncomp;
     head.time_s = st->time_s;
   }
-  int rc = share(s, &head, sizeof head, "the checkpoint's state");
+  int rc = share_bytes(comm, &head, sizeof head, what);
   if (rc != STRATA_OK) return rc;
   strata_run_state st = {.itn = (int)head.itn, .neval_total = head.neval_total,
                          .time_s = head.time_s, .naxes = (int)head.naxes,
@@ -184,28 +189,46 @@ static int share_state(strata_session *s, strata_run *r, const strata_checkpoint
   /* Every rank takes part even without memory, or the others would wait
    * forever; the failure is agreed first. */
   double fail = ok ? 0.0 : 1.0;
-  rc = agree(s, &fail, 1);
-  if (rc == STRATA_OK && fail > 0)
+  if (comm->allreduce_sum(comm, &fail, 1) != 0)
+    rc = strata_error(STRATA_ECOMM, "rank %d: agreeing with the other ranks failed", comm->rank);
+  else if (fail > 0)
     rc = strata_error(STRATA_ENOMEM, "out of memory reading the checkpoint's state");
-  if (rc == STRATA_OK) rc = share(s, edges, sizeof(double) * nedges, "the checkpoint's state");
-  if (rc == STRATA_OK) rc = share(s, nhv, sizeof(int64_t) * nh, "the checkpoint's state");
-  if (rc == STRATA_OK) rc = share(s, hist, sizeof *hist * nhist, "the checkpoint's state");
-  if (rc == STRATA_OK) rc = share(s, comp, sizeof(double) * ncrec, "the checkpoint's state");
+  if (rc == STRATA_OK) rc = share_bytes(comm, edges, sizeof(double) * nedges, what);
+  if (rc == STRATA_OK) rc = share_bytes(comm, nhv, sizeof(int64_t) * nh, what);
+  if (rc == STRATA_OK) rc = share_bytes(comm, hist, sizeof *hist * nhist, what);
+  if (rc == STRATA_OK) rc = share_bytes(comm, comp, sizeof(double) * ncrec, what);
   if (rc == STRATA_OK) {
     st.edges = edges;
     st.nh = nhv;
     st.hist = hist;
     st.comp_hist = comp;
-    if (root) {
-      s->rows = malloc(sizeof *s->rows * (nhist > 0 ? nhist : 1));
-      if (!s->rows) rc = strata_error(STRATA_ENOMEM, "out of memory");
-    }
-    if (rc == STRATA_OK) rc = strata_run_restore(r, &st, root ? collect_row : NULL, s);
+    rc = strata_run_restore(r, &st, cb, ctx);
   }
   free(edges);
   free(nhv);
   free(hist);
   free(comp);
+  return rc;
+}
+
+/* Rank 0 has the checkpoint; every rank needs its state, bit for bit; rank
+ * 0 keeps the replayed rows for the log. */
+static int share_state(strata_session *s, strata_run *r, const strata_checkpoint *ck)
+{
+  const int root = s->comm->rank == 0;
+  int rc = STRATA_OK;
+  if (root) {
+    const int n = ck->state.itn;
+    s->rows = malloc(sizeof *s->rows * (size_t)(n > 0 ? n : 1));
+    if (!s->rows) rc = strata_error(STRATA_ENOMEM, "out of memory");
+  }
+  double fail = rc != STRATA_OK;
+  int arc = agree(s, &fail, 1);
+  if (arc != STRATA_OK) return arc;
+  if (fail > 0)
+    return root ? rc : strata_error(STRATA_ENOMEM, "rank 0: out of memory (see rank 0)");
+  rc = strata_session_share_state(s->comm, r, ck, root ? collect_row : NULL, s);
+  if (rc == STRATA_ECOMM) s->agreed = 0; /* the others may not know: main ends them all */
   return rc;
 }
 
@@ -412,7 +435,7 @@ int strata_session_open(strata_session *s, strata_run *r)
     }
     if (rc == STRATA_OK && root && s->verbose) {
       fprintf(stderr, "strata: resuming from %s after iteration %d (written %s by strata %s "
-              "on %d rank%s, backend %s)\n", s->checkpoint, r->itn, ck->created,
+              "on %d rank%s, backend %s)\n", s->checkpoint, r->ravg.n, ck->created,
               ck->strata_version, ck->ranks, ck->ranks == 1 ? "" : "s", ck->backend);
       fflush(stderr);
     }
@@ -455,13 +478,15 @@ static int write_checkpoint(strata_session *s, const strata_run *r, int last)
                            s->threads};
   double secs = 0.0;
   size_t bytes = 0;
-  rc = strata_checkpoint_start(s->checkpoint, r, &info, &s->pending, &secs, &bytes);
+  strata_run_state st;
+  strata_run_state_get(r, &st);
+  rc = strata_checkpoint_start(s->checkpoint, &st, &info, &s->pending, &secs, &bytes);
   if (rc != STRATA_OK) return rc;
-  s->pending_itn = r->itn;
+  s->pending_itn = st.itn;
   s->last_checkpoint = now_s();
   if (s->verbose)
     fprintf(stderr, "strata: checkpoint after iteration %d written to %s: %.2f MB in %.4f s\n",
-            r->itn, s->checkpoint, (double)bytes / 1e6, secs);
+            st.itn, s->checkpoint, (double)bytes / 1e6, secs);
   return last ? settle_checkpoint(s) : STRATA_OK;
 }
 
@@ -487,15 +512,15 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
   int rc = STRATA_OK;
   if (s->logf) {
     rc = strata_runlog_append(s->logf, it, r->time_s, rank_s, s->comm->size);
-    if (rc == STRATA_OK && s->log_map > 0 && r->itn % s->log_map == 0)
-      rc = strata_runlog_map(s->logf, r->itn, strata_run_edges(r));
+    if (rc == STRATA_OK && s->log_map > 0 && r->ravg.n % s->log_map == 0)
+      rc = strata_runlog_map(s->logf, r->ravg.n, strata_run_edges(r));
   }
   if (rc != STRATA_OK || !present(s->checkpoint)) return rc;
   /* The last checkpoint's sync has long finished; a failure of it stops
    * the run now rather than at the next checkpoint. */
   rc = settle_checkpoint(s);
   int due = finished || stop ||
-            (s->checkpoint_every > 0 && r->itn % s->checkpoint_every == 0) ||
+            (s->checkpoint_every > 0 && r->ravg.n % s->checkpoint_every == 0) ||
             (s->checkpoint_every_s > 0 &&
              now_s() - s->last_checkpoint >= s->checkpoint_every_s);
   if (rc == STRATA_OK && due) rc = write_checkpoint(s, r, finished || stop);
@@ -507,7 +532,7 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
 static int record_stop(strata_session *s, const strata_run *r)
 {
   if (!present(s->checkpoint)) return STRATA_OK;
-  if (s->pending && s->pending_itn == r->itn) return settle_checkpoint(s);
+  if (s->pending && s->pending_itn == r->ravg.n) return settle_checkpoint(s);
   return write_checkpoint(s, r, 1);
 }
 
@@ -517,8 +542,8 @@ static int finish_log(strata_session *s, const strata_run *r, const strata_resul
   if (!s->logf) return STRATA_OK;
   int rc = STRATA_OK;
   /* (A resumed run that had nothing left to do has its snapshot already.) */
-  if (s->ran > 0 && !(s->log_map > 0 && r->itn % s->log_map == 0))
-    rc = strata_runlog_map(s->logf, r->itn, strata_run_edges(r));
+  if (s->ran > 0 && !(s->log_map > 0 && r->ravg.n % s->log_map == 0))
+    rc = strata_runlog_map(s->logf, r->ravg.n, strata_run_edges(r));
   if (rc == STRATA_OK) rc = strata_runlog_finish(s->logf, res);
   return rc;
 }

@@ -11,6 +11,7 @@
  * together with rank 0's message. */
 #ifndef STRATA_SESSION_H
 #define STRATA_SESSION_H
+#include "checkpoint.h"
 #include "comm.h"
 #include "jobdef.h"
 #include "run.h"
@@ -90,6 +91,13 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_progress_c
                              void *ctx, strata_result *res);
 void strata_session_close(strata_session *s);
 
+/* Continues r from rank 0's checkpoint ck (the other ranks' is not read):
+ * its state broadcast as it is, so that every rank restores the same bits
+ * through strata_run_restore, which calls cb (may be NULL) with every
+ * replayed iteration.  Collective: every rank calls it once rank 0's
+ * checkpoint is known to be readable. */
+int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_checkpoint *ck,
+                               strata_iteration_cb cb, void *ctx);
 /* The run's identity into buf: the keys that decide what it computes
  * (strata_jobdef_text) and what the caller says its data is (identity, may
  * be NULL); name is for messages. */

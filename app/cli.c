@@ -10,6 +10,8 @@
 #include <omp.h>
 #endif
 
+#include "backend_choice.h"
+#include "ranks.h"
 #include "error.h"
 #include "jobdef.h"
 #include "stop.h"
@@ -30,63 +32,50 @@ void strata_cli_prepare_backend(const strata_job *job, const strata_comm *comm)
 #endif
 }
 
-int strata_cli_backend(const strata_job *job, strata_comm *comm, int verbose,
-                       strata_backend **out)
+int strata_cli_backend(const strata_job *job, const strata_problem *pr, strata_comm *comm,
+                       int verbose, strata_backend **out)
 {
-  *out = NULL;
+  strata_backend_kind kind = !strcmp(job->backend, "cuda")  ? STRATA_BACKEND_CUDA
+                             : !strcmp(job->backend, "cpu") ? STRATA_BACKEND_CPU
+                                                            : STRATA_BACKEND_AUTO;
   const char *why = "";
+  int rc = strata_backend_choose(pr, job->p.nthreads, kind, comm, out, &why);
+  if (rc != STRATA_OK) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s: run.backend = %s: %s", job->source, job->backend,
+             strata_last_error());
+    return strata_error(STRATA_EBACKEND, "%s", msg);
+  }
+  if (!verbose) return STRATA_OK;
+  char host[256];
+  strata_comm_where(comm, host, sizeof host);
 #ifdef HAVE_CUDA
-  int ngpu = strcmp(job->backend, "cpu") ? strata_cuda_device_count() : 0;
-  if (!strcmp(job->backend, "cuda") || (!strcmp(job->backend, "auto") && ngpu > 0)) {
-    /* Ranks on a node share its GPUs round-robin; under Slurm's
-     * --gpus-per-task each rank sees only its own, device 0. */
-    int dev = ngpu > 0 ? comm->local_rank % ngpu : 0;
-    *out = strata_backend_cuda_new(dev);
-    if (!*out) {
-      char msg[1024];
-      snprintf(msg, sizeof msg, "%s: run.backend = %s: %s", job->source, job->backend,
-               strata_last_error());
-      return strata_error(STRATA_EBACKEND, "%s", msg);
-    }
-    if (verbose) {
-      char host[256], gpu[512];
-      strata_comm_where(comm, host, sizeof host);
-      strata_cuda_describe(*out, gpu, sizeof gpu);
-      fprintf(stderr, "strata: rank %d of %d on %s: backend cuda%s, %s\n", comm->rank,
-              comm->size, host, !strcmp(job->backend, "auto") ? " (auto)" : "", gpu);
-    }
+  if (!strcmp((*out)->name, "cuda")) {
+    char gpu[512];
+    strata_cuda_describe(*out, gpu, sizeof gpu);
+    fprintf(stderr, "strata: rank %d of %d on %s: backend cuda%s, %s\n", comm->rank,
+            comm->size, host, kind == STRATA_BACKEND_AUTO ? " (auto)" : "", gpu);
     return STRATA_OK;
   }
-  why = " (auto: no CUDA device visible)";
-#else
-  if (!strcmp(job->backend, "cuda"))
-    return strata_error(STRATA_EBACKEND, "%s: run.backend = cuda: this strata was built "
-                        "without CUDA (configure --with-cuda)", job->source);
-  why = " (auto: built without CUDA)";
 #endif
-  if (verbose) {
-    char host[256];
-    strata_comm_where(comm, host, sizeof host);
-    /* The CPUs this rank may run on: a launcher that binds a rank to fewer
-     * cores than it has threads (srun without --cpus-per-task since Slurm
-     * 22.05) shows here. */
-    int threads = job->p.nthreads, cpus = 0;
+  /* The CPUs this rank may run on: a launcher that binds a rank to fewer
+   * cores than it has threads (srun without --cpus-per-task since Slurm
+   * 22.05) shows here. */
+  int threads = job->p.nthreads, cpus = 0;
 #ifdef _OPENMP
-    if (threads == 0) threads = omp_get_max_threads();
+  if (threads == 0) threads = omp_get_max_threads();
 #endif
-    /* With OMP_PLACES the runtime has bound this thread to one place
-     * already: the places hold what the rank was given. */
+  /* With OMP_PLACES the runtime has bound this thread to one place
+   * already: the places hold what the rank was given. */
 #ifdef _OPENMP
-    for (int pl = 0; pl < omp_get_num_places(); pl++) cpus += omp_get_place_num_procs(pl);
+  for (int pl = 0; pl < omp_get_num_places(); pl++) cpus += omp_get_place_num_procs(pl);
 #endif
-    cpu_set_t set;
-    if (cpus == 0 && sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
-    fprintf(stderr, "strata: rank %d of %d on %s: backend cpu%s, %d thread%s on %d CPU%s\n",
-            comm->rank, comm->size, host, !strcmp(job->backend, "auto") ? why : "", threads,
-            threads == 1 ? "" : "s", cpus, cpus == 1 ? "" : "s");
-  }
-  *out = strata_backend_cpu_new(job->p.nthreads);
-  return *out ? STRATA_OK : STRATA_ENOMEM;
+  cpu_set_t set;
+  if (cpus == 0 && sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+  fprintf(stderr, "strata: rank %d of %d on %s: backend cpu%s, %d thread%s on %d CPU%s\n",
+          comm->rank, comm->size, host, why, threads, threads == 1 ? "" : "s", cpus,
+          cpus == 1 ? "" : "s");
+  return STRATA_OK;
 }
 
 int strata_cli_peers(strata_comm *comm, strata_backend *be, int verbose, const char **how,
@@ -229,60 +218,10 @@ int strata_cli_agree(strata_comm *comm, int status, int all_acted)
   return agreed;
 }
 
-/* Of "key = value" lines: the first key of mine whose value in theirs
- * differs or is missing, with both values. */
-static int first_difference(const char *mine, const char *theirs, char *key, size_t klen,
-                            char *a, char *b, size_t vlen)
-{
-  for (const char *s = mine; *s;) {
-    size_t n = strcspn(s, "\n");
-    const char *eq = strstr(s, " = ");
-    if (eq && eq > s && (size_t)(eq - s) + 3 <= n) {
-      size_t kn = (size_t)(eq - s);
-      snprintf(key, klen, "%.*s", (int)kn, s);
-      snprintf(a, vlen, "%.*s", (int)(n - kn - 3), eq + 3);
-      snprintf(b, vlen, "(missing)");
-      for (const char *t = theirs; *t;) {
-        size_t m = strcspn(t, "\n");
-        if (m >= kn + 3 && !strncmp(t, s, kn + 3)) {
-          snprintf(b, vlen, "%.*s", (int)(m - kn - 3), t + kn + 3);
-          break;
-        }
-        t += m;
-        if (*t) t++;
-      }
-      if (strcmp(a, b)) return 1;
-    }
-    s += n;
-    if (*s) s++;
-  }
-  return 0;
-}
-
 int strata_cli_same_job(strata_comm *comm, const strata_job *job, const strata_problem *pr)
 {
-  /* The whole definition, the keys --force may change too (maxiter decides
-   * how many collectives a rank makes), and check_ranks (whether it makes
-   * the state comparisons).  Ranks that disagree on any of it would take
-   * part in different collectives with buffers of different sizes. */
-  static char mine[STRATA_JOBDEF_MAX + 64], root[STRATA_JOBDEF_MAX + 64];
-  int rc = strata_jobdef_text(pr, &job->p, mine, STRATA_JOBDEF_MAX);
-  if (rc == STRATA_OK)
-    snprintf(mine + strlen(mine), sizeof mine - strlen(mine), "run.check_ranks = %s\n",
-             job->check_ranks ? "on" : "off");
-  if (comm->size > 1) {
-    memcpy(root, mine, sizeof root);
-    /* A rank whose text failed still takes part, or the others would wait. */
-    if (comm->broadcast(comm, root, sizeof root, 0) != 0)
-      return strata_cli_fail(comm, "cannot receive rank 0's job definition");
-    char key[128], a[STRATA_JOBDEF_MAX], b[STRATA_JOBDEF_MAX];
-    if (rc == STRATA_OK && (first_difference(mine, root, key, sizeof key, a, b, sizeof a) ||
-                            first_difference(root, mine, key, sizeof key, b, a, sizeof a)))
-      rc = strata_error(STRATA_EINVAL, "%s: not the job of rank 0: %s = %s here, %s on rank 0%s "
-                        "(every rank must run the same job)", job->source, key, a, b,
-                        !strcmp(key, "integral.source") ? " (the integrand's code or "
-                        "tables differ)" : "");
-  }
+  int rc = strata_ranks_same_job(comm, pr, &job->p, job->check_ranks, job->source);
+  if (rc == STRATA_ECOMM) return strata_cli_fail(comm, "cannot receive rank 0's job definition");
   return strata_cli_agree(comm, rc == STRATA_OK ? 0 : 1, 1);
 }
 

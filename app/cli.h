@@ -6,13 +6,14 @@
 #include "job.h"
 #include "world.h"
 
-/* The backend the job asks for; auto says what it picked when verbose. */
 /* Starts what the backend will need and takes long to make (a GPU's
  * context) in the background, so that it overlaps compiling the integrand
  * and opening files. */
 void strata_cli_prepare_backend(const strata_job *job, const strata_comm *comm);
-int strata_cli_backend(const strata_job *job, strata_comm *comm, int verbose,
-                       strata_backend **out);
+/* The backend run.backend asks for, for the problem pr (the library's
+ * choice, strata_backend_choose); verbose says what it picked. */
+int strata_cli_backend(const strata_job *job, const strata_problem *pr, strata_comm *comm,
+                       int verbose, strata_backend **out);
 /* Several ranks, every one on a GPU: their devices' exchange (NCCL unless
  * STRATA_NCCL=0 or built without it).  Collective; call it only once every
  * rank has its backend.  *how and *setup_s say which path and what its

@@ -198,7 +198,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   st = strata_cli_integrand_build(comm, verbose, &pr, src);
   strata_backend *be = NULL;
   if (st == 0) {
-    rc = strata_cli_backend(&job, comm, verbose, &be);
+    rc = strata_cli_backend(&job, &pr, comm, verbose, &be);
     st = strata_cli_agree(comm, rc != STRATA_OK, 1);
   }
   const char *exchange = NULL;
@@ -264,7 +264,7 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   strata_stop_guard_exit(NULL);
   if (rc == STRATA_OK && ss.stopped && talk) {
     fprintf(stderr, "strata: stopped by a signal after iteration %d; the checkpoint %s holds "
-            "the run: continue it with --resume (exit status %d)\n", r->itn, job.checkpoint,
+            "the run: continue it with --resume (exit status %d)\n", r->ravg.n, job.checkpoint,
             STRATA_EXIT_REQUEUE);
     fflush(stderr);
   }

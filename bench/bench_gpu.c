@@ -103,7 +103,7 @@ static void rates_pr(const char *label, const strata_problem *prp, int64_t neval
       exit(1);
     }
     double wall = now_s() - t0, kern = strata_cuda_last_kernel_s(gpu);
-    int64_t n = r->hist[it].neval;
+    int64_t n = r->ravg.hist[it].neval;
     if (it >= 1 && it < p.adapt_iters) { ka += kern; wa += wall; na += n; }
     if (it >= p.adapt_iters + 1) { kf += kern; wf += wall; nf += n; }
   }
@@ -570,14 +570,14 @@ static void qmc_case(const pointset *ps, const char *name, int dim, int64_t neva
     }
     if (getenv("BENCH_DEBUG"))
       fprintf(stderr, "%s %s d=%d neval %lld itn %d: %.10g +- %.3g\n", ps->label, name, dim,
-              (long long)neval, it, r->hist[it].integral, r->hist[it].sigma);
+              (long long)neval, it, r->ravg.hist[it].integral, r->ravg.hist[it].sigma);
     if (it == 0) continue;
     w += now_s() - t0;
     k += strata_cuda_last_kernel_s(gpu);
-    n += r->hist[it].neval;
-    double e = r->hist[it].integral - exact;
+    n += r->ravg.hist[it].neval;
+    double e = r->ravg.hist[it].integral - exact;
     e2 += e * e;
-    s2 += r->hist[it].sigma * r->hist[it].sigma;
+    s2 += r->ravg.hist[it].sigma * r->ravg.hist[it].sigma;
   }
   *kern_rate = n / k;
   *wall_rate = n / w;

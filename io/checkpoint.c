@@ -1,7 +1,5 @@
 #include "checkpoint.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,16 +38,16 @@ static void utc_now(char *buf, size_t len)
 }
 
 /* The history as columns, the way users read it (h5py, h5dump). */
-static int write_history(hid_t f, const strata_run *r)
+static int write_history(hid_t f, const strata_run_state *st)
 {
-  const int n = r->itn;
+  const int n = st->itn;
   hid_t g = H5Gcreate2(f, "history", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   if (g < 0) return -1;
   double *col = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
   int64_t *nev = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
   int rc = col && nev ? 0 : -1;
   hsize_t dims[1] = {(hsize_t)n};
-  const strata_itn_record *h = r->hist;
+  const strata_itn_record *h = st->hist;
 #define COLUMN(name, expr)                                                             \
   if (rc == 0) {                                                                       \
     for (int k = 0; k < n; k++) col[k] = (expr);                                       \
@@ -60,8 +58,8 @@ static int write_history(hid_t f, const strata_run *r)
   COLUMN("variance", h[k].sigma * h[k].sigma)
   COLUMN("time_s", h[k].time_s)
   /* Each kept iteration's share of chi^2 against the current average. */
-  COLUMN("chi2", strata_run_kept(r, k) && h[k].sigma > 0
-                     ? pow((h[k].integral - r->avg.mean) / h[k].sigma, 2)
+  COLUMN("chi2", strata_ravg_kept(st->ravg, k, 0) && h[k].sigma > 0
+                     ? pow((h[k].integral - st->ravg->cavg[0].mean) / h[k].sigma, 2)
                      : 0.0)
 #undef COLUMN
   if (rc == 0) {
@@ -77,13 +75,13 @@ static int write_history(hid_t f, const strata_run *r)
 /* A vector integrand's records: every component's estimate and their
  * covariance per iteration, the rows of the run's chist.  Written only for
  * ncomp > 1, so that scalar checkpoints keep their layout. */
-static int write_comp_history(hid_t f, const strata_run *r)
+static int write_comp_history(hid_t f, const strata_run_state *st)
 {
-  if (r->ncomp <= 1) return 0;
-  hsize_t dims[2] = {(hsize_t)r->itn, STRATA_CHIST_ROW(r->ncomp)};
-  return strata_h5_put_i64(f, "ncomp", r->ncomp) == 0 &&
+  if (st->ncomp <= 1) return 0;
+  hsize_t dims[2] = {(hsize_t)st->itn, STRATA_CHIST_ROW(st->ncomp)};
+  return strata_h5_put_i64(f, "ncomp", st->ncomp) == 0 &&
                  strata_h5_write_array(f, "history_comp", H5T_NATIVE_DOUBLE, 2, dims,
-                                       r->chist) == 0
+                                       st->comp_hist) == 0
              ? 0
              : -1;
 }
@@ -95,21 +93,17 @@ static int write_comp_history(hid_t f, const strata_run *r)
  * stale superblock checksum.) */
 /* The whole file in one allocation: growing it by steps would copy it
  * again at each step. */
-static size_t file_bytes(const strata_run *r)
+static size_t file_bytes(const strata_run_state *st)
 {
-  strata_run_state st;
-  strata_run_state_get(r, &st);
-  return sizeof(double) * ((size_t)st.naxes * (size_t)(st.ninc + 1) + (size_t)st.nhcube +
-                           6 * (size_t)st.itn +
-                           (r->ncomp > 1 ? STRATA_CHIST_ROW(r->ncomp) : 0) * (size_t)st.itn) +
+  return sizeof(double) * ((size_t)st->naxes * (size_t)(st->ninc + 1) + (size_t)st->nhcube +
+                           6 * (size_t)st->itn +
+                           (st->ncomp > 1 ? STRATA_CHIST_ROW(st->ncomp) : 0) * (size_t)st->itn) +
          (1 << 18);
 }
 
 /* Everything a checkpoint holds, into the open file f. */
-static int write_content(hid_t f, const strata_run *r, const strata_ckpt_info *info)
+static int write_content(hid_t f, const strata_run_state *st, const strata_ckpt_info *info)
 {
-  strata_run_state st;
-  strata_run_state_get(r, &st);
   char hash[17], created[32];
   strata_jobdef_hash(info->definition, hash);
   utc_now(created, sizeof created);
@@ -124,23 +118,23 @@ static int write_content(hid_t f, const strata_run *r, const strata_ckpt_info *i
        strata_h5_put_i64(f, "threads", info->threads) == 0 &&
        strata_h5_put_fixed_str(f, "definition", info->definition) == 0 &&
        strata_h5_put_fixed_str(f, "definition_hash", hash) == 0 &&
-       strata_h5_put_i64(f, "iterations", st.itn) == 0 &&
-       strata_h5_put_u64(f, "seed", r->params.seed) == 0 &&
-       strata_h5_put_i64(f, "neval_total", st.neval_total) == 0 &&
-       strata_h5_put_f64(f, "time_s", st.time_s) == 0 &&
-       strata_h5_put_f64(f, "average", r->avg.mean) == 0 &&
-       strata_h5_put_f64(f, "average_sigma", r->avg.sigma) == 0 &&
-       strata_h5_put_f64(f, "chi2_dof", r->avg.chi2_dof) == 0 &&
-       strata_h5_put_f64(f, "Q", r->avg.q) == 0 &&
-       strata_h5_put_i64(f, "converged", r->converged) == 0;
-  hsize_t mdims[2] = {(hsize_t)st.naxes, (hsize_t)st.ninc + 1}, adims[1] = {(hsize_t)st.nhcube};
-  ok = ok && strata_h5_write_array(f, "map", H5T_NATIVE_DOUBLE, 2, mdims, st.edges) == 0 &&
-       strata_h5_write_array(f, "allocation", H5T_NATIVE_INT64, 1, adims, st.nh) == 0 &&
-       write_history(f, r) == 0 && write_comp_history(f, r) == 0;
+       strata_h5_put_i64(f, "iterations", st->itn) == 0 &&
+       strata_h5_put_u64(f, "seed", st->seed) == 0 &&
+       strata_h5_put_i64(f, "neval_total", st->neval_total) == 0 &&
+       strata_h5_put_f64(f, "time_s", st->time_s) == 0 &&
+       strata_h5_put_f64(f, "average", st->ravg->cavg[0].mean) == 0 &&
+       strata_h5_put_f64(f, "average_sigma", st->ravg->cavg[0].sigma) == 0 &&
+       strata_h5_put_f64(f, "chi2_dof", st->ravg->cavg[0].chi2_dof) == 0 &&
+       strata_h5_put_f64(f, "Q", st->ravg->cavg[0].q) == 0 &&
+       strata_h5_put_i64(f, "converged", st->converged) == 0;
+  hsize_t mdims[2] = {(hsize_t)st->naxes, (hsize_t)st->ninc + 1}, adims[1] = {(hsize_t)st->nhcube};
+  ok = ok && strata_h5_write_array(f, "map", H5T_NATIVE_DOUBLE, 2, mdims, st->edges) == 0 &&
+       strata_h5_write_array(f, "allocation", H5T_NATIVE_INT64, 1, adims, st->nh) == 0 &&
+       write_history(f, st) == 0 && write_comp_history(f, st) == 0;
   return ok ? 0 : -1;
 }
 
-static int write_tmp(const char *path, const strata_tmpfile *t, const strata_run *r,
+static int write_tmp(const char *path, const strata_tmpfile *t, const strata_run_state *st,
                      const strata_ckpt_info *info)
 {
   const char *tmp = t->path;
@@ -150,14 +144,14 @@ static int write_tmp(const char *path, const strata_tmpfile *t, const strata_run
    * lacks, and none of the "file is open" flags of the 1.10 format. */
   /* Closing flushes the file several times; with write tracking only the
    * first flush writes it all, the others the few pages they changed. */
-  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, file_bytes(r), 1) >= 0 &&
+  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, file_bytes(st), 1) >= 0 &&
            H5Pset_core_write_tracking(fapl, 1, 4096) >= 0 &&
            H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_V18) >= 0;
   /* By the descriptor's name where there is one: the file this process
    * created, whatever the directory entry has become since. */
   hid_t f = ok ? H5Fcreate(t->open_as[0] ? t->open_as : tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)
                : -1;
-  ok = f >= 0 && write_content(f, r, info) == 0;
+  ok = f >= 0 && write_content(f, st, info) == 0;
   /* Closing writes the file: a full disk shows here. */
   if (f >= 0 && H5Fclose(f) < 0) ok = 0;
   if (fapl >= 0) H5Pclose(fapl);
@@ -170,7 +164,7 @@ static int write_tmp(const char *path, const strata_tmpfile *t, const strata_run
   return STRATA_OK;
 }
 
-int strata_checkpoint_start(const char *path, const strata_run *r,
+int strata_checkpoint_start(const char *path, const strata_run_state *st,
                             const strata_ckpt_info *info, strata_commit **commit,
                             double *seconds, size_t *bytes)
 {
@@ -180,7 +174,7 @@ int strata_checkpoint_start(const char *path, const strata_run *r,
   if (bytes) *bytes = 0;
   int rc = strata_atomic_create(path, "checkpoint", &t);
   if (rc == STRATA_OK) {
-    rc = write_tmp(path, &t, r, info);
+    rc = write_tmp(path, &t, st, info);
     struct stat sb;
     if (bytes && rc == STRATA_OK && fstat(t.fd, &sb) == 0) *bytes = (size_t)sb.st_size;
     if (rc == STRATA_OK) rc = strata_atomic_commit_start(&t, path, "checkpoint", commit);
@@ -190,18 +184,18 @@ int strata_checkpoint_start(const char *path, const strata_run *r,
   return rc;
 }
 
-int strata_checkpoint_write(const char *path, const strata_run *r,
+int strata_checkpoint_write(const char *path, const strata_run_state *st,
                             const strata_ckpt_info *info, double *seconds, size_t *bytes)
 {
   double t0 = now_s();
   strata_commit *c;
-  int rc = strata_checkpoint_start(path, r, info, &c, NULL, bytes);
+  int rc = strata_checkpoint_start(path, st, info, &c, NULL, bytes);
   if (rc == STRATA_OK) rc = strata_atomic_wait(c, NULL);
   if (seconds) *seconds = now_s() - t0;
   return rc;
 }
 
-int strata_checkpoint_image(const strata_run *r, const strata_ckpt_info *info, void **buf,
+int strata_checkpoint_image(const strata_run_state *st, const strata_ckpt_info *info, void **buf,
                             size_t *len)
 {
   *buf = NULL;
@@ -211,9 +205,9 @@ int strata_checkpoint_image(const strata_run *r, const strata_ckpt_info *info, v
   /* The original format: its superblock has no checksum, which
    * H5Fget_file_image of HDF5 1.10 would leave stale (see write_tmp); the
    * arrays carry their own checksums. */
-  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, file_bytes(r), 0) >= 0;
+  int ok = fapl >= 0 && H5Pset_fapl_core(fapl, file_bytes(st), 0) >= 0;
   hid_t f = ok ? H5Fcreate("strata-checkpoint-image", H5F_ACC_TRUNC, H5P_DEFAULT, fapl) : -1;
-  ok = f >= 0 && write_content(f, r, info) == 0 && H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0;
+  ok = f >= 0 && write_content(f, st, info) == 0 && H5Fflush(f, H5F_SCOPE_GLOBAL) >= 0;
   ssize_t n = ok ? H5Fget_file_image(f, NULL, 0) : -1;
   void *b = n > 0 ? malloc((size_t)n) : NULL;
   ok = b && H5Fget_file_image(f, b, (size_t)n) == n;
@@ -426,35 +420,6 @@ int strata_checkpoint_read(const char *path, strata_checkpoint **out)
   return read_open(f, path, out);
 }
 
-int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len)
-{
-  *buf = NULL;
-  *len = 0;
-  /* Not followed, only the user's own, and read through the descriptor
-   * that was checked (ownfile.h). */
-  struct stat sb;
-  int fd = strata_ownfile_open(path, O_RDONLY, "checkpoint", "; the file is left as it is", 0,
-                               &sb);
-  if (fd < 0) return STRATA_EIO;
-  char *b = malloc(sb.st_size > 0 ? (size_t)sb.st_size : 1);
-  size_t got = 0;
-  while (b && got < (size_t)sb.st_size) {
-    ssize_t n = read(fd, b + got, (size_t)sb.st_size - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += (size_t)n;
-  }
-  close(fd);
-  if (!b || got != (size_t)sb.st_size) {
-    free(b);
-    return strata_error(b ? STRATA_EIO : STRATA_ENOMEM, "%s: cannot read the checkpoint: %s",
-                        path, b ? "short read" : "out of memory");
-  }
-  *buf = b;
-  *len = got;
-  return STRATA_OK;
-}
-
 int strata_checkpoint_read_image(const void *buf, size_t len, const char *name,
                                  strata_checkpoint **out)
 {
@@ -473,17 +438,11 @@ int strata_checkpoint_read_image(const void *buf, size_t len, const char *name,
   return read_open(f, name, out);
 }
 
-int strata_checkpoint_restore(const strata_checkpoint *c, const char *path, strata_run *r,
-                              strata_iteration_cb cb, void *ctx)
+int strata_checkpoint_check_ncomp(const strata_checkpoint *c, const char *path, int ncomp)
 {
   const int saved = c->state.ncomp > 1 ? c->state.ncomp : 1;
-  if (saved != r->ncomp)
-    return strata_error(STRATA_EINVAL, "%s: the checkpoint holds %d component%s, the job "
-                        "has %d; the file is left as it is", path, saved, saved == 1 ? "" : "s",
-                        r->ncomp);
-  int rc = strata_run_restore(r, &c->state, cb, ctx);
-  if (rc == STRATA_OK) return rc;
-  char msg[1024];
-  snprintf(msg, sizeof msg, "%s", strata_last_error());
-  return strata_error(rc, "%s: %s", path, msg);
+  if (saved == ncomp) return STRATA_OK;
+  return strata_error(STRATA_EINVAL, "%s: the checkpoint holds %d component%s, the job "
+                      "has %d; the file is left as it is", path, saved, saved == 1 ? "" : "s",
+                      ncomp);
 }

@@ -6,7 +6,7 @@
 #define STRATA_CHECKPOINT_H
 #include <stddef.h>
 
-#include "run.h"
+#include "state.h"
 
 /* What the file records besides the state, for the resuming run's checks
  * and for the user. */
@@ -18,23 +18,24 @@ typedef struct {
   int ranks, threads;
 } strata_ckpt_info;
 
-/* Writes r's state over path atomically (io/atomic.h).  *seconds and *bytes
- * (either may be NULL) receive the time taken and the file's size. */
-int strata_checkpoint_write(const char *path, const strata_run *r,
+/* Writes the state st (strata_run_state_get) over path atomically
+ * (io/atomic.h).  *seconds and *bytes (either may be NULL) receive the time
+ * taken and the file's size. */
+int strata_checkpoint_write(const char *path, const strata_run_state *st,
                             const strata_ckpt_info *info, double *seconds, size_t *bytes);
 
 /* The same in two parts: writes the temporary file (the state is copied
- * out of r, which may change afterwards), then makes it the checkpoint in
- * the background.  *commit must go to strata_atomic_wait before the next
+ * out of st, whose run may change afterwards), then makes it the
+ * checkpoint in the background.  *commit must go to strata_atomic_wait before the next
  * write to path; that wait reports whether the checkpoint was written.
  * *seconds covers the first part only. */
 struct strata_commit;
-int strata_checkpoint_start(const char *path, const strata_run *r,
+int strata_checkpoint_start(const char *path, const strata_run_state *st,
                             const strata_ckpt_info *info, struct strata_commit **commit,
                             double *seconds, size_t *bytes);
 
 /* The same file built in memory: *buf (malloc'ed) holds its *len bytes. */
-int strata_checkpoint_image(const strata_run *r, const strata_ckpt_info *info, void **buf,
+int strata_checkpoint_image(const strata_run_state *st, const strata_ckpt_info *info, void **buf,
                             size_t *len);
 
 /* A checkpoint as read back: every array checked against its checksum. */
@@ -56,19 +57,14 @@ void strata_checkpoint_free(strata_checkpoint *c);
 /* Whether c, read from path, can resume a job whose map this strata gives
  * ninc increments per axis (neval and dim for the message): a file of an
  * earlier format version whose map has another count is refused, naming
- * its version; others go on to strata_checkpoint_restore's checks. */
+ * its version; others go on to strata_run_restore's checks. */
 int strata_checkpoint_check_version(const strata_checkpoint *c, const char *path, int ninc,
                                     int64_t neval, int dim);
-/* A checkpoint's bytes, read with the checks of strata_checkpoint_read
- * (*buf malloc'ed): what one rank reads for all. */
-int strata_checkpoint_read_bytes(const char *path, void **buf, size_t *len);
 /* A checkpoint from a file's bytes in memory; name is for messages. */
 int strata_checkpoint_read_image(const void *buf, size_t len, const char *name,
                                  strata_checkpoint **out);
 
-/* Continues r from c, read from path: strata_run_restore, refusing first a
- * checkpoint whose number of components is not the job's, with every
- * error naming path. */
-int strata_checkpoint_restore(const strata_checkpoint *c, const char *path, strata_run *r,
-                              strata_iteration_cb cb, void *ctx);
+/* Whether c, read from path, holds as many components as the job's ncomp
+ * (1 for a scalar integrand); the error names path and both counts. */
+int strata_checkpoint_check_ncomp(const strata_checkpoint *c, const char *path, int ncomp);
 #endif

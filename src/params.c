@@ -7,10 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "backend.h"
-#include "comm.h"
 #include "error.h"
-#include "run.h"
 #include "strata/strata.h"
 
 #ifndef PACKAGE_VERSION
@@ -155,24 +152,4 @@ int strata_problem_check(const strata_problem *pr)
     return strata_error(STRATA_EINVAL, "the box's volume %g is beyond the range of doubles "
                         "(rescale the variables)", vol);
   return STRATA_OK;
-}
-
-int strata_integrate(const strata_problem *pr, const strata_params *p,
-                     strata_iteration_cb cb, void *ctx, strata_result *res)
-{
-  strata_backend *be = strata_backend_cpu_new(p->nthreads);
-  strata_comm *comm = strata_comm_serial();
-  strata_run *r = NULL;
-  int rc;
-  if (!be || !comm) {
-    rc = strata_error(STRATA_ENOMEM, "out of memory");
-    goto out;
-  }
-  rc = strata_run_alloc(pr, p, be, comm, &r);
-  if (rc == STRATA_OK) rc = strata_run_integrate(r, cb, ctx, res);
-out:
-  strata_run_free(r);
-  strata_comm_free(comm);
-  strata_backend_free(be);
-  return rc;
 }

@@ -1,26 +1,18 @@
-/* The integration driver: iterations, adaptation, averaging and stopping.
- * It owns the map and the stratification, and reaches samples only through a
- * backend and peers only through a communicator. */
+/* The integration driver: iterations, adaptation and stopping.  It owns the
+ * map, the stratification and the running average of its iterations
+ * (average.h), and reaches samples only through a backend and peers only
+ * through a communicator. */
 #ifndef STRATA_RUN_H
 #define STRATA_RUN_H
+#include "average.h"
 #include "backend.h"
 #include "comm.h"
 #include "map.h"
 #include "qmc.h"
 #include "split.h"
+#include "state.h"
 #include "stats.h"
 #include "strat.h"
-
-typedef struct {
-  double integral, sigma;
-  int64_t neval;
-  double time_s;            /* wall time: logs rebuilt from a checkpoint keep it */
-} strata_itn_record;
-
-/* A vector integrand's iteration k in strata_run.chist and in a saved
- * state: the ncomp estimates, then their ncomp x ncomp covariance
- * (row-major), STRATA_CHIST_ROW(ncomp) doubles. */
-#define STRATA_CHIST_ROW(ncomp) ((size_t)(ncomp) * (size_t)((ncomp) + 1))
 
 typedef struct strata_run {
   strata_problem problem;
@@ -41,24 +33,12 @@ typedef struct strata_run {
                              * its level (shares.h) */
   int64_t *slices;          /* [ranks + 1]: the ranks' slices of hypercubes */
   strata_split *split;      /* ranks whose backends exchange: their split of the samples */
-  /* [maxiter]; for a vector integrand integral and sigma are component 0's. */
-  strata_itn_record *hist;
+  strata_ravg ravg;         /* the history and its running average */
   int ncomp;                /* 1 for a scalar integrand, else problem.ncomp */
-  double *chist;            /* vector integrands: [maxiter][STRATA_CHIST_ROW]; else NULL */
   double *creport;          /* vector integrands: [maxiter][ncomp][STRATA_COMP_ROW], the
                              * rows strata_iteration.comp points to; else NULL */
-  double *cweights;         /* [ncomp][maxiter]: the errors each component's average weighs
-                             * the kept iterations by, from first_kept on (run.c
-                             * weight_errors); the averages' covariances reuse them */
-  strata_average cavg[STRATA_MAX_COMP];  /* each component's average; avg is cavg[0] */
-  double cavg_cov[STRATA_MAX_COMP * STRATA_MAX_COMP]; /* covariance of the averages */
-  double cjump[STRATA_MAX_COMP]; /* each component's jump at a restart on the newest
-                             * iteration, else 0 (run.c update_average) */
-  int itn;                  /* iterations done */
-  int first_kept;           /* first iteration in the average (skip, or a restart) */
   int64_t neval_total;
   int converged;
-  strata_average avg;
   double time_s;
   double sample_time_s;     /* this rank's time inside the backend, last iteration */
   double comm_time_s;       /* this rank's time combining sums with its peers, all iterations */
@@ -71,24 +51,6 @@ typedef struct strata_run {
 int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                      strata_backend *be, strata_comm *comm, strata_run **out);
 void strata_run_free(strata_run *r);
-/* Everything needed to continue a run exactly where it stopped.  A sample's
- * random numbers depend only on (seed, iteration, sample index), and the
- * next iteration's shift is the last iteration's estimate, so the map, the
- * allocation and the history are the whole state (doc/algorithm.md). */
-typedef struct {
-  int itn;                        /* iterations done; the next draws as iteration itn */
-  int64_t neval_total;
-  double time_s;
-  int naxes, ninc;                /* the map: naxes * (ninc + 1) unit edges */
-  const double *edges;
-  int64_t nhcube;
-  const int64_t *nh;              /* the allocation for the next iteration */
-  const strata_itn_record *hist;  /* [itn] */
-  /* Vector integrands: ncomp > 1 and comp_hist [itn][STRATA_CHIST_ROW(ncomp)]
-   * (hist then holds component 0).  Scalar: ncomp 0 or 1, comp_hist NULL. */
-  int ncomp;
-  const double *comp_hist;
-} strata_run_state;
 
 /* A backend that adapts on its device (backend.h) leaves the run's own map
  * and allocation behind; this brings them up to date.  The readers below
@@ -112,8 +74,6 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
  * rank when all is well. */
 uint64_t strata_run_state_hash(const strata_run *r);
 
-/* Whether iteration k (0-based, k < itn) is in the current average. */
-int strata_run_kept(const strata_run *r, int k);
 /* One iteration; fills *out (may be NULL). */
 int strata_run_step(strata_run *r, strata_iteration *out);
 /* Nonzero once converged or out of iterations or evaluations. */

@@ -29,9 +29,9 @@ int strata_run_start_from(strata_run *r, int naxes, int ninc, const double *edge
   if (mode == STRATA_MODE_PLAIN || mode == STRATA_MODE_QMC)
     return strata_error(STRATA_EINVAL, "mode %s has no map to start from",
                         strata_mode_name(mode));
-  if (r->itn > 0)
+  if (r->ravg.n > 0)
     return strata_error(STRATA_EINVAL, "a map can only start a run, not one at iteration %d",
-                        r->itn);
+                        r->ravg.n);
   const int want = strata_map_naxes(r->map);
   if (naxes != want)
     return strata_error(STRATA_EINVAL, "the map has %d ax%s, this job needs %d (%s)", naxes,

@@ -99,6 +99,12 @@ same "batch form = point form" "$batch" "$point"
 
 point4=$($MPIRUN --oversubscribe -n 4 ./integrate --seed 5 --form point) || fail "C example on 4 ranks"
 batch4=$($MPIRUN --oversubscribe -n 4 ./integrate --seed 5 --form batch) || fail "C example on 4 ranks, batch"
+# Every rank runs rank 0's job: a rank given another seed is refused, on every rank.
+if $MPIRUN --oversubscribe -n 1 ./integrate --seed 5 --form point : -n 1 ./integrate --seed 6 \
+    --form point >mixed.out 2>mixed.err; then
+  fail "ranks with different seeds ran"
+elif grep -q "not the job of rank 0: vegas.seed = 6 here, 5 on rank 0" mixed.err; then ok
+else fail "ranks with different seeds: no message naming the seed:"; cat mixed.err; fi
 run4=$($MPIRUN --oversubscribe -n 4 "$STRATA" run job.ini --json -q) || fail "strata run on 4 ranks"
 close "4 ranks = strata run on 4 ranks" "$(field integral "$point4")" "$(json integral "$run4")"
 close "4 ranks = 1 rank" "$(field integral "$point4")" "$(field integral "$point")"

@@ -71,7 +71,7 @@ static void steps(fixture *f, int n, strata_iteration *rows)
   for (int k = 0; k < n; k++) {
     strata_iteration it;
     ck_assert_msg(strata_run_step(f->r, &it) == STRATA_OK, "%s", strata_last_error());
-    if (rows) rows[f->r->itn - 1] = it;
+    if (rows) rows[f->r->ravg.n - 1] = it;
   }
 }
 
@@ -167,13 +167,13 @@ START_TEST(test_neval_frozen)
   setup(&f, STRATA_MODE_VEGASPLUS, 8);
   steps(&f, 8, NULL);
   for (int k = 0; k < 8; k++)
-    ck_assert_int_eq(f.r->hist[k].neval, k < f.p.adapt_iters ? f.p.neval : neval_frozen);
+    ck_assert_int_eq(f.r->ravg.hist[k].neval, k < f.p.adapt_iters ? f.p.neval : neval_frozen);
   teardown(&f);
   setup(&f, STRATA_MODE_VEGAS, 8);
   steps(&f, 8, NULL);
   const int64_t nh = f.r->strat->nhcube, each = neval_frozen / nh;
-  ck_assert_int_eq(f.r->hist[7].neval, nh * (each < 2 ? 2 : each));
-  ck_assert_int_lt(f.r->hist[0].neval, f.r->hist[7].neval);
+  ck_assert_int_eq(f.r->ravg.hist[7].neval, nh * (each < 2 ? 2 : each));
+  ck_assert_int_lt(f.r->ravg.hist[0].neval, f.r->ravg.hist[7].neval);
   teardown(&f);
   resume_bits(STRATA_MODE_VEGASPLUS, 4);
   resume_bits(STRATA_MODE_VEGASPLUS, 5);
@@ -434,7 +434,9 @@ START_TEST(test_write_failures)
   char def[STRATA_JOBDEF_MAX];
   ck_assert(strata_jobdef_text(&f.pr, &f.p, def, sizeof def) == STRATA_OK);
   strata_ckpt_info info = {def, "test", "cpu", "host", 1, 2};
-  ck_assert(strata_checkpoint_write(nodir, f.r, &info, NULL, NULL) != STRATA_OK);
+  strata_run_state st;
+  strata_run_state_get(f.r, &st);
+  ck_assert(strata_checkpoint_write(nodir, &st, &info, NULL, NULL) != STRATA_OK);
   /* A full disk: the file size limit below the checkpoint's size. */
   steps(&f, 2, NULL);
   signal(SIGXFSZ, SIG_IGN);
@@ -442,7 +444,8 @@ START_TEST(test_write_failures)
   ck_assert(getrlimit(RLIMIT_FSIZE, &lim) == 0);
   lim.rlim_cur = (rlim_t)(n0 / 2);
   ck_assert(setrlimit(RLIMIT_FSIZE, &lim) == 0);
-  int rc = strata_checkpoint_write(path, f.r, &info, NULL, NULL);
+  strata_run_state_get(f.r, &st);
+  int rc = strata_checkpoint_write(path, &st, &info, NULL, NULL);
   const char *msg = strata_last_error();
   ck_assert_msg(rc != STRATA_OK, "written beyond the file size limit");
   ck_assert_msg(strstr(msg, path) && strstr(msg, "File too large") && !strchr(msg, '\n'),

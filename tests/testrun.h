@@ -38,7 +38,9 @@ static inline void write_ckpt(const char *path, fixture *f)
   char def[STRATA_JOBDEF_MAX];
   ck_assert(strata_jobdef_text(&f->pr, &f->p, def, sizeof def) == STRATA_OK);
   strata_ckpt_info info = {def, "test", "cpu", "host", 1, 2};
-  ck_assert_msg(strata_checkpoint_write(path, f->r, &info, NULL, NULL) == STRATA_OK, "%s",
+  strata_run_state st;
+  strata_run_state_get(f->r, &st);
+  ck_assert_msg(strata_checkpoint_write(path, &st, &info, NULL, NULL) == STRATA_OK, "%s",
                 strata_last_error());
 }
 #endif

@@ -1,0 +1,85 @@
+/* The running average of a run's iterations (Lepage's RAvg): the history
+ * of estimates, which of them the average keeps (skip, and restarts when a
+ * map still adapting disagrees with the iterations before it), the errors
+ * each kept one is weighed by, and the average's chi^2 and Q, per
+ * component, with the averages' covariance. */
+#ifndef STRATA_AVERAGE_H
+#define STRATA_AVERAGE_H
+#include <stdint.h>
+
+#include "stats.h"
+#include "strata/strata.h"
+
+typedef struct {
+  double integral, sigma;
+  int64_t neval;
+  double time_s;            /* wall time: logs rebuilt from a checkpoint keep it */
+} strata_itn_record;
+
+/* A vector integrand's iteration k in strata_ravg.chist and in a saved
+ * state: the ncomp estimates, then their ncomp x ncomp covariance
+ * (row-major), STRATA_CHIST_ROW(ncomp) doubles. */
+#define STRATA_CHIST_ROW(ncomp) ((size_t)(ncomp) * (size_t)((ncomp) + 1))
+
+/* What an iteration's estimate can vouch for, in rising order.  sigma = 0
+ * is an exact answer for an integrand constant under the map; it also
+ * comes out when every sample was exactly zero (the integrand is 0, or a
+ * peak was not found yet), and when the samples were so small (1e-160)
+ * that their squares underflowed: then the error is unknown, not 0. */
+enum { STRATA_ITN_TINY = 1, STRATA_ITN_ZERO = 2, STRATA_ITN_MEASURED = 3 };
+
+typedef struct {
+  int ncomp;                /* 1 for a scalar integrand */
+  int maxiter;
+  int nadapt;               /* iterations [0, nadapt) adapt the map */
+  int qmc;                  /* nonzero: the iterations after those draw QMC points */
+  int skip;                 /* the first iteration an average may keep */
+  int n;                    /* iterations in the history */
+  int first_kept;           /* first iteration in the average (skip, or a restart) */
+  /* [maxiter]; for a vector integrand integral and sigma are component 0's. */
+  strata_itn_record *hist;
+  double *chist;            /* vector integrands: [maxiter][STRATA_CHIST_ROW]; else NULL */
+  double *cweights;         /* [ncomp][maxiter]: the errors each component's average weighs
+                             * the kept iterations by, from first_kept on (weight_errors);
+                             * the averages' covariances reuse them */
+  strata_average cavg[STRATA_MAX_COMP];  /* each component's average */
+  double cov[STRATA_MAX_COMP * STRATA_MAX_COMP]; /* covariance of the averages */
+  double cjump[STRATA_MAX_COMP]; /* each component's jump at a restart on the newest
+                             * iteration, else 0 (strata_ravg_update) */
+} strata_ravg;
+
+/* An empty history for maxiter iterations of ncomp components, the first
+ * nadapt adapting the map; qmc: the others draw QMC points.  STRATA_OK or
+ * STRATA_ENOMEM (nothing reported). */
+int strata_ravg_init(strata_ravg *ra, int ncomp, int maxiter, int nadapt, int qmc, int skip);
+void strata_ravg_free(strata_ravg *ra);
+/* Forgets restarts: the average keeps every iteration from skip on. */
+void strata_ravg_reset(strata_ravg *ra);
+
+/* The class of an estimate integral +- sigma (STRATA_ITN_*). */
+int strata_ravg_class(double integral, double sigma);
+/* Whether iteration k adapts the map. */
+int strata_ravg_adapting(const strata_ravg *ra, int k);
+/* Component c of iteration k: its estimate, and its error in *sigma. */
+double strata_ravg_value(const strata_ravg *ra, int k, int c, double *sigma);
+/* Iteration k's covariance of components a and b (vector integrands). */
+double strata_ravg_cov(const strata_ravg *ra, int k, int a, int b);
+/* The best class (STRATA_ITN_*) among iterations [from, n) of component c. */
+int strata_ravg_best(const strata_ravg *ra, int c, int from);
+/* Whether iteration k of component c is in the current average. */
+int strata_ravg_kept(const strata_ravg *ra, int k, int c);
+/* How many iterations component c's average keeps. */
+int strata_ravg_nkept(const strata_ravg *ra, int c);
+/* Whether iteration k draws pseudo-random points of a frozen map (or plain
+ * MC's): such iterations are alike but for their random numbers. */
+int strata_ravg_frozen_alike(const strata_ravg *ra, int k);
+/* Averages the kept iterations [first_kept, n). */
+void strata_ravg_average(strata_ravg *ra);
+/* Component c's average of every iteration, skip and restarts ignored
+ * (a run stopped inside its warm-up). */
+void strata_ravg_all(const strata_ravg *ra, int c, strata_average *out);
+/* Takes in the newest iteration, hist[n - 1] (and its chist row): the
+ * average, restarted on it where a map still adapting (adapt) disagrees
+ * with the iterations before it.  Returns whether it restarted. */
+int strata_ravg_update(strata_ravg *ra, int adapt);
+#endif
