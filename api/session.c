@@ -60,13 +60,21 @@ static int agree(strata_session *s, double *v, size_t n)
 
 /* Rank 0's status, made every rank's.  On the other ranks the message only
  * says where the real one is: main prints rank 0's. */
+/* Rank 0's status and, in the same sum, a count every rank adds to. */
+static int agree_status_count(strata_session *s, int rc, double *count)
+{
+  double v[2] = {s->comm->rank == 0 ? (double)rc : 0.0, *count};
+  int crc = agree(s, v, 2);
+  if (crc != STRATA_OK) return crc;
+  *count = v[1];
+  if (v[0] != 0.0 && s->comm->rank != 0) return strata_error((int)v[0], "(see rank 0)");
+  return (int)v[0];
+}
+
 static int agree_status(strata_session *s, int rc)
 {
-  double v = s->comm->rank == 0 ? (double)rc : 0.0;
-  int crc = agree(s, &v, 1);
-  if (crc != STRATA_OK) return crc;
-  if (v != 0.0 && s->comm->rank != 0) return strata_error((int)v, "(see rank 0)");
-  return (int)v;
+  double none = 0.0;
+  return agree_status_count(s, rc, &none);
 }
 
 static int same_file(const char *a, const char *b)
@@ -577,25 +585,21 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_progress_c
     stop = buf[0] > 0.0;
     int finished = strata_run_finished(r);
     rc = root ? record(s, r, &it, buf + 1, stop, finished) : STRATA_OK;
-    rc = agree_status(s, rc);
     /* The row after its record: once row n shows, the checkpoint of n-1 is
      * on disk and that of n on its way, so a kill -9 loses at most the
      * iteration whose row is the last one shown (bench/fault_inject.sh).
      * A row whose record failed is shown all the same, before the error. */
     int asked = progress ? progress(&it, ctx) != 0 : 0;
-    if (rc != STRATA_OK) break;
     /* Any rank's progress may stop the run (a rank may have none: the
-     * program prints on rank 0 alone): one more sum where there are ranks
-     * to ask and the run goes on. */
-    if (!stop && !finished) {
-      double a = asked;
-      if (size > 1) rc = agree(s, &a, 1);
+     * program prints on rank 0 alone): the count of ranks asking rides in
+     * the sum that agrees on rank 0's record. */
+    double a = !stop && !finished ? asked : 0;
+    rc = agree_status_count(s, rc, &a);
+    if (rc != STRATA_OK) break;
+    if (a > 0.0) {
+      stop = 1;
+      rc = agree_status(s, root ? record_stop(s, r) : STRATA_OK);
       if (rc != STRATA_OK) break;
-      if (a > 0.0) {
-        stop = 1;
-        rc = agree_status(s, root ? record_stop(s, r) : STRATA_OK);
-        if (rc != STRATA_OK) break;
-      }
     }
     if (stop && !finished) {
       s->stopped = 1;
