@@ -7,7 +7,7 @@
  * the first 5 are not timed).  Rows: an adapting vegas+ iteration (the
  * estimate's part and the map's sums summed, every hypercube's share
  * gathered), a frozen one (the part alone), and, for comparison, the one
- * sum of every hypercube's sums that strata made before 2026-11-23.  Each
+ * sum of every hypercube's sums that strata's exchange once was.  Each
  * is timed on rank 0 after a barrier, so load imbalance is left out: the
  * time is the transfer's own.  The payload formula is doc/distributed.md's. */
 #include <stdio.h>

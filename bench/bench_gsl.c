@@ -145,7 +145,7 @@ static double constant(const double *x, int dim, const double *params)
 
 /* The peaked ones (f4 gaussian, f2 product peak, f5 C0 peak) are what the
  * comparison is about; f1 (oscillatory) and f3 (corner peak) are controls;
- * gauss, tsuda and const are the classic suite's (issue 16). */
+ * gauss, tsuda and const are the classic suite's. */
 static const bench_case cases[] = {
     {"f4", 5, 1, 0, 0, 0},          {"f4", 8, 1, 0, 0, 0},
     {"f2", 6, 1, 0, 0, 0},          {"f5", 6, 1, 0, 0, 0},

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fault injection for checkpoints (issue 17): kill -9 at random moments of
+# Fault injection for checkpoints: kill -9 at random moments of
 # runs with checkpoint_every = 1, and many invocations on one checkpoint at
 # once.  Not part of make check (it takes a few minutes); doc/jobs.md.
 #

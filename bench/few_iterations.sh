@@ -1,6 +1,6 @@
 #!/bin/sh
-# The classic test suites' use, 5 iterations of B/5 all averaged, as
-# issue 16 asks it: strata's true error beside GSL's VEGAS at equal total
+# The classic test suites' use, 5 iterations of B/5 all averaged:
+# strata's true error beside GSL's VEGAS at equal total
 # evaluations, with strata's defaults and with the settings doc/algorithm.md
 # ("Few iterations") gives for one smooth peak and few iterations:
 #   bench/few_iterations.sh [SEEDS [ROWS]]

@@ -1,5 +1,5 @@
 #!/bin/bash
-# A parameter sweep with and without a reused map (issue 19): the width a of
+# A parameter sweep with and without a reused map: the width a of
 # f4 over the 8 values of jobs/sweep.sh, to epsrel 1e-3, each task
 #  - trained from the uniform map (adapt_iters and skip as the job says), or
 #  - started from one map trained once at a = 50 ([vegas] map), with

@@ -367,7 +367,7 @@ START_TEST(test_state_checks)
   ck_assert(strata_run_restore(g.r, &bad, NULL, NULL) != STRATA_OK);
   ck_assert(strstr(strata_last_error(), "axis 2"));
   free(edges);
-  /* Issue 17, item 12: a hypercube holding 2^62 samples (a valid checksum
+  /* a hypercube holding 2^62 samples (a valid checksum
    * over an edited file) ran nothing and ended with status 0. */
   int64_t *nh = malloc(sizeof(int64_t) * (size_t)st.nhcube);
   memcpy(nh, st.nh, sizeof(int64_t) * (size_t)st.nhcube);

@@ -28,7 +28,7 @@ static const coverage_case cases[] = {
     {"roos_arnold", 4, STRATA_MODE_VEGAS1D, 20000, 0},
     {"morokoff_caflisch", 5, STRATA_MODE_VEGASPLUS, 20000, 0},
     /* A sharp peak trained by small iterations for long: with a map of 1000
-     * increments (10 samples each) it ended 8 to 79 sigma low (issue 16). */
+     * increments (10 samples each) it ended 8 to 79 sigma low. */
     {"f4", 8, STRATA_MODE_VEGASPLUS, 10000, 30},
     /* A step beside a region of zeros: the map crept into the step, leaving
      * a sliver its samples missed (d=3: 0.54 within 1 sigma, 9 of 100 runs
@@ -396,7 +396,7 @@ END_TEST
 /* The error its neighbours lend adapting iteration k of n, all kept and of
  * equal neval, as doc/algorithm.md ("Combining iterations") states the
  * rule; one = 1: the single neighbour before it (or after, for the first),
- * the rule before 2026-11-24. */
+ * the earlier rule. */
 static double lent_error(const double *s, int n, int k, int one)
 {
   if (n == 1) return s[0];
@@ -408,7 +408,7 @@ static double lent_error(const double *s, int n, int k, int one)
 }
 
 /* The error iteration k is weighed by: the lent one, but never below 1/100
- * of its own (not in the rule before 2026-11-24). */
+ * of its own (not in the earlier rule). */
 static double weight_error(const double *s, int n, int k, int one)
 {
   return one ? lent_error(s, n, k, one) : fmax(lent_error(s, n, k, one), s[k] / 100.0);

@@ -104,7 +104,7 @@ START_TEST(test_bad_jobs)
 }
 END_TEST
 
-/* Issue 17, item 8: whole numbers are decimal (leading zeros too) or 0x hex,
+/* whole numbers are decimal (leading zeros too) or 0x hex,
  * never octal, in every integer key and in --set. */
 START_TEST(test_whole_numbers)
 {
@@ -137,7 +137,7 @@ START_TEST(test_whole_numbers)
 }
 END_TEST
 
-/* Issue 17, item 9: a key given twice is refused naming both lines. */
+/* a key given twice is refused naming both lines. */
 START_TEST(test_duplicate_keys)
 {
   rejects("[integral]\nintegrand = f4\n[vegas]\nneval = 1000\nseed = 2\n\nneval = 2000\n",
@@ -167,7 +167,7 @@ START_TEST(test_duplicate_keys)
 }
 END_TEST
 
-/* Issue 17, item 12: long lines are read whole (inih's buffer is 200 bytes)
+/* long lines are read whole (inih's buffer is 200 bytes)
  * up to 4096 characters, and a longer one is refused on its own line. */
 START_TEST(test_long_lines)
 {
@@ -266,7 +266,7 @@ START_TEST(test_control_characters)
 }
 END_TEST
 
-/* Issue 17, item 12: limits named, boxes beyond doubles refused. */
+/* limits named, boxes beyond doubles refused. */
 START_TEST(test_limits)
 {
   rejects("[integral]\nintegrand = inline\ndim = 1\nbody = return 1;\n"
@@ -378,7 +378,7 @@ START_TEST(test_overflowing_sums)
 }
 END_TEST
 
-/* Issue 17, item 6: zero and tiny integrands gave nan +- nan with success. */
+/* zero and tiny integrands gave nan +- nan with success. */
 static double zero_f(const double *x, int dim, const double *params)
 {
   (void)dim;

@@ -121,7 +121,7 @@ START_TEST(test_average_single_and_empty)
 }
 END_TEST
 
-/* Issue 17, item 6: estimates near 1e-160, whose 1/sigma^2 overflow, are
+/* Estimates near 1e-160, whose 1/sigma^2 overflow, are
  * averaged as they would be at 1 (the same numbers times 2^600). */
 START_TEST(test_average_tiny)
 {
