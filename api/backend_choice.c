@@ -3,7 +3,14 @@
 #endif
 #include "backend_choice.h"
 
+#include <sched.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "error.h"
 #ifdef HAVE_CUDA
@@ -55,4 +62,49 @@ int strata_backend_choose(const strata_problem *pr, int nthreads, strata_backend
   if (why) *why = kind == STRATA_BACKEND_AUTO ? because : "";
   *out = strata_backend_cpu_new(nthreads);
   return *out ? STRATA_OK : strata_error(STRATA_ENOMEM, "out of memory");
+}
+
+void strata_backend_prepare(strata_backend_kind kind, const strata_comm *comm)
+{
+#ifdef HAVE_CUDA
+  if (kind != STRATA_BACKEND_CPU) strata_cuda_prepare(comm ? comm->local_rank : 0);
+#else
+  (void)kind;
+  (void)comm;
+#endif
+}
+
+void strata_backend_say(const strata_backend *be, int nthreads, strata_backend_kind kind,
+                        const strata_comm *comm, const char *why)
+{
+  char host[256];
+  if (gethostname(host, sizeof host) != 0) host[0] = '\0';
+  host[sizeof host - 1] = '\0';
+#ifdef HAVE_CUDA
+  if (!strcmp(be->name, "cuda")) {
+    char gpu[512];
+    strata_cuda_describe(be, gpu, sizeof gpu);
+    fprintf(stderr, "strata: rank %d of %d on %s: backend cuda%s, %s\n", comm->rank,
+            comm->size, host, kind == STRATA_BACKEND_AUTO ? " (auto)" : "", gpu);
+    return;
+  }
+#else
+  (void)be;
+  (void)kind;
+#endif
+  /* The CPUs this rank may run on: a launcher that binds a rank to fewer
+   * cores than it has threads (srun without --cpus-per-task since Slurm
+   * 22.05) shows here. */
+  int threads = nthreads, cpus = 0;
+#ifdef _OPENMP
+  if (threads == 0) threads = omp_get_max_threads();
+  /* With OMP_PLACES the runtime has bound this thread to one place
+   * already: the places hold what the rank was given. */
+  for (int pl = 0; pl < omp_get_num_places(); pl++) cpus += omp_get_place_num_procs(pl);
+#endif
+  cpu_set_t set;
+  if (cpus == 0 && sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+  fprintf(stderr, "strata: rank %d of %d on %s: backend cpu%s, %d thread%s on %d CPU%s\n",
+          comm->rank, comm->size, host, why ? why : "", threads, threads == 1 ? "" : "s", cpus,
+          cpus == 1 ? "" : "s");
 }

@@ -15,4 +15,9 @@
  * refused): the program puts its key in front. */
 int strata_backend_choose(const strata_problem *pr, int nthreads, strata_backend_kind kind,
                           const strata_comm *comm, strata_backend **out, const char **why);
+/* With -v (strata_settings.verbose): this rank's line on stderr, its host
+ * and backend (the GPU, or the threads and the CPUs it may use, with why
+ * from strata_backend_choose). */
+void strata_backend_say(const strata_backend *be, int nthreads, strata_backend_kind kind,
+                        const strata_comm *comm, const char *why);
 #endif

@@ -10,10 +10,14 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "backend_choice.h"
+#ifdef HAVE_CUDA
+#include "backend_cuda.h"
+#endif
 #include "checkpoint.h"
 #include "comm.h"
 #include "error.h"
@@ -36,8 +40,12 @@ struct strata_integrator {
   char host[256];
   /* strata_integrator_settings: the caller's, with its strings copied. */
   strata_settings settings;
-  char *log, *checkpoint, *identity, *name;
+  char *log, *checkpoint, *identity, *name, *map;
+  strata_session_words words;  /* the settings' names, the library's where none */
   int stopped;
+  int error_shared;            /* the last error was every rank's (rank 0's message) */
+  char exchange[160];
+  strata_integrator_info info;
 };
 
 /* The struct sizes of each interface a caller may have been built with:
@@ -67,6 +75,13 @@ void strata_settings_init_checked(strata_settings *st, int interface, size_t siz
     st->size = size;
     st->interface = interface;
   }
+  if (n >= offsetof(strata_settings, exact) + sizeof st->exact) st->exact = NAN;
+}
+
+/* The size of strata_settings in each interface that had it. */
+static size_t settings_size(int interface)
+{
+  return interface == 2 ? offsetof(strata_settings, map) : sizeof(strata_settings);
 }
 
 /* Every rank's outcome made every rank's: a rank that failed alone must
@@ -78,7 +93,7 @@ static int agree(strata_comm *comm, int rc)
   if (comm->allreduce_sum(comm, &bad, 1) != 0)
     return strata_error(STRATA_ECOMM, "rank %d: cannot reach the other ranks", comm->rank);
   if (rc != STRATA_OK) return rc;
-  return bad > 0 ? strata_error(STRATA_ECOMM, "rank %d: %g other rank%s failed (see their "
+  return bad > 0 ? strata_error(STRATA_EPEER, "rank %d: %g other rank%s failed (see their "
                                 "messages)", comm->rank, bad, bad == 1 ? "" : "s")
                  : STRATA_OK;
 }
@@ -92,10 +107,101 @@ int (strata_integrator_alloc)(const strata_problem *pr, const strata_params *p,
   return strata_integrator_alloc_checked(1, sizeof *pr, sizeof *p, pr, p, backend, comm, out);
 }
 
-int strata_integrator_alloc_checked(int interface, size_t problem_size, size_t params_size,
-                                    const strata_problem *pr, const strata_params *p,
-                                    strata_backend_kind backend, strata_comm *comm,
-                                    strata_integrator **out)
+static const char *kind_name(strata_backend_kind k)
+{
+  return k == STRATA_BACKEND_CPU ? "cpu" : k == STRATA_BACKEND_CUDA ? "cuda" : "auto";
+}
+
+/* Several ranks, every one on a GPU: their devices' exchange (NCCL unless
+ * STRATA_NCCL=0 or built without it), set up once for all the runs.  Ranks
+ * of a mixed job (auto on a node without a GPU) exchange through the host
+ * as CPU ranks do.  Collective. */
+static int attach_peers(strata_integrator *s, int verbose)
+{
+  strata_comm *comm = s->comm;
+  if (comm->size < 2) return STRATA_OK;
+  double ncuda = strcmp(s->backend->name, "cuda") ? 0.0 : 1.0;
+  if (comm->allreduce_sum(comm, &ncuda, 1) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: cannot agree on the ranks' backends", comm->rank);
+  if (ncuda != comm->size) return STRATA_OK;
+#ifdef HAVE_CUDA
+  const char *want = getenv("STRATA_NCCL");
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  int rc = strata_cuda_attach_peers(s->backend, comm, !(want && !strcmp(want, "0")), s->exchange,
+                                    sizeof s->exchange);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (rc != STRATA_OK) return rc;
+  s->info.exchange = s->exchange;
+  s->info.exchange_setup_s =
+      (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+  if (verbose)
+    fprintf(stderr, "strata: rank %d of %d: exchange %s (set up in %.3f s)\n", comm->rank,
+            comm->size, s->exchange, s->info.exchange_setup_s);
+#else
+  (void)verbose;
+#endif
+  return STRATA_OK;
+}
+
+/* An error of choosing the backend, under the caller's name for the
+ * setting (the program's "job.ini: run.backend = cuda: ..."). */
+static int backend_refused(int rc, const strata_settings *st, strata_backend_kind kind)
+{
+  const strata_settings_names *n = st ? st->names : NULL;
+  if (!n || !n->backend) return rc;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", strata_last_error());
+  return strata_error(rc, "%s: %s = %s: %s", st->name ? st->name : "(libstrata)", n->backend,
+                      kind_name(kind), msg);
+}
+
+/* The integrator of alloc (st NULL) and open: every step agreed by every
+ * rank, so that all return together, each with its own error or
+ * STRATA_EPEER. */
+static int make(strata_integrator *s, strata_backend_kind backend, const strata_settings *st)
+{
+  const int verbose = st ? st->verbose : 0;
+  const char *name = st && st->name ? st->name : "strata_integrator_alloc";
+  int rc = strata_problem_check(&s->problem);
+  if (rc == STRATA_OK) rc = strata_params_check(&s->params);
+  if (rc == STRATA_OK)
+    rc = strata_jobdef_text(&s->problem, &s->params, s->definition, sizeof s->definition);
+  /* The same job on every rank, checked by every rank, or the runs' collectives differ. */
+  rc = agree(s->comm, rc);
+  if (rc == STRATA_OK)
+    rc = agree(s->comm, strata_ranks_same_job(s->comm, &s->problem, &s->params,
+                                              st ? st->check_ranks : 0, name));
+  const char *why = "";
+  if (rc == STRATA_OK) {
+    rc = strata_backend_choose(&s->problem, s->params.nthreads, backend, s->comm, &s->backend,
+                               &why);
+    if (rc != STRATA_OK) rc = backend_refused(rc, st, backend);
+    else if (verbose) strata_backend_say(s->backend, s->params.nthreads, backend, s->comm, why);
+    rc = agree(s->comm, rc);
+  }
+  if (rc == STRATA_OK) rc = agree(s->comm, attach_peers(s, verbose));
+  if (rc == STRATA_OK)
+    rc = agree(s->comm, strata_run_alloc(&s->problem, &s->params, s->backend, s->comm, &s->run));
+  if (rc != STRATA_OK) return rc;
+  strata_integrator_info *in = &s->info;
+  in->backend = s->backend->name;
+  in->ranks = s->comm->size;
+  in->nhcube = s->run->strat->nhcube;
+  in->per_axis = s->run->strat->M;
+  in->ninc = s->run->map->ninc;
+  if (verbose && s->comm->rank == 0)
+    fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), ninc %d, "
+            "%d rank%s\n", s->problem.name ? s->problem.name : "(integrand)", s->problem.dim,
+            strata_mode_name(s->params.mode), (long long)in->nhcube, in->per_axis, in->ninc,
+            s->comm->size, s->comm->size == 1 ? "" : "s");
+  return STRATA_OK;
+}
+
+static int alloc_with(int interface, size_t problem_size, size_t params_size,
+                      const strata_problem *pr, const strata_params *p,
+                      strata_backend_kind backend, strata_comm *comm, const strata_settings *st,
+                      strata_integrator **out)
 {
   *out = NULL;
   if (!pr || !p) return strata_error(STRATA_EINVAL, "strata_integrator_alloc: no problem or "
@@ -107,6 +213,7 @@ int strata_integrator_alloc_checked(int interface, size_t problem_size, size_t p
   s->problem = *pr;
   s->params = *p;
   s->comm = comm;
+  strata_session_words_merge(NULL, &s->words);
   if (!comm) {
     s->comm = strata_comm_serial();
     s->own_comm = 1;
@@ -117,19 +224,8 @@ int strata_integrator_alloc_checked(int interface, size_t problem_size, size_t p
   }
   if (gethostname(s->host, sizeof s->host) != 0) s->host[0] = '\0';
   s->host[sizeof s->host - 1] = '\0';
-  rc = strata_problem_check(&s->problem);
-  if (rc == STRATA_OK) rc = strata_params_check(&s->params);
-  if (rc == STRATA_OK)
-    rc = strata_jobdef_text(&s->problem, &s->params, s->definition, sizeof s->definition);
-  /* The same job on every rank, checked by every rank, or the runs' collectives differ. */
-  rc = agree(s->comm, rc);
-  if (rc == STRATA_OK)
-    rc = strata_ranks_same_job(s->comm, &s->problem, &s->params, 0, "strata_integrator_alloc");
-  if (rc == STRATA_OK)
-    rc = strata_backend_choose(&s->problem, s->params.nthreads, backend, s->comm, &s->backend,
-                               NULL);
-  if (rc == STRATA_OK) rc = strata_run_alloc(&s->problem, &s->params, s->backend, s->comm, &s->run);
-  rc = agree(s->comm, rc);
+  rc = make(s, backend, st);
+  if (rc == STRATA_OK && st) rc = agree(s->comm, strata_integrator_settings(s, st));
   if (rc != STRATA_OK) {
     char msg[2048];
     snprintf(msg, sizeof msg, "%s", strata_last_error());
@@ -139,6 +235,29 @@ int strata_integrator_alloc_checked(int interface, size_t problem_size, size_t p
   *out = s;
   return STRATA_OK;
 }
+
+int strata_integrator_alloc_checked(int interface, size_t problem_size, size_t params_size,
+                                    const strata_problem *pr, const strata_params *p,
+                                    strata_backend_kind backend, strata_comm *comm,
+                                    strata_integrator **out)
+{
+  return alloc_with(interface, problem_size, params_size, pr, p, backend, comm, NULL, out);
+}
+
+int strata_integrator_open(const strata_problem *pr, const strata_params *p,
+                           strata_backend_kind backend, strata_comm *comm,
+                           const strata_settings *st, strata_integrator **out)
+{
+  if (!st) return strata_error(STRATA_EINVAL, "strata_integrator_open: no settings");
+  return alloc_with(STRATA_INTERFACE, sizeof *pr, sizeof *p, pr, p, backend, comm, st, out);
+}
+
+const strata_integrator_info *strata_integrator_describe(strata_integrator *s)
+{
+  return &s->info;
+}
+
+int strata_integrator_error_shared(const strata_integrator *s) { return s->error_shared; }
 
 void strata_integrator_free(strata_integrator *s)
 {
@@ -150,6 +269,7 @@ void strata_integrator_free(strata_integrator *s)
   free(s->checkpoint);
   free(s->identity);
   free(s->name);
+  free(s->map);
   free(s);
 }
 
@@ -200,11 +320,19 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
 {
   if (!st) return strata_error(STRATA_EINVAL, "strata_integrator_settings: no settings");
   if (st->size == 0 || st->interface < 2 || st->interface > STRATA_INTERFACE ||
-      st->size != sizeof(strata_settings))
+      st->size != settings_size(st->interface))
     return strata_error(STRATA_EINVAL, "strata_integrator_settings: the settings are not made "
-                        "by strata_settings_init of this libstrata's interface (%d, %zu bytes; "
-                        "the caller's: %d, %zu bytes)", STRATA_INTERFACE,
+                        "by strata_settings_init of an interface this libstrata knows (%d, %zu "
+                        "bytes; the caller's: %d, %zu bytes)", STRATA_INTERFACE,
                         sizeof(strata_settings), st->interface, st->size);
+  /* A caller of an older interface has the fields of its own: the others
+   * keep their defaults. */
+  strata_settings given;
+  strata_settings_init(&given);
+  memcpy(&given, st, st->size);
+  given.size = sizeof given;
+  given.interface = STRATA_INTERFACE;
+  st = &given;
   if (s->run->ravg.n > 0)
     return strata_error(STRATA_EINVAL, "strata_integrator_settings: the run has begun (after %d "
                         "iteration%s)", s->run->ravg.n, s->run->ravg.n == 1 ? "" : "s");
@@ -221,23 +349,29 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
   if (rc != STRATA_OK) return rc;
   int fail = 0;
   char *log = copy(st->log, &fail), *cp = copy(st->checkpoint, &fail),
-       *id = copy(st->identity, &fail), *name = copy(st->name, &fail);
+       *id = copy(st->identity, &fail), *name = copy(st->name, &fail),
+       *map = copy(st->map, &fail);
   if (fail) {
     free(log);
     free(cp);
     free(id);
     free(name);
+    free(map);
     return strata_error(STRATA_ENOMEM, "out of memory");
   }
   free(s->log);
   free(s->checkpoint);
   free(s->identity);
   free(s->name);
+  free(s->map);
   s->settings = *st;
   s->settings.log = s->log = log;
   s->settings.checkpoint = s->checkpoint = cp;
   s->settings.identity = s->identity = id;
   s->settings.name = s->name = name;
+  s->settings.map = s->map = map;
+  strata_session_words_merge(st->names, &s->words);
+  s->settings.names = &s->words;
   memcpy(s->definition, def, sizeof def);
   s->run->check_ranks = st->check_ranks;
   return STRATA_OK;
@@ -255,20 +389,24 @@ int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, voi
       .checkpoint_every = st->checkpoint_every,
       .checkpoint_every_s = st->checkpoint_every_s,
       .resume = st->resume,
+      .map = s->map,
       .identity = s->identity,
       .force = st->new_stop_keys,
       .threads = s->params.nthreads,
       .comm = s->comm,
       .backend = s->backend->name,
       .host = s->host,
-      .exact = NAN,
+      .exact = s->settings.size ? st->exact : NAN,
       .verbose = st->verbose,
-      .words = &strata_session_library_words};
+      .notes = st->notes,
+      .words = &s->words};
   strata_result mine;
   s->stopped = 0;
   int rc = strata_session_open(&ss, s->run);
   if (rc == STRATA_OK) rc = strata_session_integrate(&ss, s->run, progress, ctx, res ? res : &mine);
   s->stopped = ss.stopped;
+  s->error_shared = rc != STRATA_OK && ss.agreed;
+  strata_jobdef_hash(ss.definition, s->info.definition_hash);
   strata_session_close(&ss);
   return rc;
 }
@@ -324,7 +462,7 @@ int strata_integrator_save(strata_integrator *s, const char *path)
 static int fits(const strata_integrator *s, const strata_checkpoint *c, const char *name)
 {
   int rc = strata_jobdef_compare_as(c->definition, s->definition, s->settings.new_stop_keys,
-                                    strata_session_library_words.override, name, "checkpoint",
+                                    strata_session_library_words.new_stop_keys, name, "checkpoint",
                                     "this integrator");
   if (rc == STRATA_OK)
     rc = strata_checkpoint_check_version(c, name, s->run->map->ninc, s->params.neval,

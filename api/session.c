@@ -21,13 +21,24 @@
 #include "runlog.h"
 #include "warmstart.h"
 
-const strata_session_words strata_session_program_words = {
-    "--resume", "run.resume", "run.resume = auto", "--force", "run.checkpoint", "run.log",
-    "vegas.map"};
 const strata_session_words strata_session_library_words = {
     "strata_settings.resume", "strata_settings.resume", "STRATA_RESUME_AUTO",
     "strata_settings.new_stop_keys", "strata_settings.checkpoint", "strata_settings.log",
-    "strata_integrator_set_map"};
+    "strata_settings.map", NULL};
+
+void strata_session_words_merge(const strata_settings_names *given, strata_session_words *out)
+{
+  const strata_session_words *l = &strata_session_library_words;
+  const strata_settings_names none = {0}, *g = given ? given : &none;
+  out->resume = g->resume ? g->resume : l->resume;
+  out->resume_key = g->resume_key ? g->resume_key : l->resume_key;
+  out->resume_auto = g->resume_auto ? g->resume_auto : l->resume_auto;
+  out->new_stop_keys = g->new_stop_keys ? g->new_stop_keys : l->new_stop_keys;
+  out->checkpoint = g->checkpoint ? g->checkpoint : l->checkpoint;
+  out->log = g->log ? g->log : l->log;
+  out->map = g->map ? g->map : l->map;
+  out->backend = g->backend;
+}
 
 /* Set from a signal handler: nothing but a store to a lock-free flag. */
 static volatile sig_atomic_t stop_asked;
@@ -92,7 +103,7 @@ static int decide(strata_session *s, const strata_run *r, int *resume, strata_ch
   const strata_session_words *w = s->words;
   const char *cp = present(s->checkpoint) ? s->checkpoint : NULL;
   const char *lp = present(s->log) ? s->log : NULL;
-  int want = s->resume_asked || s->resume == STRATA_RESUME_YES;
+  int want = s->resume == STRATA_RESUME_YES;
   int autom = s->resume == STRATA_RESUME_AUTO;
   *resume = 0;
   /* Before anything looks at the checkpoint or its temporary files: a
@@ -107,7 +118,7 @@ static int decide(strata_session *s, const strata_run *r, int *resume, strata_ch
                         w->checkpoint, cp);
   if (!cp && (want || autom))
     return strata_error(STRATA_EINVAL, "%s: %s needs %s (the file to resume from)", s->name,
-                        s->resume_asked ? w->resume : w->resume_key, w->checkpoint);
+                        w->resume_key, w->checkpoint);
   int exists = cp && access(cp, F_OK) == 0;
   if (cp && want && !exists)
     return strata_error(STRATA_EIO, "%s: no checkpoint to resume from (%s)", cp,
@@ -123,7 +134,7 @@ static int decide(strata_session *s, const strata_run *r, int *resume, strata_ch
   if (rc != STRATA_OK || !exists) return rc;
   rc = strata_checkpoint_read(cp, ck);
   if (rc == STRATA_OK)
-    rc = strata_jobdef_compare_as((*ck)->definition, s->definition, s->force, w->override, cp,
+    rc = strata_jobdef_compare_as((*ck)->definition, s->definition, s->force, w->new_stop_keys, cp,
                                   "checkpoint", s->name);
   if (rc == STRATA_OK)
     rc = strata_checkpoint_check_version(*ck, cp, r->map->ninc, r->params.neval, r->problem.dim);
@@ -262,7 +273,7 @@ static int share_map(strata_session *s, given_map *g)
     if (rc != STRATA_OK) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", strata_last_error());
-      rc = strata_error(rc, "%s: vegas.map = '%s': %s", s->name, s->map, msg);
+      rc = strata_error(rc, "%s: %s = '%s': %s", s->name, s->words->map, s->map, msg);
     }
   }
   rc = agree_status(s, rc);
@@ -272,14 +283,14 @@ static int share_map(strata_session *s, given_map *g)
     head[1] = m->ninc;
     head[2] = (double)m->nhcube;
   }
-  if (rc == STRATA_OK) rc = share(s, head, sizeof head, "vegas.map");
+  if (rc == STRATA_OK) rc = share(s, head, sizeof head, s->words->map);
   size_t nedges = (size_t)head[0] * (size_t)(head[1] + 1), n = nedges + (size_t)head[2];
   if (rc == STRATA_OK) {
     g->buf = calloc(n > 0 ? n : 1, sizeof(double));
     double fail = g->buf ? 0.0 : 1.0;
     rc = agree(s, &fail, 1);
     if (rc == STRATA_OK && fail > 0)
-      rc = strata_error(STRATA_ENOMEM, "out of memory reading vegas.map");
+      rc = strata_error(STRATA_ENOMEM, "out of memory reading %s", s->words->map);
   }
   if (rc == STRATA_OK && root) {
     memcpy(g->buf, m->edges, sizeof(double) * nedges);
@@ -290,7 +301,7 @@ static int share_map(strata_session *s, given_map *g)
               m->nhcube ? ", and its allocation where the hypercubes match" : "");
   }
   strata_mapfile_free(m);
-  if (rc == STRATA_OK) rc = share(s, g->buf, sizeof(double) * n, "vegas.map");
+  if (rc == STRATA_OK) rc = share(s, g->buf, sizeof(double) * n, s->words->map);
   if (rc != STRATA_OK) return rc;
   g->naxes = (int)head[0];
   g->ninc = (int)head[1];
@@ -315,7 +326,7 @@ static int start_from_map(strata_session *s, strata_run *r, const given_map *g)
   if (rc != STRATA_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", strata_last_error());
-    return strata_error(rc, "%s: vegas.map = '%s': %s", s->name, s->map, msg);
+    return strata_error(rc, "%s: %s = '%s': %s", s->name, s->words->map, s->map, msg);
   }
   if (s->verbose && s->comm->rank == 0)
     fprintf(stderr, "strata: the map %s, the allocation %s\n",
@@ -338,7 +349,7 @@ static void runlog_info(const strata_session *s, const strata_run *r, strata_run
       .backend = s->backend,
       .host = s->host,
       .checkpoint = present(s->checkpoint) ? s->checkpoint : "",
-      .override = s->words->override,
+      .override = s->words->new_stop_keys,
       .dim = r->problem.dim,
       .ranks = s->comm->size,
       .gpus = !strcmp(s->backend, "cuda") ? s->comm->size : 0,

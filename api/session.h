@@ -16,27 +16,16 @@
 #include "jobdef.h"
 #include "run.h"
 
-/* The exit status of a run that a signal stopped after writing its
- * checkpoint: "checkpointed, please requeue" (0 finished, 1 error, 2 usage). */
-#define STRATA_EXIT_REQUEUE 3
-
 struct strata_runlog;
 struct strata_commit;
 
-/* How the session's messages name the ways out, which differ between the
- * program (options, job keys) and the library (strata_settings). */
-typedef struct {
-  const char *resume;        /* "--resume" or "strata_settings.resume" */
-  const char *resume_key;    /* "run.resume" or "strata_settings.resume" */
-  const char *resume_auto;   /* "run.resume = auto" or "STRATA_RESUME_AUTO" */
-  const char *override;      /* "--force" or "strata_settings.new_stop_keys" */
-  const char *checkpoint;    /* "run.checkpoint" or "strata_settings.checkpoint" */
-  const char *log;           /* "run.log" or "strata_settings.log" */
-  const char *map;           /* "vegas.map" */
-} strata_session_words;
-
-extern const strata_session_words strata_session_program_words;
+/* How the session's messages name the ways out: the caller's
+ * (strata_settings.names: a program's options and keys), else the
+ * library's own (the fields of strata_settings). */
+typedef strata_settings_names strata_session_words;
 extern const strata_session_words strata_session_library_words;
+/* The caller's names where it gave them, the library's for the rest. */
+void strata_session_words_merge(const strata_settings_names *given, strata_session_words *out);
 
 typedef struct {
   /* Set by the caller. */
@@ -47,7 +36,6 @@ typedef struct {
   int checkpoint_every;
   double checkpoint_every_s;
   int resume;            /* STRATA_RESUME_* */
-  int resume_asked;      /* the program's --resume (a message names it) */
   const char *map;       /* another run's checkpoint or log to start from; "" or NULL: none */
   const char *identity;  /* the caller's data, strata_settings.identity; NULL: none */
   int force;             /* take the new values of the keys that only decide when to stop */

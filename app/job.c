@@ -15,8 +15,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "error.h"
-#include "qmc.h"
+#include "message.h"
 
 const char strata_default_job[] =
     "; The default job: a sharp 6-D gaussian, f4 of the m-CUBES suite.\n"
@@ -57,7 +56,7 @@ void strata_job_init(strata_job *job)
 /* Where a value came from, for messages: "job.ini:12" or "--set ...". */
 typedef struct {
   strata_job *job;
-  char where[STRATA_PATH_MAX + 32];
+  char where[STRATA_JOB_PATH_MAX + 32];
   int line;             /* lines read so far: the handler's line */
   int err_line;         /* line of the first error the handler found */
   int rc;
@@ -75,7 +74,7 @@ typedef struct {
 } parse_ctx;
 
 /* Records the handler's first error, prefixed with where it happened. */
-static int fail(parse_ctx *c, const char *fmt, ...) STRATA_PRINTF(2, 3);
+static int fail(parse_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(parse_ctx *c, const char *fmt, ...)
 {
   if (c->rc != STRATA_OK) return 0;
@@ -86,9 +85,9 @@ static int fail(parse_ctx *c, const char *fmt, ...)
   va_end(ap);
   c->err_line = c->line;
   if (c->file || c->text)
-    c->rc = strata_error(STRATA_EINVAL, "%s:%d: %s", c->where, c->line, msg);
+    c->rc = app_error(STRATA_EINVAL, "%s:%d: %s", c->where, c->line, msg);
   else
-    c->rc = strata_error(STRATA_EINVAL, "%s: %s", c->where, msg);
+    c->rc = app_error(STRATA_EINVAL, "%s: %s", c->where, msg);
   return 0;
 }
 
@@ -311,7 +310,7 @@ static int handle_vegas(parse_ctx *c, const char *k, const char *v)
     return 1;
   }
   if (!strcmp(k, "map")) {
-    if (strlen(v) >= STRATA_PATH_MAX) return bad(c, "vegas", k, v, "path too long");
+    if (strlen(v) >= STRATA_JOB_PATH_MAX) return bad(c, "vegas", k, v, "path too long");
     strcpy(c->job->map, v);
     return 1;
   }
@@ -359,7 +358,7 @@ static int handle_run(parse_ctx *c, const char *k, const char *v)
   }
   if (!strcmp(k, "log") || !strcmp(k, "checkpoint")) {
     char *dst = !strcmp(k, "log") ? j->log : j->checkpoint;
-    if (strlen(v) >= STRATA_PATH_MAX) return bad(c, "run", k, v, "path too long");
+    if (strlen(v) >= STRATA_JOB_PATH_MAX) return bad(c, "run", k, v, "path too long");
     strcpy(dst, v);
     return 1;
   }
@@ -463,11 +462,11 @@ static int load_with(strata_job *job, const char *path, const char *text)
   parse_ctx c = {.job = job, .rc = STRATA_OK, .text = text};
   snprintf(c.where, sizeof c.where, "%s", path ? path : "(default job)");
   if (path && !(c.file = fopen(path, "r")))
-    return strata_error(STRATA_EIO, "%s: cannot open job file: %s", path, strerror(errno));
+    return app_error(STRATA_EIO, "%s: cannot open job file: %s", path, strerror(errno));
   struct stat sb;
   if (c.file && fstat(fileno(c.file), &sb) == 0 && S_ISDIR(sb.st_mode)) {
     fclose(c.file);
-    return strata_error(STRATA_EIO, "%s: cannot read job file: is a directory", path);
+    return app_error(STRATA_EIO, "%s: cannot read job file: is a directory", path);
   }
 #ifdef HAVE_INI_MAX_LINE_VAR
   /* Never lowered: another user of inih in the process keeps what it set. */
@@ -477,13 +476,13 @@ static int load_with(strata_job *job, const char *path, const char *text)
   int read_errno = c.file && ferror(c.file) ? errno : 0;
   if (c.file) fclose(c.file);
   free(c.buf);
-  if (line == -2) return strata_error(STRATA_ENOMEM, "%s: out of memory", c.where);
+  if (line == -2) return app_error(STRATA_ENOMEM, "%s: out of memory", c.where);
   if (read_errno)
-    return strata_error(STRATA_EIO, "%s:%d: cannot read job file: %s", c.where, c.line + 1,
+    return app_error(STRATA_EIO, "%s:%d: cannot read job file: %s", c.where, c.line + 1,
                         strerror(read_errno));
   /* inih goes on after a bad line: report whichever came first. */
   if (line > 0 && (c.rc == STRATA_OK || line < c.err_line))
-    return strata_error(STRATA_EINVAL, "%s:%d: syntax error (expected [section] or "
+    return app_error(STRATA_EINVAL, "%s:%d: syntax error (expected [section] or "
                         "key = value)", c.where, line);
   if (c.rc != STRATA_OK) return c.rc;
   snprintf(job->source, sizeof job->source, "%s", c.where);
@@ -507,11 +506,11 @@ int strata_job_set(strata_job *job, const char *a)
 {
   const char *dot = strchr(a, '.'), *eq = strchr(a, '=');
   if (!dot || !eq || dot > eq || dot == a || eq == dot + 1)
-    return strata_error(STRATA_EINVAL, "--set '%s': expected section.key=value", a);
+    return app_error(STRATA_EINVAL, "--set '%s': expected section.key=value", a);
   char section[64], key[64];
   size_t sl = (size_t)(dot - a), kl = (size_t)(eq - dot - 1);
   if (sl >= sizeof section || kl >= sizeof key)
-    return strata_error(STRATA_EINVAL, "--set '%s': name too long", a);
+    return app_error(STRATA_EINVAL, "--set '%s': name too long", a);
   memcpy(section, a, sl);
   section[sl] = '\0';
   memcpy(key, dot + 1, kl);
@@ -521,7 +520,7 @@ int strata_job_set(strata_job *job, const char *a)
   /* Trim the way inih trims, so --set and the file agree. */
   char value[STRATA_JOB_LINE_MAX + 1];
   if (strlen(eq + 1) > STRATA_JOB_LINE_MAX)
-    return strata_error(STRATA_EINVAL, "--set %s.%s: value too long (%zu characters; at "
+    return app_error(STRATA_EINVAL, "--set %s.%s: value too long (%zu characters; at "
                         "most %d)", section, key, strlen(eq + 1), STRATA_JOB_LINE_MAX);
   snprintf(value, sizeof value, "%s", eq + 1);
   trim(value);
@@ -534,6 +533,23 @@ int strata_job_set(strata_job *job, const char *a)
 int strata_job_user_integrand(const strata_job *job)
 {
   return !strncmp(job->integrand, "file:", 5) || !strcmp(job->integrand, "inline");
+}
+
+void strata_job_dir(const strata_job *job, char *out, size_t len)
+{
+  const char *slash = strrchr(job->source, '/');
+  if (!slash || job->source[0] == '(' || !strncmp(job->source, "--set", 5)) {
+    snprintf(out, len, "%s", "");
+    return;
+  }
+  snprintf(out, len, "%.*s", (int)(slash - job->source), job->source);
+}
+
+strata_backend_kind strata_job_backend(const strata_job *job)
+{
+  return !strcmp(job->backend, "cuda")  ? STRATA_BACKEND_CUDA
+         : !strcmp(job->backend, "cpu") ? STRATA_BACKEND_CPU
+                                        : STRATA_BACKEND_AUTO;
 }
 
 void strata_job_path(const strata_job *job, const char *path, char *out, size_t len)
@@ -552,21 +568,21 @@ static int resolve_domain(const strata_job *job, int dim, double lo, double hi,
 {
   const char *src = job->source;
   if (job->nlower > 1 && job->nlower != dim)
-    return strata_error(STRATA_EINVAL, "%s: integral.lower has %d values for dim %d "
+    return app_error(STRATA_EINVAL, "%s: integral.lower has %d values for dim %d "
                         "(give one, or one per axis)", src, job->nlower, dim);
   if (job->nupper > 1 && job->nupper != dim)
-    return strata_error(STRATA_EINVAL, "%s: integral.upper has %d values for dim %d "
+    return app_error(STRATA_EINVAL, "%s: integral.upper has %d values for dim %d "
                         "(give one, or one per axis)", src, job->nupper, dim);
   for (int d = 0; d < dim; d++) {
     pr->lower[d] = job->nlower ? job->lower[job->nlower == 1 ? 0 : d] : lo;
     pr->upper[d] = job->nupper ? job->upper[job->nupper == 1 ? 0 : d] : hi;
     if (!(pr->lower[d] < pr->upper[d]))
-      return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: axis %d has lower %g >= "
+      return app_error(STRATA_EINVAL, "%s: integral.lower/upper: axis %d has lower %g >= "
                           "upper %g", src, d + 1, pr->lower[d], pr->upper[d]);
     /* The map scales by the width: beyond the largest double every sample
      * would be inf or NaN. */
     if (!isfinite(pr->upper[d] - pr->lower[d]))
-      return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: axis %d from %g to %g is "
+      return app_error(STRATA_EINVAL, "%s: integral.lower/upper: axis %d from %g to %g is "
                           "wider than the largest double", src, d + 1, pr->lower[d],
                           pr->upper[d]);
   }
@@ -574,7 +590,7 @@ static int resolve_domain(const strata_job *job, int dim, double lo, double hi,
   double vol = 1.0;
   for (int d = 0; d < dim; d++) vol *= pr->upper[d] - pr->lower[d];
   if (!isfinite(vol) || vol < DBL_MIN)
-    return strata_error(STRATA_EINVAL, "%s: integral.lower/upper: the box's volume %g is "
+    return app_error(STRATA_EINVAL, "%s: integral.lower/upper: the box's volume %g is "
                         "beyond the range of doubles (rescale the variables)", src, vol);
   return STRATA_OK;
 }
@@ -586,29 +602,29 @@ static int resolve_user(const strata_job *job, strata_problem *pr)
   const char *src = job->source;
   int inl = !strcmp(job->integrand, "inline");
   if (!job->dim)
-    return strata_error(STRATA_EINVAL, "%s: [integral] dim is not set (a user integrand "
+    return app_error(STRATA_EINVAL, "%s: [integral] dim is not set (a user integrand "
                         "needs it)", src);
   if (inl && !job->body[0])
-    return strata_error(STRATA_EINVAL, "%s: integral.integrand = inline needs "
+    return app_error(STRATA_EINVAL, "%s: integral.integrand = inline needs "
                         "integral.body (the C statements of the function)", src);
   if (!inl && !job->function[0])
-    return strata_error(STRATA_EINVAL, "%s: integral.integrand = %s needs integral.function "
+    return app_error(STRATA_EINVAL, "%s: integral.integrand = %s needs integral.function "
                         "(the name of the C function to integrate)", src, job->integrand);
   if (!inl && job->body[0])
-    return strata_error(STRATA_EINVAL, "%s: integral.body is only for integrand = inline",
+    return app_error(STRATA_EINVAL, "%s: integral.body is only for integrand = inline",
                         src);
   if (inl && job->function[0])
-    return strata_error(STRATA_EINVAL, "%s: integral.function is only for integrand = "
+    return app_error(STRATA_EINVAL, "%s: integral.function is only for integrand = "
                         "file:PATH (an inline body is the function)", src);
   int ncomp = job->ncomp ? job->ncomp : 1;
   int extended = job->form == STRATA_FORM_EXTENDED ||
                  (job->form == STRATA_FORM_AUTO && (ncomp > 1 || job->tables[0]));
   if (!extended && (ncomp > 1 || job->tables[0]))
-    return strata_error(STRATA_EINVAL, "%s: integral.form = simple: %s needs the extended "
+    return app_error(STRATA_EINVAL, "%s: integral.form = simple: %s needs the extended "
                         "form (void f(x, dim, params, tables, out))", src,
                         ncomp > 1 ? "ncomp > 1" : "integral.tables");
   if (job->adapt_comp >= ncomp)
-    return strata_error(STRATA_EINVAL, "%s: integral.adapt = %d: there are only %d "
+    return app_error(STRATA_EINVAL, "%s: integral.adapt = %d: there are only %d "
                         "component%s (0..%d, or sum)", src, job->adapt_comp, ncomp,
                         ncomp == 1 ? "" : "s", ncomp - 1);
   int rc = resolve_domain(job, job->dim, 0.0, 1.0, pr);
@@ -628,24 +644,24 @@ static int resolve_builtin(const strata_job *job, strata_problem *pr,
   const char *src = job->source;
   const strata_builtin *b = strata_builtin_find(job->integrand);
   if (!b)
-    return strata_error(STRATA_EINVAL, "%s: integral.integrand = '%s': unknown integrand "
+    return app_error(STRATA_EINVAL, "%s: integral.integrand = '%s': unknown integrand "
                         "(strata list shows them; user code is file:PATH or inline)", src,
                         job->integrand);
   const char *only = job->function[0] ? "function" : job->body[0] ? "body"
                      : job->tables[0] ? "tables" : job->ncomp ? "ncomp"
                      : job->form ? "form" : job->adapt_comp != -2 ? "adapt" : NULL;
   if (only)
-    return strata_error(STRATA_EINVAL, "%s: integral.%s is only for user integrands "
+    return app_error(STRATA_EINVAL, "%s: integral.%s is only for user integrands "
                         "(integrand = file:PATH or inline), not the built-in %s", src, only,
                         b->name);
   int dim = job->dim ? job->dim : b->list_dims[0];
   if (dim < b->dim_min || dim > b->dim_max)
-    return strata_error(STRATA_EINVAL, "%s: integral.dim = %d: integrand %s is defined for "
+    return app_error(STRATA_EINVAL, "%s: integral.dim = %d: integrand %s is defined for "
                         "dim %d..%d", src, dim, b->name, b->dim_min, b->dim_max);
   int rc = resolve_domain(job, dim, b->lower, b->upper, pr);
   if (rc != STRATA_OK) return rc;
   if (job->nparams >= 0 && job->nparams != b->nparams)
-    return strata_error(STRATA_EINVAL, "%s: integral.params: integrand %s takes %d "
+    return app_error(STRATA_EINVAL, "%s: integral.params: integrand %s takes %d "
                         "parameter%s (%s), got %d", src, b->name, b->nparams,
                         b->nparams == 1 ? "" : "s", b->param_names ? b->param_names : "none",
                         job->nparams);
@@ -666,7 +682,7 @@ int strata_job_resolve(const strata_job *job, strata_problem *pr,
   memset(pr, 0, sizeof *pr);
   if (builtin) *builtin = NULL;
   if (!job->integrand[0])
-    return strata_error(STRATA_EINVAL, "%s: [integral] integrand is not set", src);
+    return app_error(STRATA_EINVAL, "%s: [integral] integrand is not set", src);
   int rc = strata_job_user_integrand(job) ? resolve_user(job, pr)
                                           : resolve_builtin(job, pr, builtin);
   if (rc != STRATA_OK) return rc;
@@ -674,7 +690,7 @@ int strata_job_resolve(const strata_job *job, strata_problem *pr,
   if (rc != STRATA_OK) {
     char msg[1100];
     snprintf(msg, sizeof msg, "%s: [vegas] %s", src, strata_last_error());
-    return strata_error(rc, "%s", msg);
+    return app_error(rc, "%s", msg);
   }
   return STRATA_OK;
 }

@@ -3,13 +3,14 @@
  * line and key. */
 #ifndef STRATA_JOB_H
 #define STRATA_JOB_H
-#include "io.h"
 #include "strata/strata.h"
 
+/* The longest path in a job file. */
+#define STRATA_JOB_PATH_MAX 4096
 
 typedef struct {
-  char source[STRATA_PATH_MAX];  /* job file path, or "(default job)" */
-  char integrand[STRATA_PATH_MAX]; /* a built-in name, "file:PATH" or "inline" */
+  char source[STRATA_JOB_PATH_MAX];  /* job file path, or "(default job)" */
+  char integrand[STRATA_JOB_PATH_MAX]; /* a built-in name, "file:PATH" or "inline" */
   char function[64];             /* file: the function to integrate */
   char body[4096];               /* inline: the function's body (indented lines append) */
   int form;                      /* STRATA_FORM_*: the user function's signature */
@@ -23,9 +24,9 @@ typedef struct {
   int nparams;                   /* -1: the integrand's defaults */
   strata_params p;
   char backend[16];              /* auto | cpu | cuda */
-  char log[STRATA_PATH_MAX];
-  char checkpoint[STRATA_PATH_MAX];
-  char map[STRATA_PATH_MAX];     /* [vegas] map: start from another run's map; "" none */
+  char log[STRATA_JOB_PATH_MAX];
+  char checkpoint[STRATA_JOB_PATH_MAX];
+  char map[STRATA_JOB_PATH_MAX];     /* [vegas] map: start from another run's map; "" none */
   int checkpoint_every;          /* iterations between checkpoints; 0: not by count */
   double checkpoint_every_s;     /* seconds between checkpoints; 0: not by time */
   int resume;                    /* STRATA_RESUME_* */
@@ -53,4 +54,8 @@ int strata_job_user_integrand(const strata_job *job);
 /* A path in the job file, as the program must open it: relative paths are
  * relative to the job file's directory, so a job runs from anywhere. */
 void strata_job_path(const strata_job *job, const char *path, char *out, size_t len);
+/* The directory those paths are relative to ("" : the working directory). */
+void strata_job_dir(const strata_job *job, char *out, size_t len);
+/* run.backend as the library names it. */
+strata_backend_kind strata_job_backend(const strata_job *job);
 #endif

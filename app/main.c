@@ -6,19 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "cli.h"
-#include "comm.h"
-#include "world.h"
-#include "error.h"
-#include "io.h"
 #include "job.h"
 #include "logcmd.h"
+#include "message.h"
 #include "report.h"
-#include "run.h"
-#include "session.h"
 #include "stop.h"
-#include "usercode.h"
+#include "world.h"
 
 static const char usage_text[] =
     "Usage: strata run [JOB.ini] [--set SECTION.KEY=VALUE]... [--json] [-q] [-v]\n"
@@ -96,13 +90,17 @@ static int cmd_list(void)
 /* A usage error of this rank: its message, for strata_cli_agree to print. */
 static int usage_status(const char *msg, const char *arg)
 {
-  strata_error(STRATA_EINVAL, "%s%s%s (try 'strata --help')", msg, arg ? " " : "",
-               arg ? arg : "");
+  app_error(STRATA_EINVAL, "%s%s%s (try 'strata --help')", msg, arg ? " " : "", arg ? arg : "");
   return 2;
 }
 
+/* How the program's messages name the settings: its options and job keys. */
+static const strata_settings_names option_names = {
+    "--resume", "run.resume", "run.resume = auto", "--force", "run.checkpoint", "run.log",
+    "vegas.map", "run.backend"};
+
 /* Where the ranks agree that none may go on: the exit status. */
-static int stop_early(strata_comm *comm, const strata_job *job, int st)
+static int stop_early(strata_world *w, const strata_job *job, int st)
 {
   if (st == STRATA_CLI_DONE) return 0;
   if (st < STRATA_CLI_STOPPED) return st;
@@ -110,17 +108,17 @@ static int stop_early(strata_comm *comm, const strata_job *job, int st)
   /* Nothing computed, no file written: with a checkpoint, "please requeue"
    * loses nothing; without one the signal has its usual effect. */
   if (!job->checkpoint[0] || (sig != SIGTERM && sig != SIGUSR1)) {
-    strata_comm_world_close(comm, 1);
+    strata_world_close(w, 1);
     strata_stop_raise(sig);
   }
-  if (comm->rank == 0)
+  if (w->rank == 0)
     fprintf(stderr, "strata: stopped by a signal (%s) before the run started: nothing was "
             "computed or written; run it again (exit status %d)\n",
             sig == SIGTERM ? "SIGTERM" : "SIGUSR1", STRATA_EXIT_REQUEUE);
   return STRATA_EXIT_REQUEUE;
 }
 
-static int cmd_run(int argc, char **argv, strata_comm *comm)
+static int cmd_run(int argc, char **argv, strata_world *w)
 {
   static const struct option opts[] = {
       {"set", required_argument, 0, 's'},   {"json", no_argument, 0, 'j'},
@@ -164,8 +162,8 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
   strata_problem pr;
   memset(&pr, 0, sizeof pr);
   const strata_builtin *b = NULL;
-  struct strata_source *src = NULL;
-  struct strata_table_set *tables = NULL;
+  strata_source *src = NULL;
+  strata_table_set *tables = NULL;
   int rc = st == 0 ? strata_job_load(&job, path) : STRATA_OK;
   for (int i = 0; st == 0 && rc == STRATA_OK && i < nset; i++) rc = strata_job_set(&job, sets[i]);
   if (st == 0 && rc == STRATA_OK && threads) {
@@ -174,128 +172,118 @@ static int cmd_run(int argc, char **argv, strata_comm *comm)
     rc = strata_job_set(&job, a);
   }
   if (st == 0 && rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, &b);
-  if (st == 0 && rc == STRATA_OK) strata_cli_prepare_backend(&job, comm);
+  if (st == 0 && rc == STRATA_OK) strata_backend_prepare(strata_job_backend(&job), w->peers);
   if (st == 0 && rc == STRATA_OK) rc = strata_cli_integrand_load(&job, &pr, &src, &tables);
   if (st == 0 && rc != STRATA_OK) st = 1;
-  if (verbose && comm->rank == 0 && st == 0)
-    fprintf(stderr, "strata: %d rank%s, %s\n", comm->size, comm->size == 1 ? "" : "s",
-            strata_comm_world_how());
-  /* Every rank read its job, code and tables; only if all could, and all
-   * have the same job, does any allocate, compile or run. */
-  st = strata_cli_agree(comm, st, 1);
-  if (st == 0) st = strata_cli_same_job(comm, &job, &pr);
+  if (verbose && w->rank == 0 && st == 0)
+    fprintf(stderr, "strata: %d rank%s, %s\n", w->size, w->size == 1 ? "" : "s",
+            strata_world_how());
+  /* Every rank read its job, code and tables; only if all could does any
+   * compile or run. */
+  st = strata_cli_agree(w, st, 1);
   if (st != 0) {
     strata_cli_integrand_free(src, tables);
-    return stop_early(comm, &job, st);
+    return stop_early(w, &job, st);
   }
   /* From the first line of user code (a constructor runs at dlopen) until
    * the run has ended, an exit() is none of strata's. */
   static char guard[160], who[32];
-  if (comm->size > 1) snprintf(who, sizeof who, "rank %d: ", comm->rank);
+  if (w->size > 1) snprintf(who, sizeof who, "rank %d: ", w->rank);
   snprintf(guard, sizeof guard, "strata: %sthe integrand's code called exit() before the run "
            "finished (exit status 1)\n", who);
   strata_stop_guard_exit(guard);
-  st = strata_cli_integrand_build(comm, verbose, &pr, src);
-  strata_backend *be = NULL;
-  if (st == 0) {
-    rc = strata_cli_backend(&job, &pr, comm, verbose, &be);
-    st = strata_cli_agree(comm, rc != STRATA_OK, 1);
-  }
-  const char *exchange = NULL;
-  double setup_s = 0.0;
-  if (st == 0) {
-    rc = strata_cli_peers(comm, be, verbose, &exchange, &setup_s);
-    st = strata_cli_agree(comm, rc != STRATA_OK, 1);
-  }
-  strata_run *r = NULL;
-  if (st == 0) {
-    rc = strata_run_alloc(&pr, &job.p, be, comm, &r);
-    st = strata_cli_agree(comm, rc != STRATA_OK, 1);
-  }
-  if (st != 0) {
-    strata_run_free(r);
-    strata_backend_free(be);
-    strata_cli_integrand_free(src, tables);
-    return stop_early(comm, &job, st);
-  }
+  st = strata_cli_integrand_build(w, verbose, &pr, src);
 
-  char host[256];
-  strata_comm_where(comm, host, sizeof host);
-  strata_session ss = {.name = job.source,
-                       .log = job.log,
-                       .log_map = job.log_map,
-                       .checkpoint = job.checkpoint,
-                       .checkpoint_every = job.checkpoint_every,
-                       .checkpoint_every_s = job.checkpoint_every_s,
-                       .resume = job.resume,
-                       .resume_asked = resume,
-                       .map = job.map,
-                       .force = force,
-                       .threads = job.p.nthreads,
-                       .comm = comm,
-                       .host = host,
-                       .verbose = verbose,
-                       .notes = 1,
-                       .words = &strata_session_program_words};
-  r->check_ranks = job.check_ranks;
-  int talk = comm->rank == 0;
-  FILE *table = talk && !quiet ? stdout : NULL;
   double exact = NAN;
   if (b && job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
-  if (talk && verbose)
-    fprintf(stderr, "strata: %s, dim %d, mode %s, %lld hypercubes (%d per axis), "
-            "ninc %d, %d rank%s\n", pr.name, pr.dim, strata_mode_name(job.p.mode),
-            (long long)r->strat->nhcube, r->strat->M, r->map->ninc, comm->size,
-            comm->size == 1 ? "" : "s");
-  ss.backend = be->name;
-  ss.exact = exact;
+  strata_settings_names names = option_names;
+  if (resume) names.resume_key = "--resume";
+  strata_settings set;
+  strata_settings_init(&set);
+  set.name = job.source;
+  set.log = job.log;
+  set.log_map = job.log_map;
+  set.checkpoint = job.checkpoint;
+  set.checkpoint_every = job.checkpoint_every;
+  set.checkpoint_every_s = job.checkpoint_every_s;
+  set.resume = resume ? STRATA_RESUME_YES : job.resume;
+  set.new_stop_keys = force;
+  set.check_ranks = job.check_ranks;
+  set.verbose = verbose;
+  set.map = job.map;
+  set.exact = exact;
+  set.notes = 1;
+  set.names = &names;
+  /* The ranks agree on the job (the first key that differs names the rank),
+   * choose their backends, set up their exchange and allocate: each step
+   * agreed inside, so every rank returns with its error or STRATA_EPEER. */
+  strata_integrator *it = NULL;
+  if (st == 0) {
+    rc = strata_integrator_open(&pr, &job.p, strata_job_backend(&job), w->peers, &set, &it);
+    st = strata_cli_agree(w, strata_cli_status(rc), 1);
+  }
+  if (st != 0) {
+    strata_integrator_free(it);
+    strata_cli_integrand_free(src, tables);
+    return stop_early(w, &job, st);
+  }
+
+  int talk = w->rank == 0;
+  FILE *table = talk && !quiet ? stdout : NULL;
   strata_result res;
   /* Caught since start-up; a job without a checkpoint has nothing to save
    * from here on, so the signals end it as they would any program. */
   if (!job.checkpoint[0]) strata_stop_uninstall();
-  rc = strata_session_open(&ss, r);
-  if (rc == STRATA_OK && job.checkpoint[0] && strata_stop_install() != 0) {
-    ss.agreed = 0;
-    rc = strata_error(STRATA_EINVAL, "cannot catch SIGTERM and SIGUSR1");
+  int shared = 1;
+  rc = STRATA_OK;
+  if (job.checkpoint[0] && strata_stop_install() != 0) {
+    shared = 0;
+    rc = app_error(STRATA_EINVAL, "cannot catch SIGTERM and SIGUSR1");
   }
   table_out rows = {table, 0};
-  if (rc == STRATA_OK)
-    rc = strata_session_integrate(&ss, r, table ? print_table_row : NULL, &rows, &res);
+  if (rc == STRATA_OK) {
+    rc = strata_integrator_run(it, table ? print_table_row : NULL, &rows, &res);
+    if (rc != STRATA_OK) {
+      app_take_error(rc);
+      shared = strata_integrator_error_shared(it);
+    }
+  }
   strata_stop_guard_exit(NULL);
-  if (rc == STRATA_OK && ss.stopped && talk) {
+  int stopped = rc == STRATA_OK && strata_integrator_stopped(it);
+  if (stopped && talk) {
     fprintf(stderr, "strata: stopped by a signal after iteration %d; the checkpoint %s holds "
-            "the run: continue it with --resume (exit status %d)\n", r->ravg.n, job.checkpoint,
-            STRATA_EXIT_REQUEUE);
+            "the run: continue it with --resume (exit status %d)\n", res.iterations,
+            job.checkpoint, STRATA_EXIT_REQUEUE);
     fflush(stderr);
   }
   /* A finished run whose final checkpoint could not be written: its
    * result, then the error (exit status 1). */
-  if ((rc == STRATA_OK || ss.whole) && talk && !ss.stopped) {
+  int whole = rc == STRATA_OK || (shared && strata_integrator_finished(it));
+  if (whole && talk && !stopped) {
     if (!quiet) strata_report_summary(stdout, &res, exact);
     if (json) {
-      char job_hash[17], source[17];
-      strata_jobdef_hash(ss.definition, job_hash);
+      const strata_integrator_info *in = strata_integrator_describe(it);
+      char source[17];
       if (src) snprintf(source, sizeof source, "%016llx",
                         (unsigned long long)strata_source_hash(src));
-      strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), be->name,
-                                 comm->size, exact, job.p.seed, pr.params, pr.nparams,
-                                 src ? source : NULL, job.source, job_hash,
-                                 job.map[0] ? job.map : NULL, exchange, setup_s};
+      strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), in->backend,
+                                 w->size, exact, job.p.seed, pr.params, pr.nparams,
+                                 src ? source : NULL, job.source, in->definition_hash,
+                                 job.map[0] ? job.map : NULL, in->exchange,
+                                 in->exchange_setup_s};
       strata_report_json(stdout, &res, &info);
     }
   }
-  strata_session_close(&ss);
-  strata_run_free(r);
-  strata_backend_free(be);
+  strata_integrator_free(it);
   strata_cli_integrand_free(src, tables);
   /* An error every rank knows about (a file rank 0 could not use): rank 0
    * says it once and all end normally. */
-  if (rc != STRATA_OK && ss.agreed) {
-    if (comm->rank == 0) fprintf(stderr, "strata: %s\n", strata_last_error());
+  if (rc != STRATA_OK && shared) {
+    if (w->rank == 0) fprintf(stderr, "strata: %s\n", app_message());
     return 1;
   }
-  if (rc != STRATA_OK) return strata_cli_fail(comm, "%s", strata_last_error());
-  return ss.stopped ? STRATA_EXIT_REQUEUE : 0;
+  if (rc != STRATA_OK) return strata_cli_fail(w, "%s", app_message());
+  return stopped ? STRATA_EXIT_REQUEUE : 0;
 }
 
 int main(int argc, char **argv)
@@ -330,17 +318,17 @@ int main(int argc, char **argv)
   /* A file size limit (ulimit -f) must end in a write error naming the
    * file, not in a kill by SIGXFSZ with a half-written temporary file. */
   signal(SIGXFSZ, SIG_IGN);
-  strata_io_init();
+  strata_init();
   if (!strcmp(argv[1], "list")) return cmd_list();
   if (!strcmp(argv[1], "log")) return strata_log_command(argc - 1, argv + 1);
   if (strcmp(argv[1], "run")) return usage_error("unknown command", argv[1]);
-  strata_comm *comm = NULL;
-  if (strata_comm_world_open(&argc, &argv, &comm) != STRATA_OK) {
-    fprintf(stderr, "strata: %s\n", strata_last_error());
+  strata_world w;
+  if (strata_world_open(&argc, &argv, &w) != STRATA_OK) {
+    fprintf(stderr, "strata: %s\n", app_message());
     return 1;
   }
-  int rc = cmd_run(argc - 1, argv + 1, comm);
+  int rc = cmd_run(argc - 1, argv + 1, &w);
   strata_stop_guard_exit(NULL);
-  strata_comm_world_close(comm, rc);
+  strata_world_close(&w, rc);
   return rc;
 }

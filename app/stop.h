@@ -9,6 +9,10 @@
 #ifndef STRATA_STOP_H
 #define STRATA_STOP_H
 
+/* The exit status of a run that a signal stopped after writing its
+ * checkpoint: "checkpointed, please requeue" (0 finished, 1 error, 2 usage). */
+#define STRATA_EXIT_REQUEUE 3
+
 /* Catches SIGTERM and SIGUSR1 from now on.  Returns 0, or -1 with errno.
  * The program calls it first thing, so that a signal during start-up
  * (MPI_Init, a compile) is seen rather than ending the process. */

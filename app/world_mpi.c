@@ -1,5 +1,5 @@
-/* The program's communicator: MPI_COMM_WORLD when a launcher started it
- * (the library's peers over it, comm/comm_mpi.c), else serial. */
+/* The program's ranks: MPI_COMM_WORLD when a launcher started it (the
+ * library's peers over it: strata_comm_mpi), else one. */
 #include <limits.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -7,8 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm.h"
-#include "error.h"
+#include "message.h"
 #include "strata/strata_mpi.h"
 #include "world.h"
 
@@ -39,51 +38,49 @@ static const char *launcher(void)
   return NULL;
 }
 
-const char *strata_comm_world_how(void) { return how; }
+const char *strata_world_how(void) { return how; }
 
-int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)
+int strata_world_open(int *argc, char ***argv, strata_world *w)
 {
-  *out = NULL;
+  w->rank = 0;
+  w->size = 1;
+  w->peers = NULL;
   const char *by = launcher();
-  if (!by) {
-    *out = strata_comm_serial();
-    return *out ? STRATA_OK : strata_error(STRATA_ENOMEM, "out of memory");
-  }
+  if (!by) return STRATA_OK;
   snprintf(how, sizeof how, "MPI: launched (%s is set)", by);
   int provided;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-    return strata_error(STRATA_ECOMM, "MPI_Init failed");
+    return app_error(STRATA_ECOMM, "MPI_Init failed");
   mpi_up = 1;
   /* A failing rank must end the job, not leave the others in a collective. */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  return strata_comm_mpi(MPI_COMM_WORLD, out);
+  MPI_Comm_rank(MPI_COMM_WORLD, &w->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &w->size);
+  int rc = strata_comm_mpi(MPI_COMM_WORLD, &w->peers);
+  return rc == STRATA_OK ? rc : app_take_error(rc);
 }
 
-void strata_comm_world_close(strata_comm *c, int status)
+int strata_world_allgather(strata_world *w, int mine, int *all)
+{
+  if (!mpi_up) {
+    all[0] = mine;
+    return 0;
+  }
+  (void)w;
+  return MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD) != MPI_SUCCESS;
+}
+
+void strata_world_close(strata_world *w, int status)
 {
   (void)status;
-  strata_comm_free(c);
+  strata_comm_free(w->peers);
+  w->peers = NULL;
   if (mpi_up) MPI_Finalize();
 }
 
-void strata_comm_abort(strata_comm *c, int status)
+void strata_world_abort(strata_world *w, int status)
 {
-  (void)c;
+  (void)w;
   if (mpi_up) MPI_Abort(MPI_COMM_WORLD, status);
   exit(status);
-}
-
-void strata_comm_where(strata_comm *c, char *buf, int len)
-{
-  (void)c;
-  if (!mpi_up) {
-    if (gethostname(buf, (size_t)len) != 0) buf[0] = '\0';
-    buf[len - 1] = '\0';
-    return;
-  }
-  char name[MPI_MAX_PROCESSOR_NAME];
-  int n = 0;
-  if (MPI_Get_processor_name(name, &n) != MPI_SUCCESS) n = 0;
-  name[n] = '\0';
-  snprintf(buf, (size_t)len, "%s", name);
 }

@@ -1,36 +1,35 @@
-/* The job communicator of a build without MPI: one rank, nobody to talk to. */
+/* The ranks of a build without MPI: one, nobody to talk to. */
 #include <stdlib.h>
-#include <unistd.h>
 
-#include "comm.h"
 #include "world.h"
-#include "error.h"
 
-int strata_comm_world_open(int *argc, char ***argv, strata_comm **out)
+int strata_world_open(int *argc, char ***argv, strata_world *w)
 {
   (void)argc;
   (void)argv;
-  *out = strata_comm_serial();
-  return *out ? STRATA_OK : strata_error(STRATA_ENOMEM, "out of memory");
+  w->rank = 0;
+  w->size = 1;
+  w->peers = NULL;
+  return STRATA_OK;
 }
 
-const char *strata_comm_world_how(void) { return "serial: built without MPI"; }
+const char *strata_world_how(void) { return "serial: built without MPI"; }
 
-void strata_comm_world_close(strata_comm *c, int status)
+int strata_world_allgather(strata_world *w, int mine, int *all)
 {
+  (void)w;
+  all[0] = mine;
+  return 0;
+}
+
+void strata_world_close(strata_world *w, int status)
+{
+  (void)w;
   (void)status;
-  strata_comm_free(c);
 }
 
-void strata_comm_abort(strata_comm *c, int status)
+void strata_world_abort(strata_world *w, int status)
 {
-  (void)c;
+  (void)w;
   exit(status);
-}
-
-void strata_comm_where(strata_comm *c, char *buf, int len)
-{
-  (void)c;
-  if (gethostname(buf, (size_t)len) != 0) buf[0] = '\0';
-  buf[len - 1] = '\0';
 }

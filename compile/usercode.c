@@ -123,9 +123,23 @@ int strata_source_from_string(const char *code, const char *function, int extend
   return STRATA_OK;
 }
 
+int strata_source_build(strata_source *s, int verbose)
+{
+  if (!s) return strata_error(STRATA_EINVAL, "strata_source_build: no source");
+  return strata_source_build_cpu(s, verbose);
+}
+
+void strata_source_describe(const strata_source *s, char *buf, size_t len)
+{
+  snprintf(buf, len, "integrand %s from %s: %s for the CPU in %.3f s", s->function, s->origin,
+           s->cpu_cached ? "loaded from the cache" : "compiled", s->cpu_build_s);
+}
+
 int strata_problem_set_source(strata_problem *pr, strata_source *s)
 {
-  int rc = strata_source_build_cpu(s, 0);
+  /* Built already (strata_source_build): loading it again would map a
+   * second copy. */
+  int rc = s->dl ? STRATA_OK : strata_source_build_cpu(s, 0);
   if (rc != STRATA_OK) return rc;
   pr->f = s->extended ? NULL : s->f;
   pr->fv = s->extended ? s->fv : NULL;

@@ -7,7 +7,7 @@
 #include "error.h"
 #include "io.h"
 
-void strata_io_init(void)
+void strata_init(void)
 {
   H5dont_atexit();
   H5open();

@@ -5,9 +5,8 @@
 /* The longest path io/ and the program handle. */
 #define STRATA_PATH_MAX 4096
 
-/* Call before MPI starts.  HDF5 1.10 crashes when it shuts down with a file
- * whose flush failed (a full disk), whether from its atexit handler or from
- * the MPI_Finalize hook it installs when it starts after MPI: strata closes
- * its files itself, so neither shutdown is wanted. */
-void strata_io_init(void);
+/* strata_init (public) is io/'s: HDF5 1.10 crashes when it shuts down with
+ * a file whose flush failed (a full disk), whether from its atexit handler
+ * or from the MPI_Finalize hook it installs when it starts after MPI:
+ * strata closes its files itself, so neither shutdown is wanted. */
 #endif

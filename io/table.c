@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "h5util.h"
+#include "usercode.h"
 
 /* --- the `tables =` list ---------------------------------------------------------- */
 
@@ -428,4 +429,45 @@ uint64_t strata_tables_hash(const strata_table_set *set)
     if (t->y) h = strata_h5_checksum_from(h, t->y, (size_t)t->ny);
   }
   return h;
+}
+
+/* ---- the public face: a caller's tables for its source ---------------------------- */
+
+int strata_tables_read(const char *spec, const char *dir, const char *where,
+                       strata_table_set **out)
+{
+  *out = NULL;
+  static _Thread_local strata_table_spec entries[STRATA_MAX_TABLES];
+  if (!where) where = "tables";
+  int n = 0;
+  int rc = strata_tables_parse(spec ? spec : "", entries, STRATA_MAX_TABLES, &n, where);
+  for (int i = 0; rc == STRATA_OK && i < n; i++) {
+    strata_table_spec *e = &entries[i];
+    if (!dir || !dir[0] || e->file[0] == '/') continue;
+    char path[STRATA_TABLE_FILE_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->file) >= sizeof path)
+      rc = strata_error(STRATA_EINVAL, "%s: table %s: the path %s/%s is too long", where,
+                        e->name, dir, e->file);
+    else
+      memcpy(e->file, path, sizeof path);
+  }
+  if (rc == STRATA_OK) rc = strata_tables_load(entries, n, out);
+  if (rc == STRATA_OK) return rc;
+  /* Every message names the text it came from, once. */
+  char msg[2 * STRATA_TABLE_FILE_MAX];
+  snprintf(msg, sizeof msg, "%s", strata_last_error());
+  if (strncmp(msg, where, strlen(where))) return strata_error(rc, "%s: %s", where, msg);
+  return rc;
+}
+
+int strata_problem_set_tables(strata_problem *pr, strata_source *s, const strata_table_set *t)
+{
+  if (!pr || !s || !t)
+    return strata_error(STRATA_EINVAL, "strata_problem_set_tables: no problem, source or tables");
+  int n = strata_tables_count(t);
+  int rc = strata_source_set_tables(s, strata_tables_names(t), n, strata_tables_hash(t));
+  if (rc != STRATA_OK) return rc;
+  pr->tables = strata_tables_array(t);
+  pr->ntables = n;
+  return STRATA_OK;
 }

@@ -18,10 +18,9 @@ extern "C" {
 /* The message is one line of printable text: messages quote what users
  * wrote (keys, values, file names), and a control character in it, sent raw
  * to a terminal, would move the cursor or hide the rest.  Such characters
- * are written as C writes them: \r, \x01.  strata_escape does the same for
- * text printed without strata_error; dst gets at most size - 1 characters. */
+ * are written as C writes them: \r, \x01.  strata_escape (public) does the
+ * same for text printed without strata_error. */
 int strata_error(int code, const char *fmt, ...) STRATA_PRINTF(2, 3);
-void strata_escape(char *dst, size_t size, const char *src);
 void strata_error_clear(void);
 
 #ifdef __cplusplus

@@ -82,7 +82,6 @@ static inline void strata_qmc_point(const strata_qmc *q, strata_qmc_cursor *c, i
 void strata_sobol_directions(int d, uint64_t v[64]);
 
 const char *strata_qmc_rule_name(strata_qmc_rule r);
-int strata_qmc_rule_parse(const char *s, strata_qmc_rule *r);
 #ifdef __cplusplus
 }
 #endif

@@ -755,7 +755,7 @@ END_TEST
 
 int main(void)
 {
-  strata_io_init();
+  strata_init();
   Suite *s = suite_create("checkpoint");
   TCase *tc = tcase_create("files");
   tcase_set_timeout(tc, 120);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "job.h"
+#include "message.h"
 #include "testutil.h"
 
 static char path[256];
@@ -33,9 +34,9 @@ static void rejects(const char *text, const char *want)
   int rc = load_text(&job, text);
   if (rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, NULL);
   ck_assert_msg(rc != STRATA_OK, "accepted: %s", text);
-  ck_assert_msg(strstr(strata_last_error(), want) != NULL, "message '%s' lacks '%s'",
-                strata_last_error(), want);
-  ck_assert_msg(strchr(strata_last_error(), '\n') == NULL, "message is not one line");
+  ck_assert_msg(strstr(app_message(), want) != NULL, "message '%s' lacks '%s'",
+                app_message(), want);
+  ck_assert_msg(strchr(app_message(), '\n') == NULL, "message is not one line");
 }
 
 START_TEST(test_good_job)
@@ -126,7 +127,7 @@ START_TEST(test_whole_numbers)
   ck_assert_int_eq(strata_job_set(&job, "vegas.seed=007"), STRATA_OK);
   ck_assert(job.p.seed == 7);
   ck_assert_int_ne(strata_job_set(&job, "vegas.seed=1e3"), STRATA_OK);
-  ck_assert(strstr(strata_last_error(), "vegas.seed = '1e3': expected a whole number in "
+  ck_assert(strstr(app_message(), "vegas.seed = '1e3': expected a whole number in "
                    "0..2^64-1, decimal or 0x hex") != NULL);
   rejects("[vegas]\nseed = 18446744073709551616\n", ":2: vegas.seed = '18446744073709551616'");
   rejects("[vegas]\nseed = 0x\n", ":2: vegas.seed = '0x'");
@@ -193,7 +194,7 @@ START_TEST(test_long_lines)
   snprintf(set, sizeof set, "run.log=%s", pad);
   strata_job_init(&job);
   ck_assert_int_ne(strata_job_set(&job, set), STRATA_OK);
-  ck_assert(strstr(strata_last_error(), "--set run.log: value too long (5000 characters; at "
+  ck_assert(strstr(app_message(), "--set run.log: value too long (5000 characters; at "
                    "most 4096)") != NULL);
 }
 END_TEST
@@ -231,8 +232,8 @@ START_TEST(test_line_endings)
   if (rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, NULL);
   unlink(path);
   ck_assert_int_ne(rc, STRATA_OK);
-  ck_assert_msg(strstr(strata_last_error(), ":3: a NUL byte in the line") != NULL, "%s",
-                strata_last_error());
+  ck_assert_msg(strstr(app_message(), ":3: a NUL byte in the line") != NULL, "%s",
+                app_message());
 }
 END_TEST
 
@@ -248,21 +249,21 @@ static void printable(const char *msg)
 START_TEST(test_control_characters)
 {
   rejects("[run]\nthr\reads = 1\n", ":2: unknown key 'thr\\reads' in [run]");
-  printable(strata_last_error());
+  printable(app_message());
   rejects("[vegas]\nneval = 1\x01\x7f\t2\n", ":2: vegas.neval = '1\\x01\\x7f\\t2'");
-  printable(strata_last_error());
+  printable(app_message());
   rejects("[ru\x1b[2Jn]\na = 1\n", "unknown section [ru\\x1b[2Jn]");
-  printable(strata_last_error());
+  printable(app_message());
   strata_job job;
   strata_job_init(&job);
   ck_assert_int_ne(strata_job_set(&job, "run.thr\x1b]0;x\aeads=1"), STRATA_OK);
-  ck_assert_msg(strstr(strata_last_error(), "unknown key 'thr\\x1b]0;x\\aeads' in [run]"),
-                "%s", strata_last_error());
-  printable(strata_last_error());
+  ck_assert_msg(strstr(app_message(), "unknown key 'thr\\x1b]0;x\\aeads' in [run]"),
+                "%s", app_message());
+  printable(app_message());
   ck_assert_int_ne(strata_job_load(&job, "/nonexistent/a\nb\r.ini"), STRATA_OK);
-  ck_assert_msg(strstr(strata_last_error(), "/nonexistent/a\\nb\\r.ini: cannot open"), "%s",
-                strata_last_error());
-  printable(strata_last_error());
+  ck_assert_msg(strstr(app_message(), "/nonexistent/a\\nb\\r.ini: cannot open"), "%s",
+                app_message());
+  printable(app_message());
 }
 END_TEST
 
@@ -301,8 +302,8 @@ START_TEST(test_directory_job)
   strata_job job;
   strata_job_init(&job);
   ck_assert_int_eq(strata_job_load(&job, "/tmp"), STRATA_EIO);
-  ck_assert_msg(strstr(strata_last_error(), "/tmp: cannot read job file: is a directory") != NULL,
-                "%s", strata_last_error());
+  ck_assert_msg(strstr(app_message(), "/tmp: cannot read job file: is a directory") != NULL,
+                "%s", app_message());
 }
 END_TEST
 
@@ -311,7 +312,7 @@ START_TEST(test_missing_file)
   strata_job job;
   strata_job_init(&job);
   ck_assert_int_eq(strata_job_load(&job, "/nonexistent/strata.ini"), STRATA_EIO);
-  ck_assert(strstr(strata_last_error(), "/nonexistent/strata.ini: cannot open") != NULL);
+  ck_assert(strstr(app_message(), "/nonexistent/strata.ini: cannot open") != NULL);
 }
 END_TEST
 
@@ -320,10 +321,10 @@ START_TEST(test_bad_set)
   strata_job job;
   strata_job_init(&job);
   ck_assert_int_ne(strata_job_set(&job, "neval=5"), STRATA_OK);
-  ck_assert(strstr(strata_last_error(), "expected section.key=value") != NULL);
+  ck_assert(strstr(app_message(), "expected section.key=value") != NULL);
   ck_assert_int_ne(strata_job_set(&job, "vegas.neval"), STRATA_OK);
   ck_assert_int_ne(strata_job_set(&job, "vegas.ninc=0"), STRATA_OK);
-  ck_assert(strstr(strata_last_error(), "--set vegas.ninc=0: vegas.ninc = '0'") != NULL);
+  ck_assert(strstr(app_message(), "--set vegas.ninc=0: vegas.ninc = '0'") != NULL);
 }
 END_TEST
 

@@ -842,7 +842,7 @@ END_TEST
 
 int main(void)
 {
-  strata_io_init();
+  strata_init();
   Suite *s = suite_create("ncomp");
   TCase *tc = tcase_create("ncomp");
   tcase_set_timeout(tc, 600);

@@ -872,7 +872,7 @@ END_TEST
 
 int main(void)
 {
-  strata_io_init();
+  strata_init();
   Suite *s = suite_create("table");
   TCase *tc = tcase_create("tables");
   tcase_set_timeout(tc, 120);

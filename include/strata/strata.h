@@ -30,7 +30,7 @@ extern "C" {
  * the library with the structs' sizes, and the library refuses a caller
  * whose structs it does not know (a header newer than the library, or a
  * binding such as examples/api/strata.f90 out of step with this file). */
-#define STRATA_INTERFACE 2
+#define STRATA_INTERFACE 3
 
 #define STRATA_MAX_DIM 32
 #define STRATA_MAX_PARAMS 16
@@ -48,7 +48,11 @@ enum {
   STRATA_ENOTFINITE = 3, /* the integrand returned NaN or Inf */
   STRATA_EBACKEND = 4, /* backend unavailable or failed */
   STRATA_EIO = 5,
-  STRATA_ECOMM = 6
+  STRATA_ECOMM = 6,
+  /* A collective call failed on another rank, not on this one: that rank's
+   * strata_last_error() says why, and this rank's state is as the call
+   * left every rank's. */
+  STRATA_EPEER = 7
 };
 
 typedef double (*strata_fn)(const double *x, int dim, const double *params);
@@ -223,9 +227,20 @@ int strata_integrate(const strata_problem *pr, const strata_params *p,
                      strata_iteration_cb cb, void *ctx, strata_result *res);
 
 const char *strata_last_error(void);
+/* Text as strata's messages show it: control characters escaped as C
+ * writes them (\n, \x01), never cut inside an escape, at most size - 1
+ * characters.  For a caller's messages that quote what its user typed. */
+void strata_escape(char *dst, size_t size, const char *src);
 const char *strata_version(void);
 const char *strata_mode_name(strata_mode m);
 int strata_mode_parse(const char *s, strata_mode *m);
+/* "sobol" or "lattice". */
+int strata_qmc_rule_parse(const char *s, strata_qmc_rule *r);
+/* Process-wide set-up, once, before MPI_Init where there is MPI: the
+ * HDF5 library strata writes with must not shut down on its own at exit
+ * (it would crash on a file whose last flush failed).  Calling it is
+ * optional for a run that writes no file. */
+void strata_init(void);
 
 /* The built-in integrand suite. */
 typedef struct {
@@ -263,6 +278,43 @@ void strata_source_free(strata_source *s);
  * STRATA_EINVAL naming the line) and sets pr->f or pr->fv, pr->source and
  * pr->ncomp.  s must outlive pr's runs. */
 int strata_problem_set_source(strata_problem *pr, strata_source *s);
+/* From a C file defining `function` (path as this process opens it: not
+ * through a link, not writable by others; shown names it in messages), or
+ * from the body of one (its statements: the function around them is
+ * strata's; shown names where the body came from).  Nothing is compiled
+ * yet. */
+int strata_source_from_file(const char *path, const char *shown, const char *function,
+                            int extended, int ncomp, strata_source **out);
+int strata_source_from_body(const char *body, const char *shown, int extended, int ncomp,
+                            strata_source **out);
+/* Compiles s for the CPU now, or finds it in the cache (what
+ * strata_problem_set_source does when it was not done): ranks that share
+ * the cache compile once when one builds first.  verbose shows the
+ * compiler's warnings. */
+int strata_source_build(strata_source *s, int verbose);
+/* One line on how s was built: "integrand f from FILE: compiled for the
+ * CPU in 0.4 s" (or "loaded from the cache"). */
+void strata_source_describe(const strata_source *s, char *buf, size_t len);
+/* The hash of the code and its tables' contents, part of the run's
+ * definition. */
+uint64_t strata_source_hash(const strata_source *s);
+/* For a program that handles stop signals itself: child receives the pid
+ * of each compiler strata starts (0 once it ended), so that a handler can
+ * pass a signal on to it; requested (may be NULL) says whether a stop was
+ * asked, which ends a compile. */
+void strata_source_watch(void (*child)(int pid), int (*requested)(void));
+
+/* Tables a source reads (strata/table.h): "name=FILE.h5:/dataset, ...",
+ * each dataset read from HDF5 (owner and mode checked); a relative FILE is
+ * under dir (NULL or "": as given).  where names the text in messages. */
+typedef struct strata_table_set strata_table_set;
+int strata_tables_read(const char *spec, const char *dir, const char *where,
+                       strata_table_set **out);
+void strata_tables_free(strata_table_set *t);
+/* Gives pr the tables and s their names, in the order read: the code
+ * reaches each as STRATA_TABLE(tables, name) (doc/integrands.md).  t must
+ * outlive pr's runs. */
+int strata_problem_set_tables(strata_problem *pr, strata_source *s, const strata_table_set *t);
 
 /* ---- the integrator: a run that can be stepped, saved and moved ------------------ */
 typedef enum {
@@ -275,6 +327,12 @@ typedef enum {
 /* Peers: serial (NULL) or an MPI communicator (strata/strata_mpi.h). */
 typedef struct strata_comm strata_comm;
 void strata_comm_free(strata_comm *c);
+
+/* Starts what the backend will need and takes long to make (a GPU's
+ * context, on the device comm's ranks of this node take in turn) in the
+ * background, so that it overlaps the caller's own start (reading files,
+ * compiling the integrand).  Optional. */
+void strata_backend_prepare(strata_backend_kind kind, const strata_comm *comm);
 
 typedef struct strata_integrator strata_integrator;
 
@@ -350,9 +408,39 @@ typedef struct {
   const char *identity;
   /* A name for the run in messages and in the log ("(libstrata)" if NULL). */
   const char *name;
-  /* Progress on stderr (rank 0): resume, checkpoints written. */
+  /* Progress on stderr: resume, checkpoints written (rank 0); with
+   * strata_integrator_open also each rank's backend and exchange, and the
+   * problem's hypercubes. */
   int verbose;
+  /* Added in interface 3. */
+  /* Another run's checkpoint or log whose map (and allocation, where the
+   * hypercubes match) this run starts from; NULL: the uniform map.  The
+   * definition records it, so a checkpoint continues only from the same
+   * start. */
+  const char *map;
+  /* The exact value where the caller knows it, recorded in the log; NaN
+   * (strata_settings_init's) where not. */
+  double exact;
+  /* Say on stderr what the run set right by itself (a damaged log set
+   * aside), also without verbose. */
+  int notes;
+  /* How messages name the settings: a program's options and keys, a
+   * binding's keywords.  NULL: the fields of this struct. */
+  const struct strata_settings_names *names;
 } strata_settings;
+
+/* The names messages give the settings, each a string the caller keeps:
+ * "see --resume" rather than "see strata_settings.resume". */
+typedef struct strata_settings_names {
+  const char *resume;        /* what continues a run: "--resume" */
+  const char *resume_key;    /* the setting that asked for it: "run.resume" */
+  const char *resume_auto;   /* continue where there is a checkpoint: "run.resume = auto" */
+  const char *new_stop_keys; /* take new stop keys on resume: "--force" */
+  const char *checkpoint;    /* "run.checkpoint" */
+  const char *log;           /* "run.log" */
+  const char *map;           /* "vegas.map" */
+  const char *backend;       /* "run.backend": prefixes a backend's refusal */
+} strata_settings_names;
 
 enum { STRATA_RESUME_NO = 0, STRATA_RESUME_YES = 1, STRATA_RESUME_AUTO = 2 };
 
@@ -362,6 +450,41 @@ void strata_settings_init_checked(strata_settings *st, int interface, size_t siz
 
 /* Gives s the settings (copied, strings too) before its first iteration. */
 int strata_integrator_settings(strata_integrator *s, const strata_settings *st);
+
+/* strata_integrator_alloc and strata_integrator_settings in one, with the
+ * settings known from the start: messages name st->name (a job file) and
+ * the ranks also agree on check_ranks; with verbose every rank says which
+ * backend it has and how it exchanges with its peers, and rank 0 the
+ * stratification.  Collective like strata_integrator_alloc.  A failure
+ * that is another rank's returns STRATA_EPEER here. */
+int strata_integrator_open(const strata_problem *pr, const strata_params *p,
+                           strata_backend_kind backend, strata_comm *comm,
+                           const strata_settings *st, strata_integrator **out);
+
+/* What an integrator is, for reports: owned by the integrator, valid until
+ * it is freed (definition after a run: what that run checked against). */
+typedef struct {
+  const char *backend;       /* "cpu" or "cuda" */
+  /* Several GPU ranks: how their devices exchange ("nccl ..." or "mpi
+   * through host memory ..."), and what setting it up took (not part of
+   * any run's time); NULL and 0 otherwise. */
+  const char *exchange;
+  double exchange_setup_s;
+  int ranks;
+  int64_t nhcube;            /* hypercubes of the stratification */
+  int per_axis;              /* hypercubes per axis */
+  int ninc;                  /* map increments per axis */
+  /* The hash of the run's definition (doc/file-formats.md,
+   * definition_hash), 16 hex digits. */
+  char definition_hash[17];
+} strata_integrator_info;
+const strata_integrator_info *strata_integrator_describe(strata_integrator *s);
+
+/* After a call on peers failed: nonzero when every rank returned its error
+ * together (rank 0's message is the one that says why; the others' point
+ * to it), zero when it is this rank's alone and other ranks may still wait
+ * for it in a collective (end them all: MPI_Abort). */
+int strata_integrator_error_shared(const strata_integrator *s);
 
 /* The progress of strata_integrator_run: 0 goes on, nonzero stops the run
  * after this iteration (any rank's nonzero stops every rank), with a
