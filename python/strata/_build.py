@@ -24,6 +24,7 @@ CDEF = r"""
 #define STRATA_EBACKEND ...
 #define STRATA_EIO ...
 #define STRATA_ECOMM ...
+#define STRATA_EPEER ...
 #define STRATA_COMP_INTEGRAL ...
 #define STRATA_COMP_SIGMA ...
 #define STRATA_COMP_AVG ...
@@ -171,6 +172,7 @@ typedef int (*strata_progress_cb)(const strata_iteration *it, void *ctx);
 int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, void *ctx,
                           strata_result *res);
 int strata_integrator_stopped(const strata_integrator *s);
+int strata_integrator_error_shared(const strata_integrator *s);
 void strata_request_stop(void);
 
 void free(void *p);
@@ -222,8 +224,8 @@ ffibuilder.cdef(CDEF)
 PRELUDE = r"""
 #include <strata/strata.h>
 #include <stdlib.h>
-#if !defined(STRATA_INTERFACE) || STRATA_INTERFACE < 2
-#error "this strata binding needs libstrata of interface 2 or later (strata_settings, strata_integrator_run): install the libstrata of this repository"
+#if !defined(STRATA_INTERFACE) || STRATA_INTERFACE < 3
+#error "this strata binding needs libstrata of interface 3 or later (strata_integrator_error_shared): install the libstrata of this repository"
 #endif
 """
 ffibuilder.set_source("strata._lib", PRELUDE, **strata_flags())

@@ -1,15 +1,17 @@
 """The library's errors as one Python exception."""
 
 #: The library's error codes (strata/strata.h) by value.
-CODES = {1: "EINVAL", 2: "ENOMEM", 3: "ENOTFINITE", 4: "EBACKEND", 5: "EIO", 6: "ECOMM"}
+CODES = {1: "EINVAL", 2: "ENOMEM", 3: "ENOTFINITE", 4: "EBACKEND", 5: "EIO", 6: "ECOMM",
+         7: "EPEER"}
 
 
 class StrataError(Exception):
     """An error of libstrata or of a strata file: ``str(e)`` is the
     library's one-line message, naming the value, key or file at fault;
     ``e.code`` its error code (1 EINVAL bad input, 2 ENOMEM, 3 ENOTFINITE
-    the integrand returned NaN or Inf, 4 EBACKEND, 5 EIO, 6 ECOMM; 0 for a
-    file the Python reader refuses)."""
+    the integrand returned NaN or Inf, 4 EBACKEND, 5 EIO, 6 ECOMM, 7 EPEER
+    another MPI rank failed and its message says why; 0 for a file the
+    Python reader refuses)."""
 
     def __init__(self, code, message):
         super().__init__(message)

@@ -391,10 +391,9 @@ class Integrator:
         peers = self._comm is not None and self._comm.Get_size() > 1
         if rc != lib.STRATA_OK:
             # Errors of files, settings and the state are every rank's; one
-            # rank's iteration or memory failing is that rank's alone.
-            if peers and (self._exc is not None or rc in (
-                    lib.STRATA_ENOTFINITE, lib.STRATA_EBACKEND, lib.STRATA_ENOMEM) or (
-                    rc == lib.STRATA_ECOMM and not self._settings.check_ranks)):
+            # rank's iteration or memory failing is that rank's alone, and
+            # the others wait for it: the library says which.
+            if peers and not lib.strata_integrator_error_shared(c):
                 self._abort(rc)
             cause = StrataError(rc, ffi.string(lib.strata_last_error()).decode(
                 errors="replace"))
