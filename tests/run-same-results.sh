@@ -9,7 +9,9 @@
 # STRATA (default ./strata), MPIRUN (default mpirun), RANKS (default "1 4"),
 # BACKEND (default cpu; cuda on a GPU machine) and CASES (default all six,
 # as "default f4:5 ...": a share of them for runs side by side) choose what
-# runs.  Small
+# runs, SEEDS (default "1 2 3 4 5") which seeds, and SAME_OUT a file that
+# receives each run's line as soon as it ends (what a time limit leaves of
+# a long set).  Small
 # iterations: the whole set runs in a few minutes on two cores.
 set -u
 STRATA=${STRATA:-./strata}
@@ -17,6 +19,7 @@ MPIRUN=${MPIRUN:-mpirun}
 RANKS=${RANKS:-1 4}
 BACKEND=${BACKEND:-cpu}
 CASES=${CASES:-default f4:5 f6:5 fB:2 f2:6 fB:9}
+SEEDS=${SEEDS:-1 2 3 4 5}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -32,7 +35,7 @@ pick() {
   sed -n 's/.*"integral":\([^,]*\),"sigma":\([^,]*\),"chi2_dof":\([^,]*\),"Q":\([^,]*\),.*"neval":\([^,]*\),"iterations":\([^,]*\),"converged":\([^,]*\),.*"nhcube":\([^,]*\),.*/integral=\1 sigma=\2 chi2_dof=\3 Q=\4 neval=\5 iterations=\6 converged=\7 nhcube=\8/p'
 }
 
-out="$tmp/out"
+out=${SAME_OUT:-$tmp/out}
 : >"$out"
 common="--set vegas.neval=5e4 --set vegas.maxiter=10 --set vegas.skip=2 --set vegas.adapt_iters=6 --set run.threads=1 --set run.backend=$BACKEND"
 for ranks in $RANKS; do
@@ -40,7 +43,7 @@ for ranks in $RANKS; do
     if [ "$case" = default ]; then job=""; else
       job="--set integral.integrand=${case%%:*} --set integral.dim=${case##*:}"; fi
     for mode in vegas+ vegas vegas1d plain qmc; do
-      for seed in 1 2 3 4 5; do
+      for seed in $SEEDS; do
         r=$(launch "$ranks" run -q --json $job $common --set vegas.mode=$mode \
               --set vegas.seed=$seed 2>&1 | pick)
         echo "ranks=$ranks case=$case mode=$mode seed=$seed ${r:-FAILED}" >>"$out"
