@@ -86,17 +86,7 @@ static size_t settings_size(int interface)
 
 /* Every rank's outcome made every rank's: a rank that failed alone must
  * not leave the others waiting in the next collective. */
-static int agree(strata_comm *comm, int rc)
-{
-  if (comm->size == 1) return rc;
-  double bad = rc != STRATA_OK;
-  if (comm->allreduce_sum(comm, &bad, 1) != 0)
-    return strata_error(STRATA_ECOMM, "rank %d: cannot reach the other ranks", comm->rank);
-  if (rc != STRATA_OK) return rc;
-  return bad > 0 ? strata_error(STRATA_EPEER, "rank %d: %g other rank%s failed (see their "
-                                "messages)", comm->rank, bad, bad == 1 ? "" : "s")
-                 : STRATA_OK;
-}
+static int agree(strata_comm *comm, int rc) { return strata_ranks_agree(comm, rc); }
 
 /* Callers built with interface 1, before the sizes were passed: its
  * structs are this interface's. */
@@ -430,16 +420,7 @@ static strata_ckpt_info info_of(const strata_integrator *s)
 /* Rank 0's outcome, and its message, on every rank. */
 static int share_outcome(strata_comm *comm, int rc)
 {
-  if (comm->size == 1) return rc;
-  struct {
-    int rc;
-    char msg[1024];
-  } o = {rc, ""};
-  if (comm->rank == 0 && rc != STRATA_OK) snprintf(o.msg, sizeof o.msg, "%s", strata_last_error());
-  if (comm->broadcast(comm, &o, sizeof o, 0) != 0)
-    return strata_error(STRATA_ECOMM, "rank %d: cannot reach rank 0", comm->rank);
-  if (comm->rank != 0 && o.rc != STRATA_OK) return strata_error(o.rc, "%s", o.msg);
-  return o.rc;
+  return strata_ranks_follow_root(comm, rc, NULL, 1, NULL);
 }
 
 int strata_integrator_save(strata_integrator *s, const char *path)

@@ -67,3 +67,46 @@ int strata_ranks_same_job(strata_comm *comm, const strata_problem *pr, const str
                       "tables differ)" : "");
   return rc;
 }
+
+int strata_ranks_agree(strata_comm *comm, int rc)
+{
+  if (comm->size == 1) return rc;
+  double bad = rc != STRATA_OK;
+  if (comm->allreduce_sum(comm, &bad, 1) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: cannot reach the other ranks", comm->rank);
+  if (rc != STRATA_OK) return rc;
+  return bad > 0 ? strata_error(STRATA_EPEER, "rank %d: %g other rank%s failed (see their "
+                                "messages)", comm->rank, bad, bad == 1 ? "" : "s")
+                 : STRATA_OK;
+}
+
+int strata_ranks_follow_root(strata_comm *comm, int rc, double *count, int with_message,
+                             int *lost)
+{
+  if (lost) *lost = 0;
+  if (comm->size == 1) return rc;
+  if (with_message) {
+    struct {
+      int rc;
+      char msg[1024];
+    } o = {rc, ""};
+    if (comm->rank == 0 && rc != STRATA_OK)
+      snprintf(o.msg, sizeof o.msg, "%s", strata_last_error());
+    if (comm->broadcast(comm, &o, sizeof o, 0) != 0) {
+      if (lost) *lost = 1;
+      return strata_error(STRATA_ECOMM, "rank %d: cannot reach rank 0", comm->rank);
+    }
+    if (comm->rank != 0 && o.rc != STRATA_OK) return strata_error(o.rc, "%s", o.msg);
+    return o.rc;
+  }
+  /* Ranks that know nothing add zeros: x + 0 = x exactly. */
+  double v[2] = {comm->rank == 0 ? (double)rc : 0.0, count ? *count : 0.0};
+  if (comm->allreduce_sum(comm, v, 2) != 0) {
+    if (lost) *lost = 1;
+    return strata_error(STRATA_ECOMM, "rank %d: agreeing with the other ranks failed",
+                        comm->rank);
+  }
+  if (count) *count = v[1];
+  if (v[0] != 0.0 && comm->rank != 0) return strata_error((int)v[0], "(see rank 0)");
+  return (int)v[0];
+}

@@ -18,6 +18,7 @@
 #include "hash.h"
 #include "map.h"
 #include "mapfile.h"
+#include "ranks.h"
 #include "runlog.h"
 #include "warmstart.h"
 
@@ -62,24 +63,22 @@ static double now_s(void)
 static int agree(strata_session *s, double *v, size_t n)
 {
   if (s->comm->allreduce_sum(s->comm, v, n) != 0) {
-    s->agreed = 0; /* the others may not know: main ends them all */
+    s->agreed = 0; /* the others may not know: the caller ends them all */
     return strata_error(STRATA_ECOMM, "rank %d: agreeing with the other ranks failed",
                         s->comm->rank);
   }
   return STRATA_OK;
 }
 
-/* Rank 0's status, made every rank's.  On the other ranks the message only
- * says where the real one is: main prints rank 0's. */
-/* Rank 0's status and, in the same sum, a count every rank adds to. */
+/* Rank 0's status and, in the same sum, a count every rank adds to.  On
+ * the other ranks the message only says where the real one is: the caller
+ * prints rank 0's. */
 static int agree_status_count(strata_session *s, int rc, double *count)
 {
-  double v[2] = {s->comm->rank == 0 ? (double)rc : 0.0, *count};
-  int crc = agree(s, v, 2);
-  if (crc != STRATA_OK) return crc;
-  *count = v[1];
-  if (v[0] != 0.0 && s->comm->rank != 0) return strata_error((int)v[0], "(see rank 0)");
-  return (int)v[0];
+  int lost = 0;
+  int arc = strata_ranks_follow_root(s->comm, rc, count, 0, &lost);
+  if (lost) s->agreed = 0; /* the others may not know: the caller ends them all */
+  return arc;
 }
 
 static int agree_status(strata_session *s, int rc)
@@ -160,7 +159,7 @@ static int share_bytes(strata_comm *comm, void *buf, size_t n, const char *what)
 static int share(strata_session *s, void *buf, size_t n, const char *what)
 {
   int rc = share_bytes(s->comm, buf, n, what);
-  if (rc != STRATA_OK) s->agreed = 0; /* the others may not know: main ends them all */
+  if (rc != STRATA_OK) s->agreed = 0; /* the others may not know: the caller ends them all */
   return rc;
 }
 
@@ -210,7 +209,7 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   double fail = ok ? 0.0 : 1.0;
   if (comm->allreduce_sum(comm, &fail, 1) != 0)
     rc = strata_error(STRATA_ECOMM, "rank %d: agreeing with the other ranks failed", comm->rank);
-  else if (fail > 0)
+  else if (fail > 0) /* every rank says it: rank 0 speaks for them */
     rc = strata_error(STRATA_ENOMEM, "out of memory reading the checkpoint's state");
   if (rc == STRATA_OK) rc = share_bytes(comm, edges, sizeof(double) * nedges, what);
   if (rc == STRATA_OK) rc = share_bytes(comm, nhv, sizeof(int64_t) * nh, what);
@@ -247,7 +246,7 @@ static int share_state(strata_session *s, strata_run *r, const strata_checkpoint
   if (fail > 0)
     return root ? rc : strata_error(STRATA_ENOMEM, "rank 0: out of memory (see rank 0)");
   rc = strata_session_share_state(s->comm, r, ck, root ? collect_row : NULL, s);
-  if (rc == STRATA_ECOMM) s->agreed = 0; /* the others may not know: main ends them all */
+  if (rc == STRATA_ECOMM) s->agreed = 0; /* the others may not know: the caller ends them all */
   return rc;
 }
 
