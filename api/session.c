@@ -229,23 +229,22 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   return rc;
 }
 
-/* Rank 0 has the checkpoint; every rank needs its state, bit for bit; rank
- * 0 keeps the replayed rows for the log. */
+/* Rank 0 has the checkpoint; every rank needs its state, bit for bit, and
+ * keeps the replayed rows: for its caller's progress, and rank 0's for the
+ * log. */
 static int share_state(strata_session *s, strata_run *r, const strata_checkpoint *ck)
 {
   const int root = s->comm->rank == 0;
-  int rc = STRATA_OK;
-  if (root) {
-    const int n = ck->state.itn;
-    s->rows = malloc(sizeof *s->rows * (size_t)(n > 0 ? n : 1));
-    if (!s->rows) rc = strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  double fail = rc != STRATA_OK;
-  int arc = agree(s, &fail, 1);
+  double n = root ? ck->state.itn : 0.0;
+  int arc = agree(s, &n, 1);
   if (arc != STRATA_OK) return arc;
-  if (fail > 0)
-    return root ? rc : strata_error(STRATA_ENOMEM, "rank 0: out of memory (see rank 0)");
-  rc = strata_session_share_state(s->comm, r, ck, root ? collect_row : NULL, s);
+  s->rows = malloc(sizeof *s->rows * (size_t)(n > 0 ? n : 1));
+  double fail = !s->rows;
+  arc = agree(s, &fail, 1);
+  if (arc != STRATA_OK) return arc;
+  if (fail > 0) /* every rank says it: rank 0 speaks for them */
+    return strata_error(STRATA_ENOMEM, "out of memory for the restored iterations");
+  int rc = strata_session_share_state(s->comm, r, ck, collect_row, s);
   if (rc == STRATA_ECOMM) s->agreed = 0; /* the others may not know: the caller ends them all */
   return rc;
 }

@@ -4,6 +4,7 @@ to the JSON file named by argv[1].  Also a stop asked on one rank only,
 and a progress function that fails on one rank only: every rank must
 stop, and none hang."""
 import json
+import os
 import sys
 
 import numpy as np
@@ -57,7 +58,22 @@ except strata.StrataError as e:
     out["failed"] = str(e)
 s.close()
 fails = comm.gather(out["failed"], root=0)
+
+# A checkpointed run, its ranks' states compared after every iteration,
+# stopped after iteration 3 and resumed to the end: every rank's result
+# lists all the iterations, the restored ones first.
+ck = os.path.join(os.path.dirname(os.path.abspath(sys.argv[1])), "ranks%d.ckpt.h5"
+                  % comm.Get_size())
+s = strata.Integrator(gauss, [[0, 1]] * 3, comm=comm, checkpoint=ck, check_ranks=True, **KW)
+s.integrate(lambda it: it.itn == 3)
+s.close()
+s = strata.Integrator(gauss, [[0, 1]] * 3, comm=comm, checkpoint=ck, resume="yes",
+                      check_ranks=True, **KW)
+r = s.integrate()
+s.close()
+resumed = comm.gather([[it.itn for it in r.iterations], r.mean, r.sdev], root=0)
 if rank == 0:
     out["failed"] = fails
+    out["resumed"] = resumed
     with open(sys.argv[1], "w") as f:
         json.dump(out, f)

@@ -40,6 +40,15 @@ def test_two_ranks_equal_one(tmp_path):
     assert two["failed"][1] == "ZeroDivisionError"
     assert two["failed"][0] == ("rank 0: the progress function raised on rank 1, which "
                                 "stopped the run after iteration 4")
+    # Resumed with check_ranks on: every rank lists all 7 iterations and
+    # has rank 0's result, equal to one rank's.
+    for n, got in ((1, one["resumed"]), (2, two["resumed"])):
+        assert len(got) == n
+        for itns, mean, sdev in got:
+            assert itns == list(range(1, 8)), (n, itns)
+            assert (mean, sdev) == (got[0][1], got[0][2])
+    assert np.allclose(two["resumed"][0][1], one["resumed"][0][1], rtol=1e-12, atol=0)
+    assert one["resumed"][0][1] == one["batch"]["mean"][0]
     # One rank through MPI is the run without MPI.
     import strata
     r = strata.Integrator(lambda x: np.exp(-50 * ((x - 0.5) ** 2).sum(axis=1)), [[0, 1]] * 3,
