@@ -139,23 +139,26 @@ int strata_cli_integrand_load(const strata_job *job, strata_problem *pr, strata_
 int strata_cli_integrand_build(strata_world *w, int verbose, strata_problem *pr,
                                strata_source *src)
 {
-  if (!src) return 0;
-  /* Rank 0 compiles alone first: a job of many ranks then compiles once
+  /* Every rank takes part in every agreement, with code to build or not:
+   * ranks given different jobs (a built-in here, user code there) must
+   * meet in the same collectives until the integrator tells them apart.
+   * Rank 0 compiles alone first: a job of many ranks then compiles once
    * and the others load the result from the cache (or, on a node that does
    * not share the cache directory, compile their own). */
-  int rc = w->rank == 0 ? strata_source_build(src, verbose) : STRATA_OK;
+  int rc = w->rank == 0 && src ? strata_source_build(src, verbose) : STRATA_OK;
   int st = strata_cli_agree(w, strata_cli_status(rc), 0);
   if (st != 0) return st;
-  if (w->rank != 0) rc = strata_source_build(src, 0);
+  if (w->rank != 0 && src) rc = strata_source_build(src, 0);
   st = strata_cli_agree(w, strata_cli_status(rc), 1);
-  if (st != 0) return st;
+  if (st != 0 || !src) return st;
   if (verbose && w->rank == 0) {
     char line[4400];
     strata_source_describe(src, line, sizeof line);
     fprintf(stderr, "strata: %s\n", line);
   }
+  /* Built: this only completes pr. */
   rc = strata_problem_set_source(pr, src);
-  return strata_cli_agree(w, strata_cli_status(rc), 1);
+  return rc == STRATA_OK ? 0 : strata_cli_fail(w, "%s", strata_last_error());
 }
 
 void strata_cli_integrand_free(strata_source *src, strata_table_set *tables)
