@@ -84,6 +84,20 @@ static size_t settings_size(int interface)
   return interface == 2 ? offsetof(strata_settings, map) : sizeof(strata_settings);
 }
 
+/* Settings made by strata_settings_init of an interface this library
+ * knows: their interface also tells the layout of the caller's other
+ * structs. */
+static int settings_known(const strata_settings *st, const char *what)
+{
+  if (st->size == 0 || st->interface < 2 || st->interface > STRATA_INTERFACE ||
+      st->size != settings_size(st->interface))
+    return strata_error(STRATA_EINVAL, "%s: the settings are not made by strata_settings_init "
+                        "of an interface this libstrata knows (%d, %zu bytes; the caller's: "
+                        "%d, %zu bytes)", what, STRATA_INTERFACE, sizeof(strata_settings),
+                        st->interface, st->size);
+  return STRATA_OK;
+}
+
 /* Every rank's outcome made every rank's: a rank that failed alone must
  * not leave the others waiting in the next collective. */
 static int agree(strata_comm *comm, int rc) { return strata_ranks_agree(comm, rc); }
@@ -238,8 +252,13 @@ int strata_integrator_open(const strata_problem *pr, const strata_params *p,
                            strata_backend_kind backend, strata_comm *comm,
                            const strata_settings *st, strata_integrator **out)
 {
+  *out = NULL;
   if (!st) return strata_error(STRATA_EINVAL, "strata_integrator_open: no settings");
-  return alloc_with(STRATA_INTERFACE, sizeof *pr, sizeof *p, pr, p, backend, comm, st, out);
+  int rc = settings_known(st, "strata_integrator_open");
+  if (rc != STRATA_OK) return rc;
+  /* The settings' interface is the caller's header's: its problem and
+   * params are of that interface too (both unchanged since interface 1). */
+  return alloc_with(st->interface, sizeof *pr, sizeof *p, pr, p, backend, comm, st, out);
 }
 
 const strata_integrator_info *strata_integrator_describe(strata_integrator *s)
@@ -309,12 +328,8 @@ static char *copy(const char *v, int *fail)
 int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
 {
   if (!st) return strata_error(STRATA_EINVAL, "strata_integrator_settings: no settings");
-  if (st->size == 0 || st->interface < 2 || st->interface > STRATA_INTERFACE ||
-      st->size != settings_size(st->interface))
-    return strata_error(STRATA_EINVAL, "strata_integrator_settings: the settings are not made "
-                        "by strata_settings_init of an interface this libstrata knows (%d, %zu "
-                        "bytes; the caller's: %d, %zu bytes)", STRATA_INTERFACE,
-                        sizeof(strata_settings), st->interface, st->size);
+  int rc = settings_known(st, "strata_integrator_settings");
+  if (rc != STRATA_OK) return rc;
   /* A caller of an older interface has the fields of its own: the others
    * keep their defaults. */
   strata_settings given;
@@ -334,7 +349,7 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
     return strata_error(STRATA_EINVAL, "strata_settings: checkpoint_every, checkpoint_every_s "
                         "and log_map must be 0 or more");
   char def[STRATA_JOBDEF_MAX];
-  int rc = strata_session_define(s->run, st->identity, st->name ? st->name : "(libstrata)", def,
+  rc = strata_session_define(s->run, st->identity, st->name ? st->name : "(libstrata)", def,
                                  sizeof def);
   if (rc != STRATA_OK) return rc;
   int fail = 0;

@@ -456,7 +456,8 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st);
  * the ranks also agree on check_ranks; with verbose every rank says which
  * backend it has and how it exchanges with its peers, and rank 0 the
  * stratification.  Collective like strata_integrator_alloc.  A failure
- * that is another rank's returns STRATA_EPEER here. */
+ * that is another rank's returns STRATA_EPEER here.  st is made by
+ * strata_settings_init, whose interface stands for the caller's structs. */
 int strata_integrator_open(const strata_problem *pr, const strata_params *p,
                            strata_backend_kind backend, strata_comm *comm,
                            const strata_settings *st, strata_integrator **out);
