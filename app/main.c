@@ -10,7 +10,7 @@
 #include "job.h"
 #include "logcmd.h"
 #include "message.h"
-#include "report.h"
+#include "strata/report.h"
 #include "stop.h"
 #include "world.h"
 

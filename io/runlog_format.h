@@ -1,5 +1,5 @@
 /* The convergence log's record types, shared by the writer (runlog.c) and
- * the reader behind `strata log` (logcmd.c).  doc/file-formats.md describes
+ * the reader behind `strata log` (runlog_print.c).  doc/file-formats.md describes
  * the same layout for users. */
 #ifndef STRATA_RUNLOG_FORMAT_H
 #define STRATA_RUNLOG_FORMAT_H

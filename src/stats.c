@@ -2,7 +2,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 /* The exponent of the smallest positive s[k], 0 if none: weights in units
@@ -203,65 +202,4 @@ double strata_gamma_q(double a, double x)
   if (isinf(x)) return 0.0;
   if (x < a + 1.0) return 1.0 - gamma_p_series(a, x);
   return gamma_q_cf(a, x);
-}
-
-void strata_format_value_error(char *buf, int len, double value, double err)
-{
-  /* An error that is not known (NaN: one tiny estimate, whose variance
-   * underflowed and has no scatter to measure) is "(?)" after the value. */
-  const int unknown = isnan(err) || (err == 0.0 && value != 0.0 && fabs(value) < sqrt(DBL_MIN));
-  if (!isfinite(value) || (!isfinite(err) && !unknown) || err < 0.0) {
-    snprintf(buf, (size_t)len, "%.6g +- %.2g", value, err);
-    return;
-  }
-  if (err == 0.0 || unknown) {
-    const char *e0 = unknown ? "?" : "0";
-    if (value == 0.0 || (fabs(value) >= 1e-5 && fabs(value) < 1e9)) {
-      snprintf(buf, (size_t)len, "%.15g(%s)", value, e0);
-      return;
-    }
-    /* The exponent after the error, as in every other line. */
-    int ev = (int)floor(log10(fabs(value)));
-    double m = value / pow(10.0, ev);
-    if (fabs(m) >= 10.0) {
-      m /= 10.0;
-      ev++;
-    }
-    snprintf(buf, (size_t)len, "%.15g(%s)e%+03d", m, e0, ev);
-    return;
-  }
-  /* Decimals so that the error shows two significant digits. */
-  int e = (int)floor(log10(err));
-  int decimals = 1 - e;
-  double mag = fabs(value) > err ? fabs(value) : err;
-  if (decimals < 0 || decimals > 15 || mag >= 1e9 || mag < 1e-5) {
-    /* Scientific: scale both to the value's exponent. */
-    int ev = value != 0.0 ? (int)floor(log10(fabs(value))) : e;
-    if (ev < e) ev = e;
-    double scale = pow(10.0, ev);
-    int dec = ev - e + 1;
-    if (dec > 15) dec = 15;
-    long long digits = llround(err / scale * pow(10.0, dec));
-    if (digits >= 100 && dec > 0) { /* the error rounded up a decade */
-      dec--;
-      digits = llround(err / scale * pow(10.0, dec));
-    }
-    /* Below the 15th place (1 +- 1e-16): one unit of the last place shown,
-     * never "(0)" for an error that is not 0. */
-    if (digits < 1) digits = 1;
-    if (fabs(value / scale) + 0.5 * pow(10.0, -dec) >= 10.0) { /* 9.99.. rounds to 10 */
-      ev++;
-      scale *= 10.0;
-      dec = ev - e + 1 > 15 ? 15 : ev - e + 1;
-      digits = llround(err / scale * pow(10.0, dec));
-    }
-    snprintf(buf, (size_t)len, "%.*f(%lld)e%+03d", dec, value / scale, digits, ev);
-    return;
-  }
-  long long digits = llround(err * pow(10.0, decimals));
-  if (digits >= 100 && decimals > 0) { /* the error rounded up a decade */
-    decimals--;
-    digits = llround(err * pow(10.0, decimals));
-  }
-  snprintf(buf, (size_t)len, "%.*f(%lld)", decimals, value, digits);
 }

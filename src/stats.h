@@ -45,10 +45,6 @@ double strata_stats_average_cov(const double *sa, const double *sb, const double
 
 /* Regularised upper incomplete gamma function Q(a, x) = Gamma(a, x)/Gamma(a). */
 double strata_gamma_q(double a, double x);
-
-/* "1.23456(78)" style: value with the error in the last two digits.  Falls
- * back to "1.23e+05 +- 4.5e+02" where that form would be unreadable. */
-void strata_format_value_error(char *buf, int len, double value, double err);
 #ifdef __cplusplus
 }
 #endif

@@ -7,7 +7,8 @@
 # integrand sees every point with the caller's data; the C++ and Fortran
 # examples equal the C one.  keep.c stops from its callback and resumes with
 # a new maxiter and epsrel to the uninterrupted run's bits, its log reads
-# with `strata log` and draws with strata-plot, and a resume with another
+# with `strata log` (the table and summary keep.c's own report prints,
+# strata_report_text) and draws with strata-plot, and a resume with another
 # width (the data's identity) is refused; callers of an unknown interface
 # or struct size are refused.  Where a GPU is visible, the cuda backend with
 # the integrand's source agrees with the CPU to 1e-12.
@@ -179,7 +180,8 @@ grep -q "made for other data: the identity of the caller's data is 'gauss a=625'
 (cd keep-a && ../keep log.h5 ck.h5 --resume --maxiter 14 --epsrel 1e-4 --new-stop-keys >out 2>err) ||
   fail "keep: resume with new stop keys: $(cat keep-a/err)"
 grep -q "^itn  1 " keep-a/err && ok || fail "keep: the resume did not report the restored iterations"
-(cd keep-b && ../keep log.h5 ck.h5 --maxiter 14 --epsrel 1e-4 >out 2>err) || fail "keep: uninterrupted run"
+(cd keep-b && ../keep log.h5 ck.h5 --maxiter 14 --epsrel 1e-4 --report report >out 2>err) ||
+  fail "keep: uninterrupted run"
 same "keep: stopped and resumed with new stop keys = uninterrupted" "$(cat keep-a/out)" "$(cat keep-b/out)"
 # The library's log reads with strata log, the same table as the
 # uninterrupted run's, and draws with strata-plot.
@@ -191,6 +193,11 @@ rows=$(grep -c '^ *[0-9]' log-a.csv)
 # (The CSV's columns of wall time differ between the two runs.)
 cut -d, -f1-8 log-a.csv >a3 && cut -d, -f1-8 log-b.csv >b3 && cmp -s a3 b3 && ok ||
   fail "the resumed log's estimates, averages and counts differ from the uninterrupted one's"
+# The caller's report (strata_report_text, from the iterations its
+# callback saw) is the table and summary that strata log reads back from
+# the log.
+"$STRATA" log keep-b/log.h5 >log-b.txt 2>err && cmp -s keep-b/report log-b.txt && ok ||
+  fail "keep's report differs from strata log's: $(cat err; diff keep-b/report log-b.txt | head -5)"
 py=""
 for p in ${PYTHON:-python3 /usr/bin/python3}; do
   if command -v "$p" >/dev/null && "$p" -c 'import h5py, numpy, matplotlib' 2>/dev/null; then py=$p; break; fi

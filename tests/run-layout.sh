@@ -16,8 +16,8 @@
 # then in the include directories, in Makefile.am's order.
 #
 # LAYOUT_PART=lib checks the library alone, LAYOUT_PART=app the program
-# alone (tests/run-layout-app.sh), all both; the default is lib while the
-# program still reaches inside the library.
+# alone (tests/run-layout-app.sh), all both; the default is lib, so that
+# each test names the part that broke.
 set -u
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$srcdir" || exit 1

@@ -15,7 +15,7 @@
 #include "checkpoint.h"
 #include "io.h"
 #include "jobdef.h"
-#include "report.h"
+#include "strata/report.h"
 #include "run.h"
 #include "runlog.h"
 #include "testcomm.h"

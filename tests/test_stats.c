@@ -1,4 +1,6 @@
-/* Tests of combining iterations (src/stats.c, src/stats.h).
+/* Tests of combining iterations (src/stats.c, src/stats.h), and of the
+ * value with its error that the table prints (strata_report_value_error,
+ * io/report.c).
  *
  * Weighted averages are checked against hand arithmetic (in the comments);
  * Q(a, x) against chi-square table values, 25-digit values (mpmath's
@@ -13,6 +15,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "strata/report.h"
 #include "testutil.h"
 
 #define REQUIRE(expr, ...)                                                      \
@@ -475,7 +478,7 @@ START_TEST(test_format_table)
   char buf[128];
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     memset(buf, 'X', sizeof buf);
-    strata_format_value_error(buf, (int)sizeof buf, cases[i].value, cases[i].err);
+    strata_report_value_error(buf, sizeof buf, cases[i].value, cases[i].err);
     REQUIRE(strcmp(buf, cases[i].want) == 0, "(%.17g, %.17g): got \"%s\", want \"%s\"",
             cases[i].value, cases[i].err, buf, cases[i].want);
   }
@@ -487,11 +490,11 @@ END_TEST
 START_TEST(test_format_round_up)
 {
   char buf[64];
-  strata_format_value_error(buf, sizeof buf, 1.0, 0.0996);
+  strata_report_value_error(buf, sizeof buf, 1.0, 0.0996);
   ck_assert_str_eq(buf, "1.00(10)");
-  strata_format_value_error(buf, sizeof buf, 9.9999999e10, 1e6);
+  strata_report_value_error(buf, sizeof buf, 9.9999999e10, 1e6);
   ck_assert_str_eq(buf, "1.000000(10)e+11");
-  strata_format_value_error(buf, sizeof buf, 2.5e12, 9.96e8);
+  strata_report_value_error(buf, sizeof buf, 2.5e12, 9.96e8);
   ck_assert_str_eq(buf, "2.5000(10)e+12");
 }
 END_TEST
@@ -500,18 +503,18 @@ START_TEST(test_format_fallbacks)
 {
   char buf[64];
   /* not finite or negative error: "%.6g +- %.2g" */
-  strata_format_value_error(buf, sizeof buf, INFINITY, 1.0);
+  strata_report_value_error(buf, sizeof buf, INFINITY, 1.0);
   ck_assert_str_eq(buf, "inf +- 1");
-  strata_format_value_error(buf, sizeof buf, 2.5, INFINITY);
+  strata_report_value_error(buf, sizeof buf, 2.5, INFINITY);
   ck_assert_str_eq(buf, "2.5 +- inf");
-  strata_format_value_error(buf, sizeof buf, 1.0, -0.5);
+  strata_report_value_error(buf, sizeof buf, 1.0, -0.5);
   ck_assert_str_eq(buf, "1 +- -0.5");
-  strata_format_value_error(buf, sizeof buf, NAN, 0.1);
+  strata_report_value_error(buf, sizeof buf, NAN, 0.1);
   ck_assert_msg(strstr(buf, "nan") != NULL && strstr(buf, "+- 0.1") != NULL, "got \"%s\"", buf);
   /* a short buffer is truncated and terminated, never overrun */
   char small[8];
   memset(small, 'X', sizeof small);
-  strata_format_value_error(small, 6, 1.23456, 0.00067);
+  strata_report_value_error(small, 6, 1.23456, 0.00067);
   ck_assert_str_eq(small, "1.234");
   ck_assert_int_eq(small[6], 'X');
   ck_assert_int_eq(small[7], 'X');
@@ -530,7 +533,7 @@ START_TEST(test_format_round_trip)
     s = s * 1103515245u + 12345u;
     double err = (0.11 + 0.8 * (double)(s >> 8) / (1u << 24)) * pow(10.0, -(int)(s % 6) - 1);
     if (fabs(value) < 1e-5) continue;
-    strata_format_value_error(buf, sizeof buf, value, err);
+    strata_report_value_error(buf, sizeof buf, value, err);
     char *open = strchr(buf, '(');
     REQUIRE(open != NULL && strchr(buf, 'e') == NULL, "\"%s\"", buf);
     const char *dot = strchr(buf, '.');

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "lostpeak.h"
-#include "report.h"
+#include "strata/report.h"
 #include "strat.h"
 #include "testutil.h"
 

@@ -6,11 +6,14 @@
  *
  *   keep LOG CHECKPOINT [--width A] [--seed S] [--maxiter N] [--epsrel E]
  *        [--every N] [--stop-after N] [--resume] [--new-stop-keys]
+ *        [--report FILE]
  *
  * --stop-after N stops the run from the callback after iteration N (its
  * checkpoint holds it); --resume continues from CHECKPOINT where it exists;
  * the width is the data's identity, so a resume with another width is
- * refused.  Prints one line: the result, and whether the run stopped.
+ * refused; --report writes the iteration table and summary as `strata
+ * run` prints them (strata/report.h) to FILE.  Prints one line: the
+ * result, and whether the run stopped.
  * Build:
  *   cc keep.c $(pkg-config --cflags --libs strata) -lm -o keep */
 #include <math.h>
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <strata/report.h>
 #include <strata/strata.h>
 
 typedef struct {
@@ -33,11 +37,17 @@ static void gauss(const double *x, int dim, void *user, double *out)
   out[0] = exp(-d->a * s);
 }
 
+/* The iterations so far, for the report (a scalar integrand's: no
+ * component rows to copy). */
+static strata_iteration seen[64];
+static int nseen;
+
 /* The callback sees every iteration (also those a resume restores) and
  * may stop the run: nonzero after iteration stop_after. */
 static int progress(const strata_iteration *it, void *ctx)
 {
   const int *stop_after = ctx;
+  if (nseen < 64) seen[nseen++] = *it;
   fprintf(stderr, "itn %2d  %.6e +- %.2e  avg %.6e  chi2/dof %.2f\n", it->itn, it->integral,
           it->sigma, it->avg, it->chi2_dof);
   return *stop_after > 0 && it->itn == *stop_after;
@@ -73,6 +83,7 @@ int main(int argc, char **argv)
   st.checkpoint_every = 3;
   st.name = "keep.c";
   int stop_after = 0;
+  const char *report = NULL;
   for (int i = 3; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : "0";
     if (!strcmp(argv[i], "--width")) data.a = atof(v), i++;
@@ -83,6 +94,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--stop-after")) stop_after = atoi(v), i++;
     else if (!strcmp(argv[i], "--resume")) st.resume = STRATA_RESUME_AUTO;
     else if (!strcmp(argv[i], "--new-stop-keys")) st.new_stop_keys = 1;
+    else if (!strcmp(argv[i], "--report")) report = v, i++;
     else {
       fprintf(stderr, "keep: unknown option %s\n", argv[i]);
       return 2;
@@ -110,6 +122,17 @@ int main(int argc, char **argv)
       strata_integrator_run(s, progress, &stop_after, &res) != STRATA_OK) {
     fprintf(stderr, "keep: %s\n", strata_last_error());
     return 1;
+  }
+  if (report) {
+    char *text;
+    FILE *f = fopen(report, "w");
+    if (!f || strata_report_text(seen, nseen, &res, NAN, &text) != STRATA_OK) {
+      fprintf(stderr, "keep: %s: %s\n", report, f ? strata_last_error() : "cannot write");
+      return 1;
+    }
+    fputs(text, f);
+    free(text);
+    fclose(f);
   }
   printf("integral %.17g sigma %.17g chi2_dof %.17g iterations %d stopped %d version %d.%d.%d "
          "library %s\n", res.integral, res.sigma, res.chi2_dof, res.iterations,

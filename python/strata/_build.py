@@ -1,7 +1,8 @@
 """cffi builders of the binding, in API mode: the C compiler reads the
-installed strata/strata.h, so the layout of every structure is the
-header's own; the declarations below name only the fields the binding
-uses (`...;` leaves the rest to the compiler).  Run by setup.py."""
+installed strata/strata.h and strata/report.h, so the layout of every
+structure is the header's own; the declarations below name only the
+fields the binding uses (`...;` leaves the rest to the compiler).  Run by
+setup.py."""
 import os
 import shlex
 import shutil
@@ -175,6 +176,10 @@ int strata_integrator_stopped(const strata_integrator *s);
 int strata_integrator_error_shared(const strata_integrator *s);
 void strata_request_stop(void);
 
+void strata_report_value_error(char *buf, size_t len, double value, double err);
+int strata_report_text(const strata_iteration *its, int n, const strata_result *res,
+                       double exact, char **text);
+
 void free(void *p);
 
 /* Called by the library from C: a numpy batch integrand, the
@@ -223,6 +228,7 @@ ffibuilder.cdef(CDEF)
 # so before the compiler lists the missing fields.
 PRELUDE = r"""
 #include <strata/strata.h>
+#include <strata/report.h>
 #include <stdlib.h>
 #if !defined(STRATA_INTERFACE) || STRATA_INTERFACE < 3
 #error "this strata binding needs libstrata of interface 3 or later (strata_integrator_error_shared): install the libstrata of this repository"

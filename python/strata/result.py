@@ -21,54 +21,11 @@ def comp_columns(ncomp):
 
 def format_value_error(value, err):
     """``value(err)`` with two digits of the error, as the program's table
-    prints it (src/stats.c, strata_format_value_error)."""
-    unknown = math.isnan(err) or (err == 0.0 and value != 0.0
-                                  and abs(value) < math.sqrt(2.2250738585072014e-308))
-    if not math.isfinite(value) or (not math.isfinite(err) and not unknown) or err < 0.0:
-        return "%.6g +- %.2g" % (value, err)
-    if err == 0.0 or unknown:
-        e0 = "?" if unknown else "0"
-        if value == 0.0 or 1e-5 <= abs(value) < 1e9:
-            return "%.15g(%s)" % (value, e0)
-        ev = math.floor(math.log10(abs(value)))
-        m = value / 10.0 ** ev
-        if abs(m) >= 10.0:
-            m /= 10.0
-            ev += 1
-        return "%.15g(%s)e%+03d" % (m, e0, ev)
-    e = math.floor(math.log10(err))
-    decimals = 1 - e
-    mag = max(abs(value), err)
-    if decimals < 0 or decimals > 15 or mag >= 1e9 or mag < 1e-5:
-        ev = math.floor(math.log10(abs(value))) if value != 0.0 else e
-        ev = max(ev, e)
-        scale = 10.0 ** ev
-        dec = min(ev - e + 1, 15)
-        digits = _llround(err / scale * 10.0 ** dec)
-        if digits >= 100 and dec > 0:
-            dec -= 1
-            digits = _llround(err / scale * 10.0 ** dec)
-        digits = max(digits, 1)
-        if abs(value / scale) + 0.5 * 10.0 ** -dec >= 10.0:
-            ev += 1
-            scale *= 10.0
-            dec = min(ev - e + 1, 15)
-            digits = _llround(err / scale * 10.0 ** dec)
-        return "%.*f(%d)e%+03d" % (dec, value / scale, digits, ev)
-    digits = _llround(err * 10.0 ** decimals)
-    if digits >= 100 and decimals > 0:
-        decimals -= 1
-        digits = _llround(err * 10.0 ** decimals)
-    return "%.*f(%d)" % (decimals, value, digits)
-
-
-def _llround(v):
-    """C's llround: halves away from zero (Python's round goes to even)."""
-    return int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
-
-
-def _stat2(v):
-    return "-" if math.isnan(v) else "%.2f" % v
+    prints it (strata_report_value_error)."""
+    from ._lib import ffi, lib
+    buf = ffi.new("char[]", 64)
+    lib.strata_report_value_error(buf, len(buf), float(value), float(err))
+    return ffi.string(buf).decode()
 
 
 class Iteration:
@@ -108,28 +65,18 @@ class Iteration:
         return "Iteration(itn=%d, integral=%r, sigma=%r, average=%r, kept=%s)" % (
             self.itn, self.integral, self.sigma, self.average, self.kept)
 
-    def lines(self):
-        """The iteration's lines of the program's table."""
-        if self.comp is None:
-            return [_table_line("%3d   " % self.itn, self.kept, self.itn, self.integral,
-                                self.sigma, self.average, self.average_sigma, self.chi2_dof,
-                                self.Q, self.restarted)]
-        out = []
-        for c, row in enumerate(self.comp):
-            lead = "%3d:%-2d" % (self.itn, c) if c == 0 else "   :%-2d" % c
-            out.append(_table_line(lead, self.kept, self.itn, *row[:6],
-                                   restarted=c == 0 and self.restarted))
-        return out
-
-
-def _table_line(lead, kept, itn, integral, sigma, avg, avg_sigma, chi2_dof, q, restarted):
-    a = format_value_error(integral, sigma)
-    if kept:
-        return "%s%-20s  %-20s  %8s  %6s%s" % (lead, a, format_value_error(avg, avg_sigma),
-                                             _stat2(chi2_dof), _stat2(q),
-                                             "  restart" if restarted else "")
-    return "%s%-20s  %-20s  %8s  %6s" % (
-        lead, a, "(no information)" if itn > 0 and sigma == 0.0 else "(warm-up)", "-", "-")
+    def _to_c(self, ffi, it, keep):
+        """Fills the strata_iteration it; keep holds the comp rows' memory."""
+        it.itn, it.integral, it.sigma, it.neval = self.itn, self.integral, self.sigma, self.neval
+        it.kept, it.restarted, it.adapting = self.kept, self.restarted, self.adapting
+        it.avg, it.avg_sigma, it.chi2_dof, it.q = (self.average, self.average_sigma,
+                                                   self.chi2_dof, self.Q)
+        it.time_s = self.wall_s
+        it.ncomp = 1
+        if self.comp is not None:
+            rows = np.ascontiguousarray(self.comp, dtype=np.float64)
+            keep.append(ffi.new("double[]", rows.ravel().tolist()))
+            it.ncomp, it.comp = rows.shape[0], keep[-1]
 
 
 def table_frame(iterations):
@@ -158,6 +105,9 @@ class Result:
     table and summary), ``gvar`` (with the gvar package)."""
 
     def __init__(self, res, iterations, backend, stopped):
+        from ._lib import ffi
+        # The library's own result, as bytes (a Result pickles), for summary().
+        self._c_result = bytes(ffi.buffer(res))
         self.ncomp = max(1, res.ncomp)
         n = self.ncomp
         if n == 1:
@@ -215,41 +165,21 @@ class Result:
 
     def summary(self, exact=None):
         """The iteration table and the summary, as `strata run` prints
-        them (with ``exact``, the deviation from it)."""
-        lines = ["itn   integral              wgt average           chi2/dof       Q",
-                 "-" * 69]
-        for it in self.iterations:
-            lines += it.lines()
-        lines.append("")
-        if self.ncomp == 1:
-            lines.append("result     = %s   (%.17g +- %.3g)" % (
-                format_value_error(self.mean, self.sdev), self.mean, self.sdev))
-            lines.append("chi2/dof   = %s   Q = %s" % (_stat2(self.chi2_dof), _stat2(self.Q)))
-        else:
-            for c in range(self.ncomp):
-                lines.append("result[%d]  = %s   (%.17g +- %.3g)   chi2/dof = %s   Q = %s" % (
-                    c, format_value_error(self.mean[c], self.sdev[c]), self.mean[c],
-                    self.sdev[c], _stat2(self.chi2_dof[c]), _stat2(self.Q[c])))
-            d = np.sqrt(np.diag(self.cov))
-            with np.errstate(divide="ignore", invalid="ignore"):
-                corr = self.cov / np.outer(d, d)
-            rows = [" ".join("%7.4f" % v for v in r) for r in corr]
-            lines.append("correlation =  " + ("\n" + " " * 15).join(rows))
-        verdict = ("no target (epsrel = epsabs = 0)" if self.no_target
-                   else "yes" if self.converged else "NO")
-        lines.append("converged  = %s after %d iterations, %d evaluations, %.3f s" % (
-            verdict, self.nitn, self.neval, self.time_s))
-        if self.lost:
-            lines.append("lost peak  = the iterations left out of the average read %.1f sigma "
-                         "above it (iteration %d: %s): part of the integrand was likely "
-                         "missed; not converged" % (self.lost_z, self.lost_itn, format_value_error(
-                             self.lost_integral, self.lost_sigma)))
-        if self.neval_needed and self.nitn > 0:
-            lines.append("target     = needs about %.2g evaluations at the rate seen "
-                         "(neval %.2g, %d iterations)" % (
-                             self.neval_needed, self.neval_needed / self.nitn, self.nitn))
-        if exact is not None and self.ncomp == 1:
-            dev = (self.mean - exact) / self.sdev if self.sdev > 0 else float("nan")
-            lines.append(("exact      = %.17g   (deviation %+.2f sigma)" if abs(dev) < 1e6
-                          else "exact      = %.17g   (deviation %+.3g sigma)") % (exact, dev))
-        return "\n".join(lines)
+        them (with ``exact``, the deviation from it): the library's own
+        strata_report_text."""
+        from ._lib import ffi, lib
+        from .integrator import check
+        res = ffi.new("strata_result *")
+        ffi.memmove(res, self._c_result, min(len(self._c_result), ffi.sizeof("strata_result")))
+        its = ffi.new("strata_iteration[]", len(self.iterations))
+        keep = []
+        for k, it in enumerate(self.iterations):
+            it._to_c(ffi, its[k], keep)
+        text = ffi.new("char **")
+        check(lib.strata_report_text(its, len(self.iterations), res,
+                                     math.nan if exact is None else float(exact), text))
+        try:
+            out = ffi.string(text[0]).decode()
+        finally:
+            lib.free(text[0])
+        return out[:-1] if out.endswith("\n") else out

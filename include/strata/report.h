@@ -1,10 +1,24 @@
-/* What a run prints: Lepage-style iteration table, final summary, JSON. */
+/* What a run prints, as `strata run` prints it: the Lepage-style iteration
+ * table, the summary, the JSON line.  To a stream, or as one string for
+ * callers without a FILE (bindings). */
 #ifndef STRATA_REPORT_H
 #define STRATA_REPORT_H
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "strata/strata.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "1.23456(78)": the value with two digits of its error in parentheses,
+ * "1.2340(56)e-07" where the plain form would be unreadable, "(0)" or
+ * "(?)" for an error that is 0 or unknown (NaN), "inf +- 1" for what is
+ * not finite or a negative error.  At most len - 1 characters and the
+ * terminating 0 (a short buffer truncates). */
+void strata_report_value_error(char *buf, size_t len, double value, double err);
 
 void strata_report_header(FILE *out);
 /* A vector integrand's iteration takes a line per component: "  7:0 " for
@@ -15,6 +29,12 @@ void strata_report_iteration(FILE *out, const strata_iteration *it);
  * correlation matrix of the averages; its JSON adds "ncomp", "components"
  * and "covariance" (the scalar keys are component 0's). */
 void strata_report_summary(FILE *out, const strata_result *res, double exact);
+
+/* The header, the n iterations and, where res is not NULL, the summary, as
+ * the functions above print them, in one string: *text is malloc'ed,
+ * free() it.  STRATA_OK, or STRATA_ENOMEM (*text NULL). */
+int strata_report_text(const strata_iteration *its, int n, const strata_result *res,
+                       double exact, char **text);
 
 typedef struct {
   const char *integrand;
@@ -38,4 +58,8 @@ typedef struct {
 } strata_report_info;
 
 void strata_report_json(FILE *out, const strata_result *res, const strata_report_info *info);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,8 +1,73 @@
-#include "report.h"
+/* What a run prints (strata/report.h): the iteration table, the summary,
+ * the JSON line; the program, strata_log_print and the bindings share it. */
+#include "strata/report.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 
-#include "stats.h"
+#include "error.h"
+
+void strata_report_value_error(char *buf, size_t len, double value, double err)
+{
+  /* An error that is not known (NaN: one tiny estimate, whose variance
+   * underflowed and has no scatter to measure) is "(?)" after the value. */
+  const int unknown = isnan(err) || (err == 0.0 && value != 0.0 && fabs(value) < sqrt(DBL_MIN));
+  if (!isfinite(value) || (!isfinite(err) && !unknown) || err < 0.0) {
+    snprintf(buf, len, "%.6g +- %.2g", value, err);
+    return;
+  }
+  if (err == 0.0 || unknown) {
+    const char *e0 = unknown ? "?" : "0";
+    if (value == 0.0 || (fabs(value) >= 1e-5 && fabs(value) < 1e9)) {
+      snprintf(buf, len, "%.15g(%s)", value, e0);
+      return;
+    }
+    /* The exponent after the error, as in every other line. */
+    int ev = (int)floor(log10(fabs(value)));
+    double m = value / pow(10.0, ev);
+    if (fabs(m) >= 10.0) {
+      m /= 10.0;
+      ev++;
+    }
+    snprintf(buf, len, "%.15g(%s)e%+03d", m, e0, ev);
+    return;
+  }
+  /* Decimals so that the error shows two significant digits. */
+  int e = (int)floor(log10(err));
+  int decimals = 1 - e;
+  double mag = fabs(value) > err ? fabs(value) : err;
+  if (decimals < 0 || decimals > 15 || mag >= 1e9 || mag < 1e-5) {
+    /* Scientific: scale both to the value's exponent. */
+    int ev = value != 0.0 ? (int)floor(log10(fabs(value))) : e;
+    if (ev < e) ev = e;
+    double scale = pow(10.0, ev);
+    int dec = ev - e + 1;
+    if (dec > 15) dec = 15;
+    long long digits = llround(err / scale * pow(10.0, dec));
+    if (digits >= 100 && dec > 0) { /* the error rounded up a decade */
+      dec--;
+      digits = llround(err / scale * pow(10.0, dec));
+    }
+    /* Below the 15th place (1 +- 1e-16): one unit of the last place shown,
+     * never "(0)" for an error that is not 0. */
+    if (digits < 1) digits = 1;
+    if (fabs(value / scale) + 0.5 * pow(10.0, -dec) >= 10.0) { /* 9.99.. rounds to 10 */
+      ev++;
+      scale *= 10.0;
+      dec = ev - e + 1 > 15 ? 15 : ev - e + 1;
+      digits = llround(err / scale * pow(10.0, dec));
+    }
+    snprintf(buf, len, "%.*f(%lld)e%+03d", dec, value / scale, digits, ev);
+    return;
+  }
+  long long digits = llround(err * pow(10.0, decimals));
+  if (digits >= 100 && decimals > 0) { /* the error rounded up a decade */
+    decimals--;
+    digits = llround(err * pow(10.0, decimals));
+  }
+  snprintf(buf, len, "%.*f(%lld)", decimals, value, digits);
+}
 
 void strata_report_header(FILE *out)
 {
@@ -26,9 +91,9 @@ static void table_line(FILE *out, const char *lead, int kept, int itn, double in
                        int restarted)
 {
   char a[64], b[64], c2[32], qs[32];
-  strata_format_value_error(a, sizeof a, integral, sigma);
+  strata_report_value_error(a, sizeof a, integral, sigma);
   if (kept) {
-    strata_format_value_error(b, sizeof b, avg, avg_sigma);
+    strata_report_value_error(b, sizeof b, avg, avg_sigma);
     fprintf(out, "%s%-20s  %-20s  %8s  %6s%s\n", lead, a, b, stat2(c2, sizeof c2, chi2_dof),
             stat2(qs, sizeof qs, q), restarted ? "  restart" : "");
   } else {
@@ -72,7 +137,7 @@ static void summary_comps(FILE *out, const strata_result *res)
   char a[64], c2[32], qs[32];
   fputc('\n', out);
   for (int c = 0; c < res->ncomp; c++) {
-    strata_format_value_error(a, sizeof a, res->comp_integral[c], res->comp_sigma[c]);
+    strata_report_value_error(a, sizeof a, res->comp_integral[c], res->comp_sigma[c]);
     fprintf(out, "result[%d]  = %s   (%.17g +- %.3g)   chi2/dof = %s   Q = %s\n", c, a,
             res->comp_integral[c], res->comp_sigma[c],
             stat2(c2, sizeof c2, res->comp_chi2_dof[c]), stat2(qs, sizeof qs, res->comp_q[c]));
@@ -91,7 +156,7 @@ void strata_report_summary(FILE *out, const strata_result *res, double exact)
   if (res->ncomp > 1) {
     summary_comps(out, res);
   } else {
-    strata_format_value_error(a, sizeof a, res->integral, res->sigma);
+    strata_report_value_error(a, sizeof a, res->integral, res->sigma);
     fprintf(out, "\nresult     = %s   (%.17g +- %.3g)\n", a, res->integral, res->sigma);
     fprintf(out, "chi2/dof   = %s   Q = %s\n", stat2(c2, sizeof c2, res->chi2_dof),
             stat2(qs, sizeof qs, res->q));
@@ -101,7 +166,7 @@ void strata_report_summary(FILE *out, const strata_result *res, double exact)
           res->no_target ? "no target (epsrel = epsabs = 0)" : res->converged ? "yes" : "NO",
           res->iterations, (long long)res->neval, res->time_s);
   if (res->lost) {
-    strata_format_value_error(a, sizeof a, res->lost_integral, res->lost_sigma);
+    strata_report_value_error(a, sizeof a, res->lost_integral, res->lost_sigma);
     fprintf(out, "lost peak  = the iterations left out of the average read %.1f sigma above "
             "it (iteration %d: %s): part of the integrand was likely missed; not converged\n",
             res->lost_z, res->lost_itn, a);
@@ -120,6 +185,31 @@ void strata_report_summary(FILE *out, const strata_result *res, double exact)
                                  : "exact      = %.17g   (deviation %+.3g sigma)\n",
             exact, dev);
   }
+}
+
+int strata_report_text(const strata_iteration *its, int n, const strata_result *res,
+                       double exact, char **text)
+{
+  if (!text || n < 0 || (n > 0 && !its))
+    return strata_error(STRATA_EINVAL, "strata_report_text: %s", !text ? "text is NULL"
+                        : n < 0 ? "n < 0" : "its is NULL");
+  *text = NULL;
+  /* The very functions that print to a stream, so that the string is what
+   * the program prints byte for byte. */
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&buf, &len);
+  if (!out) return strata_error(STRATA_ENOMEM, "strata_report_text: out of memory");
+  strata_report_header(out);
+  for (int i = 0; i < n; i++) strata_report_iteration(out, &its[i]);
+  if (res) strata_report_summary(out, res, exact);
+  int failed = ferror(out);
+  if (fclose(out) != 0 || failed) {
+    free(buf);
+    return strata_error(STRATA_ENOMEM, "strata_report_text: out of memory");
+  }
+  *text = buf;
+  return STRATA_OK;
 }
 
 static void json_number(FILE *out, const char *key, double v, int last)
