@@ -458,7 +458,7 @@ int strata_integrator_save(strata_integrator *s, const char *path)
 static int fits(const strata_integrator *s, const strata_checkpoint *c, const char *name)
 {
   int rc = strata_jobdef_compare_as(c->definition, s->definition, s->settings.new_stop_keys,
-                                    strata_session_library_words.new_stop_keys, name, "checkpoint",
+                                    s->words.new_stop_keys, name, "checkpoint",
                                     "this integrator");
   if (rc == STRATA_OK)
     rc = strata_checkpoint_check_version(c, name, s->run->map->ninc, s->params.neval,
