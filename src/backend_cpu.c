@@ -15,7 +15,7 @@
 
 #include "backend.h"
 #include "error.h"
-#include "philox.h"
+#include "points_cpu.h"
 
 #define CPU_MAX_CHUNKS 128
 /* Each chunk's map sums cost dim*ninc doubles to clear and add: below this
@@ -44,48 +44,6 @@ static void mark_bad(chunk_status *st, int64_t i, double fx, int comp, const dou
   memcpy(st->bad_x, x, sizeof(double) * (size_t)dim);
 }
 
-static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb,
-                         double *cw, double *cc, chunk_status *st)
-{
-  const strata_problem *pr = job->problem;
-  const strata_map *g = job->map;
-  const strata_strat *s = job->strat;
-  const int dim = pr->dim, ninc = g->ninc;
-  double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
-  int k[STRATA_MAX_DIM], inc[STRATA_MAX_DIM];
-  st->bad_index = -1;
-  st->nomem = 0;
-  strata_qmc_cursor cur = {.next = -1};
-  for (int64_t h = ha; h < hb; h++) {
-    strata_strat_coords(s, h, k);
-    double s1 = 0.0, s2 = 0.0;
-    const int64_t i0 = s->start[h], i1 = s->start[h + 1];
-    for (int64_t i = i0; i < i1; i++) {
-      if (job->qmc) {
-        strata_qmc_point(job->qmc, &cur, i, y);
-      } else {
-        strata_sample_point(job, k, i, u, y);
-      }
-      double jac = strata_map_apply(g, y, x, inc);
-      double fx = pr->f(x, dim, pr->params);
-      if (!isfinite(fx)) {
-        mark_bad(st, i, fx, -1, x, dim);
-        return;
-      }
-      double w = jac * fx, ws = w * job->map_scale, w2 = ws * ws, dw = w - job->shift;
-      s1 += dw;
-      s2 += dw * dw;
-      if (job->adapt)
-        for (int d = 0; d < dim; d++) {
-          cw[(size_t)d * ninc + inc[d]] += w2;
-          cc[(size_t)d * ninc + inc[d]] += 1.0;
-        }
-    }
-    job->s1[h] = s1;
-    job->s2[h] = s2;
-  }
-}
-
 /* The quantity that adapts the map and the allocation (backend.h). */
 static inline double adapting_value(const strata_problem *pr, int nc, double jac,
                                     const double *w, const double *fv)
@@ -97,14 +55,14 @@ static inline double adapting_value(const strata_problem *pr, int nc, double jac
   return jac * s;
 }
 
-/* One sample's ncomp values f, at the point of Jacobian jac in map
- * increments inc: into its hypercube's sums (sum[0], sum[1]; c1, c2) and
- * the map's (cw, cc).  Both loops below add through it, in sample order, so
- * that every vector form gives the same bits.  Returns the first component
- * that is not finite (nothing added), or -1. */
-static inline int add_values(const strata_sample_job *job, int nc, int dim, int ninc,
-                             double jac, const double *f, const int *inc, double *sum,
-                             double *c1, double *c2, double *cw, double *cc)
+/* One sample's ncomp values f, at the point of Jacobian jac: into its
+ * hypercube's sums (sum[0], sum[1]; c1, c2), and its square of the
+ * adapting value for the map's sums into *w2.  Every form adds through it,
+ * in sample order, so that they all give the same bits for the same
+ * values.  Returns the first component that is not finite (nothing added),
+ * or -1. */
+static inline int add_values(const strata_sample_job *job, int nc, double jac, const double *f,
+                             double *sum, double *c1, double *c2, double *w2)
 {
   double w[STRATA_MAX_COMP], dc[STRATA_MAX_COMP];
   for (int c = 0; c < nc; c++) {
@@ -112,14 +70,10 @@ static inline int add_values(const strata_sample_job *job, int nc, int dim, int 
     w[c] = jac * f[c];
   }
   double gw = adapting_value(job->problem, nc, jac, w, f), ws = gw * job->map_scale,
-         w2 = ws * ws, dw = gw - job->shift;
+         dw = gw - job->shift;
+  *w2 = ws * ws;
   sum[0] += dw;
   sum[1] += dw * dw;
-  if (job->adapt)
-    for (int d = 0; d < dim; d++) {
-      cw[(size_t)d * ninc + inc[d]] += w2;
-      cc[(size_t)d * ninc + inc[d]] += 1.0;
-    }
   if (job->c1) {
     for (int c = 0; c < nc; c++) {
       dc[c] = w[c] - job->cshift[c];
@@ -131,133 +85,181 @@ static inline int add_values(const strata_sample_job *job, int nc, int dim, int 
   return -1;
 }
 
-/* The same for the extended form (fv): kept apart so that the scalar loop
- * above stays as tight as it was.  With ncomp <= 1 it adds exactly what the
- * scalar loop adds, so fv and f give the same bits for the same function. */
-static void sample_chunk_vec(const strata_sample_job *job, int64_t ha, int64_t hb,
-                             double *cw, double *cc, chunk_status *st)
-{
-  const strata_problem *pr = job->problem;
-  const strata_map *g = job->map;
-  const strata_strat *s = job->strat;
-  const int dim = pr->dim, ninc = g->ninc;
-  const int nc = pr->ncomp > 1 ? pr->ncomp : 1, np = nc * (nc + 1) / 2;
-  double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
-  double fv[STRATA_MAX_COMP];
+/* One cell's sums while its samples are added: the cell h, the sums of
+ * the adapting value and of its square, and a vector integrand's. */
+typedef struct {
+  int64_t h;
+  double sum[2];
   double c1[STRATA_MAX_COMP], c2[STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2];
-  int k[STRATA_MAX_DIM], inc[STRATA_MAX_DIM];
-  st->bad_index = -1;
-  st->nomem = 0;
-  strata_qmc_cursor cur = {.next = -1};
-  for (int64_t h = ha; h < hb; h++) {
-    strata_strat_coords(s, h, k);
-    double sum[2] = {0.0, 0.0};
-    memset(c1, 0, sizeof(double) * (size_t)nc);
-    memset(c2, 0, sizeof(double) * (size_t)np);
-    const int64_t i0 = s->start[h], i1 = s->start[h + 1];
-    for (int64_t i = i0; i < i1; i++) {
-      if (job->qmc) {
-        strata_qmc_point(job->qmc, &cur, i, y);
-      } else {
-        strata_sample_point(job, k, i, u, y);
-      }
-      double jac = strata_map_apply(g, y, x, inc);
-      pr->fv(x, dim, pr->params, pr->tables, fv);
-      int bad = add_values(job, nc, dim, ninc, jac, fv, inc, sum, c1, c2, cw, cc);
-      if (bad >= 0) {
-        mark_bad(st, i, fv[bad], nc > 1 ? bad : -1, x, dim);
-        return;
-      }
-    }
-    job->s1[h] = sum[0];
-    job->s2[h] = sum[1];
-    if (job->c1) {
-      memcpy(job->c1 + (size_t)h * (size_t)nc, c1, sizeof(double) * (size_t)nc);
-      memcpy(job->c2 + (size_t)h * (size_t)np, c2, sizeof(double) * (size_t)np);
+} cell_sums;
+
+/* Cell cs->h is complete: its sums into the job, and on to the next. */
+static inline void cell_close(const strata_sample_job *job, int nc, cell_sums *cs)
+{
+  const int np = nc * (nc + 1) / 2;
+  job->s1[cs->h] = cs->sum[0];
+  job->s2[cs->h] = cs->sum[1];
+  if (job->c1) {
+    memcpy(job->c1 + (size_t)cs->h * (size_t)nc, cs->c1, sizeof(double) * (size_t)nc);
+    memcpy(job->c2 + (size_t)cs->h * (size_t)np, cs->c2, sizeof(double) * (size_t)np);
+  }
+  cs->sum[0] = cs->sum[1] = 0.0;
+  memset(cs->c1, 0, sizeof cs->c1);
+  memset(cs->c2, 0, sizeof cs->c2);
+  cs->h++;
+}
+
+/* Samples i0 .. i0 + n - 1 with values fv (nc each) at Jacobians jac into
+ * their cells' sums, in sample order; the squares for the map's sums into
+ * w2.  Returns the first sample whose value is not finite (*bad its
+ * component), or -1.  Always inlined, so that nc = 1 makes the scalar
+ * integrand's loop of its own. */
+static inline __attribute__((always_inline)) int64_t
+add_batch(const strata_sample_job *job, int nc, int64_t i0, int64_t n, const double *jac,
+          const double *fv, double *w2, cell_sums *cs, int *bad)
+{
+  const int64_t *start = job->strat->start;
+  for (int64_t j = 0; j < n; j++) {
+    while (i0 + j >= start[cs->h + 1]) cell_close(job, nc, cs);
+    *bad = add_values(job, nc, jac[j], fv + j * nc, cs->sum, cs->c1, cs->c2, w2 + j);
+    if (*bad >= 0) return j;
+  }
+  return -1;
+}
+
+/* A batch's samples into the map's sums, axis by axis: each increment
+ * still receives its samples in sample order.  The counts are integers
+ * (chunk_batch), exact as the sums of 1.0 they stand for. */
+static void add_map_sums(int dim, int ninc, int64_t n, const int *inc, size_t istride,
+                         const double *w2, double *cw, uint32_t *count)
+{
+  for (int d = 0; d < dim; d++) {
+    double *cwd = cw + (size_t)d * (size_t)ninc;
+    uint32_t *cnd = count + (size_t)d * (size_t)ninc;
+    const int *id = inc + (size_t)d * istride;
+    for (int64_t j = 0; j < n; j++) {
+      cwd[id[j]] += w2[j];
+      cnd[id[j]]++;
     }
   }
 }
 
-/* The caller's forms (fu, fb): the points of consecutive samples go to
- * the integrand in blocks (of one for fu), then every value is added in
- * sample order exactly as sample_chunk_vec adds it, so that the two forms,
- * and fv computing the same values, give the same bits. */
-static void sample_chunk_user(const strata_sample_job *job, int64_t ha, int64_t hb,
-                              double *cw, double *cc, chunk_status *st)
+/* Samples per batch of the library's own forms (f, fv): their points are
+ * made, their values computed and then added a batch at a time.  The
+ * caller's batch form (fb) has its own size; fu takes the points one by
+ * one from a batch. */
+#define CPU_BATCH 256
+
+/* A chunk's working arrays: one batch's points (x, jac, inc), values (fv)
+ * and squares for the map (w2), and the chunk's sample counts per map
+ * increment, kept as integers until they go into cc. */
+typedef struct {
+  int64_t size;
+  double *x, *jac, *fv, *w2;
+  int *inc;
+  uint32_t *count;
+} chunk_batch;
+
+static void batch_free(chunk_batch *b)
+{
+  free(b->x);
+  free(b->jac);
+  free(b->fv);
+  free(b->w2);
+  free(b->inc);
+  free(b->count);
+}
+
+static int batch_alloc(chunk_batch *b, const strata_sample_job *job)
 {
   const strata_problem *pr = job->problem;
-  const strata_map *g = job->map;
-  const strata_strat *s = job->strat;
-  const int dim = pr->dim, ninc = g->ninc;
-  const int nc = pr->ncomp > 1 ? pr->ncomp : 1, np = nc * (nc + 1) / 2;
-  const int64_t B = pr->fb ? (pr->batch > 0 ? pr->batch : 1024) : 1;
-  double u[STRATA_MAX_DIM], y[STRATA_MAX_DIM];
-  double c1[STRATA_MAX_COMP], c2[STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2];
-  int k[STRATA_MAX_DIM];
+  const size_t dim = (size_t)pr->dim, nc = pr->ncomp > 1 ? (size_t)pr->ncomp : 1;
+  const size_t B = (size_t)(pr->fb ? (pr->batch > 0 ? pr->batch : 1024) : CPU_BATCH);
+  b->size = (int64_t)B;
+  b->x = malloc(sizeof(double) * B * dim);
+  b->jac = malloc(sizeof(double) * B);
+  b->fv = malloc(sizeof(double) * B * nc);
+  b->w2 = malloc(sizeof(double) * B);
+  b->inc = malloc(sizeof(int) * B * dim);
+  b->count = job->adapt ? calloc(dim * (size_t)job->map->ninc, sizeof(uint32_t)) : NULL;
+  if (b->x && b->jac && b->fv && b->w2 && b->inc && (b->count || !job->adapt)) return 0;
+  batch_free(b);
+  return -1;
+}
+
+/* The counts so far into cc (exact: integers below 2^53), and from zero
+ * again. */
+static void counts_out(uint32_t *count, size_t cells, double *cc)
+{
+  for (size_t c = 0; c < cells; c++) cc[c] += count[c];
+  memset(count, 0, sizeof(uint32_t) * cells);
+}
+
+/* Hypercubes [ha, hb): the points of a batch of consecutive samples
+ * (points_cpu.h), the integrand's values at them, then the values added in
+ * sample order.  Always inlined, for add_batch's sake. */
+static inline __attribute__((always_inline)) void
+sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, double *cw,
+                double *cc, chunk_status *st)
+{
+  const strata_problem *pr = job->problem;
+  const int dim = pr->dim, ninc = job->map->ninc;
+  const size_t cells = (size_t)dim * (size_t)ninc;
   st->bad_index = -1;
   st->nomem = 0;
-  double *x = malloc(sizeof(double) * (size_t)(B * dim));
-  double *jac = malloc(sizeof(double) * (size_t)B);
-  double *fv = malloc(sizeof(double) * (size_t)(B * nc));
-  int *inc = malloc(sizeof(int) * (size_t)(B * dim));
-  if (!x || !jac || !fv || !inc) {
+  chunk_batch b;
+  if (batch_alloc(&b, job) != 0) {
     st->nomem = 1;
-    goto out;
+    return;
   }
-  strata_qmc_cursor cur = {.next = -1};
-  int64_t h = ha, hp = ha; /* the hypercube being summed, and of the next point drawn */
-  strata_strat_coords(s, hp, k);
-  double sum[2] = {0.0, 0.0};
-  memset(c1, 0, sizeof c1);
-  memset(c2, 0, sizeof c2);
-#define FLUSH()                                                                          \
-  do {                                                                                   \
-    job->s1[h] = sum[0];                                                                 \
-    job->s2[h] = sum[1];                                                                 \
-    if (job->c1) {                                                                       \
-      memcpy(job->c1 + (size_t)h * (size_t)nc, c1, sizeof(double) * (size_t)nc);         \
-      memcpy(job->c2 + (size_t)h * (size_t)np, c2, sizeof(double) * (size_t)np);         \
-    }                                                                                    \
-    sum[0] = sum[1] = 0.0;                                                               \
-    memset(c1, 0, sizeof c1);                                                            \
-    memset(c2, 0, sizeof c2);                                                            \
-  } while (0)
-  const int64_t iend = s->start[hb];
-  for (int64_t i0 = s->start[ha]; i0 < iend; i0 += B) {
+  const int64_t B = b.size;
+  strata_points_walk walk;
+  strata_points_start(job, ha, &walk);
+  cell_sums cs = {.h = ha};
+  int64_t counted = 0; /* samples in the counts since they last went out */
+  const int64_t iend = job->strat->start[hb];
+  for (int64_t i0 = job->strat->start[ha]; i0 < iend; i0 += B) {
     const int64_t n = iend - i0 < B ? iend - i0 : B;
-    for (int64_t j = 0; j < n; j++) {
-      const int64_t i = i0 + j;
-      if (i >= s->start[hp + 1]) {
-        while (i >= s->start[hp + 1]) hp++;
-        strata_strat_coords(s, hp, k);
-      }
-      if (job->qmc) strata_qmc_point(job->qmc, &cur, i, y);
-      else strata_sample_point(job, k, i, u, y);
-      jac[j] = strata_map_apply(g, y, x + j * dim, inc + j * dim);
+    for (int64_t j = 0; j < n; j += STRATA_POINT_BLOCK)
+      strata_points_block(job, &walk, i0 + j,
+                          (int)(n - j < STRATA_POINT_BLOCK ? n - j : STRATA_POINT_BLOCK),
+                          b.x + j * dim, b.jac + j, b.inc + j, (size_t)B);
+    if (pr->f)
+      for (int64_t j = 0; j < n; j++) b.fv[j] = pr->f(b.x + j * dim, dim, pr->params);
+    else if (pr->fv)
+      for (int64_t j = 0; j < n; j++)
+        pr->fv(b.x + j * dim, dim, pr->params, pr->tables, b.fv + j * nc);
+    else if (pr->fb)
+      pr->fb(n, b.x, dim, pr->user, b.fv);
+    else
+      for (int64_t j = 0; j < n; j++) pr->fu(b.x + j * dim, dim, pr->user, b.fv + j * nc);
+    int bad;
+    const int64_t j = add_batch(job, nc, i0, n, b.jac, b.fv, b.w2, &cs, &bad);
+    if (j >= 0) {
+      mark_bad(st, i0 + j, b.fv[j * nc + bad], nc > 1 ? bad : -1, b.x + j * dim, dim);
+      goto out;
     }
-    if (pr->fb) pr->fb(n, x, dim, pr->user, fv);
-    else pr->fu(x, dim, pr->user, fv);
-    for (int64_t j = 0; j < n; j++) {
-      const int64_t i = i0 + j;
-      while (i >= s->start[h + 1]) {
-        FLUSH();
-        h++;
+    if (job->adapt) {
+      if (counted + n > UINT32_MAX) {
+        counts_out(b.count, cells, cc);
+        counted = 0;
       }
-      const double *f = fv + j * nc;
-      int bad = add_values(job, nc, dim, ninc, jac[j], f, inc + j * dim, sum, c1, c2, cw, cc);
-      if (bad >= 0) {
-        mark_bad(st, i, f[bad], nc > 1 ? bad : -1, x + j * dim, dim);
-        goto out;
-      }
+      add_map_sums(dim, ninc, n, b.inc, (size_t)B, b.w2, cw, b.count);
+      counted += n;
     }
   }
-  for (; h < hb; h++) FLUSH();
-#undef FLUSH
+  while (cs.h < hb) cell_close(job, nc, &cs);
+  if (job->adapt) counts_out(b.count, cells, cc);
 out:
-  free(x);
-  free(jac);
-  free(fv);
-  free(inc);
+  batch_free(&b);
+}
+
+static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb, double *cw,
+                         double *cc, chunk_status *st)
+{
+  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  if (nc == 1) sample_chunk_nc(job, 1, ha, hb, cw, cc, st);
+  else sample_chunk_nc(job, nc, ha, hb, cw, cc, st);
 }
 
 /* The backends' shared message, naming the component of a vector integrand. */
@@ -317,12 +319,7 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
 #endif
   for (int c = 0; c < nchunk; c++) {
     double *cw = job->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
-    if (job->problem->f)
-      sample_chunk(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
-    else if (job->problem->fv)
-      sample_chunk_vec(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
-    else
-      sample_chunk_user(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
+    sample_chunk(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
   }
   (void)nt;
   for (int c = 0; c < nchunk; c++)

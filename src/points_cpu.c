@@ -1,0 +1,100 @@
+#include "points_cpu.h"
+
+#include <string.h>
+
+#include "maplookup.h"
+
+/* Vector code for the widest unit the machine has, chosen at load time;
+ * the arithmetic is IEEE double without contraction (-std=c11) and integer
+ * operations, whose results no instruction set changes. */
+#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define POINTS_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef POINTS_CLONES
+#define POINTS_CLONES
+#endif
+
+enum { L = STRATA_POINT_BLOCK };
+
+void strata_points_start(const strata_sample_job *job, int64_t h, strata_points_walk *w)
+{
+  w->h = h;
+  w->qmc.next = -1;
+  if (!job->qmc) strata_strat_coords(job->strat, h, w->k);
+}
+
+/* The coordinates of hypercube h + 1 from those of h: counting in base M,
+ * the digits strata_hcube_coords finds by division. */
+static inline void next_coords(int *k, int dim, int M)
+{
+  for (int d = 0; d < dim && ++k[d] == M; d++) k[d] = 0;
+}
+
+/* strata_sample_point's y for the block: the uniforms of L consecutive
+ * counters per Philox call, each in its sample's hypercube.  Lanes past n
+ * repeat the last sample's hypercube, so that their points stay in the
+ * unit cube; nobody reads them. */
+static inline __attribute__((always_inline)) void uniform_points(const strata_sample_job *job, strata_points_walk *w,
+                                  int64_t i0, int n, double y[][L])
+{
+  const strata_strat *s = job->strat;
+  const int dim = job->problem->dim;
+  const double invM = 1.0 / s->M;
+  int k[STRATA_MAX_DIM][L];
+  for (int j = 0; j < L; j++) {
+    while (j < n && i0 + j >= s->start[w->h + 1]) {
+      w->h++;
+      next_coords(w->k, dim, s->M);
+    }
+    for (int d = 0; d < dim; d++) k[d][j] = w->k[d];
+  }
+  /* Counter b * L + j: block b of sample i0 + j. */
+  const int nb = (dim + 3) / 4;
+  strata_philox_lanes c;
+  for (int b = 0; b < nb; b++)
+    for (int j = 0; j < L; j++) {
+      const uint64_t index = (uint64_t)(i0 + j);
+      c.w[0][b * L + j] = (uint32_t)b;
+      c.w[1][b * L + j] = job->iteration;
+      c.w[2][b * L + j] = (uint32_t)index;
+      c.w[3][b * L + j] = (uint32_t)(index >> 32);
+    }
+  strata_philox4x32_10_lanes(&c, nb * L, job->seed);
+  for (int d = 0; d < dim; d++)
+    for (int j = 0; j < L; j++)
+      y[d][j] = (k[d][j] + STRATA_U32_TO_UNIT(c.w[d % 4][d / 4 * L + j])) * invM;
+}
+
+POINTS_CLONES
+void strata_points_block(const strata_sample_job *job, strata_points_walk *w, int64_t i0, int n,
+                         double *x, double *jac, int *inc, size_t istride)
+{
+  const strata_map *g = job->map;
+  const int dim = g->dim, ninc = g->ninc;
+  double y[STRATA_MAX_DIM][L], xs[STRATA_MAX_DIM][L], jl[L];
+  int il[STRATA_MAX_DIM][L];
+  if (job->qmc) {
+    double yi[STRATA_MAX_DIM];
+    for (int j = 0; j < L; j++) {
+      if (j < n) strata_qmc_point(job->qmc, &w->qmc, i0 + j, yi);
+      for (int d = 0; d < dim; d++) y[d][j] = yi[d];
+    }
+  } else {
+    uniform_points(job, w, i0, n, y);
+  }
+  /* strata_map_apply, axis by axis over the block. */
+  for (int j = 0; j < L; j++) jl[j] = 1.0;
+  for (int d = 0; d < dim; d++) {
+    const double *e = strata_map_axis_edges(g, d);
+    const double lower = g->lower[d], width = g->width[d];
+    for (int j = 0; j < L; j++)
+      il[d][j] = strata_map_axis(e, ninc, lower, width, y[d][j], &xs[d][j], &jl[j]);
+  }
+  for (int j = 0; j < n; j++) {
+    jac[j] = jl[j];
+    for (int d = 0; d < dim; d++) x[(size_t)j * (size_t)dim + (size_t)d] = xs[d][j];
+  }
+  for (int d = 0; d < dim; d++) memcpy(inc + (size_t)d * istride, il[d], sizeof(int) * (size_t)n);
+}
