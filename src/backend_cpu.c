@@ -4,7 +4,11 @@
  * each made by one thread in sample order, so they are already fixed; the
  * map's per-increment sums mix many hypercubes, so each chunk has its own and
  * the chunks are added in chunk order.  The chunking depends only on the
- * hypercube range, never on the threads. */
+ * hypercube range, never on the threads.
+ *
+ * Within a chunk the samples go in batches: their points first
+ * (points_cpu.h), then the integrand's values, then the values into the
+ * sums, one sample after the other. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +25,38 @@
 /* Each chunk's map sums cost dim*ninc doubles to clear and add: below this
  * many samples a chunk would spend more on that than on sampling. */
 #define CPU_MIN_CHUNK_SAMPLES 8192
+/* Samples per batch of the library's own forms (f, fv), and of fu, which
+ * takes the points of a batch one by one; the caller's batch form (fb)
+ * has its own size. */
+#define CPU_BATCH 256
+
+/* One map increment's sums in a chunk: the squares, and the samples
+ * counted in an integer, which is exactly the sum of 1.0 per sample that
+ * it stands for; side by side, so that a sample touches one cache line. */
+typedef struct {
+  double w;
+  uint32_t n;
+} map_cell;
+
+/* A thread's working arrays, kept from call to call: one batch's points
+ * (x, jac, and inc per axis), values (fv) and squares for the map (w2),
+ * for batches of up to cap samples of up to dim axes and nc components,
+ * and the map sums (cells of them) of the chunk it is sampling. */
+typedef struct {
+  int64_t cap;
+  int dim, nc;
+  size_t cells;
+  double *x, *jac, *fv, *w2;
+  int *inc;
+  map_cell *map;
+} cpu_scratch;
 
 typedef struct {
   int nthreads;
   double *chunk_w;      /* [CPU_MAX_CHUNKS][2][dim*ninc] */
   size_t chunk_w_len;
+  cpu_scratch *scratch; /* one per thread */
+  int nscratch;
 } cpu_backend;
 
 typedef struct {
@@ -33,7 +64,6 @@ typedef struct {
   double bad_fx;
   int bad_comp;         /* its component (vector integrands), or -1 */
   double bad_x[STRATA_MAX_DIM];
-  int nomem;            /* no room for a batch's points */
 } chunk_status;
 
 static void mark_bad(chunk_status *st, int64_t i, double fx, int comp, const double *x, int dim)
@@ -99,13 +129,13 @@ static inline void cell_close(const strata_sample_job *job, int nc, cell_sums *c
   const int np = nc * (nc + 1) / 2;
   job->s1[cs->h] = cs->sum[0];
   job->s2[cs->h] = cs->sum[1];
+  cs->sum[0] = cs->sum[1] = 0.0;
   if (job->c1) {
     memcpy(job->c1 + (size_t)cs->h * (size_t)nc, cs->c1, sizeof(double) * (size_t)nc);
     memcpy(job->c2 + (size_t)cs->h * (size_t)np, cs->c2, sizeof(double) * (size_t)np);
+    memset(cs->c1, 0, sizeof(double) * (size_t)nc);
+    memset(cs->c2, 0, sizeof(double) * (size_t)np);
   }
-  cs->sum[0] = cs->sum[1] = 0.0;
-  memset(cs->c1, 0, sizeof cs->c1);
-  memset(cs->c2, 0, sizeof cs->c2);
   cs->h++;
 }
 
@@ -127,139 +157,140 @@ add_batch(const strata_sample_job *job, int nc, int64_t i0, int64_t n, const dou
   return -1;
 }
 
-/* A batch's samples into the map's sums, axis by axis: each increment
- * still receives its samples in sample order.  The counts are integers
- * (chunk_batch), exact as the sums of 1.0 they stand for. */
+/* A batch's samples into the chunk's map sums, axis by axis: each
+ * increment still receives its samples in sample order. */
 static void add_map_sums(int dim, int ninc, int64_t n, const int *inc, size_t istride,
-                         const double *w2, double *cw, uint32_t *count)
+                         const double *w2, map_cell *map)
 {
   for (int d = 0; d < dim; d++) {
-    double *cwd = cw + (size_t)d * (size_t)ninc;
-    uint32_t *cnd = count + (size_t)d * (size_t)ninc;
+    map_cell *md = map + (size_t)d * (size_t)ninc;
     const int *id = inc + (size_t)d * istride;
     for (int64_t j = 0; j < n; j++) {
-      cwd[id[j]] += w2[j];
-      cnd[id[j]]++;
+      md[id[j]].w += w2[j];
+      md[id[j]].n++;
     }
   }
 }
 
-/* Samples per batch of the library's own forms (f, fv): their points are
- * made, their values computed and then added a batch at a time.  The
- * caller's batch form (fb) has its own size; fu takes the points one by
- * one from a batch. */
-#define CPU_BATCH 256
-
-/* A chunk's working arrays: one batch's points (x, jac, inc), values (fv)
- * and squares for the map (w2), and the chunk's sample counts per map
- * increment, kept as integers until they go into cc. */
-typedef struct {
-  int64_t size;
-  double *x, *jac, *fv, *w2;
-  int *inc;
-  uint32_t *count;
-} chunk_batch;
-
-static void batch_free(chunk_batch *b)
+/* The chunk's map sums so far into cw and cc (first: as their first
+ * part, where they hold nothing yet), and from zero again. */
+static void map_sums_out(map_cell *map, size_t cells, int first, double *cw, double *cc)
 {
-  free(b->x);
-  free(b->jac);
-  free(b->fv);
-  free(b->w2);
-  free(b->inc);
-  free(b->count);
+  for (size_t c = 0; c < cells; c++) {
+    cw[c] = first ? map[c].w : cw[c] + map[c].w;
+    cc[c] = first ? map[c].n : cc[c] + map[c].n;
+    map[c].w = 0.0;
+    map[c].n = 0;
+  }
 }
 
-static int batch_alloc(chunk_batch *b, const strata_sample_job *job)
-{
-  const strata_problem *pr = job->problem;
-  const size_t dim = (size_t)pr->dim, nc = pr->ncomp > 1 ? (size_t)pr->ncomp : 1;
-  const size_t B = (size_t)(pr->fb ? (pr->batch > 0 ? pr->batch : 1024) : CPU_BATCH);
-  b->size = (int64_t)B;
-  b->x = malloc(sizeof(double) * B * dim);
-  b->jac = malloc(sizeof(double) * B);
-  b->fv = malloc(sizeof(double) * B * nc);
-  b->w2 = malloc(sizeof(double) * B);
-  b->inc = malloc(sizeof(int) * B * dim);
-  b->count = job->adapt ? calloc(dim * (size_t)job->map->ninc, sizeof(uint32_t)) : NULL;
-  if (b->x && b->jac && b->fv && b->w2 && b->inc && (b->count || !job->adapt)) return 0;
-  batch_free(b);
-  return -1;
-}
-
-/* The counts so far into cc (exact: integers below 2^53), and from zero
- * again. */
-static void counts_out(uint32_t *count, size_t cells, double *cc)
-{
-  for (size_t c = 0; c < cells; c++) cc[c] += count[c];
-  memset(count, 0, sizeof(uint32_t) * cells);
-}
-
-/* Hypercubes [ha, hb): the points of a batch of consecutive samples
- * (points_cpu.h), the integrand's values at them, then the values added in
- * sample order.  Always inlined, for add_batch's sake. */
+/* Hypercubes [ha, hb), in batches of B samples: the points, the
+ * integrand's values at them, then the values added in sample order,
+ * and the chunk's map sums into cw and cc.  Always inlined, for
+ * add_batch's sake. */
 static inline __attribute__((always_inline)) void
-sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, double *cw,
-                double *cc, chunk_status *st)
+sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, int64_t B,
+                cpu_scratch *sc, double *cw, double *cc, chunk_status *st)
 {
   const strata_problem *pr = job->problem;
   const int dim = pr->dim, ninc = job->map->ninc;
-  const size_t cells = (size_t)dim * (size_t)ninc;
   st->bad_index = -1;
-  st->nomem = 0;
-  chunk_batch b;
-  if (batch_alloc(&b, job) != 0) {
-    st->nomem = 1;
-    return;
-  }
-  const int64_t B = b.size;
   strata_points_walk walk;
   strata_points_start(job, ha, &walk);
   cell_sums cs = {.h = ha};
-  int64_t counted = 0; /* samples in the counts since they last went out */
+  int64_t counted = 0; /* samples in the map's counts since they last went out */
+  int out = 0;         /* times they went out */
   const int64_t iend = job->strat->start[hb];
   for (int64_t i0 = job->strat->start[ha]; i0 < iend; i0 += B) {
     const int64_t n = iend - i0 < B ? iend - i0 : B;
     for (int64_t j = 0; j < n; j += STRATA_POINT_BLOCK)
       strata_points_block(job, &walk, i0 + j,
                           (int)(n - j < STRATA_POINT_BLOCK ? n - j : STRATA_POINT_BLOCK),
-                          b.x + j * dim, b.jac + j, b.inc + j, (size_t)B);
+                          sc->x + j * dim, sc->jac + j, sc->inc + j, (size_t)B);
     if (pr->f)
-      for (int64_t j = 0; j < n; j++) b.fv[j] = pr->f(b.x + j * dim, dim, pr->params);
+      for (int64_t j = 0; j < n; j++) sc->fv[j] = pr->f(sc->x + j * dim, dim, pr->params);
     else if (pr->fv)
       for (int64_t j = 0; j < n; j++)
-        pr->fv(b.x + j * dim, dim, pr->params, pr->tables, b.fv + j * nc);
+        pr->fv(sc->x + j * dim, dim, pr->params, pr->tables, sc->fv + j * nc);
     else if (pr->fb)
-      pr->fb(n, b.x, dim, pr->user, b.fv);
+      pr->fb(n, sc->x, dim, pr->user, sc->fv);
     else
-      for (int64_t j = 0; j < n; j++) pr->fu(b.x + j * dim, dim, pr->user, b.fv + j * nc);
+      for (int64_t j = 0; j < n; j++) pr->fu(sc->x + j * dim, dim, pr->user, sc->fv + j * nc);
     int bad;
-    const int64_t j = add_batch(job, nc, i0, n, b.jac, b.fv, b.w2, &cs, &bad);
+    const int64_t j = add_batch(job, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad);
     if (j >= 0) {
-      mark_bad(st, i0 + j, b.fv[j * nc + bad], nc > 1 ? bad : -1, b.x + j * dim, dim);
-      goto out;
+      mark_bad(st, i0 + j, sc->fv[j * nc + bad], nc > 1 ? bad : -1, sc->x + j * dim, dim);
+      memset(sc->map, 0, sizeof(map_cell) * sc->cells); /* as the next chunk expects it */
+      return;
     }
     if (job->adapt) {
       if (counted + n > UINT32_MAX) {
-        counts_out(b.count, cells, cc);
+        map_sums_out(sc->map, sc->cells, !out++, cw, cc);
         counted = 0;
       }
-      add_map_sums(dim, ninc, n, b.inc, (size_t)B, b.w2, cw, b.count);
+      add_map_sums(dim, ninc, n, sc->inc, (size_t)B, sc->w2, sc->map);
       counted += n;
     }
   }
   while (cs.h < hb) cell_close(job, nc, &cs);
-  if (job->adapt) counts_out(b.count, cells, cc);
-out:
-  batch_free(&b);
+  if (job->adapt) map_sums_out(sc->map, sc->cells, !out, cw, cc);
 }
 
-static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb, double *cw,
-                         double *cc, chunk_status *st)
+static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb, int64_t B,
+                         cpu_scratch *sc, double *cw, double *cc, chunk_status *st)
 {
   const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
-  if (nc == 1) sample_chunk_nc(job, 1, ha, hb, cw, cc, st);
-  else sample_chunk_nc(job, nc, ha, hb, cw, cc, st);
+  if (nc == 1) sample_chunk_nc(job, 1, ha, hb, B, sc, cw, cc, st);
+  else sample_chunk_nc(job, nc, ha, hb, B, sc, cw, cc, st);
+}
+
+static void scratch_free(cpu_scratch *sc)
+{
+  free(sc->x);
+  free(sc->jac);
+  free(sc->fv);
+  free(sc->w2);
+  free(sc->inc);
+  free(sc->map);
+  memset(sc, 0, sizeof *sc);
+}
+
+/* nt threads' working arrays for batches of B samples, with the map sums
+ * zeroed: those kept from the last call where they are large enough. */
+static int scratch_reserve(cpu_backend *cb, int nt, const strata_sample_job *job, int64_t B)
+{
+  const strata_problem *pr = job->problem;
+  const int dim = pr->dim, nc = pr->ncomp > 1 ? pr->ncomp : 1;
+  const size_t cells = (size_t)dim * (size_t)job->map->ninc;
+  if (nt > cb->nscratch) {
+    cpu_scratch *more = realloc(cb->scratch, sizeof *more * (size_t)nt);
+    if (!more) return -1;
+    memset(more + cb->nscratch, 0, sizeof *more * (size_t)(nt - cb->nscratch));
+    cb->scratch = more;
+    cb->nscratch = nt;
+  }
+  for (int t = 0; t < nt; t++) {
+    cpu_scratch *sc = &cb->scratch[t];
+    if (sc->x && sc->cap >= B && sc->dim >= dim && sc->nc >= nc && sc->cells == cells)
+      continue;
+    scratch_free(sc);
+    const size_t n = (size_t)B;
+    sc->x = malloc(sizeof(double) * n * (size_t)dim);
+    sc->jac = malloc(sizeof(double) * n);
+    sc->fv = malloc(sizeof(double) * n * (size_t)nc);
+    sc->w2 = malloc(sizeof(double) * n);
+    sc->inc = malloc(sizeof(int) * n * (size_t)dim);
+    sc->map = calloc(cells, sizeof(map_cell));
+    if (!sc->x || !sc->jac || !sc->fv || !sc->w2 || !sc->inc || !sc->map) {
+      scratch_free(sc);
+      return -1;
+    }
+    sc->cap = B;
+    sc->dim = dim;
+    sc->nc = nc;
+    sc->cells = cells;
+  }
+  return 0;
 }
 
 /* The backends' shared message, naming the component of a vector integrand. */
@@ -296,7 +327,6 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
         return strata_error(STRATA_ENOMEM, "cpu backend: cannot allocate %zu MB for map sums",
                             need * sizeof(double) >> 20);
     }
-    memset(cb->chunk_w, 0, sizeof(double) * need);
   }
 
   /* Chunk boundaries balance samples, not hypercubes: VEGAS+ piles samples
@@ -311,20 +341,38 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
   }
   bounds[nchunk] = job->h1;
 
-  chunk_status st[CPU_MAX_CHUNKS];
+  /* The batch: the caller's for fb (no longer than the longest chunk,
+   * whose batches are then the same), else CPU_BATCH. */
+  const strata_problem *pr = job->problem;
+  int64_t B = pr->fb ? (pr->batch > 0 ? pr->batch : 1024) : CPU_BATCH, longest = 1;
+  for (int c = 0; c < nchunk; c++)
+    if (s->start[bounds[c + 1]] - s->start[bounds[c]] > longest)
+      longest = s->start[bounds[c + 1]] - s->start[bounds[c]];
+  if (B > longest) B = longest;
+
   int nt = cb->nthreads;
 #ifdef _OPENMP
   if (nt <= 0) nt = omp_get_max_threads();
+#else
+  nt = 1;
+#endif
+  if (scratch_reserve(cb, nt, job, B) != 0)
+    return strata_error(STRATA_ENOMEM, "cpu backend: no memory for %d threads' batches of "
+                        "%lld points", nt, (long long)B);
+
+  chunk_status st[CPU_MAX_CHUNKS];
+#ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
 #endif
   for (int c = 0; c < nchunk; c++) {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
     double *cw = job->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
-    sample_chunk(job, bounds[c], bounds[c + 1], cw, cw ? cw + cells : NULL, &st[c]);
+    sample_chunk(job, bounds[c], bounds[c + 1], B, &cb->scratch[t], cw, cw ? cw + cells : NULL,
+                 &st[c]);
   }
-  (void)nt;
-  for (int c = 0; c < nchunk; c++)
-    if (st[c].nomem) return strata_error(STRATA_ENOMEM, "cpu backend: no memory for a batch of "
-                                         "%d points", job->problem->batch);
 
   int worst = -1;
   for (int c = 0; c < nchunk; c++)
@@ -336,18 +384,29 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
     return report_bad(job, &st[worst]);
 
   if (job->adapt) {
+    /* Per increment 0.0 + chunk 0 + chunk 1 + ..., in chunk order, then
+     * into the job's sums: a stretch of increments at a time, chunk by
+     * chunk, so that each chunk's sums are read in order. */
+    enum { STRETCH = 512 };
     const double *cwb = cb->chunk_w;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(nt)
 #endif
-    for (size_t i = 0; i < cells; i++) {
-      double w = 0.0, n = 0.0;
+    for (size_t i0 = 0; i0 < cells; i0 += STRETCH) {
+      const size_t m = cells - i0 < STRETCH ? cells - i0 : STRETCH;
+      double w[STRETCH], n[STRETCH];
+      for (size_t i = 0; i < m; i++) w[i] = n[i] = 0.0;
       for (int c = 0; c < nchunk; c++) {
-        w += cwb[(size_t)c * 2 * cells + i];
-        n += cwb[(size_t)c * 2 * cells + cells + i];
+        const double *cw = cwb + (size_t)c * 2 * cells + i0, *cc = cw + cells;
+        for (size_t i = 0; i < m; i++) {
+          w[i] += cw[i];
+          n[i] += cc[i];
+        }
       }
-      job->wsum[i] += w;
-      job->wcount[i] += n;
+      for (size_t i = 0; i < m; i++) {
+        job->wsum[i0 + i] += w[i];
+        job->wcount[i0 + i] += n[i];
+      }
     }
   }
   return job->part ? strata_backend_host_part(job) : STRATA_OK;
@@ -356,6 +415,8 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
 static void cpu_free(strata_backend *b)
 {
   cpu_backend *cb = b->self;
+  for (int t = 0; t < cb->nscratch; t++) scratch_free(&cb->scratch[t]);
+  free(cb->scratch);
   free(cb->chunk_w);
   free(cb);
   free(b);

@@ -1,3 +1,4 @@
+/* Philox4x32-10 for many counters at once (philox_lanes.h). */
 #include "philox_lanes.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -45,17 +46,21 @@ __attribute__((target("avx2"))) static void philox_lanes_avx2(strata_philox_lane
     for (int l = 0; l < n; l += 8) {
       const __m256i a = _mm256_loadu_si256((const __m256i *)&c->w[0][l]);
       const __m256i b = _mm256_loadu_si256((const __m256i *)&c->w[2][l]);
-      const __m256i ae = _mm256_mul_epu32(a, m0), ao = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m0);
-      const __m256i be = _mm256_mul_epu32(b, m1), bo = _mm256_mul_epu32(_mm256_srli_epi64(b, 32), m1);
+      const __m256i ae = _mm256_mul_epu32(a, m0);
+      const __m256i ao = _mm256_mul_epu32(_mm256_srli_epi64(a, 32), m0);
+      const __m256i be = _mm256_mul_epu32(b, m1);
+      const __m256i bo = _mm256_mul_epu32(_mm256_srli_epi64(b, 32), m1);
       const __m256i hi0 = _mm256_blend_epi32(_mm256_srli_epi64(ae, 32), ao, 0xAA);
       const __m256i lo0 = _mm256_blend_epi32(ae, _mm256_slli_epi64(ao, 32), 0xAA);
       const __m256i hi1 = _mm256_blend_epi32(_mm256_srli_epi64(be, 32), bo, 0xAA);
       const __m256i lo1 = _mm256_blend_epi32(be, _mm256_slli_epi64(bo, 32), 0xAA);
       const __m256i w1 = _mm256_loadu_si256((const __m256i *)&c->w[1][l]);
       const __m256i w3 = _mm256_loadu_si256((const __m256i *)&c->w[3][l]);
-      _mm256_storeu_si256((__m256i *)&c->w[0][l], _mm256_xor_si256(_mm256_xor_si256(hi1, w1), key0));
+      const __m256i n0 = _mm256_xor_si256(_mm256_xor_si256(hi1, w1), key0);
+      const __m256i n2 = _mm256_xor_si256(_mm256_xor_si256(hi0, w3), key1);
+      _mm256_storeu_si256((__m256i *)&c->w[0][l], n0);
       _mm256_storeu_si256((__m256i *)&c->w[1][l], lo1);
-      _mm256_storeu_si256((__m256i *)&c->w[2][l], _mm256_xor_si256(_mm256_xor_si256(hi0, w3), key1));
+      _mm256_storeu_si256((__m256i *)&c->w[2][l], n2);
       _mm256_storeu_si256((__m256i *)&c->w[3][l], lo0);
     }
     k0 += STRATA_PHILOX_W0;

@@ -1,15 +1,17 @@
+/* The CPU backend's points, a block at a time (points_cpu.h). */
 #include "points_cpu.h"
 
 #include <string.h>
 
 #include "maplookup.h"
 
-/* Vector code for the widest unit the machine has, chosen at load time;
- * the arithmetic is IEEE double without contraction (-std=c11) and integer
- * operations, whose results no instruction set changes. */
+/* AVX2 code where the processor has it, chosen when the library loads:
+ * the steps below are integer operations and IEEE double arithmetic
+ * without contraction (-std=c11), whose results no instruction set
+ * changes. */
 #if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
 #if __has_attribute(target_clones)
-#define POINTS_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define POINTS_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
 #endif
 #ifndef POINTS_CLONES
@@ -32,23 +34,29 @@ static inline void next_coords(int *k, int dim, int M)
   for (int d = 0; d < dim && ++k[d] == M; d++) k[d] = 0;
 }
 
-/* strata_sample_point's y for the block: the uniforms of L consecutive
- * counters per Philox call, each in its sample's hypercube.  Lanes past n
- * repeat the last sample's hypercube, so that their points stay in the
- * unit cube; nobody reads them. */
-static inline __attribute__((always_inline)) void uniform_points(const strata_sample_job *job, strata_points_walk *w,
-                                  int64_t i0, int n, double y[][L])
+/* strata_sample_point's y for the block, each in its sample's hypercube,
+ * from one Philox call for all their uniforms.  Lanes past n repeat the
+ * last sample's hypercube, so that their points stay in the unit cube;
+ * nobody reads them.  Inlined into each of strata_points_block's clones. */
+static inline __attribute__((always_inline)) void
+uniform_points(const strata_sample_job *job, strata_points_walk *w, int64_t i0, int n,
+               double y[][L])
 {
   const strata_strat *s = job->strat;
   const int dim = job->problem->dim;
   const double invM = 1.0 / s->M;
-  int k[STRATA_MAX_DIM][L];
-  for (int j = 0; j < L; j++) {
+  /* Each lane's hypercube, run by run of lanes in one: a run writes its
+   * coordinates to all the L lanes from its first, a loop of fixed length,
+   * and the runs after it overwrite theirs. */
+  int k[STRATA_MAX_DIM][2 * L];
+  for (int j = 0; j < L;) {
     while (j < n && i0 + j >= s->start[w->h + 1]) {
       w->h++;
       next_coords(w->k, dim, s->M);
     }
-    for (int d = 0; d < dim; d++) k[d][j] = w->k[d];
+    for (int d = 0; d < dim; d++)
+      for (int l = 0; l < L; l++) k[d][j + l] = w->k[d];
+    j = j < n && s->start[w->h + 1] - i0 < L ? (int)(s->start[w->h + 1] - i0) : L;
   }
   /* Counter b * L + j: block b of sample i0 + j. */
   const int nb = (dim + 3) / 4;
@@ -76,6 +84,7 @@ void strata_points_block(const strata_sample_job *job, strata_points_walk *w, in
   double y[STRATA_MAX_DIM][L], xs[STRATA_MAX_DIM][L], jl[L];
   int il[STRATA_MAX_DIM][L];
   if (job->qmc) {
+    /* The QMC rule's cursor steps from point to point: one at a time. */
     double yi[STRATA_MAX_DIM];
     for (int j = 0; j < L; j++) {
       if (j < n) strata_qmc_point(job->qmc, &w->qmc, i0 + j, yi);

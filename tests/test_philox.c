@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "philox.h"
+#include "philox_lanes.h"
 #ifdef HAVE_CURAND
 #include <curand.h>
 #include "testutil.h"
@@ -88,6 +89,45 @@ START_TEST(test_mean_and_variance)
 }
 END_TEST
 
+/* The many-counter forms (the vector one, AVX2 where the processor has it,
+ * and the plain one) give every counter what the one-counter form gives
+ * it: extreme words, neighbouring indices and random ones, under several
+ * keys, in calls of every size they take. */
+START_TEST(test_lanes_match_one_by_one)
+{
+  const uint64_t seeds[] = {0, 1, 0x0123456789abcdefULL, 0xffffffffffffffffULL};
+  uint64_t r = 0x9e3779b97f4a7c15ULL;
+  for (size_t s = 0; s < sizeof seeds / sizeof *seeds; s++)
+    for (int n = STRATA_PHILOX_LANE_STEP; n <= STRATA_PHILOX_LANES_MAX;
+         n += n < 64 ? STRATA_PHILOX_LANE_STEP : 64) {
+      static strata_philox_lanes in, vec, plain;
+      for (int l = 0; l < n; l++)
+        for (int w = 0; w < 4; w++) {
+          r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+          uint32_t v = (uint32_t)(r >> 32);
+          if (l % 8 == 1) v = 0;
+          if (l % 8 == 2) v = 0xffffffffu;
+          if (l % 8 == 3 && w == 2) v = (uint32_t)l; /* consecutive sample indices */
+          in.w[w][l] = v;
+        }
+      vec = in;
+      plain = in;
+      strata_philox4x32_10_lanes(&vec, n, seeds[s]);
+      strata_philox4x32_10_lanes_plain(&plain, n, seeds[s]);
+      for (int l = 0; l < n; l++) {
+        uint32_t c[4] = {in.w[0][l], in.w[1][l], in.w[2][l], in.w[3][l]};
+        strata_philox4x32_10(c, seeds[s]);
+        for (int w = 0; w < 4; w++) {
+          ck_assert_msg(vec.w[w][l] == c[w], "seed %zu n %d lane %d word %d: %08x != %08x", s,
+                        n, l, w, vec.w[w][l], c[w]);
+          ck_assert_msg(plain.w[w][l] == c[w], "plain: seed %zu n %d lane %d word %d", s, n, l,
+                        w);
+        }
+      }
+    }
+}
+END_TEST
+
 #ifdef HAVE_CURAND
 /* cuRAND's host generator (it runs without a GPU) lays out its output as
  * four words per subsequence j at position 0 first: word 4j+r is
@@ -126,6 +166,7 @@ int main(void)
   tcase_add_test(tc, test_uniforms_layout);
   tcase_add_test(tc, test_streams_differ);
   tcase_add_test(tc, test_mean_and_variance);
+  tcase_add_test(tc, test_lanes_match_one_by_one);
 #ifdef HAVE_CURAND
   tcase_add_test(tc, test_against_curand);
 #else
