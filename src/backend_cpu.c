@@ -10,6 +10,7 @@
  * (points_cpu.h), then the integrand's values, then the values into the
  * sums, one sample after the other. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,11 +150,20 @@ add_batch(const strata_sample_job *job, int nc, int64_t i0, int64_t n, const dou
           const double *fv, double *w2, cell_sums *cs, int *bad)
 {
   const int64_t *start = job->strat->start;
+  /* The running sums in a local, which the compiler keeps in registers. */
+  double sum[2] = {cs->sum[0], cs->sum[1]};
   for (int64_t j = 0; j < n; j++) {
-    while (i0 + j >= start[cs->h + 1]) cell_close(job, nc, cs);
-    *bad = add_values(job, nc, jac[j], fv + j * nc, cs->sum, cs->c1, cs->c2, w2 + j);
+    while (i0 + j >= start[cs->h + 1]) {
+      cs->sum[0] = sum[0];
+      cs->sum[1] = sum[1];
+      cell_close(job, nc, cs);
+      sum[0] = sum[1] = 0.0;
+    }
+    *bad = add_values(job, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
     if (*bad >= 0) return j;
   }
+  cs->sum[0] = sum[0];
+  cs->sum[1] = sum[1];
   return -1;
 }
 
