@@ -19,6 +19,9 @@
 #endif
 
 enum { L = STRATA_POINT_BLOCK };
+_Static_assert(L % STRATA_PHILOX_LANE_STEP == 0 &&
+                   L * ((STRATA_MAX_DIM + 3) / 4) <= STRATA_PHILOX_LANES_MAX,
+               "a block's counters fit one Philox call");
 
 void strata_points_start(const strata_sample_job *job, int64_t h, strata_points_walk *w)
 {

@@ -15,8 +15,8 @@
 #include "philox_lanes.h"
 
 /* Samples whose points are made together: a Philox call draws all their
- * uniforms (STRATA_MAX_DIM / 4 counters each), enough independent counters
- * to keep the processor's vector units busy. */
+ * uniforms (a counter for every 4 axes), enough independent counters to
+ * keep the processor's vector units busy. */
 #define STRATA_POINT_BLOCK 32
 
 /* Where a walk through consecutive samples stands: the hypercube of the
