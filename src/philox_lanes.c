@@ -1,7 +1,9 @@
 /* Philox4x32-10 for many counters at once (philox_lanes.h). */
 #include "philox_lanes.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+/* STRATA_CPU_PLAIN builds the plain code alone: tests/test_points_plain
+ * runs it on machines whose AVX2 the library would otherwise choose. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(STRATA_CPU_PLAIN)
 #define PHILOX_AVX2 1
 #include <immintrin.h>
 #endif

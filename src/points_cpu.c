@@ -9,7 +9,8 @@
  * the steps below are integer operations and IEEE double arithmetic
  * without contraction (-std=c11), whose results no instruction set
  * changes. */
-#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute)
+#if defined(__x86_64__) && defined(__linux__) && defined(__has_attribute) && \
+    !defined(STRATA_CPU_PLAIN)
 #if __has_attribute(target_clones)
 #define POINTS_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
