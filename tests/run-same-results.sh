@@ -9,7 +9,8 @@
 # STRATA (default ./strata), MPIRUN (default mpirun), RANKS (default "1 4"),
 # BACKEND (default cpu; cuda on a GPU machine) and CASES (default all six,
 # as "default f4:5 ...": a share of them for runs side by side) choose what
-# runs, SEEDS (default "1 2 3 4 5") which seeds, and SAME_OUT a file that
+# runs, SEEDS (default "1 2 3 4 5") which seeds, RESUMED=no leaves out the
+# checkpointed runs, and SAME_OUT a file that
 # receives each run's line as soon as it ends (what a time limit leaves of
 # a long set).  Small
 # iterations: the whole set runs in a few minutes on two cores.
@@ -20,6 +21,7 @@ RANKS=${RANKS:-1 4}
 BACKEND=${BACKEND:-cpu}
 CASES=${CASES:-default f4:5 f6:5 fB:2 f2:6 fB:9}
 SEEDS=${SEEDS:-1 2 3 4 5}
+RESUMED=${RESUMED:-yes}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -48,6 +50,7 @@ for ranks in $RANKS; do
               --set vegas.seed=$seed 2>&1 | pick)
         echo "ranks=$ranks case=$case mode=$mode seed=$seed ${r:-FAILED}" >>"$out"
       done
+      [ "$RESUMED" = no ] && continue
       # Checkpointed after 4 iterations, resumed to 10.
       ck="$tmp/ck.h5"
       rm -f "$ck"
