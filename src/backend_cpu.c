@@ -182,15 +182,25 @@ static void add_map_sums(int dim, int ninc, int64_t n, const int *inc, size_t is
   }
 }
 
-/* The chunk's map sums so far into cw and cc (first: as their first
- * part, where they hold nothing yet), and from zero again. */
-static void map_sums_out(map_cell *map, size_t cells, int first, double *cw, double *cc)
+/* The counts so far into cc, before they outgrow their 32 bits: whole
+ * numbers, so the parts add up exactly to the whole.  The sums of squares
+ * stay where they are: split, they would round otherwise than one sum in
+ * sample order. */
+static void map_counts_out(map_cell *map, size_t cells, int first, double *cc)
 {
   for (size_t c = 0; c < cells; c++) {
-    cw[c] = first ? map[c].w : cw[c] + map[c].w;
     cc[c] = first ? map[c].n : cc[c] + map[c].n;
-    map[c].w = 0.0;
     map[c].n = 0;
+  }
+}
+
+/* The chunk's map sums into cw and cc (first: no counts went out yet). */
+static void map_sums_out(map_cell *map, size_t cells, int first, double *cw, double *cc)
+{
+  map_counts_out(map, cells, first, cc);
+  for (size_t c = 0; c < cells; c++) {
+    cw[c] = map[c].w;
+    map[c].w = 0.0;
   }
 }
 
@@ -235,7 +245,7 @@ sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, in
     }
     if (job->adapt) {
       if (counted + n > UINT32_MAX) {
-        map_sums_out(sc->map, sc->cells, !out++, cw, cc);
+        map_counts_out(sc->map, sc->cells, !out++, cc);
         counted = 0;
       }
       add_map_sums(dim, ninc, n, sc->inc, (size_t)B, sc->w2, sc->map);
