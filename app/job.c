@@ -542,7 +542,9 @@ void strata_job_dir(const strata_job *job, char *out, size_t len)
     snprintf(out, len, "%s", "");
     return;
   }
-  snprintf(out, len, "%.*s", (int)(slash - job->source), job->source);
+  /* A job file in / has the directory "/", not "". */
+  int n = slash == job->source ? 1 : (int)(slash - job->source);
+  snprintf(out, len, "%.*s", n, job->source);
 }
 
 strata_backend_kind strata_job_backend(const strata_job *job)
@@ -554,12 +556,10 @@ strata_backend_kind strata_job_backend(const strata_job *job)
 
 void strata_job_path(const strata_job *job, const char *path, char *out, size_t len)
 {
-  const char *slash = strrchr(job->source, '/');
-  if (path[0] == '/' || !slash || job->source[0] == '(' || !strncmp(job->source, "--set", 5)) {
-    snprintf(out, len, "%s", path);
-    return;
-  }
-  snprintf(out, len, "%.*s/%s", (int)(slash - job->source), job->source, path);
+  char dir[STRATA_JOB_PATH_MAX];
+  strata_job_dir(job, dir, sizeof dir);
+  if (path[0] == '/' || !dir[0]) snprintf(out, len, "%s", path);
+  else snprintf(out, len, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", path);
 }
 
 /* The domain: one value for all axes or one per axis, else the default. */

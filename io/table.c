@@ -445,7 +445,8 @@ int strata_tables_read(const char *spec, const char *dir, const char *where,
     strata_table_spec *e = &entries[i];
     if (!dir || !dir[0] || e->file[0] == '/') continue;
     char path[STRATA_TABLE_FILE_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->file) >= sizeof path)
+    const char *sep = dir[strlen(dir) - 1] == '/' ? "" : "/";
+    if ((size_t)snprintf(path, sizeof path, "%s%s%s", dir, sep, e->file) >= sizeof path)
       rc = strata_error(STRATA_EINVAL, "%s: table %s: the path %s/%s is too long", where,
                         e->name, dir, e->file);
     else

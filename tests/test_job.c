@@ -297,6 +297,31 @@ START_TEST(test_limits)
 }
 END_TEST
 
+/* Paths in a job file are relative to its directory: "/" for a job in /. */
+START_TEST(test_job_paths)
+{
+  static const struct {
+    const char *source, *dir, *rel, *abs;
+  } c[] = {{"/job.ini", "/", "/t.h5", "/d/t.h5"},
+           {"a/b/job.ini", "a/b", "a/b/t.h5", "/d/t.h5"},
+           {"/x/job.ini", "/x", "/x/t.h5", "/d/t.h5"},
+           {"job.ini", "", "t.h5", "/d/t.h5"},
+           {"(default job)", "", "t.h5", "/d/t.h5"}};
+  for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+    strata_job job;
+    strata_job_init(&job);
+    snprintf(job.source, sizeof job.source, "%s", c[i].source);
+    char dir[64], rel[64], abs[64];
+    strata_job_dir(&job, dir, sizeof dir);
+    strata_job_path(&job, "t.h5", rel, sizeof rel);
+    strata_job_path(&job, "/d/t.h5", abs, sizeof abs);
+    ck_assert_str_eq(dir, c[i].dir);
+    ck_assert_str_eq(rel, c[i].rel);
+    ck_assert_str_eq(abs, c[i].abs);
+  }
+}
+END_TEST
+
 START_TEST(test_directory_job)
 {
   strata_job job;
@@ -544,6 +569,7 @@ int main(void)
   tcase_add_test(tc, test_long_lines);
   tcase_add_test(tc, test_line_endings);
   tcase_add_test(tc, test_control_characters);
+  tcase_add_test(tc, test_job_paths);
   tcase_add_test(tc, test_directory_job);
   tcase_add_test(tc, test_limits);
   tcase_add_test(tc, test_bad_set);
