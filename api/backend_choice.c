@@ -7,7 +7,6 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -75,11 +74,8 @@ void strata_backend_prepare(strata_backend_kind kind, const strata_comm *comm)
 }
 
 void strata_backend_say(const strata_backend *be, int nthreads, strata_backend_kind kind,
-                        const strata_comm *comm, const char *why)
+                        const strata_comm *comm, const char *host, const char *why)
 {
-  char host[256];
-  if (gethostname(host, sizeof host) != 0) host[0] = '\0';
-  host[sizeof host - 1] = '\0';
 #ifdef HAVE_CUDA
   if (!strcmp(be->name, "cuda")) {
     char gpu[512];

@@ -19,5 +19,5 @@ int strata_backend_choose(const strata_problem *pr, int nthreads, strata_backend
  * and backend (the GPU, or the threads and the CPUs it may use, with why
  * from strata_backend_choose). */
 void strata_backend_say(const strata_backend *be, int nthreads, strata_backend_kind kind,
-                        const strata_comm *comm, const char *why);
+                        const strata_comm *comm, const char *host, const char *why);
 #endif

@@ -181,7 +181,8 @@ static int make(strata_integrator *s, strata_backend_kind backend, const strata_
     rc = strata_backend_choose(&s->problem, s->params.nthreads, backend, s->comm, &s->backend,
                                &why);
     if (rc != STRATA_OK) rc = backend_refused(rc, st, backend);
-    else if (verbose) strata_backend_say(s->backend, s->params.nthreads, backend, s->comm, why);
+    else if (verbose)
+      strata_backend_say(s->backend, s->params.nthreads, backend, s->comm, s->host, why);
     rc = agree(s->comm, rc);
   }
   if (rc == STRATA_OK) rc = agree(s->comm, attach_peers(s, verbose));
