@@ -447,8 +447,9 @@ int strata_tables_read(const char *spec, const char *dir, const char *where,
     char path[STRATA_TABLE_FILE_MAX];
     const char *sep = dir[strlen(dir) - 1] == '/' ? "" : "/";
     if ((size_t)snprintf(path, sizeof path, "%s%s%s", dir, sep, e->file) >= sizeof path)
-      rc = strata_error(STRATA_EINVAL, "%s: table %s: the path %s/%s is too long", where,
-                        e->name, dir, e->file);
+      rc = strata_error(STRATA_EINVAL, "%s: table %s: %s under a directory of %zu characters "
+                        "is too long a path (at most %d)", where, e->name, e->file, strlen(dir),
+                        STRATA_TABLE_FILE_MAX - 1);
     else
       memcpy(e->file, path, sizeof path);
   }

@@ -249,6 +249,17 @@ int main(void)
   }
   printf("interface 2: accepted\n");
   strata_integrator_free(s);
+  /* strata_integrator_open reads no problem before it knows the settings. */
+  strata_integrator *o = NULL;
+  memset(&st, 0, sizeof st);
+  if (strata_integrator_open(&pr, &p, STRATA_BACKEND_CPU, NULL, &st, &o) == STRATA_OK) return 1;
+  printf("open: %s\n", strata_last_error());
+  /* A table's path under a directory, too long to hold: refused, not cut. */
+  static char dir[5000];
+  memset(dir, 'd', sizeof dir - 1);
+  strata_table_set *t = NULL;
+  if (strata_tables_read("g=t.h5:/g", dir, "spec", &t) != STRATA_EINVAL) return 1;
+  printf("tables: %s\n", strata_last_error());
   return 0;
 }
 C
@@ -257,7 +268,9 @@ $CC -O2 abi.c $flags -o abi 2>build.log && ./abi >abi.out 2>&1 && ok ||
 grep -q "^newer: .*built for strata interface 4, this libstrata .* has 1 to 3" abi.out &&
   grep -q "^sizes: .*out of step with strata.h" abi.out &&
   grep -q "^settings: .*not made by strata_settings_init" abi.out &&
-  grep -q "^interface 2: accepted" abi.out && ok ||
+  grep -q "^interface 2: accepted" abi.out &&
+  grep -q "^open: strata_integrator_open: the settings are not made by strata_settings_init" abi.out &&
+  grep -q "^tables: spec: table g: t.h5 under a directory of 4999 characters is too long a path" abi.out && ok ||
   fail "the refusals do not say why: $(cat abi.out)"
 
 # --- the GPU, where there is one --------------------------------------------------------
