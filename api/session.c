@@ -22,14 +22,14 @@
 #include "runlog.h"
 #include "warmstart.h"
 
-const strata_session_words strata_session_library_words = {
+static const strata_session_words library_words = {
     "strata_settings.resume", "strata_settings.resume", "STRATA_RESUME_AUTO",
     "strata_settings.new_stop_keys", "strata_settings.checkpoint", "strata_settings.log",
     "strata_settings.map", NULL};
 
 void strata_session_words_merge(const strata_settings_names *given, strata_session_words *out)
 {
-  const strata_session_words *l = &strata_session_library_words;
+  const strata_session_words *l = &library_words;
   const strata_settings_names none = {0}, *g = given ? given : &none;
   out->resume = g->resume ? g->resume : l->resume;
   out->resume_key = g->resume_key ? g->resume_key : l->resume_key;
@@ -405,12 +405,8 @@ int strata_session_open(strata_session *s, strata_run *r)
   s->late_rc = 0;
   s->agreed = 1;
   s->lockfd = -1;
-  if (!s->words) s->words = &strata_session_library_words;
-  if (!s->host || !s->host[0]) {
-    if (gethostname(s->hostbuf, sizeof s->hostbuf) != 0) s->hostbuf[0] = '\0';
-    s->hostbuf[sizeof s->hostbuf - 1] = '\0';
-    s->host = s->hostbuf;
-  }
+  if (!s->words) s->words = &library_words;
+  if (!s->host) s->host = "";
   int rc = strata_session_define(r, s->identity, s->name, s->definition, sizeof s->definition);
   if (rc != STRATA_OK) return rc; /* the same on every rank */
 

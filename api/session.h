@@ -23,7 +23,6 @@ struct strata_commit;
  * (strata_settings.names: a program's options and keys), else the
  * library's own (the fields of strata_settings). */
 typedef strata_settings_names strata_session_words;
-extern const strata_session_words strata_session_library_words;
 /* The caller's names where it gave them, the library's for the rest. */
 void strata_session_words_merge(const strata_settings_names *given, strata_session_words *out);
 
@@ -42,7 +41,7 @@ typedef struct {
   int threads;           /* the job's threads, for the checkpoint (0: all) */
   strata_comm *comm;
   const char *backend;   /* the backend's name */
-  const char *host;      /* this rank's host ("" : gethostname) */
+  const char *host;      /* this rank's host, for the checkpoint and the log */
   double exact;          /* NaN where unknown: recorded in the log */
   int verbose;
   int notes;             /* say on stderr when a damaged log was set aside */
@@ -65,7 +64,6 @@ typedef struct {
   char late_msg[1280];
   int lockfd;            /* rank 0: the checkpoint's lock (strata_lock_take), or -1 */
   char definition[STRATA_JOBDEF_MAX];
-  char hostbuf[256];
 } strata_session;
 
 /* Prepares r: checks the files, resumes from the checkpoint or starts
