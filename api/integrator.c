@@ -262,7 +262,7 @@ int strata_integrator_open(const strata_problem *pr, const strata_params *p,
   return alloc_with(st->interface, sizeof *pr, sizeof *p, pr, p, backend, comm, st, out);
 }
 
-const strata_integrator_info *strata_integrator_describe(strata_integrator *s)
+const strata_integrator_info *strata_integrator_describe(const strata_integrator *s)
 {
   return &s->info;
 }

@@ -479,7 +479,7 @@ typedef struct {
    * definition_hash), 16 hex digits. */
   char definition_hash[17];
 } strata_integrator_info;
-const strata_integrator_info *strata_integrator_describe(strata_integrator *s);
+const strata_integrator_info *strata_integrator_describe(const strata_integrator *s);
 
 /* After a call on peers failed: nonzero when every rank returned its error
  * together (rank 0's message is the one that says why; the others' point
