@@ -307,12 +307,19 @@ class Integrator:
         translated."""
         out = dict(params)
         v = self._vegas
+        if not v:
+            return out
         for vk, k in (("nitn", "maxiter"), ("rtol", "epsrel"), ("atol", "epsabs"),
                       ("maxinc_axis", "ninc"), ("nproc", "threads")):
             if vk in v:
                 out[k] = v[vk]
+        # vegas's meaning where strata's own keywords do not say otherwise.
+        out.setdefault("skip", 0)
+        out.setdefault("epsrel", 0.0)
         if v.get("adapt") is False:
             out["adapt_iters"] = 0
+        elif "maxiter" in out:
+            out.setdefault("adapt_iters", out["maxiter"])
         return out
 
     def _open(self, f, params, kind):
