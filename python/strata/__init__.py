@@ -18,12 +18,13 @@ from .source import Source
 
 __all__ = ["Integrator", "Iteration", "Result", "Source", "StrataError", "integrate",
            "read_log", "version", "lbatchintegrand", "rbatchintegrand", "batchintegrand",
-           "LBatchIntegrand", "RBatchIntegrand", "BatchIntegrand"]
+           "LBatchIntegrand", "RBatchIntegrand", "BatchIntegrand", "reporter"]
 
 _LAZY = {"Integrator": "integrator", "integrate": "integrator", "Iteration": "result",
          "Result": "result", "read_log": "log"}
 # vegas's integrand decorators and classes, under vegas's names.
-_LAZY.update((k, "forms") for k in __all__[8:])
+_LAZY.update((k, "forms") for k in __all__[8:14])
+_LAZY["reporter"] = "result"
 
 
 def __getattr__(name):

@@ -44,8 +44,10 @@ _FILE_SETTINGS = ("log", "log_map", "checkpoint", "checkpoint_every", "checkpoin
                   "resume", "new_stop_keys")
 #: vegas's keywords (of its Integrator and its calls) that strata takes:
 #: nitn (maxiter), rtol (epsrel), atol (epsabs), adapt, maxinc_axis (ninc),
-#: min_neval_batch (batch), nproc (threads) and mpi (comm=MPI.COMM_WORLD).
-VEGAS = ("nitn", "rtol", "atol", "adapt", "maxinc_axis", "min_neval_batch", "nproc", "mpi")
+#: min_neval_batch (batch), nproc (threads), mpi (comm=MPI.COMM_WORLD) and
+#: analyzer (begin and end of each iteration, as strata.reporter).
+VEGAS = ("nitn", "rtol", "atol", "adapt", "maxinc_axis", "min_neval_batch", "nproc", "mpi",
+         "analyzer")
 # vegas's keywords for its own work arrays and layout, which strata sizes
 # itself: taken and left unused, so that a vegas script runs unchanged.
 _VEGAS_UNUSED = ("max_neval_hcube", "neval_frac", "max_mem", "minimize_mem", "gpu_pad",
@@ -54,7 +56,6 @@ _VEGAS_UNUSED = ("max_neval_hcube", "neval_frac", "max_mem", "minimize_mem", "gp
 _VEGAS_REFUSED = {
     "uses_jac": "strata does not pass the map's Jacobian to the integrand",
     "nstrat": "strata chooses the hypercubes from neval and max_nhcube",
-    "analyzer": "pass progress=, a function of each Iteration, or print r.summary()",
     "adapt_to_errors": "strata adapts the map to |f|",
     "ran_array_generator": "strata draws its points from Philox with seed=",
     "map": "give the limits as the first argument, or start from another run with "
@@ -552,28 +553,12 @@ class Integrator:
         as vegas's are; one marked by :func:`strata.lbatchintegrand` or
         :func:`strata.rbatchintegrand` with a batch.  ``save`` (a path or a
         file) receives the result pickled after each iteration,
-        ``saveall`` the pair (result, integrator); ``progress`` is
-        integrate()'s.  Returns the :class:`Result`."""
-        for k in list(kw):
-            if k in VEGAS or k in _VEGAS_UNUSED:
-                if k == "mpi":
-                    kw.pop(k)  # the peers are the Integrator's
-                else:
-                    self._vegas[k] = kw.pop(k)
-            elif k in _VEGAS_REFUSED:
-                raise TypeError("integ(f, ...): vegas's keyword %r has no equivalent in strata: "
-                                "%s" % (k, _VEGAS_REFUSED[k]))
-            elif k in SETTINGS:
-                raise TypeError("integ(f, ...): %s= belongs to one run: give it to the "
-                                "Integrator and call integrate()" % k)
-            elif k in PARAMS:
-                self._options[k] = _fresh_seed(self._comm) if k == "seed" and kw[k] is None \
-                    else kw[k]
-                del kw[k]
-            else:
-                raise TypeError("integ(f, ...): unknown keyword %r (vegas's: %s; strata's: %s)"
-                                % (k, ", ".join(VEGAS + ("neval", "alpha", "beta")),
-                                   ", ".join(PARAMS)))
+        ``saveall`` the pair (result, integrator); ``analyzer`` (a keyword
+        that stays, such as :class:`strata.reporter`) has ``begin(itn,
+        integrator)`` called before each iteration and ``end(itn_result,
+        result)`` after it, as vegas's; ``progress`` is integrate()'s.
+        Returns the :class:`Result`."""
+        self.set(**kw)
         kept = [k for k in ("log", "checkpoint") if self._options.get(k)]
         if kept:
             raise TypeError("integ(f, ...) runs a new part of the work each call: %s= keeps "
@@ -605,7 +590,8 @@ class Integrator:
         self._start = None
         del saved
         self._calls += 1
-        if save is None and saveall is None:
+        analyzer = self._vegas.get("analyzer")
+        if save is None and saveall is None and analyzer is None:
             return self.integrate(progress)
 
         def keep(it):
@@ -613,8 +599,44 @@ class Integrator:
             r = self._result()
             _pickle_to(save, r)
             _pickle_to(saveall, (r, self))
+            if analyzer is not None:
+                analyzer.end(r.itn_results[-1], r)
+                if not stop and not lib.strata_integrator_finished(self._c):
+                    analyzer.begin(it.itn, self)
             return stop
+        if analyzer is not None:
+            analyzer.begin(0, self)
         return self.integrate(keep)
+
+    def set(self, ka=None, **kw):
+        """Sets keywords for the calls to come, as vegas's set() does
+        (vegas's and strata's parameters, as keywords or a dict); returns
+        the old values, which set() takes back."""
+        old = {}
+        for k, v in dict(ka or {}, **kw).items():
+            if k in VEGAS or k in _VEGAS_UNUSED:
+                if k != "mpi":  # the peers are the Integrator's
+                    old[k] = self._vegas.get(k, _VEGAS_DEFAULTS.get(k))
+                    self._vegas[k] = v
+            elif k in _VEGAS_REFUSED:
+                raise TypeError("integ(f, ...): vegas's keyword %r has no equivalent in strata: "
+                                "%s" % (k, _VEGAS_REFUSED[k]))
+            elif k in SETTINGS:
+                raise TypeError("integ(f, ...): %s= belongs to one run: give it to the "
+                                "Integrator and call integrate()" % k)
+            elif k in PARAMS:
+                old[k] = self._options.get(k)
+                if k == "seed" and v is None:
+                    v = _fresh_seed(self._comm)
+                if v is None:  # back to the default
+                    self._options.pop(k, None)
+                else:
+                    self._options[k] = v
+            else:
+                raise TypeError("integ(f, ...): unknown keyword %r (vegas's: %s; strata's: %s)"
+                                % (k, ", ".join(VEGAS + ("neval", "alpha", "beta")),
+                                   ", ".join(PARAMS)))
+        return old
 
     def _call_params(self):
         """The parameters of the next call's part: vegas's meaning of its

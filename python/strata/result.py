@@ -1,6 +1,7 @@
 """A run's iterations and result as Python objects: what `strata run`
 prints, as values."""
 import math
+import time
 
 import numpy as np
 
@@ -363,3 +364,24 @@ def _gvars(mean, cov, layout, need=True):
                   else Estimate(mean[sl].reshape(s), cov[sl, sl]))
         at += n
     return out
+
+
+class reporter:
+    """vegas's analyzer that prints each iteration as it ends
+    (``analyzer=strata.reporter()``): its estimate, the average so far,
+    chi2/dof, Q and its time."""
+
+    def __init__(self, ngrid=0):
+        self.ngrid = ngrid  # vegas's: map nodes to print; strata prints none
+
+    def begin(self, itn, integrator):
+        self.itn = itn
+        self.t0 = time.perf_counter()
+
+    def end(self, itn_result, result):
+        it = result.iterations[-1]
+        print("    itn %2d: %s\n all itn's: %s" % (self.itn + 1, itn_result, result))
+        print("    neval = %d  chi2/dof = %.2f  Q = %.2f  time = %.2f\n"
+              % (it.neval, np.ravel(np.nan_to_num(result.chi2_dof))[0],
+                 np.ravel(np.nan_to_num(result.Q, nan=1.0))[0], time.perf_counter() - self.t0),
+              flush=True)

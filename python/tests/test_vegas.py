@@ -314,3 +314,16 @@ def test_messages_name_the_python_keywords(tmp_path):
     with pytest.raises(StrataError) as e:
         strata.Integrator(gauss, BOX, neval=2000, resume="yes").integrate()
     assert "resume needs checkpoint" in str(e.value)
+
+
+def test_analyzer_and_set(capsys):
+    integ = strata.Integrator(BOX, seed=29, analyzer=strata.reporter())
+    old = integ.set(nitn=3, neval=2000)
+    assert old == {"nitn": 10, "neval": None}
+    r = integ(batch_gauss)
+    out = capsys.readouterr().out
+    assert out.count("itn ") == 3 and "all itn's: %s" % r in out
+    integ.set(old)
+    integ.set(analyzer=None)
+    r = integ(batch_gauss, neval=1000)
+    assert r.nitn == 10 and capsys.readouterr().out == ""
