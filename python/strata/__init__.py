@@ -16,15 +16,16 @@ for tables), not the compiled library."""
 from .errors import StrataError
 from .source import Source
 
+# vegas's integrand decorators and classes, under vegas's names.
+_FORMS = ("lbatchintegrand", "rbatchintegrand", "batchintegrand", "LBatchIntegrand",
+          "RBatchIntegrand", "BatchIntegrand")
+
 __all__ = ["Integrator", "Iteration", "Result", "Source", "StrataError", "integrate",
-           "read_log", "version", "lbatchintegrand", "rbatchintegrand", "batchintegrand",
-           "LBatchIntegrand", "RBatchIntegrand", "BatchIntegrand", "reporter"]
+           "read_log", "reporter", "version"] + list(_FORMS)
 
 _LAZY = {"Integrator": "integrator", "integrate": "integrator", "Iteration": "result",
-         "Result": "result", "read_log": "log"}
-# vegas's integrand decorators and classes, under vegas's names.
-_LAZY.update((k, "forms") for k in __all__[8:14])
-_LAZY["reporter"] = "result"
+         "Result": "result", "reporter": "result", "read_log": "log"}
+_LAZY.update((k, "forms") for k in _FORMS)
 
 
 def __getattr__(name):

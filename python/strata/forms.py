@@ -223,13 +223,28 @@ class Batch:
 
     def evaluate(self, x):
         n = x.shape[0]
-        lay = self.layout
+        lay, f = self.layout, self.f
         if self.kind != "scalar":
-            return lay.flatten(self.f(self.limits.points(x, self.kind)), n, self.kind)
+            return lay.flatten(f(self.limits.points(x, self.kind)), n, self.kind)
         out = np.empty((n, lay.size))
-        for i in range(n):
-            out[i] = lay.flatten(_one(self.f(self.limits.points(x[i], "scalar")), lay), 1,
-                                 "lbatch")[0]
+        # One Python call per point: the loop is the cost, so the common
+        # case (limits a list of pairs, values numbers) does nothing else.
+        plain = self.limits.keys is None and self.limits.shape == x.shape[1:]
+        points = x if plain else (self.limits.points(xi, "scalar") for xi in x)
+        if lay.scalar:
+            col = out[:, 0]
+            for i, p in enumerate(points):
+                v = f(p)
+                try:
+                    col[i] = v
+                except (TypeError, ValueError):
+                    raise StrataError(lib.STRATA_EINVAL, "the integrand returned %s at x = %s: "
+                                      "must be a number, as at its first call"
+                                      % ("shape %s" % (np.shape(v),) if np.ndim(v)
+                                         else repr(v), x[i].tolist())) from None
+            return out
+        for i, p in enumerate(points):
+            out[i] = lay.flatten(_one(f(p), lay), 1, "lbatch")[0]
         return out
 
 

@@ -327,3 +327,12 @@ def test_analyzer_and_set(capsys):
     integ.set(analyzer=None)
     r = integ(batch_gauss, neval=1000)
     assert r.nitn == 10 and capsys.readouterr().out == ""
+
+
+def test_per_point_value_that_is_no_number():
+    def f(x):
+        return [1.0, 2.0] if x[0] > 0.9 else 1.0
+
+    with pytest.raises(StrataError, match=r"returned shape \(2,\) at x = \[0\.9.*must be a "
+                                          r"number, as at its first call"):
+        strata.Integrator([[0, 1]], seed=30)(f, nitn=1, neval=1000)
