@@ -227,7 +227,9 @@ def _call_seed(seed, k):
 
 class Integrator:
     """A run of ``f`` over ``box`` (a list of ``(lower, upper)`` pairs, one
-    per dimension).
+    per dimension).  Made as vegas's, ``Integrator(limits, **kw)``, it is
+    called as ``integ(f, nitn=..., neval=...)`` (see :meth:`__call__`),
+    and ``kw`` may be vegas's keywords (:data:`VEGAS`).
 
     ``f`` is a numpy batch function, points (n, dim) -> values (n,) or
     (n, ncomp), or a :class:`Source`.  Parameters (doc/jobs.md, [vegas]):
@@ -270,10 +272,15 @@ class Integrator:
         self._layout = None
         self._start = None       # a map (edges) the next call starts from
         self._calls = 0          # the calls integ(f, ...) made so far
-        if isinstance(f, Integrator):  # vegas: Integrator(other) starts from other's map
+        if isinstance(f, Integrator):
+            # vegas's Integrator(other): its limits, keywords, peers and map.
             other, f = f, None
             box = other._limits
-            self._start = other.map
+            if other._c is not None or other._start is not None:
+                self._start = other.map
+            params = dict({k: v for k, v in other._options.items() if k in PARAMS},
+                          **other._vegas, **params)
+            comm = other._comm if comm is None else comm
         elif box is None:
             if callable(f) or isinstance(f, Source):
                 raise TypeError("Integrator(f, box): no box; or Integrator(limits), then "

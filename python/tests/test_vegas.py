@@ -342,3 +342,15 @@ def test_per_point_value_that_is_no_number():
     with pytest.raises(StrataError, match=r"returned shape \(2,\) at x = \[0\.9.*must be a "
                                           r"number, as at its first call"):
         strata.Integrator([[0, 1]], seed=30)(f, nitn=1, neval=1000)
+
+
+def test_integrator_from_another():
+    """vegas's Integrator(other): the other's limits, keywords and map."""
+    integ = strata.Integrator(BOX, seed=31, neval=4000)
+    integ(batch_gauss, nitn=8)
+    copy = strata.Integrator(integ)
+    r = copy(batch_gauss, nitn=1)
+    fresh = strata.Integrator(BOX, seed=31)(batch_gauss, nitn=1, neval=4000)
+    assert r.iterations[0].neval == fresh.iterations[0].neval
+    assert r.iterations[0].sigma < 0.2 * fresh.iterations[0].sigma
+    assert strata.Integrator(strata.Integrator(BOX, nitn=2))(batch_gauss, neval=1000).nitn == 2
