@@ -204,17 +204,30 @@ class Result:
     def __getitem__(self, key):
         return self._values()[key]
 
+    # keys(), items() and values() only where the values are a dict, so
+    # that hasattr(r, "keys") tells a dict result, as gvar asks.
+    @property
     def keys(self):
-        return self._values().keys()
+        return self._dict().keys
 
+    @property
     def items(self):
-        return self._values().items()
+        return self._dict().items
 
+    @property
     def values(self):
-        return self._values().values()
+        return self._dict().values
+
+    def _dict(self):
+        if not isinstance(self.mean, dict):
+            raise AttributeError("the result is not a dict: the integrand's values are not")
+        return self._values()
 
     def __len__(self):
         return len(self._values())
+
+    def __bool__(self):
+        return True
 
     def __iter__(self):
         v = self._values()

@@ -354,3 +354,16 @@ def test_integrator_from_another():
     assert r.iterations[0].neval == fresh.iterations[0].neval
     assert r.iterations[0].sigma < 0.2 * fresh.iterations[0].sigma
     assert strata.Integrator(strata.Integrator(BOX, nitn=2))(batch_gauss, neval=1000).nitn == 2
+
+
+def test_gvar_functions_take_a_dict_result():
+    gv = pytest.importorskip("gvar")
+
+    @strata.lbatchintegrand
+    def f(x):
+        return dict(a=x[:, 0], b=x[:, 0] ** 2)
+
+    r = strata.Integrator([[0, 1]], seed=32)(f, nitn=3, neval=1000)
+    assert gv.mean(r)["a"] == r.mean["a"] and gv.evalcorr(r)["a", "b"][0, 0] > 0.5
+    scalar = strata.Integrator([[0, 1]], seed=32)(lambda x: x[0], nitn=3, neval=1000)
+    assert scalar and not hasattr(scalar, "keys")  # not taken for a dict by gvar
