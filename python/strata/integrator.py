@@ -354,7 +354,7 @@ class Integrator:
         pr.adapt_comp = adapt_comp
         if python_integrand:
             self._form = forms.Batch(f, self._limits, forms.kind_of(f, kind))
-            self._layout = self._probe(ncomp)
+            self._layout = self._agreed(self._probe, ncomp)
             self._ncomp = self._layout.size
             pr.ncomp = self._ncomp
             pr.fb = lib.strata_py_batch
@@ -389,6 +389,26 @@ class Integrator:
         if self._comm is not None:
             _live.add(self)
         self._keep = None
+
+    def _agreed(self, call, *args):
+        """call(*args) on every rank, which all raise where one does (the
+        others with the rank's number) rather than wait for it in the
+        library's next collective."""
+        try:
+            out, err = call(*args), None
+        except BaseException as e:  # noqa: B036 - raised below, on every rank
+            out, err = None, e
+        comm = self._comm
+        if comm is not None and comm.Get_size() > 1:
+            from mpi4py import MPI
+            size = comm.Get_size()
+            first = comm.allreduce(comm.Get_rank() if err is not None else size, op=MPI.MIN)
+            if first < size and err is None:
+                raise StrataError(lib.STRATA_ECOMM, "rank %d: the integrand's first call failed "
+                                  "on rank %d" % (comm.Get_rank(), first))
+        if err is not None:
+            raise err
+        return out
 
     # ---- the integrand's calls ------------------------------------------------------
     def _probe(self, ncomp):
