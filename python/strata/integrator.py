@@ -320,7 +320,7 @@ class Integrator:
         for vk, k in (("nitn", "maxiter"), ("rtol", "epsrel"), ("atol", "epsabs"),
                       ("maxinc_axis", "ninc"), ("nproc", "threads")):
             if vk in v:
-                out[k] = v[vk]
+                out[k] = 0 if v[vk] is None else v[vk]  # vegas's nproc=None: every core
         # vegas's meaning where strata's own keywords do not say otherwise.
         out.setdefault("skip", 0)
         out.setdefault("epsrel", 0.0)
@@ -690,7 +690,7 @@ class Integrator:
             p["adapt_iters"] = p["maxiter"]
         for vk, k in (("maxinc_axis", "ninc"), ("nproc", "threads")):
             if vk in self._vegas:
-                p[k] = self._vegas[vk]
+                p[k] = 0 if self._vegas[vk] is None else self._vegas[vk]
         p["seed"] = _call_seed(int(p.get("seed", 1)), self._calls)
         return p
 
