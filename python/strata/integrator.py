@@ -447,6 +447,12 @@ class Integrator:
         return self._c
 
     @property
+    def seed(self):
+        """The Integrator's seed (drawn where seed=None); its later calls
+        draw with seeds mixed from it."""
+        return int(self._options.get("seed", 1))
+
+    @property
     def mpi_rank(self):
         """This process's MPI rank (0 without MPI), as vegas's."""
         return self._comm.Get_rank() if self._comm is not None else 0

@@ -236,9 +236,14 @@ def test_seed_none_draws_a_seed_and_reports_it():
     again = strata.Integrator(gauss, BOX, neval=2000, maxiter=2, skip=0, seed=a.seed).integrate()
     assert again.mean == a.mean
     # vegas's form draws one unless told, as vegas does.
-    c = strata.Integrator(BOX)(batch_gauss, nitn=1, neval=1000)
+    integ = strata.Integrator(BOX)
+    c = integ(batch_gauss, nitn=1, neval=1000)
     d = strata.Integrator(BOX)(batch_gauss, nitn=1, neval=1000)
-    assert c.seed != d.seed
+    assert c.seed == integ.seed and c.seed != d.seed
+    later = integ(batch_gauss)
+    again = strata.Integrator(BOX, seed=integ.seed)
+    again(batch_gauss, nitn=1, neval=1000)
+    assert again(batch_gauss).mean == later.mean
     assert strata.Integrator(gauss, BOX, neval=2000, maxiter=2, skip=0).integrate().seed == 1
 
 
