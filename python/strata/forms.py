@@ -168,13 +168,6 @@ class Layout:
             at += n
         return out
 
-    def names(self):
-        """Each component's name: its key and index, as in messages."""
-        if self.keys is None:
-            return ["[%s]" % ", ".join(map(str, i)) for i in np.ndindex(self.shape)]
-        return ["[%r]" % (k,) + ("[%s]" % ", ".join(map(str, i)) if s != () else "")
-                for k, s in self.keys for i in np.ndindex(s)]
-
 
 def _flat(v, n, kind, shape, what):
     a = np.asarray(v, dtype=np.float64)

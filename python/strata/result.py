@@ -103,7 +103,13 @@ class Result:
     ``time_s``, ``backend``, ``stopped`` (a progress callback or a stop
     request ended the run), ``iterations`` (a list of :class:`Iteration`),
     ``table()`` (a pandas DataFrame of them), ``summary()`` (the program's
-    table and summary), ``gvar`` (with the gvar package)."""
+    table and summary), ``gvar`` (with the gvar package), ``seed``.
+
+    vegas's names too: ``itn_results``, ``sum_neval``, ``avg_neval``,
+    ``chi2``, ``dof``; for an integrand whose values are an array or a
+    dict, ``mean`` and ``sdev`` have its shape or keys and ``r[key]`` is a
+    component (gvar values where gvar is installed, else
+    :class:`Estimate`); a scalar result does gvar's arithmetic."""
 
     def __init__(self, res, iterations, backend, stopped, layout=None, seed=None):
         from ._lib import ffi
