@@ -1,6 +1,7 @@
 """A run's iterations and result as Python objects: what `strata run`
 prints, as values."""
 import math
+import re
 import time
 
 import numpy as np
@@ -303,7 +304,25 @@ class Result:
             out = ffi.string(text[0]).decode()
         finally:
             lib.free(text[0])
-        return out[:-1] if out.endswith("\n") else out
+        out = out[:-1] if out.endswith("\n") else out
+        return _named(out, self._layout)
+
+
+def _named(text, layout):
+    """The summary's result[c] lines named as the integrand's values are:
+    result['I'], result['x'][1], result[0, 1]."""
+    if layout is None or (layout.keys is None and len(layout.shape) <= 1):
+        return text
+    if layout.keys is None:
+        names = ["[%s]" % ", ".join(map(str, i)) for i in np.ndindex(layout.shape)]
+    else:
+        names = ["[%r]" % (k,) + ("[%s]" % ", ".join(map(str, i)) if s != () else "")
+                 for k, s in layout.keys for i in np.ndindex(s)]
+    width = max(len(n) for n in names) + len("result")
+
+    def name(m):
+        return ("result" + names[int(m.group(1))]).ljust(width) + " ="
+    return re.sub(r"^result\[(\d+)\] *=", name, text, flags=re.M)
 
 
 def _binary(name):

@@ -183,6 +183,7 @@ def test_array_and_dict_values():
     assert r.sdev["box"].shape == (2, 2) and np.all(abs(r.mean["box"] - 1) < 5 * r.sdev["box"])
     assert abs(r.mean["I"] - EXACT) < 5 * r.sdev["I"]
     assert "'moments': [" in str(r)
+    assert "\nresult['moments'][1] = " in r.summary() and "result[6]" not in r.summary()
     gv = pytest.importorskip("gvar")
     x = r["moments"][0] / r["I"]  # correlated: far more precise than either
     assert abs(x.mean - 0.5) < 5 * x.sdev and x.sdev < 0.5 * r["moments"][0].sdev
