@@ -746,6 +746,12 @@ static int open_existing(strata_runlog *l)
   if (l->fd < 0) return STRATA_EIO;
   int rc = lock_log(path, l->fd);
   if (rc != STRATA_OK) return rc;
+  /* Empty, and ours under the lock: a run was killed between creating the
+   * file and HDF5's first write to it.  Damage, like a log cut short. */
+  if (sb.st_size == 0) {
+    snprintf(l->why, sizeof l->why, "empty: the run that created it ended before writing it");
+    return STRATA_OK;
+  }
   int superblock = strata_ownfile_superblock(l->fd, sb.st_size);
   if (superblock < 0)
     return strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file); strata does "
