@@ -38,11 +38,11 @@ extern "C" {
 #define STRATA_MAX_COMP 8
 /* Tables one integrand may read. */
 #define STRATA_MAX_TABLES 16
-/* CPU threads one run may ask for (strata_params.nthreads): five times the
- * hardware threads of the largest nodes, and far below the count at which
- * OpenMP's start of a team (its threads' start data on the caller's
- * stack) overflows a thread's stack.  The same limit on every machine,
- * since the threads never change a run's results. */
+/* CPU threads one run may ask for (strata_params.nthreads): several times
+ * the hardware threads of the largest nodes, and far below the count at
+ * which OpenMP's start of a team (its threads' start data on the caller's
+ * stack: 100000 threads overflow 8 MB) crashes.  The same limit on every
+ * machine, since the threads never change a run's results. */
 #define STRATA_MAX_THREADS 4096
 
 /* Error codes; 0 is success.  The message of the last error of the calling
