@@ -760,6 +760,12 @@ static int open_existing(strata_runlog *l, int fresh)
     return strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file); strata does "
                         "not overwrite it", path);
   if (superblock < 3) return refuse_old(path, l->fd, superblock);
+  off_t at = 0;
+  if (!strata_ownfile_heaps_whole(l->fd, sb.st_size, &at)) {
+    snprintf(l->why, sizeof l->why, "a global heap's objects run past its end (byte %lld)",
+             (long long)at);
+    return STRATA_OK;
+  }
   char self[64];
   hid_t fapl = writer_fapl(1);
   if (fapl < 0) return fail(path, "open");

@@ -116,7 +116,8 @@ def _check_global_heaps(path):
     a log being written may be caught in the middle, and is read again)."""
     with open(path, "rb") as fh:
         data = fh.read()
-    at = data.find(b"GCOL")
+    # "GCOL", version 1, three reserved zero bytes: not a chance pattern in data.
+    at = data.find(b"GCOL\1\0\0\0")
     while at >= 0:
         size = int.from_bytes(data[at + 8:at + 16], "little")
         end, o = at + size, at + 16
@@ -129,7 +130,7 @@ def _check_global_heaps(path):
         if size < 16 or end > len(data) or o > end:
             raise ValueError("damaged: a global heap's objects do not fit in it (byte %d)"
                              % at)
-        at = data.find(b"GCOL", at + 4)
+        at = data.find(b"GCOL\1\0\0\0", at + 4)
 
 
 class Log:
