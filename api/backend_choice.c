@@ -66,7 +66,8 @@ int strata_backend_choose(const strata_problem *pr, int nthreads, strata_backend
 void strata_backend_prepare(strata_backend_kind kind, const strata_comm *comm)
 {
 #ifdef HAVE_CUDA
-  if (kind != STRATA_BACKEND_CPU) strata_cuda_prepare(comm ? comm->local_rank : 0);
+  if ((unsigned)kind <= STRATA_BACKEND_CUDA && kind != STRATA_BACKEND_CPU)
+    strata_cuda_prepare(comm ? comm->local_rank : 0);
 #else
   (void)kind;
   (void)comm;

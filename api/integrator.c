@@ -67,6 +67,10 @@ static int known_caller(int interface, size_t problem_size, size_t params_size,
 
 void strata_settings_init_checked(strata_settings *st, int interface, size_t size)
 {
+  if (!st) {
+    strata_error_null(__func__, "settings");
+    return;
+  }
   /* Only what the caller has: a caller of an older interface has a
    * shorter struct, one of an unknown interface is refused when used. */
   size_t n = size < sizeof *st ? size : sizeof *st;
@@ -208,6 +212,7 @@ static int alloc_with(int interface, size_t problem_size, size_t params_size,
                       strata_backend_kind backend, strata_comm *comm, const strata_settings *st,
                       strata_integrator **out)
 {
+  if (!out) return strata_error_null("strata_integrator_alloc", "place for the integrator");
   *out = NULL;
   if (!pr || !p) return strata_error(STRATA_EINVAL, "strata_integrator_alloc: no problem or "
                                      "parameters");
@@ -253,6 +258,7 @@ int strata_integrator_open(const strata_problem *pr, const strata_params *p,
                            strata_backend_kind backend, strata_comm *comm,
                            const strata_settings *st, strata_integrator **out)
 {
+  STRATA_GIVEN(out, "place for the integrator");
   *out = NULL;
   if (!st) return strata_error(STRATA_EINVAL, "strata_integrator_open: no settings");
   int rc = settings_known(st, "strata_integrator_open");
@@ -264,10 +270,15 @@ int strata_integrator_open(const strata_problem *pr, const strata_params *p,
 
 const strata_integrator_info *strata_integrator_describe(const strata_integrator *s)
 {
+  if (!s) {
+    strata_error_null(__func__, "integrator");
+    return NULL;
+  }
   return &s->info;
 }
 
-int strata_integrator_error_shared(const strata_integrator *s) { return s->error_shared; }
+/* No integrator: no peers wait for it. */
+int strata_integrator_error_shared(const strata_integrator *s) { return s ? s->error_shared : 1; }
 
 void strata_integrator_free(strata_integrator *s)
 {
@@ -283,18 +294,28 @@ void strata_integrator_free(strata_integrator *s)
   free(s);
 }
 
-const char *strata_integrator_backend(const strata_integrator *s) { return s->backend->name; }
+const char *strata_integrator_backend(const strata_integrator *s)
+{
+  if (!s) {
+    strata_error_null(__func__, "integrator");
+    return "";
+  }
+  return s->backend->name;
+}
 
 int strata_integrator_step(strata_integrator *s, strata_iteration *it)
 {
+  STRATA_GIVEN(s, "integrator");
   if (strata_run_finished(s->run))
     return strata_error(STRATA_EINVAL, "the run is finished (after %d iterations)",
                         s->run->ravg.n);
   return strata_run_step(s->run, it);
 }
 
+/* No integrator has nothing left to do. */
 int strata_integrator_finished(const strata_integrator *s)
 {
+  if (!s) return 1;
   return strata_run_finished(s->run);
 }
 
@@ -328,6 +349,7 @@ static char *copy(const char *v, int *fail)
 
 int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
 {
+  STRATA_GIVEN(s, "integrator");
   if (!st) return strata_error(STRATA_EINVAL, "strata_integrator_settings: no settings");
   int rc = settings_known(st, "strata_integrator_settings");
   if (rc != STRATA_OK) return rc;
@@ -386,6 +408,7 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
 int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, void *ctx,
                           strata_result *res)
 {
+  STRATA_GIVEN(s, "integrator");
   const strata_settings *st = &s->settings;
   strata_session ss = {
       .name = s->name ? s->name : "(libstrata)",
@@ -417,10 +440,12 @@ int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, voi
   return rc;
 }
 
-int strata_integrator_stopped(const strata_integrator *s) { return s->stopped; }
+int strata_integrator_stopped(const strata_integrator *s) { return s ? s->stopped : 0; }
 
 int strata_integrator_result(const strata_integrator *s, strata_result *res)
 {
+  STRATA_GIVEN(s, "integrator");
+  STRATA_GIVEN(res, "result to fill");
   strata_run_result(s->run, res);
   return STRATA_OK;
 }
@@ -441,6 +466,9 @@ static int share_outcome(strata_comm *comm, int rc)
 
 int strata_integrator_save(strata_integrator *s, const char *path)
 {
+  STRATA_GIVEN(s, "integrator");
+  STRATA_GIVEN(path, "path");
+  if (!*path) return strata_error(STRATA_EINVAL, "%s: no path (empty)", __func__);
   int rc = strata_run_sync(s->run);
   rc = agree(s->comm, rc);
   if (rc != STRATA_OK) return rc;
@@ -489,6 +517,8 @@ static int restore(strata_integrator *s, const strata_checkpoint *c, const char 
 int strata_integrator_load(strata_integrator *s, const char *path, strata_iteration_cb progress,
                            void *ctx)
 {
+  STRATA_GIVEN(s, "integrator");
+  STRATA_GIVEN(path, "path");
   /* Rank 0 reads and checks the file; every rank continues from its state,
    * broadcast as it is: the program's resume (api/session.c). */
   strata_checkpoint *c = NULL;
@@ -508,6 +538,9 @@ int strata_integrator_load(strata_integrator *s, const char *path, strata_iterat
 
 int strata_integrator_save_buffer(strata_integrator *s, void **buf, size_t *len)
 {
+  STRATA_GIVEN(s, "integrator");
+  STRATA_GIVEN(buf, "place for the buffer");
+  STRATA_GIVEN(len, "place for its length");
   strata_ckpt_info info = info_of(s);
   strata_run_state st;
   strata_run_state_get(s->run, &st);
@@ -517,6 +550,8 @@ int strata_integrator_save_buffer(strata_integrator *s, void **buf, size_t *len)
 int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t len,
                                   strata_iteration_cb progress, void *ctx)
 {
+  STRATA_GIVEN(s, "integrator");
+  STRATA_GIVEN(buf, "buffer");
   strata_checkpoint *c = NULL;
   int rc = strata_checkpoint_read_image(buf, len, "(state buffer)", &c);
   if (rc == STRATA_OK) rc = restore(s, c, "(state buffer)", progress, ctx);
@@ -526,6 +561,9 @@ int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t 
 
 int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *edges)
 {
+  STRATA_GIVEN(s, "integrator");
+  STRATA_GIVEN(naxes, "place for naxes");
+  STRATA_GIVEN(ninc, "place for ninc");
   strata_run_state st;
   strata_run_state_get(s->run, &st);
   if (s->run->sync_rc != STRATA_OK) return s->run->sync_rc;
@@ -537,7 +575,12 @@ int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *e
 
 int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges)
 {
+  STRATA_GIVEN(s, "integrator");
   if (!edges) return strata_error(STRATA_EINVAL, "strata_integrator_set_map: no edges");
+  /* Before any edge is read: the shape of a map strata could have made. */
+  if (naxes < 1 || naxes > STRATA_MAX_DIM || ninc < 1 || ninc > 1000000)
+    return strata_error(STRATA_EINVAL, "the map given: %d axes of %d increments: must be "
+                        "1..%d axes of 1..1000000", naxes, ninc, STRATA_MAX_DIM);
   int rc = strata_run_start_from(s->run, naxes, ninc, edges, 0, NULL, NULL);
   if (rc == STRATA_OK) return rc;
   char msg[1024];
@@ -563,6 +606,9 @@ int strata_integrator_start_from(strata_integrator *s, strata_integrator *from)
 int strata_integrate(const strata_problem *pr, const strata_params *p,
                      strata_iteration_cb cb, void *ctx, strata_result *res)
 {
+  STRATA_GIVEN(pr, "problem");
+  STRATA_GIVEN(p, "params");
+  STRATA_GIVEN(res, "result to fill");
   strata_backend *be = strata_backend_cpu_new(p->nthreads);
   strata_comm *comm = strata_comm_serial();
   strata_run *r = NULL;

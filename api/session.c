@@ -105,6 +105,16 @@ static int decide(strata_session *s, const strata_run *r, int *resume, strata_ch
   int want = s->resume == STRATA_RESUME_YES;
   int autom = s->resume == STRATA_RESUME_AUTO;
   *resume = 0;
+  /* A run on this checkpoint was asked for before: its lock is there (one
+   * stopped before it started leaves only that: the program's exit status
+   * 3, "nothing was computed"). */
+  int asked = 0;
+  if (cp) {
+    char lock[STRATA_PATH_MAX + 8];
+    struct stat lb;
+    snprintf(lock, sizeof lock, "%s.lock", cp);
+    asked = lstat(lock, &lb) == 0 && S_ISREG(lb.st_mode) && lb.st_uid == geteuid();
+  }
   /* Before anything looks at the checkpoint or its temporary files: a
    * second run on it, even one that is refused, must touch nothing. */
   if (cp) {
@@ -119,9 +129,16 @@ static int decide(strata_session *s, const strata_run *r, int *resume, strata_ch
     return strata_error(STRATA_EINVAL, "%s: %s needs %s (the file to resume from)", s->name,
                         w->resume_key, w->checkpoint);
   int exists = cp && access(cp, F_OK) == 0;
-  if (cp && want && !exists)
+  /* A resume of a run that never started (its lock, no checkpoint, no
+   * log) starts it; where nothing says a run was asked for, the name may
+   * be wrong. */
+  int unstarted = cp && want && !exists && asked && !(lp && access(lp, F_OK) == 0);
+  if (cp && want && !exists && !unstarted)
     return strata_error(STRATA_EIO, "%s: no checkpoint to resume from (%s)", cp,
                         "No such file or directory");
+  if (unstarted && (s->notes || s->verbose))
+    fprintf(stderr, "strata: note: %s: no checkpoint: the run stopped before it started, and "
+            "starts now\n", cp);
   if (cp && exists && !want && !autom)
     return strata_error(STRATA_EIO, "%s: a checkpoint exists already: continue it with "
                         "%s (or %s), or move it away; strata does not overwrite it", cp,

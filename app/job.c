@@ -333,7 +333,7 @@ static int handle_run(parse_ctx *c, const char *k, const char *v)
     return 1;
   }
   if (!strcmp(k, "threads")) {
-    if (!set_int(c, "run", k, v, 0, 4096, &n)) return 0;
+    if (!set_int(c, "run", k, v, 0, STRATA_MAX_THREADS, &n)) return 0;
     j->p.nthreads = (int)n;
     return 1;
   }

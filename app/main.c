@@ -1,10 +1,12 @@
 /* The strata command line: strata run | list | log | --help | --version. */
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "job.h"
@@ -111,10 +113,18 @@ static int stop_early(strata_world *w, const strata_job *job, int st)
     strata_world_close(w, 1);
     strata_stop_raise(sig);
   }
-  if (w->rank == 0)
+  /* The checkpoint's lock (empty, as a run's lock may be) says that the
+   * run was asked for: a resume, as status 3 asks, then starts it. */
+  if (w->rank == 0) {
+    char lock[4200];
+    if ((size_t)snprintf(lock, sizeof lock, "%s.lock", job->checkpoint) < sizeof lock) {
+      int fd = open(lock, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (fd >= 0) close(fd);
+    }
     fprintf(stderr, "strata: stopped by a signal (%s) before the run started: nothing was "
-            "computed or written; run it again (exit status %d)\n",
+            "computed; run it again, with or without --resume (exit status %d)\n",
             sig == SIGTERM ? "SIGTERM" : "SIGUSR1", STRATA_EXIT_REQUEUE);
+  }
   return STRATA_EXIT_REQUEUE;
 }
 

@@ -88,7 +88,10 @@ static void mpi_free(strata_comm *c)
 
 int strata_comm_mpi(MPI_Comm comm, strata_comm **out)
 {
+  STRATA_GIVEN(out, "place for the peers");
   *out = NULL;
+  if (comm == MPI_COMM_NULL)
+    return strata_error(STRATA_EINVAL, "strata_comm_mpi: MPI_COMM_NULL");
   int up = 0;
   MPI_Initialized(&up);
   if (!up) return strata_error(STRATA_ECOMM, "strata_comm_mpi: MPI is not initialised");

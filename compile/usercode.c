@@ -34,10 +34,18 @@ void strata_source_watch(void (*child)(int pid), int (*requested)(void))
 
 const char *strata_source_wrapper_name(void) { return wrapper_name; }
 
-/* Everything strata_source_hash covers, hashed again after a change. */
+/* Everything strata_source_hash covers, hashed again after a change: the
+ * unit as it would be without its origin (which only names the code in
+ * messages), so that the same code gives the same hash whether a file,
+ * a job's body or a binding's string brought it, and a checkpoint of one
+ * continues in another. */
 static strata_source *rehash(strata_source *s)
 {
+  char origin[sizeof s->origin];
+  memcpy(origin, s->origin, sizeof origin);
+  s->origin[0] = '\0';
   char *u = strata_source_unit(s, STRATA_UNIT_C);
+  memcpy(s->origin, origin, sizeof origin);
   uint64_t h = STRATA_HASH64_INIT;
   if (u) h = strata_hash64(h, u, strlen(u));
   free(u);
@@ -62,7 +70,11 @@ static strata_source *source_new(const char *shown, const char *function, int ex
 int strata_source_from_file(const char *path, const char *shown, const char *function,
                             int extended, int ncomp, strata_source **out)
 {
+  STRATA_GIVEN(out, "place for the source");
   *out = NULL;
+  STRATA_GIVEN(path, "path");
+  STRATA_GIVEN(function, "function name");
+  if (!shown) shown = path;
   FILE *f = fopen(path, "rb");
   if (!f) return strata_error(STRATA_EIO, "%s: cannot read the integrand: %s", shown, strerror(errno));
   char *text = malloc(MAX_SOURCE_BYTES + 1);
@@ -93,7 +105,10 @@ int strata_source_from_file(const char *path, const char *shown, const char *fun
 int strata_source_from_body(const char *body, const char *shown, int extended, int ncomp,
                             strata_source **out)
 {
+  STRATA_GIVEN(out, "place for the source");
   *out = NULL;
+  STRATA_GIVEN(body, "body");
+  if (!shown) shown = "(body)";
   strata_source *s = source_new(shown, INLINE_NAME, extended, ncomp);
   if (!s || !(s->code = strdup(body))) {
     free(s);
@@ -106,6 +121,7 @@ int strata_source_from_body(const char *body, const char *shown, int extended, i
 int strata_source_from_string(const char *code, const char *function, int extended,
                               int ncomp, strata_source **out)
 {
+  STRATA_GIVEN(out, "place for the source");
   *out = NULL;
   if (!code || !function || !*function)
     return strata_error(STRATA_EINVAL, "strata_source_from_string: no code or function name");
@@ -131,12 +147,19 @@ int strata_source_build(strata_source *s, int verbose)
 
 void strata_source_describe(const strata_source *s, char *buf, size_t len)
 {
+  if (!buf || !len) return;
+  if (!s) {
+    snprintf(buf, len, "no source");
+    return;
+  }
   snprintf(buf, len, "integrand %s from %s: %s for the CPU in %.3f s", s->function, s->origin,
            s->cpu_cached ? "loaded from the cache" : "compiled", s->cpu_build_s);
 }
 
 int strata_problem_set_source(strata_problem *pr, strata_source *s)
 {
+  STRATA_GIVEN(pr, "problem");
+  STRATA_GIVEN(s, "source");
   /* Built already (strata_source_build): loading it again would map a
    * second copy. */
   int rc = s->dl ? STRATA_OK : strata_source_build_cpu(s, 0);
@@ -280,7 +303,7 @@ char *strata_source_unit(const strata_source *s, int kind)
   return b.p;
 }
 
-uint64_t strata_source_hash(const strata_source *s) { return s->hash; }
+uint64_t strata_source_hash(const strata_source *s) { return s ? s->hash : 0; }
 
 /* ---- building for the CPU ------------------------------------------------ */
 

@@ -413,7 +413,8 @@ int strata_checkpoint_read(const char *path, strata_checkpoint **out)
   int failed;
   hid_t f = strata_ownfile_h5open(path, H5F_ACC_RDONLY, H5P_DEFAULT, "checkpoint",
                                   "; the file is left as it is", 0, &failed);
-  if (f < 0 && failed == STRATA_OWNFILE_REFUSED) return STRATA_EIO;
+  if (f < 0 && (failed == STRATA_OWNFILE_REFUSED || failed == STRATA_OWNFILE_DAMAGED))
+    return STRATA_EIO;
   if (f < 0 && failed == STRATA_OWNFILE_NOT_HDF5)
     return strata_error(STRATA_EIO, "%s: not a strata checkpoint (not an HDF5 file); the file "
                         "is left as it is", path);

@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -65,6 +67,55 @@ int strata_ownfile_superblock(int fd, off_t size)
   return -1;
 }
 
+static uint64_t le(const unsigned char *p, int n)
+{
+  uint64_t v = 0;
+  for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+/* Whether the global heap collection at `at` (its 16-byte header in h) is
+ * whole: its objects (index, reference count, size, data padded to 8
+ * bytes) end within it, up to the free space (index 0). */
+static int collection_whole(int fd, off_t size, off_t at, const unsigned char *h)
+{
+  uint64_t len = le(h + 8, 8);
+  if (len < 16 || len > (uint64_t)(size - at)) return 0;
+  unsigned char *c = malloc(len);
+  if (!c) return 1; /* no memory to look: HDF5 will read it as it can */
+  int whole = pread(fd, c, len, at) == (ssize_t)len;
+  uint64_t o = 16;
+  while (whole && o + 16 <= len && le(c + o, 2) != 0) {
+    uint64_t n = le(c + o + 8, 8);
+    if (n > len) whole = 0;
+    else o += 16 + (n + 7) / 8 * 8;
+  }
+  free(c);
+  return whole && o <= len;
+}
+
+int strata_ownfile_heaps_whole(int fd, off_t size, off_t *bad)
+{
+  enum { CHUNK = 1 << 20 };
+  unsigned char *b = malloc(CHUNK + 16);
+  if (!b) return 1;
+  int whole = 1;
+  for (off_t at = 0; whole && at < size; at += CHUNK) {
+    ssize_t n = pread(fd, b, CHUNK + 16, at);
+    if (n < 16) break;
+    for (ssize_t i = 0; whole && i + 16 <= n && i < CHUNK; i++) {
+      /* "GCOL", version 1, three reserved zero bytes: not a chance pattern in data. */
+      if (memcmp(b + i, "GCOL\1\0\0\0", 8)) continue;
+      if (!collection_whole(fd, size, at + i, b + i)) {
+        whole = 0;
+        *bad = at + i;
+      }
+    }
+  }
+  free(b);
+  return whole;
+}
+
 int strata_ownfile_same(hid_t f, const struct stat *sb)
 {
   hid_t ap = H5Fget_access_plist(f);
@@ -106,9 +157,14 @@ hid_t strata_ownfile_h5open_fd(const char *path, unsigned flags, hid_t fapl, con
   const char *name = stat(self, &pb) == 0 && pb.st_dev == sb.st_dev && pb.st_ino == sb.st_ino
                          ? self
                          : path;
+  off_t bad = 0;
   if (version < 0)
     *failed = STRATA_OWNFILE_NOT_HDF5;
-  else if ((f = H5Fopen(name, flags, fapl)) < 0)
+  else if (!strata_ownfile_heaps_whole(fd, sb.st_size, &bad)) {
+    *failed = STRATA_OWNFILE_DAMAGED;
+    strata_error(STRATA_EIO, "%s: cannot read the %s: damaged: a global heap's objects run past "
+                 "its end (byte %lld)%s", path, what, (long long)bad, tail);
+  } else if ((f = H5Fopen(name, flags, fapl)) < 0)
     *failed = STRATA_OWNFILE_H5_FAILED;
   else if (!strata_ownfile_same(f, &sb)) {
     H5Fclose(f);

@@ -10,6 +10,7 @@
 
 void strata_report_value_error(char *buf, size_t len, double value, double err)
 {
+  if (!buf || !len) return;
   /* An error that is not known (NaN: one tiny estimate, whose variance
    * underflowed and has no scatter to measure) is "(?)" after the value. */
   const int unknown = isnan(err) || (err == 0.0 && value != 0.0 && fabs(value) < sqrt(DBL_MIN));
@@ -71,6 +72,7 @@ void strata_report_value_error(char *buf, size_t len, double value, double err)
 
 void strata_report_header(FILE *out)
 {
+  if (!out) return;
   fprintf(out, "itn   integral              wgt average           chi2/dof       Q\n");
   fprintf(out, "---------------------------------------------------------------------\n");
 }
@@ -104,8 +106,10 @@ static void table_line(FILE *out, const char *lead, int kept, int itn, double in
 
 void strata_report_iteration(FILE *out, const strata_iteration *it)
 {
+  if (!out || !it) return;
   char lead[32];
-  if (it->ncomp <= 1 || !it->comp) {
+  /* No run has more components than STRATA_MAX_COMP: more is not a row count. */
+  if (it->ncomp <= 1 || it->ncomp > STRATA_MAX_COMP || !it->comp) {
     snprintf(lead, sizeof lead, "%3d   ", it->itn);
     table_line(out, lead, it->kept, it->itn, it->integral, it->sigma, it->avg, it->avg_sigma,
                it->chi2_dof, it->q, it->restarted);
@@ -152,8 +156,9 @@ static void summary_comps(FILE *out, const strata_result *res)
 
 void strata_report_summary(FILE *out, const strata_result *res, double exact)
 {
+  if (!out || !res) return;
   char a[64], c2[32], qs[32];
-  if (res->ncomp > 1) {
+  if (res->ncomp > 1 && res->ncomp <= STRATA_MAX_COMP) {
     summary_comps(out, res);
   } else {
     strata_report_value_error(a, sizeof a, res->integral, res->sigma);
@@ -267,13 +272,14 @@ static void json_string(FILE *out, const char *key, const char *v)
 
 void strata_report_json(FILE *out, const strata_result *res, const strata_report_info *info)
 {
+  if (!out || !res || !info) return;
   fputc('{', out);
   json_string(out, "integrand", info->integrand);
   fprintf(out, "\"dim\":%d,", info->dim);
   json_string(out, "mode", info->mode);
   /* A string: 64-bit seeds lose digits as JSON numbers (doubles). */
   fprintf(out, "\"seed\":\"%llu\",\"params\":[", (unsigned long long)info->seed);
-  for (int i = 0; i < info->nparams; i++) {
+  for (int i = 0; info->params && i < info->nparams && i < STRATA_MAX_PARAMS; i++) {
     if (isfinite(info->params[i])) fprintf(out, "%s%.17g", i ? "," : "", info->params[i]);
     else fprintf(out, "%snull", i ? "," : "");
   }
@@ -288,7 +294,7 @@ void strata_report_json(FILE *out, const strata_result *res, const strata_report
   json_number(out, "chi2_dof", res->chi2_dof, 0);
   json_number(out, "Q", res->q, 0);
   json_number(out, "exact", info->exact, 0);
-  if (res->ncomp > 1) json_comps(out, res);
+  if (res->ncomp > 1 && res->ncomp <= STRATA_MAX_COMP) json_comps(out, res);
   /* converged is null without a target; lost_z, neval_needed and
    * thin_neval are null where they do not apply. */
   fprintf(out, "\"neval\":%lld,\"iterations\":%d,\"converged\":%s,\"lost\":%s,",
@@ -299,7 +305,8 @@ void strata_report_json(FILE *out, const strata_result *res, const strata_report
   json_number(out, "neval_needed", res->neval_needed > 0.0 ? res->neval_needed : NAN, 0);
   fprintf(out, "\"thin\":%s,", res->thin ? "true" : "false");
   json_number(out, "thin_neval", res->thin ? res->thin_neval : NAN, 0);
-  fprintf(out, "\"backend\":\"%s\",\"ranks\":%d,\"nhcube\":%d,", info->backend, info->ranks,
+  fprintf(out, "\"backend\":\"%s\",\"ranks\":%d,\"nhcube\":%d,",
+          info->backend ? info->backend : "", info->ranks,
           res->nhcube);
   json_number(out, "allreduce_s", res->comm_time_s, 0);
   if (info->exchange) {

@@ -736,9 +736,10 @@ static int refuse_old(const char *path, int fd, int superblock)
 }
 
 /* Opens the existing log at path for writing: checked (ownfile.h), locked,
- * of format version 2.  Returns STRATA_OK with l->f open, or with l->f -1
+ * of format version 2 (fresh: no checkpoint to continue).  Returns
+ * STRATA_OK with l->f open, or with l->f -1
  * and l->why saying what is damaged; another code for an error. */
-static int open_existing(strata_runlog *l)
+static int open_existing(strata_runlog *l, int fresh)
 {
   const char *path = l->path, *tail = "; the log is left as it is";
   struct stat sb;
@@ -746,11 +747,25 @@ static int open_existing(strata_runlog *l)
   if (l->fd < 0) return STRATA_EIO;
   int rc = lock_log(path, l->fd);
   if (rc != STRATA_OK) return rc;
+  /* Empty, ours under the lock, and no checkpoint to continue (fresh): a
+   * run was killed between creating the file and HDF5's first write to
+   * it, before any checkpoint.  Damage, like a log cut short.  Beside a
+   * checkpoint, whose run wrote its log first, an empty file is not one. */
+  if (sb.st_size == 0 && fresh) {
+    snprintf(l->why, sizeof l->why, "empty: the run that created it ended before writing it");
+    return STRATA_OK;
+  }
   int superblock = strata_ownfile_superblock(l->fd, sb.st_size);
   if (superblock < 0)
     return strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file); strata does "
                         "not overwrite it", path);
   if (superblock < 3) return refuse_old(path, l->fd, superblock);
+  off_t at = 0;
+  if (!strata_ownfile_heaps_whole(l->fd, sb.st_size, &at)) {
+    snprintf(l->why, sizeof l->why, "a global heap's objects run past its end (byte %lld)",
+             (long long)at);
+    return STRATA_OK;
+  }
   char self[64];
   hid_t fapl = writer_fapl(1);
   if (fapl < 0) return fail(path, "open");
@@ -784,7 +799,7 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
   } else {
     l = new_log(path, info);
     if (!l) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
-    rc = open_existing(l);
+    rc = open_existing(l, itn == 0);
     int hdr = 0;
     if (rc == STRATA_OK && l->f >= 0) hdr = check_header(l, info, force, itn, &rc);
     if (rc != STRATA_OK) {

@@ -198,7 +198,8 @@ static int show(const char *path, int csv, FILE *out, int *again)
     if (failed == STRATA_OWNFILE_REFUSED) return STRATA_EIO; /* the error says why */
     if (failed == STRATA_OWNFILE_NOT_HDF5)
       return strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file)", path);
-    *again = 1;
+    *again = 1; /* a writer's flush in the middle may look like damage */
+    if (failed == STRATA_OWNFILE_DAMAGED) return STRATA_EIO; /* the error says why */
     return strata_error(STRATA_EIO, "%s: cannot read the log: %s", path, strata_h5_detail());
   }
   int rc = STRATA_EIO;

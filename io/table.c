@@ -436,6 +436,7 @@ uint64_t strata_tables_hash(const strata_table_set *set)
 int strata_tables_read(const char *spec, const char *dir, const char *where,
                        strata_table_set **out)
 {
+  if (!out) return strata_error_null(__func__, "place for the tables");
   *out = NULL;
   static _Thread_local strata_table_spec entries[STRATA_MAX_TABLES];
   if (!where) where = "tables";

@@ -10,7 +10,8 @@ void strata_escape(char *dst, size_t size, const char *src)
 {
   static const char named[] = "\a\b\t\n\v\f\r", letter[] = "abtnvfr";
   size_t o = 0;
-  if (!size) return;
+  if (!dst || !size) return;
+  if (!src) src = "(null)";
   for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
     char e[5];
     const char *k = strchr(named, *p);
@@ -34,6 +35,11 @@ int strata_error(int code, const char *fmt, ...)
   va_end(ap);
   strata_escape(last_error, sizeof last_error, raw);
   return code;
+}
+
+int strata_error_null(const char *func, const char *what)
+{
+  return strata_error(STRATA_EINVAL, "%s: no %s (NULL)", func, what);
 }
 
 void strata_error_clear(void) { last_error[0] = '\0'; }

@@ -22,6 +22,13 @@ extern "C" {
  * same for text printed without strata_error. */
 int strata_error(int code, const char *fmt, ...) STRATA_PRINTF(2, 3);
 void strata_error_clear(void);
+/* A public function given NULL where it needs something: STRATA_EINVAL,
+ * "func: no what (NULL)".  STRATA_GIVEN returns it from the function. */
+int strata_error_null(const char *func, const char *what);
+#define STRATA_GIVEN(ptr, what)                                                             \
+  do {                                                                                     \
+    if (!(ptr)) return strata_error_null(__func__, what);                                  \
+  } while (0)
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,10 @@ const char *strata_version(void) { return PACKAGE_VERSION; }
 
 void strata_params_default(strata_params *p)
 {
+  if (!p) {
+    strata_error_null(__func__, "params");
+    return;
+  }
   memset(p, 0, sizeof *p);
   p->mode = STRATA_MODE_VEGASPLUS;
   p->neval = 1000000;
@@ -49,16 +53,22 @@ const char *strata_mode_name(strata_mode m)
 
 int strata_mode_parse(const char *s, strata_mode *m)
 {
+  STRATA_GIVEN(s, "name");
+  STRATA_GIVEN(m, "mode to set");
   for (int i = 0; i < NMODES; i++)
     if (strcasecmp(s, mode_names[i]) == 0) {
       *m = (strata_mode)i;
       return 0;
     }
-  return -1;
+  char shown[64];
+  strata_escape(shown, sizeof shown, s);
+  return strata_error(STRATA_EINVAL, "mode '%s': must be vegas+, vegas, vegas1d, plain or qmc",
+                      shown);
 }
 
 int strata_params_check(const strata_params *p)
 {
+  STRATA_GIVEN(p, "params");
   if ((unsigned)p->mode >= NMODES)
     return strata_error(STRATA_EINVAL, "mode must be vegas+, vegas, vegas1d, plain or qmc");
   if ((unsigned)p->qmc > STRATA_QMC_LATTICE)
@@ -97,8 +107,9 @@ int strata_params_check(const strata_params *p)
                         (long long)p->max_nhcube);
   if (!(p->min_q >= 0.0) || !(p->min_q < 1.0))
     return strata_error(STRATA_EINVAL, "min_q = %g: must be in [0, 1)", p->min_q);
-  if (p->nthreads < 0)
-    return strata_error(STRATA_EINVAL, "threads = %d: must be >= 0", p->nthreads);
+  if (p->nthreads < 0 || p->nthreads > STRATA_MAX_THREADS)
+    return strata_error(STRATA_EINVAL, "threads = %d: must be in 0..%d (0: every core)",
+                        p->nthreads, STRATA_MAX_THREADS);
   if (p->neval_frozen != 0 && p->neval_frozen < 2)
     return strata_error(STRATA_EINVAL, "neval_frozen = %lld: must be at least 2 (or 0: neval)",
                         (long long)p->neval_frozen);
@@ -113,10 +124,20 @@ int strata_params_check(const strata_params *p)
 
 int strata_problem_check(const strata_problem *pr)
 {
+  STRATA_GIVEN(pr, "problem");
   if (!pr->f && !pr->fv && !pr->fu && !pr->fb)
     return strata_error(STRATA_EINVAL, "no integrand given");
-  if (pr->fu && pr->fb)
-    return strata_error(STRATA_EINVAL, "fu and fb are both set: give one of them");
+  /* One form only: which one a run would take is nobody's guess. */
+  const char *forms[] = {pr->f ? "f" : NULL, pr->fv ? "fv" : NULL, pr->fu ? "fu" : NULL,
+                         pr->fb ? "fb" : NULL};
+  const char *one = NULL;
+  for (int k = 0; k < 4; k++) {
+    if (!forms[k]) continue;
+    if (one)
+      return strata_error(STRATA_EINVAL, "%s and %s are both set: give one of f, fv, fu and fb",
+                          one, forms[k]);
+    one = forms[k];
+  }
   if (pr->batch < 0 || pr->batch > 1000000)
     return strata_error(STRATA_EINVAL, "batch = %d: must be in 1..1000000 (or 0: 1024)",
                         pr->batch);
@@ -128,6 +149,9 @@ int strata_problem_check(const strata_problem *pr)
   if (pr->ncomp > 1 && (pr->adapt_comp < -1 || pr->adapt_comp >= pr->ncomp))
     return strata_error(STRATA_EINVAL, "adapt_comp = %d: must be -1 (sum) or 0..%d",
                         pr->adapt_comp, pr->ncomp - 1);
+  if (pr->ncomp <= 1 && pr->adapt_comp != 0 && pr->adapt_comp != -1)
+    return strata_error(STRATA_EINVAL, "adapt_comp = %d: a scalar integrand has one component, "
+                        "0 (or -1, the sum, the same)", pr->adapt_comp);
   if (pr->ntables < 0 || pr->ntables > STRATA_MAX_TABLES || (pr->ntables && !pr->tables))
     return strata_error(STRATA_EINVAL, "%d tables: at most %d, and given", pr->ntables,
                         STRATA_MAX_TABLES);

@@ -242,10 +242,14 @@ const char *strata_qmc_rule_name(strata_qmc_rule r)
 
 int strata_qmc_rule_parse(const char *s, strata_qmc_rule *r)
 {
+  STRATA_GIVEN(s, "name");
+  STRATA_GIVEN(r, "rule to set");
   for (int i = 0; i < 2; i++)
     if (strcasecmp(s, rule_names[i]) == 0) {
       *r = (strata_qmc_rule)i;
       return 0;
     }
-  return -1;
+  char shown[64];
+  strata_escape(shown, sizeof shown, s);
+  return strata_error(STRATA_EINVAL, "qmc rule '%s': must be sobol or lattice", shown);
 }

@@ -594,7 +594,7 @@ static int check_ranks(strata_run *r)
 static int shift_source(const strata_run *r, int k)
 {
   const int k0 = r->params.adapt_iters;
-  if (vegas_mode(&r->params) && k0 >= 1 && k >= k0 + 2 && strata_ravg_frozen_alike(&r->ravg, k))
+  if (vegas_mode(&r->params) && k0 >= 1 && k - 2 >= k0 && strata_ravg_frozen_alike(&r->ravg, k))
     return k - 2;
   return k - 1;
 }

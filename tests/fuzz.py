@@ -268,18 +268,23 @@ RESUME = ["run", "job.ini", "--resume", "--force", "--set", "vegas.maxiter=6", "
 KNOWN = [("run.log.h5", 3215, 3), ("run.log.h5", 8935, 0)]
 
 
-def hdf5_case(strata, seed, n, root, ref):
+def hdf5_damage(seed, n, folder):
+    """Case n of seed: the file of folder it damages and where, (byte, bit)
+    flipped or (length,) cut to, and the words that say so.  The Python
+    log reader's sweep (python/tests/test_log_fuzz.py) takes the same."""
     r = random.Random("%d/%d" % (seed, n))
-    d = tempfile.mkdtemp(dir=root)
-    for name in ("job.ini", "run.ck", "run.log.h5"):
-        shutil.copy(os.path.join(ref["dir"], name), d)
     if n < len(KNOWN):
         target, where = KNOWN[n][0], KNOWN[n][1:]
     else:
         target = r.choice(["run.ck", "run.log.h5", "run.log.h5"])
-        size = os.path.getsize(os.path.join(d, target))
+        size = os.path.getsize(os.path.join(folder, target))
         where = (r.randrange(size), r.randrange(8)) if r.random() < 0.8 else (r.randrange(size),)
-    path = os.path.join(d, target)
+    what = "%s: %s" % (target, "bit %d of byte %d flipped" % (where[1], where[0])
+                       if len(where) == 2 else "cut to %d bytes" % where[0])
+    return target, where, what
+
+
+def damage(path, where):
     with open(path, "r+b") as f:
         if len(where) == 2:
             f.seek(where[0])
@@ -289,8 +294,15 @@ def hdf5_case(strata, seed, n, root, ref):
                 f.write(bytes([c[0] ^ (1 << where[1])]))
         else:
             f.truncate(where[0])
-    what = "%s: %s" % (target, "bit %d of byte %d flipped" % (where[1], where[0])
-                       if len(where) == 2 else "cut to %d bytes" % where[0])
+
+
+def hdf5_case(strata, seed, n, root, ref):
+    d = tempfile.mkdtemp(dir=root)
+    for name in ("job.ini", "run.ck", "run.log.h5"):
+        shutil.copy(os.path.join(ref["dir"], name), d)
+    target, where, what = hdf5_damage(seed, n, d)
+    path = os.path.join(d, target)
+    damage(path, where)
     damaged = digest(path)
     tries = []
     if target == "run.log.h5":

@@ -38,6 +38,12 @@ extern "C" {
 #define STRATA_MAX_COMP 8
 /* Tables one integrand may read. */
 #define STRATA_MAX_TABLES 16
+/* CPU threads one run may ask for (strata_params.nthreads): several times
+ * the hardware threads of the largest nodes, and far below the count at
+ * which OpenMP's start of a team (its threads' start data on the caller's
+ * stack: 100000 threads overflow 8 MB) crashes.  The same limit on every
+ * machine, since the threads never change a run's results. */
+#define STRATA_MAX_THREADS 4096
 
 /* Error codes; 0 is success.  The message of the last error of the calling
  * thread is strata_last_error(). */
@@ -389,8 +395,10 @@ typedef struct {
   int checkpoint_every;
   double checkpoint_every_s;
   /* STRATA_RESUME_NO: a checkpoint already there is an error (never
-   * overwritten); _YES: continue from it (it must exist); _AUTO: continue
-   * from it where it exists, else start. */
+   * overwritten); _YES: continue from it (it must exist, unless its lock
+   * PATH.lock is there and the log is not: a run stopped before it
+   * started, which starts); _AUTO: continue from it where it exists, else
+   * start. */
   int resume;
   /* A resumed run takes this integrator's values of the keys that only
    * decide when to stop and which iterations to average (maxiter,

@@ -146,6 +146,9 @@ def _settings_from(kw, name, keep):
         if v is None:
             continue
         if k in ("log", "checkpoint", "identity"):
+            if k != "identity" and not os.fspath(v):
+                raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be a path (None: no %s)"
+                                  % (k, v, k))
             setattr(st, k, text(k, v))
         elif k in ("log_map", "checkpoint_every"):
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
@@ -745,7 +748,7 @@ class Integrator:
     def save(self, path):
         """Writes the whole state to an HDF5 checkpoint at ``path``,
         atomically (doc/file-formats.md); with MPI peers rank 0 writes."""
-        check(lib.strata_integrator_save(self._alive(), str(path).encode()))
+        check(lib.strata_integrator_save(self._alive(), os.fsencode(path)))
 
     def load(self, path):
         """Continues from the checkpoint at ``path``, written by save() or by
@@ -755,7 +758,7 @@ class Integrator:
         and the integrator left as it was."""
         restored = []
         h = ffi.new_handle(restored)
-        check(lib.strata_integrator_load(self._alive(), str(path).encode(),
+        check(lib.strata_integrator_load(self._alive(), os.fsencode(path),
                                          lib.strata_py_restored, h))
         self._rows = restored
 

@@ -7,7 +7,9 @@ Needs h5py and numpy (pandas for the DataFrames), not the compiled
 library.  Reads logs of format versions 1 to 3, the one being written
 included; older ones are given the newest layout (NaN in the average's
 columns of iterations left out of it, str for strings)."""
+import ctypes
 import math
+import os
 import time
 
 import numpy as np
@@ -26,16 +28,109 @@ def _text(v):
     return str(v)
 
 
+# A metadata block whose checksum fails is read again, as it may have met
+# the writer's flush: HDF5's 100 tries with growing pauses make a damaged
+# log take minutes; 12 take milliseconds, as `strata log` does, and Log
+# tries again.
+_METADATA_READ_ATTEMPTS = 12
+
+
+def _hdf5_function(name, *argtypes):
+    """A function of the libhdf5 that h5py uses (found among this process's
+    mappings), for what h5py does not wrap; None where it cannot be found."""
+    try:
+        with open("/proc/self/maps") as m:
+            paths = {f[5].strip() for f in (ln.split(None, 5) for ln in m) if len(f) == 6}
+    except OSError:
+        return None
+    for p in sorted(paths):
+        base = os.path.basename(p)
+        if base.startswith("libhdf5") and ".so" in base and "_hl" not in base:
+            try:
+                fn = getattr(ctypes.CDLL(p), name)
+            except (OSError, AttributeError):
+                continue
+            fn.argtypes, fn.restype = argtypes, ctypes.c_int
+            return fn
+    return None
+
+
+def _fapl(h5py):
+    """A file access property list: no lock (the run writing the log takes
+    none either), few metadata read attempts (True where set)."""
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    fapl.set_fclose_degree(h5py.h5f.CLOSE_STRONG)
+    try:
+        fapl.set_file_locking(False, True)
+    except (AttributeError, RuntimeError):  # HDF5 before 1.10.7: no such setting
+        pass
+    # hid_t is 64 bits since HDF5 1.10, which brought SWMR and this setting.
+    attempts = _hdf5_function("H5Pset_metadata_read_attempts", ctypes.c_int64, ctypes.c_uint)
+    return fapl, attempts is not None and attempts(fapl.id, _METADATA_READ_ATTEMPTS) >= 0
+
+
 def _open(path):
     import h5py
-    # No lock: the run writing the log takes none either.  Format version 2
-    # and later open in SWMR mode, so that a log being written reads; version
-    # 1 (HDF5's original format) cannot, and opens plainly.
-    lock = {"locking": False} if h5py.version.version_tuple >= (3, 5) else {}
+    # Format version 2 and later open in SWMR mode, so that a log being
+    # written reads; version 1 (HDF5's original format) cannot, and opens
+    # plainly.  Where HDF5's metadata read attempts cannot be bounded, a
+    # log's damage could keep a SWMR open retrying for minutes: it opens
+    # plainly first, which a log that no run has open does.
+    fapl, bounded = _fapl(h5py)
+    name = os.fsencode(path)
+    swmr = h5py.h5f.ACC_RDONLY | h5py.h5f.ACC_SWMR_READ
+    order = (swmr, h5py.h5f.ACC_RDONLY) if bounded else (h5py.h5f.ACC_RDONLY, swmr)
     try:
-        return h5py.File(path, "r", swmr=True, **lock)
+        fid = h5py.h5f.open(name, order[0], fapl=fapl)
     except OSError:
-        return h5py.File(path, "r", **lock)
+        fid = h5py.h5f.open(name, order[1], fapl=fapl)
+    return h5py.File(fid)
+
+
+# The keys a definition's hash leaves out (io/jobdef.c): a run continued
+# with new values of them is the same run.
+_STOP_KEYS = (b"vegas.maxiter", b"vegas.maxeval", b"vegas.skip", b"vegas.epsrel",
+              b"vegas.epsabs", b"vegas.min_q")
+
+
+def _definition_hash(text):
+    """definition_hash of a definition (doc/file-formats.md): FNV-1a over
+    its lines but those of the stop keys, as 16 hex digits."""
+    h = 0xcbf29ce484222325
+    lines = text.encode().split(b"\n")
+    for i, line in enumerate(lines):
+        if i == len(lines) - 1 and not line:
+            break
+        if line.partition(b" = ")[1] and line.partition(b" = ")[0] in _STOP_KEYS:
+            continue
+        for c in line + (b"\n" if i < len(lines) - 1 else b""):
+            h = ((h ^ c) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+
+def _check_global_heaps(path):
+    """HDF5 keeps the log's strings in global heap collections ("GCOL"),
+    without checksums; an object size damaged there makes HDF5 read past
+    the collection and crash.  Each collection's objects must add up to
+    its size: walked here before HDF5 reads any string (ValueError if not;
+    a log being written may be caught in the middle, and is read again)."""
+    with open(path, "rb") as fh:
+        data = fh.read()
+    # "GCOL", version 1, three reserved zero bytes: not a chance pattern in data.
+    at = data.find(b"GCOL\1\0\0\0")
+    while at >= 0:
+        size = int.from_bytes(data[at + 8:at + 16], "little")
+        end, o = at + size, at + 16
+        while size and o + 16 <= end:
+            index = int.from_bytes(data[o:o + 2], "little")
+            n = int.from_bytes(data[o + 8:o + 16], "little")
+            if index == 0:  # the free space: the rest of the collection
+                break
+            o += 16 + (n + 7) // 8 * 8
+        if size < 16 or end > len(data) or o > end:
+            raise ValueError("damaged: a global heap's objects do not fit in it (byte %d)"
+                             % at)
+        at = data.find(b"GCOL\1\0\0\0", at + 4)
 
 
 class Log:
@@ -65,13 +160,14 @@ class Log:
                 return
             except StrataError:
                 raise
-            except (OSError, KeyError) as e:
+            except Exception as e:  # noqa: BLE001 - h5py's errors of a damaged file vary
                 # A read that meets the writer's flush succeeds a moment later.
                 if k == 2:
                     raise StrataError(0, "%s: cannot read the log: %s" % (self.path, e)) from e
                 time.sleep(0.02 * (2 * k + 1))
 
     def _read(self, f):
+        _check_global_heaps(self.path)
         attrs = {k: (_text(v) if isinstance(v, (str, bytes, np.bytes_)) else
                      v.item() if isinstance(v, np.generic) else v) for k, v in f.attrs.items()}
         if attrs.get("format") != "strata log":
@@ -82,6 +178,9 @@ class Log:
             raise StrataError(0, "%s: log format version %d: this reader knows versions %s "
                               "(a newer strata wrote it: update the strata package)"
                               % (self.path, v, ", ".join(map(str, FORMAT_VERSIONS))))
+        if "definition_hash" in attrs and (_definition_hash(attrs.get("definition", ""))
+                                           != attrs["definition_hash"]):
+            raise ValueError("damaged: its definition does not match its definition_hash")
         self.format_version = v
         self.attrs = attrs
         self.status = attrs.get("status")

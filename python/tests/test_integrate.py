@@ -2,6 +2,7 @@
 vector integrands with their covariance, progress and stopping, and bad
 input as StrataError."""
 import math
+import os
 import pickle
 import traceback
 
@@ -198,12 +199,29 @@ def test_gvar():
     (dict(qmc="halton"), "qmc = 'halton'"),
     (dict(backend="gpu"), "backend = 'gpu': must be auto, cpu or cuda"),
     (dict(alpha=-1), "alpha"),
+    (dict(threads=100000), "threads = 100000: must be in 0..4096"),
+    (dict(adapt_comp=5), "adapt_comp = 5"),
+    (dict(log=""), "log = '': must be a path"),
+    (dict(checkpoint=""), "checkpoint = '': must be a path"),
 ])
 def test_bad_parameters(kw, message):
     with pytest.raises(StrataError) as e:
         strata.Integrator(gauss, [[0, 1]] * DIM, **kw)
     assert message in str(e.value) and e.value.code == 1 and e.value.name == "EINVAL"
     assert "\n" not in str(e.value)
+
+
+def test_save_and_load_need_a_path(tmp_path, monkeypatch):
+    s = strata.Integrator(gauss, [[0, 1]] * DIM, neval=1000)
+    monkeypatch.chdir(tmp_path)
+    for bad in (None, 3):
+        with pytest.raises(TypeError):
+            s.save(bad)
+        with pytest.raises(TypeError):
+            s.load(bad)
+    with pytest.raises(StrataError, match="no path"):
+        s.save("")
+    assert os.listdir(tmp_path) == []
 
 
 def test_bad_box_and_keyword():

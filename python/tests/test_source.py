@@ -74,6 +74,29 @@ def test_vector_source_same_bits_as_strata_run(strata_bin, tmp_path):
     assert report_of(r.summary()) == report_of(out)
 
 
+def test_checkpoints_pass_between_strata_run_and_python(strata_bin, tmp_path):
+    """The same code is the same integrand, whether a job's file: path or
+    a Source's string: a checkpoint of either continues in the other, to
+    the uninterrupted run's bits."""
+    j = job(tmp_path, GAUSS_C, "gauss", "dim = 4\nparams = 100")
+    whole, _ = run_job(strata_bin, j, tmp_path)
+    src = strata.Source.from_file(tmp_path / "gauss.c", "gauss", params=[100])
+    kw = dict(neval=20000, skip=2, seed=7, epsrel=0, backend="cpu")
+    # strata run stops after 3 iterations; Python continues to 7.
+    run_job(strata_bin, j, tmp_path, "-q", "--set", "vegas.maxiter=3", "--set",
+            "run.checkpoint=a.ck.h5")
+    r = strata.Integrator(src, [[0, 1]] * 4, maxiter=7, checkpoint=tmp_path / "a.ck.h5",
+                          resume="yes", new_stop_keys=True, **kw).integrate()
+    assert r.nitn == 7 and (r.mean, r.sdev) == (whole["integral"], whole["sigma"])
+    # Python stops after 3; strata run continues to 7.
+    strata.Integrator(src, [[0, 1]] * 4, maxiter=3, checkpoint=tmp_path / "b.ck.h5",
+                      **kw).integrate()
+    js, _ = run_job(strata_bin, j, tmp_path, "-q", "--set", "run.checkpoint=b.ck.h5",
+                    "--resume", "--force")
+    assert (js["integral"], js["sigma"], js["iterations"]) == (whole["integral"],
+                                                                whole["sigma"], 7)
+
+
 def test_source_pickles_and_threads_agree():
     src = strata.Source.from_file(GAUSS_C, "gauss", params=[100])
     again = __import__("pickle").loads(__import__("pickle").dumps(src))
