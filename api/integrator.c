@@ -545,6 +545,20 @@ int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const d
   return strata_error(rc, "the map given: %s", msg);
 }
 
+int strata_integrator_start_from(strata_integrator *s, strata_integrator *from)
+{
+  if (!from) return strata_error(STRATA_EINVAL, "strata_integrator_start_from: no integrator");
+  strata_run_state st;
+  strata_run_state_get(from->run, &st);
+  int rc = from->run->sync_rc;
+  if (rc == STRATA_OK)
+    rc = strata_run_start_from(s->run, st.naxes, st.ninc, st.edges, st.nhcube, st.nh, NULL);
+  if (rc == STRATA_OK) return rc;
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", strata_last_error());
+  return strata_error(rc, "the run started from: %s", msg);
+}
+
 /* The one-call form: the CPU backend, no peers, nothing saved. */
 int strata_integrate(const strata_problem *pr, const strata_params *p,
                      strata_iteration_cb cb, void *ctx, strata_result *res)

@@ -179,10 +179,12 @@ void strata_report_summary(FILE *out, const strata_result *res, double exact)
             "(neval %.2g, %d iterations)\n",
             res->neval_needed, res->neval_needed / res->iterations, res->iterations);
   if (isfinite(exact)) {
-    /* Three digits of a deviation of 1e300 sigma are all a reader needs. */
-    double dev = res->sigma > 0 ? (res->integral - exact) / res->sigma : NAN;
-    fprintf(out, fabs(dev) < 1e6 ? "exact      = %.17g   (deviation %+.2f sigma)\n"
-                                 : "exact      = %.17g   (deviation %+.3g sigma)\n",
+    /* Three digits of a deviation of 1e300 sigma are all a reader needs.  A
+     * subnormal sigma puts the quotient beyond double's range: long double's
+     * wider exponent keeps it a number. */
+    long double dev = res->sigma > 0 ? ((long double)res->integral - exact) / res->sigma : NAN;
+    fprintf(out, fabsl(dev) < 1e6L ? "exact      = %.17g   (deviation %+.2Lf sigma)\n"
+                                   : "exact      = %.17g   (deviation %+.3Lg sigma)\n",
             exact, dev);
   }
 }

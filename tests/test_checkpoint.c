@@ -753,6 +753,95 @@ START_TEST(test_state_buffer)
 }
 END_TEST
 
+/* The state of integrator s, read back from its bytes (free with
+ * strata_checkpoint_free). */
+static strata_checkpoint *state_of(strata_integrator *s)
+{
+  void *buf = NULL;
+  size_t len = 0;
+  strata_checkpoint *c = NULL;
+  ck_assert_msg(strata_integrator_save_buffer(s, &buf, &len) == STRATA_OK, "%s",
+                strata_last_error());
+  ck_assert_msg(strata_checkpoint_read_image(buf, len, "(state)", &c) == STRATA_OK, "%s",
+                strata_last_error());
+  free(buf);
+  return c;
+}
+
+/* A run started from another (strata_integrator_start_from, how the Python
+ * binding's calls go on): its map, and with the same hypercubes its
+ * allocation; with other hypercubes the even allocation; refused once the
+ * run has begun or where the axes differ. */
+START_TEST(test_start_from)
+{
+  strata_problem pr;
+  strata_params p;
+  test_job(STRATA_MODE_VEGASPLUS, 8, &pr, &p);
+  strata_integrator *a, *b, *c, *d;
+  ck_assert(strata_integrator_alloc(&pr, &p, STRATA_BACKEND_CPU, NULL, &a) == STRATA_OK);
+  for (int k = 0; k < 4; k++) ck_assert(strata_integrator_step(a, NULL) == STRATA_OK);
+  strata_checkpoint *ca = state_of(a);
+
+  ck_assert(strata_integrator_alloc(&pr, &p, STRATA_BACKEND_CPU, NULL, &b) == STRATA_OK);
+  ck_assert_msg(strata_integrator_start_from(b, a) == STRATA_OK, "%s", strata_last_error());
+  strata_checkpoint *cb = state_of(b);
+  const size_t nedge = (size_t)ca->state.naxes * (size_t)(ca->state.ninc + 1);
+  ck_assert_int_eq(cb->state.itn, 0);
+  ck_assert_int_eq(cb->state.ninc, ca->state.ninc);
+  ck_assert(memcmp(cb->state.edges, ca->state.edges, sizeof(double) * nedge) == 0);
+  ck_assert_int_eq(cb->state.nhcube, ca->state.nhcube);
+  int moved = 0;
+  for (int64_t h = 0; h < ca->state.nhcube; h++) {
+    ck_assert_int_eq(cb->state.nh[h], ca->state.nh[h]);
+    moved |= ca->state.nh[h] != ca->state.nh[0];
+  }
+  ck_assert_msg(moved, "the trained allocation is not even: the test sees it carried");
+  /* Begun: refused, and named so. */
+  ck_assert(strata_integrator_step(b, NULL) == STRATA_OK);
+  ck_assert(strata_integrator_start_from(b, a) != STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "the run started from") &&
+                    strstr(strata_last_error(), "iteration 1"),
+                "%s", strata_last_error());
+
+  /* Four times the samples: other hypercubes, the map alone. */
+  strata_params q = p;
+  q.neval = 4 * p.neval;
+  ck_assert(strata_integrator_alloc(&pr, &q, STRATA_BACKEND_CPU, NULL, &c) == STRATA_OK);
+  ck_assert_msg(strata_integrator_start_from(c, a) == STRATA_OK, "%s", strata_last_error());
+  strata_checkpoint *cc = state_of(c);
+  ck_assert(cc->state.nhcube != ca->state.nhcube);
+  int64_t lo = cc->state.nh[0], hi = lo;
+  for (int64_t h = 0; h < cc->state.nhcube; h++) {
+    lo = cc->state.nh[h] < lo ? cc->state.nh[h] : lo;
+    hi = cc->state.nh[h] > hi ? cc->state.nh[h] : hi;
+  }
+  ck_assert_msg(hi - lo <= 1, "an even allocation: %lld to %lld", (long long)lo, (long long)hi);
+  /* The map is a's, rebinned: equal wherever an edge of c falls on one of a's. */
+  const int na = ca->state.ninc, nc = cc->state.ninc;
+  int same = 0;
+  for (int j = 0; j <= nc; j++)
+    if ((int64_t)j * na % nc == 0) {
+      ck_assert(cc->state.edges[j] == ca->state.edges[(int64_t)j * na / nc]);
+      same++;
+    }
+  ck_assert_int_ge(same, 2);
+
+  /* vegas1d has one axis, vegas+ four. */
+  q = p;
+  q.mode = STRATA_MODE_VEGAS1D;
+  ck_assert(strata_integrator_alloc(&pr, &q, STRATA_BACKEND_CPU, NULL, &d) == STRATA_OK);
+  ck_assert(strata_integrator_start_from(d, a) != STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "the map has 4 axes"), "%s", strata_last_error());
+  strata_checkpoint_free(ca);
+  strata_checkpoint_free(cb);
+  strata_checkpoint_free(cc);
+  strata_integrator_free(a);
+  strata_integrator_free(b);
+  strata_integrator_free(c);
+  strata_integrator_free(d);
+}
+END_TEST
+
 int main(void)
 {
   strata_init();
@@ -775,6 +864,7 @@ int main(void)
   tcase_add_test(tc, test_log_resume);
   tcase_add_test(tc, test_lock_and_temporaries);
   tcase_add_test(tc, test_state_buffer);
+  tcase_add_test(tc, test_start_from);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }

@@ -206,6 +206,29 @@ START_TEST(thin_names_the_rule)
 }
 END_TEST
 
+/* A sigma that has fallen to a subnormal number (the GPU's estimate of
+ * fB d=9 at 1e5, which sees only tails below 1e-308) still gives a
+ * deviation a person can read: a number, not "-inf". */
+START_TEST(subnormal_sigma_deviation)
+{
+  strata_result res = {0};
+  res.integral = 1.2759407907365579e-308;
+  res.sigma = 3.9e-319;
+  res.iterations = 10;
+  char buf[4096];
+  FILE *f = fmemopen(buf, sizeof buf, "w");
+  ck_assert(f != NULL);
+  strata_report_summary(f, &res, 1.0);
+  fclose(f);
+  const char *dev = strstr(buf, "(deviation ");
+  ck_assert_msg(dev != NULL, "%s", buf);
+  double v = 0.0;
+  ck_assert_msg(sscanf(dev, "(deviation %lf", &v) == 1 && v < -1e300 &&
+                    !strstr(buf, "inf") && !strstr(buf, "nan"),
+                "%s", buf);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("verdict");
@@ -217,6 +240,7 @@ int main(void)
   tcase_add_test(tc, budget_named);
   tcase_add_test(tc, thin_not_converged);
   tcase_add_test(tc, thin_names_the_rule);
+  tcase_add_test(tc, subnormal_sigma_deviation);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }

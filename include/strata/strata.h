@@ -535,6 +535,14 @@ int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *e
  * the run's naxes; a map of another ninc is rebinned to the run's
  * (exactly where it divides the run's). */
 int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges);
+/* A new run starts from where another left off (before its first step):
+ * from's map and, where both have the same hypercubes and s moves samples
+ * between them (vegas+), from's last allocation, rescaled to s's neval.
+ * What continuing a trained run with another neval, number of iterations
+ * or integrand needs: a run's parameters are fixed, so the next part of
+ * the work is a new integrator that starts here.  Every rank calls it,
+ * with integrators of the same peers. */
+int strata_integrator_start_from(strata_integrator *s, strata_integrator *from);
 
 #ifdef __cplusplus
 }

@@ -8,16 +8,24 @@ Python.  The binding of libstrata (doc/python.md).
     r = strata.Integrator(f, [[0, 1]] * 4, neval=1e5, seed=1).integrate()
     print(r.mean, r.sdev, r.chi2_dof, r.Q)
 
+or as Lepage's vegas: integ = strata.Integrator([[0, 1]] * 4), then
+integ(f, nitn=10, neval=1e4) (doc/python.md, "From vegas").
+
 strata.log reads convergence logs and needs only h5py and numpy (pandas
 for tables), not the compiled library."""
 from .errors import StrataError
 from .source import Source
 
+# vegas's integrand decorators and classes, under vegas's names.
+_FORMS = ("lbatchintegrand", "rbatchintegrand", "batchintegrand", "LBatchIntegrand",
+          "RBatchIntegrand", "BatchIntegrand")
+
 __all__ = ["Integrator", "Iteration", "Result", "Source", "StrataError", "integrate",
-           "read_log", "version"]
+           "read_log", "reporter", "version"] + list(_FORMS)
 
 _LAZY = {"Integrator": "integrator", "integrate": "integrator", "Iteration": "result",
-         "Result": "result", "read_log": "log"}
+         "Result": "result", "reporter": "result", "read_log": "log"}
+_LAZY.update((k, "forms") for k in _FORMS)
 
 
 def __getattr__(name):

@@ -153,6 +153,19 @@ int strata_integrator_load_buffer(strata_integrator *s, const void *buf, size_t 
                                   strata_iteration_cb progress, void *ctx);
 int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *edges);
 int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const double *edges);
+int strata_integrator_start_from(strata_integrator *s, strata_integrator *from);
+
+typedef struct strata_settings_names {
+  const char *resume;
+  const char *resume_key;
+  const char *resume_auto;
+  const char *new_stop_keys;
+  const char *checkpoint;
+  const char *log;
+  const char *map;
+  const char *backend;
+  ...;
+} strata_settings_names;
 
 typedef struct {
   const char *log;
@@ -166,6 +179,7 @@ typedef struct {
   const char *identity;
   const char *name;
   int verbose;
+  const struct strata_settings_names *names;
   ...;
 } strata_settings;
 void strata_settings_init(strata_settings *st);

@@ -19,6 +19,7 @@ import weakref
 
 import numpy as np
 
+from . import forms
 from ._lib import ffi, lib
 from .errors import StrataError
 from .result import Iteration, Result
@@ -41,6 +42,31 @@ SETTINGS = ("log", "log_map", "checkpoint", "checkpoint_every", "checkpoint_ever
 # Files a pickled copy does not share with its original.
 _FILE_SETTINGS = ("log", "log_map", "checkpoint", "checkpoint_every", "checkpoint_every_s",
                   "resume", "new_stop_keys")
+#: vegas's keywords (of its Integrator and its calls) that strata takes:
+#: nitn (maxiter), rtol (epsrel), atol (epsabs), adapt, maxinc_axis (ninc),
+#: min_neval_batch (batch), nproc (threads), mpi (comm=MPI.COMM_WORLD) and
+#: analyzer (begin and end of each iteration, as strata.reporter).
+VEGAS = ("nitn", "rtol", "atol", "adapt", "maxinc_axis", "min_neval_batch", "nproc", "mpi",
+         "analyzer")
+# vegas's keywords for its own work arrays and layout, which strata sizes
+# itself: taken and left unused, so that a vegas script runs unchanged.
+_VEGAS_UNUSED = ("max_neval_hcube", "neval_frac", "max_mem", "minimize_mem", "gpu_pad",
+                 "sync_ran", "uniform_nstrat", "correlate_integrals")
+# vegas's keywords strata has nothing like: what to do instead.
+_VEGAS_REFUSED = {
+    "uses_jac": "strata does not pass the map's Jacobian to the integrand",
+    "nstrat": "strata chooses the hypercubes from neval and max_nhcube",
+    "adapt_to_errors": "strata adapts the map to |f|",
+    "ran_array_generator": "strata draws its points from Philox with seed=",
+    "map": "give the limits as the first argument, or start from another run with "
+           "set_map(other.map)",
+}
+# vegas's defaults where they differ from strata's [vegas] defaults.
+_VEGAS_DEFAULTS = dict(nitn=10, neval=1000, rtol=0.0, atol=0.0, adapt=True)
+# Messages name the Python keywords, not the library's fields.
+_NAMES = dict(resume='resume="yes"', resume_key="resume", resume_auto='resume="auto"',
+              new_stop_keys="new_stop_keys=True", checkpoint="checkpoint", log="log",
+              map="map", backend="backend")
 _RESUME = {"no": lib.STRATA_RESUME_NO, False: lib.STRATA_RESUME_NO,
            "yes": lib.STRATA_RESUME_YES, True: lib.STRATA_RESUME_YES,
            "auto": lib.STRATA_RESUME_AUTO}
@@ -142,7 +168,23 @@ def _settings_from(kw, name, keep):
             st.__setattr__(k, int(bool(v)))
     # The run's name in the library's messages and the log's job name.
     st.name = text("name", name or "strata.Integrator")
+    st.names = _names()
     return st
+
+
+_names_c = []
+
+
+def _names():
+    """The library keeps these names' pointers, not copies: they live as
+    long as the module."""
+    if not _names_c:
+        names = ffi.new("strata_settings_names *")
+        for k, v in _NAMES.items():
+            _names_c.append(ffi.new("char[]", v.encode()))
+            setattr(names, k, _names_c[-1])
+        _names_c.append(names)
+    return _names_c[-1]
 
 
 def _box(box):
@@ -150,18 +192,44 @@ def _box(box):
         b = np.array(box, dtype=float)
     except (TypeError, ValueError):
         b = None
-    if b is None or b.ndim != 2 or b.shape[1] != 2 or b.shape[0] < 1:
+    if b is None or b.ndim < 2 or b.shape[-1] != 2 or b.size < 2:
         raise StrataError(lib.STRATA_EINVAL, "box = %r: must be a list of (lower, upper) pairs, "
                           "one per dimension" % (box,))
-    if b.shape[0] > lib.STRATA_MAX_DIM:
+    if b.size // 2 > lib.STRATA_MAX_DIM:
         raise StrataError(lib.STRATA_EINVAL, "box: %d dimensions, at most %d"
-                          % (b.shape[0], lib.STRATA_MAX_DIM))
+                          % (b.size // 2, lib.STRATA_MAX_DIM))
     return b
+
+
+def _limits(box):
+    """forms.Limits of a box (an array of pairs, of any shape) or a dict."""
+    if not hasattr(box, "keys"):
+        _box(box)
+    return forms.Limits(box)
+
+
+def _fresh_seed(comm):
+    """A seed nobody chose (seed=None): the same on every rank."""
+    seed = int.from_bytes(os.urandom(8), "little")
+    return comm.bcast(seed, root=0) if comm is not None else seed
+
+
+def _call_seed(seed, k):
+    """The seed of call k: the first the Integrator's own, the later ones
+    mixed from it (splitmix64), so that each call draws other points."""
+    if k == 0:
+        return seed
+    z = (seed + k * 0x9E3779B97F4A7C15) % 2 ** 64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % 2 ** 64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % 2 ** 64
+    return z ^ (z >> 31)
 
 
 class Integrator:
     """A run of ``f`` over ``box`` (a list of ``(lower, upper)`` pairs, one
-    per dimension).
+    per dimension).  Made as vegas's, ``Integrator(limits, **kw)``, it is
+    called as ``integ(f, nitn=..., neval=...)`` (see :meth:`__call__`),
+    and ``kw`` may be vegas's keywords (:data:`VEGAS`).
 
     ``f`` is a numpy batch function, points (n, dim) -> values (n,) or
     (n, ncomp), or a :class:`Source`.  Parameters (doc/jobs.md, [vegas]):
@@ -195,24 +263,83 @@ class Integrator:
 
     Bad input raises :class:`StrataError` with the library's message."""
 
-    def __init__(self, f, box, *, backend="auto", comm=None, ncomp=None, adapt_comp=0,
+    def __init__(self, f, box=None, *, backend="auto", comm=None, ncomp=None, adapt_comp=0,
                  batch=65536, name=None, **params):
         self._c = None
         self._peers = None
         self._exc = None
         self._rows = []
-        self._f = f
-        self._box = _box(box)
+        self._layout = None
+        self._start = None       # a map (edges) the next call starts from
+        self._calls = 0          # the calls integ(f, ...) made so far
+        if isinstance(f, Integrator):
+            # vegas's Integrator(other): its limits, keywords, peers and map.
+            other, f = f, None
+            box = other._limits
+            if other._c is not None or other._start is not None:
+                self._start = other.map
+            params = dict({k: v for k, v in other._options.items() if k in PARAMS},
+                          **other._vegas, **params)
+            comm = other._comm if comm is None else comm
+        elif box is None:
+            if callable(f) or isinstance(f, Source):
+                raise TypeError("Integrator(f, box): no box; or Integrator(limits), then "
+                                "integ(f, nitn=..., neval=...) as vegas")
+            box, f = f, None
+        self._limits = box if isinstance(box, forms.Limits) else _limits(box)
+        self._box = self._limits.box
+        self._vegas = {}
+        for k in list(params):
+            if k in VEGAS or k in _VEGAS_UNUSED:
+                self._vegas[k] = params.pop(k)
+            elif k in _VEGAS_REFUSED:
+                raise TypeError("Integrator: vegas's keyword %r has no equivalent in strata: %s"
+                                % (k, _VEGAS_REFUSED[k]))
+        if self._vegas.pop("mpi", False) and comm is None:
+            from mpi4py import MPI
+            comm = MPI.COMM_WORLD
+        self._comm = comm
+        if "seed" in params and params["seed"] is None or f is None and "seed" not in params:
+            params["seed"] = _fresh_seed(comm)
         self._options = dict(params, backend=backend, ncomp=ncomp, adapt_comp=adapt_comp,
                              batch=batch, name=name)
-        self._comm = comm
+        if backend not in _BACKENDS:
+            raise StrataError(lib.STRATA_EINVAL, "backend = %r: must be auto, cpu or cuda"
+                              % (backend,))
+        self._f = f
+        if f is not None:
+            self._open(f, self._native_params(params), "lbatch")
+
+    def _native_params(self, params):
+        """The keywords of the native form, vegas's names among them
+        translated."""
+        out = dict(params)
+        v = self._vegas
+        if not v:
+            return out
+        for vk, k in (("nitn", "maxiter"), ("rtol", "epsrel"), ("atol", "epsabs"),
+                      ("maxinc_axis", "ninc"), ("nproc", "threads")):
+            if vk in v:
+                out[k] = 0 if v[vk] is None else v[vk]  # vegas's nproc=None: every core
+        # vegas's meaning where strata's own keywords do not say otherwise.
+        out.setdefault("skip", 0)
+        out.setdefault("epsrel", 0.0)
+        if v.get("adapt") is False:
+            out["adapt_iters"] = 0
+        elif "maxiter" in out:
+            out.setdefault("adapt_iters", out["maxiter"])
+        return out
+
+    def _open(self, f, params, kind):
+        """The library's integrator of f with params (keywords of PARAMS
+        and SETTINGS), replacing this one's."""
+        o = self._options
+        backend, ncomp, adapt_comp, name = o["backend"], o["ncomp"], o["adapt_comp"], o["name"]
+        batch = self._vegas.get("min_neval_batch", o["batch"])
         dim = self._box.shape[0]
         python_integrand = not isinstance(f, Source)
         if python_integrand and not callable(f):
             raise TypeError("Integrator: f must be a function of points (n, dim) or a Source")
-        if backend not in _BACKENDS:
-            raise StrataError(lib.STRATA_EINVAL, "backend = %r: must be auto, cpu or cuda"
-                              % (backend,))
         settings = {k: params.pop(k) for k in SETTINGS if k in params}
         self._params = _params_from(params, python_integrand)
         self._keep = []
@@ -226,14 +353,16 @@ class Integrator:
         pr.name = self._name
         pr.adapt_comp = adapt_comp
         if python_integrand:
-            self._ncomp = max(1, ncomp if ncomp is not None else self._probe())
+            self._form = forms.Batch(f, self._limits, forms.kind_of(f, kind))
+            self._layout = self._agreed(self._probe, ncomp)
+            self._ncomp = self._layout.size
             pr.ncomp = self._ncomp
             pr.fb = lib.strata_py_batch
             # A weak reference: the handle must not keep self alive (a cycle
             # would hold the library's state until the collector runs).
             self._handle = ffi.new_handle(weakref.ref(self))
             pr.user = self._handle
-            pr.batch = batch
+            pr.batch = int(batch)
         else:
             if len(f.params) > lib.STRATA_MAX_PARAMS:
                 raise StrataError(lib.STRATA_EINVAL, "Source: %d params, at most %d"
@@ -243,40 +372,56 @@ class Integrator:
                 pr.params[i] = v
             check(lib.strata_problem_set_source(pr, f._handle()))
             self._ncomp = f.ncomp
+            self._layout = None
         peers = ffi.NULL
-        if comm is not None:
-            peers = self._peers = _peers_of(comm)
+        if self._comm is not None:
+            if self._peers is None:
+                self._peers = _peers_of(self._comm)
+            peers = self._peers
         out = ffi.new("strata_integrator **")
+        check(lib.strata_integrator_alloc(pr, self._params, _BACKENDS[backend], peers, out))
         try:
-            check(lib.strata_integrator_alloc(pr, self._params, _BACKENDS[backend], peers, out))
+            check(lib.strata_integrator_settings(out[0], self._settings))
         except BaseException:
-            self.close()
+            lib.strata_integrator_free(out[0])
             raise
         self._c = out[0]
-        if comm is not None:
+        if self._comm is not None:
             _live.add(self)
-        try:
-            check(lib.strata_integrator_settings(self._c, self._settings))
-        except BaseException:
-            self.close()
-            raise
         self._keep = None
 
+    def _agreed(self, call, *args):
+        """call(*args) on every rank, which all raise where one does (the
+        others with the rank's number) rather than wait for it in the
+        library's next collective."""
+        try:
+            out, err = call(*args), None
+        except BaseException as e:  # noqa: B036 - raised below, on every rank
+            out, err = None, e
+        comm = self._comm
+        if comm is not None and comm.Get_size() > 1:
+            from mpi4py import MPI
+            size = comm.Get_size()
+            first = comm.allreduce(comm.Get_rank() if err is not None else size, op=MPI.MIN)
+            if first < size and err is None:
+                raise StrataError(lib.STRATA_ECOMM, "rank %d: the integrand's first call failed "
+                                  "on rank %d" % (comm.Get_rank(), first))
+        if err is not None:
+            raise err
+        return out
+
     # ---- the integrand's calls ------------------------------------------------------
-    def _probe(self):
-        """ncomp of a Python integrand from its values at two points: 0 for
-        values of shape (n,)."""
+    def _probe(self, ncomp):
+        """The layout of a Python integrand's values, from its values at
+        two points of the box (or from ncomp where given)."""
+        if ncomp is not None and self._form.kind == "lbatch" and self._limits.keys is None:
+            self._form.layout = forms.Layout(np.zeros(ncomp) if ncomp > 1 else 0.0)
+            self._form._check_size()
+            return self._form.layout
         lo, hi = self._box[:, 0], self._box[:, 1]
         x = lo + np.outer([0.2113248654051871, 0.7886751345948129], hi - lo)
         x.flags.writeable = False
-        v = np.asarray(self._f(x), dtype=float)
-        if v.shape == (2,):
-            return 0
-        if v.ndim == 2 and v.shape[0] == 2 and 1 <= v.shape[1] <= lib.STRATA_MAX_COMP:
-            return v.shape[1]
-        raise StrataError(lib.STRATA_EINVAL, "the integrand returned shape %s for 2 points: "
-                          "must be (n,) or (n, ncomp) with ncomp at most %d"
-                          % (v.shape, lib.STRATA_MAX_COMP))
+        return self._form.probe(x)
 
     def _batch(self, n, x, dim, out):
         nc = self._ncomp
@@ -287,15 +432,7 @@ class Integrator:
         try:
             pts = np.frombuffer(ffi.buffer(x, 8 * n * dim), dtype=np.float64).reshape(n, dim)
             pts.flags.writeable = False
-            v = np.asarray(self._f(pts), dtype=np.float64)
-            if v.shape == (n,) and nc == 1:
-                res[:] = v
-            elif v.shape == (n, nc):
-                res[:] = v.reshape(-1)
-            else:
-                raise StrataError(lib.STRATA_EINVAL, "the integrand returned shape %s for %d "
-                                  "points: must be %s" % (v.shape, n, "(%d,)" % n if nc == 1
-                                                          else "(%d, %d)" % (n, nc)))
+            res[:] = self._form.evaluate(pts).reshape(-1)
         except BaseException as e:  # noqa: B036 - re-raised after the library returns
             self._exc = e
             res[:] = np.nan  # the library stops at the first NaN
@@ -303,8 +440,22 @@ class Integrator:
     # ---- stepping --------------------------------------------------------------------
     def _alive(self):
         if self._c is None:
-            raise StrataError(lib.STRATA_EINVAL, "the integrator is closed")
+            if getattr(self, "_closed", False):
+                raise StrataError(lib.STRATA_EINVAL, "the integrator is closed")
+            raise StrataError(lib.STRATA_EINVAL, "nothing has run yet: call integ(f, nitn=..., "
+                              "neval=...) first")
         return self._c
+
+    @property
+    def seed(self):
+        """The Integrator's seed (drawn where seed=None); its later calls
+        draw with seeds mixed from it."""
+        return int(self._options.get("seed", 1))
+
+    @property
+    def mpi_rank(self):
+        """This process's MPI rank (0 without MPI), as vegas's."""
+        return self._comm.Get_rank() if self._comm is not None else 0
 
     @property
     def finished(self):
@@ -331,13 +482,10 @@ class Integrator:
                 and self._comm.Get_size() > 1):
             self._abort(rc)
         if self._exc is not None:
-            # The integrand raised: the library stopped at the NaN left for it.
+            # The integrand raised: the library stopped at the NaN left for
+            # it, which is no news to the caller.
             e, self._exc = self._exc, None
-            cause = None
-            if rc != lib.STRATA_OK:
-                cause = StrataError(rc, ffi.string(lib.strata_last_error()).decode(
-                    errors="replace"))
-            raise e from cause
+            raise e from None
         check(rc)
         row = Iteration._from_c(ffi, it)
         self._rows.append(row)
@@ -381,6 +529,10 @@ class Integrator:
         early."""
         global _stop_asked
         c = self._alive()
+        if lib.strata_integrator_finished(c):
+            raise StrataError(lib.STRATA_EINVAL, "the run is finished (after %d iterations): "
+                              "integ(f, nitn=..., neval=...) goes on from its map, and r.summary() "
+                              "shows its result" % len(self._rows))
         run = _Run(self, progress)
         res = ffi.new("strata_result *")
         _escaped.exc = None
@@ -397,10 +549,11 @@ class Integrator:
                 self._abort(rc)
             cause = StrataError(rc, ffi.string(lib.strata_last_error()).decode(
                 errors="replace"))
-            e = self._exc or run.exc
-            self._exc = None
-            if e is not None:
-                raise e from cause
+            e, self._exc = self._exc, None
+            if e is not None:  # the integrand's, as in step()
+                raise e from None
+            if run.exc is not None:
+                raise run.exc from cause
             raise cause
         if peers:
             from mpi4py import MPI
@@ -415,12 +568,142 @@ class Integrator:
         self._exc = None
         if e is not None:
             raise e
-        return Result(res, self._rows, self.backend, bool(lib.strata_integrator_stopped(c)))
+        return self._make_result(res, bool(lib.strata_integrator_stopped(c)))
+
+    def _make_result(self, res, stopped):
+        return Result(res, self._rows, self.backend, stopped, self._layout, self._params.seed)
+
+    def __call__(self, f=None, *, save=None, saveall=None, progress=None, **kw):
+        """Integrates ``f`` as vegas's Integrator does: ``nitn`` iterations
+        of ``neval`` evaluations each, all adapting (``adapt=False``: the
+        map as it is), all averaged, ending early only where ``rtol`` or
+        ``atol`` is met.  Each call goes on from the map and allocation the
+        calls before it trained (warm-up calls, then the real ones), and its
+        result averages its own iterations only.  Keywords given here stay
+        for later calls, as vegas's do; strata's own (``neval``, ``alpha``,
+        ``mode``, ...) are taken too.  A plain function is called with one
+        point at a time (``x[d]``) when the Integrator was made from limits,
+        as vegas's are; one marked by :func:`strata.lbatchintegrand` or
+        :func:`strata.rbatchintegrand` with a batch.  ``save`` (a path or a
+        file) receives the result pickled after each iteration,
+        ``saveall`` the pair (result, integrator); ``analyzer`` (a keyword
+        that stays, such as :class:`strata.reporter`) has ``begin(itn,
+        integrator)`` called before each iteration and ``end(itn_result,
+        result)`` after it, as vegas's; ``progress`` is integrate()'s.
+        Returns the :class:`Result`."""
+        self.set(**kw)
+        kept = [k for k in ("log", "checkpoint") if self._options.get(k)]
+        if kept:
+            raise TypeError("integ(f, ...) runs a new part of the work each call: %s= keeps "
+                            "one run (call integrate()); save= and saveall= keep a call's "
+                            "results" % kept[0])
+        if f is None:
+            f = self._f
+        if f is None:
+            raise TypeError("integ(f, ...): no integrand")
+        params = self._call_params()
+        saved = dict(self.__dict__)
+        prev = self._c
+        try:
+            self._rows = []
+            self._open(f, params, "lbatch" if self._f is not None else "scalar")
+            if prev is not None:
+                check(lib.strata_integrator_start_from(self._c, prev))
+            elif self._start is not None:
+                check(lib.strata_integrator_set_map(
+                    self._c, self._start.shape[0], self._start.shape[1] - 1,
+                    ffi.cast("double *", ffi.from_buffer(self._start))))
+        except BaseException:
+            if self._c is not prev:
+                lib.strata_integrator_free(self._c)
+            self.__dict__.update(saved)
+            raise
+        if prev is not None:
+            lib.strata_integrator_free(prev)
+        self._start = None
+        del saved
+        self._calls += 1
+        analyzer = self._vegas.get("analyzer")
+        if save is None and saveall is None and analyzer is None:
+            return self.integrate(progress)
+
+        def keep(it):
+            stop = progress is not None and progress(it)
+            r = self._result()
+            _pickle_to(save, r)
+            _pickle_to(saveall, (r, self))
+            if analyzer is not None:
+                analyzer.end(r.itn_results[-1], r)
+                if not stop and not lib.strata_integrator_finished(self._c):
+                    analyzer.begin(it.itn, self)
+            return stop
+        if analyzer is not None:
+            analyzer.begin(0, self)
+        return self.integrate(keep)
+
+    def set(self, ka=None, **kw):
+        """Sets keywords for the calls to come, as vegas's set() does
+        (vegas's and strata's parameters, as keywords or a dict); returns
+        the old values, which set() takes back."""
+        old = {}
+        for k, v in dict(ka or {}, **kw).items():
+            if k in VEGAS or k in _VEGAS_UNUSED:
+                if k != "mpi":  # the peers are the Integrator's
+                    old[k] = self._vegas.get(k, _VEGAS_DEFAULTS.get(k))
+                    self._vegas[k] = v
+            elif k in _VEGAS_REFUSED:
+                raise TypeError("integ(f, ...): vegas's keyword %r has no equivalent in strata: "
+                                "%s" % (k, _VEGAS_REFUSED[k]))
+            elif k in SETTINGS:
+                raise TypeError("integ(f, ...): %s= belongs to one run: give it to the "
+                                "Integrator and call integrate()" % k)
+            elif k in PARAMS:
+                old[k] = self._options.get(k)
+                if k == "seed" and v is None:
+                    v = _fresh_seed(self._comm)
+                if v is None:  # back to the default
+                    self._options.pop(k, None)
+                else:
+                    self._options[k] = v
+            else:
+                raise TypeError("integ(f, ...): unknown keyword %r (vegas's: %s; strata's: %s)"
+                                % (k, ", ".join(VEGAS + ("neval", "alpha", "beta")),
+                                   ", ".join(PARAMS)))
+        return old
+
+    def _call_params(self):
+        """The parameters of the next call's part: vegas's meaning of its
+        keywords, and vegas's defaults where neither it nor strata's
+        keywords say otherwise."""
+        v = dict(_VEGAS_DEFAULTS, **self._vegas)
+        p = {k: val for k, val in self._options.items() if k in PARAMS or k in SETTINGS}
+        nitn = v["nitn"]
+        if isinstance(nitn, bool) or not isinstance(nitn, numbers.Real) or not (
+                math.isfinite(nitn) and nitn == int(nitn) and nitn >= 1):
+            raise StrataError(lib.STRATA_EINVAL, "nitn = %r: must be a whole number, 1 or more"
+                              % (nitn,))
+        if "nitn" in self._vegas or "maxiter" not in p:
+            p["maxiter"] = int(nitn)
+        p.setdefault("neval", v["neval"])
+        p.setdefault("skip", 0)
+        p.setdefault("maxeval", 2 ** 62)
+        for vk, k in (("rtol", "epsrel"), ("atol", "epsabs")):
+            if vk in self._vegas or k not in p:
+                p[k] = v[vk]
+        if not v["adapt"]:
+            p["adapt_iters"] = 0
+        elif "adapt_iters" not in p or "adapt" in self._vegas:
+            p["adapt_iters"] = p["maxiter"]
+        for vk, k in (("maxinc_axis", "ninc"), ("nproc", "threads")):
+            if vk in self._vegas:
+                p[k] = 0 if self._vegas[vk] is None else self._vegas[vk]
+        p["seed"] = _call_seed(int(p.get("seed", 1)), self._calls)
+        return p
 
     def _result(self, stopped=False):
         res = ffi.new("strata_result *")
         check(lib.strata_integrator_result(self._alive(), res))
-        return Result(res, self._rows, self.backend, stopped)
+        return self._make_result(res, stopped)
 
     @property
     def result(self):
@@ -437,6 +720,8 @@ class Integrator:
     def map(self):
         """The trained map: an array (naxes, ninc + 1) of edges in the unit
         cube, axis by axis (naxes is dim, or 1 for vegas1d)."""
+        if self._c is None and self._start is not None:
+            return self._start.copy()
         naxes, ninc = ffi.new("int *"), ffi.new("int *")
         check(lib.strata_integrator_map(self._alive(), naxes, ninc, ffi.NULL))
         edges = np.empty((naxes[0], ninc[0] + 1))
@@ -450,6 +735,9 @@ class Integrator:
         e = np.ascontiguousarray(edges, dtype=np.float64)
         if e.ndim != 2:
             raise StrataError(lib.STRATA_EINVAL, "set_map: edges must be (naxes, ninc + 1)")
+        if self._c is None and not getattr(self, "_closed", False):
+            self._start = e.copy()  # the first call starts from it
+            return
         check(lib.strata_integrator_set_map(self._alive(), e.shape[0], e.shape[1] - 1,
                                             ffi.cast("double *", ffi.from_buffer(e))))
 
@@ -493,7 +781,12 @@ class Integrator:
         if self._comm is not None:
             raise TypeError("an Integrator with MPI peers does not pickle: save() a "
                             "checkpoint and load() it on every rank")
-        return (_restore, (self._f, self._box.tolist(), self._options, self.state()))
+        if self._calls == 0 and self._f is not None:
+            return (_restore, (self._f, self._limits, self._options, self.state()))
+        # After calls integ(f, ...), as vegas: the limits, the keywords and the map.
+        edges = self.map if self._c is not None or self._start is not None else None
+        return (_restore_calls, (self._f, self._limits, dict(self._options, **self._vegas),
+                                 self._calls, edges))
 
     # ---- life ------------------------------------------------------------------------
     def close(self):
@@ -502,6 +795,7 @@ class Integrator:
         if getattr(self, "_c", None) is not None:
             lib.strata_integrator_free(self._c)
             self._c = None
+        self._closed = True
         if getattr(self, "_peers", None) is not None:
             if not _mpi_finalized():
                 lib.strata_comm_free(self._peers)
@@ -517,12 +811,33 @@ class Integrator:
         self.close()
 
 
+def _pickle_to(where, obj):
+    """vegas's save= and saveall=: a path, replaced atomically, or a file."""
+    import pickle
+    if where is None:
+        return
+    if hasattr(where, "write"):
+        pickle.dump(obj, where)
+        return
+    tmp = "%s.tmp%d" % (where, os.getpid())
+    with open(tmp, "wb") as out:
+        pickle.dump(obj, out)
+    os.replace(tmp, where)
+
+
 def _restore(f, box, options, state):
     opts = {k: v for k, v in options.items() if k not in _FILE_SETTINGS}
-    params = {k: v for k, v in opts.items() if k in PARAMS or k in SETTINGS}
-    other = {k: v for k, v in opts.items() if k not in params}
-    s = Integrator(f, box, **other, **params)
+    s = Integrator(f, box, **opts)
     s.load_state(state)
+    return s
+
+
+def _restore_calls(f, limits, options, calls, edges):
+    opts = {k: v for k, v in options.items() if k not in _FILE_SETTINGS}
+    s = Integrator(limits, **opts) if f is None else Integrator(f, limits, **opts)
+    if edges is not None:
+        s.set_map(edges)
+    s._calls = calls
     return s
 
 

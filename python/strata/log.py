@@ -147,7 +147,7 @@ class Log:
         import pandas as pd
         df = pd.DataFrame({k: self.table[k] for k in self.table.dtype.names})
         df = df.astype({"kept": bool, "restarted": bool, "adapting": bool})
-        return df.set_index("itn", drop=False)
+        return df.set_index("itn")
 
     def component(self, c):
         """Component c of a vector integrand: a DataFrame indexed by itn

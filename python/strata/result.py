@@ -1,6 +1,8 @@
 """A run's iterations and result as Python objects: what `strata run`
 prints, as values."""
 import math
+import re
+import time
 
 import numpy as np
 
@@ -81,14 +83,14 @@ class Iteration:
 
 def table_frame(iterations):
     """A list of Iterations as a pandas DataFrame: one row per iteration,
-    the columns of :data:`COLUMNS`, indexed by ``itn``; a vector
+    indexed by ``itn``, the other columns of :data:`COLUMNS`; a vector
     integrand's per-component values as columns ``(name, c)`` of a second
     frame, ``frame.attrs["comp"]`` (see :func:`strata.log.comp_frame`)."""
     import pandas as pd
     df = pd.DataFrame({k: [getattr(it, k) for it in iterations] for k in COLUMNS})
     df = df.astype({"itn": "int32", "neval": "int64", "kept": bool, "restarted": bool,
                     "adapting": bool})
-    return df.set_index("itn", drop=False)
+    return df.set_index("itn")
 
 
 class Result:
@@ -102,9 +104,15 @@ class Result:
     ``time_s``, ``backend``, ``stopped`` (a progress callback or a stop
     request ended the run), ``iterations`` (a list of :class:`Iteration`),
     ``table()`` (a pandas DataFrame of them), ``summary()`` (the program's
-    table and summary), ``gvar`` (with the gvar package)."""
+    table and summary), ``gvar`` (with the gvar package), ``seed``.
 
-    def __init__(self, res, iterations, backend, stopped):
+    vegas's names too: ``itn_results``, ``sum_neval``, ``avg_neval``,
+    ``chi2``, ``dof``; for an integrand whose values are an array or a
+    dict, ``mean`` and ``sdev`` have its shape or keys and ``r[key]`` is a
+    component (gvar values where gvar is installed, else
+    :class:`Estimate`); a scalar result does gvar's arithmetic."""
+
+    def __init__(self, res, iterations, backend, stopped, layout=None, seed=None):
         from ._lib import ffi
         # The library's own result, as bytes (a Result pickles), for summary().
         self._c_result = bytes(ffi.buffer(res))
@@ -136,28 +144,142 @@ class Result:
         self.backend = backend
         self.stopped = stopped
         self.iterations = list(iterations)
+        #: The seed the run drew its points with (seed=None: the one drawn for it).
+        self.seed = seed
+        # The integrand's structure (forms.Layout), None for the native (n,) or (n, ncomp).
+        self._layout = layout
+        if layout is not None and not (layout.shape is not None and len(layout.shape) <= 1):
+            self.mean, self.sdev = layout.format(self.mean), layout.format(self.sdev)
 
     @property
     def gvar(self):
         """The result as a gvar.GVar (an array of them, correlated, for a
-        vector integrand); needs the gvar package."""
+        vector integrand; a gvar.BufferDict for a dict integrand); needs
+        the gvar package."""
+        g = self.__dict__.get("_gv")
+        if g is None:  # made once, so that r / r is exactly 1 as with gvar's own values
+            g = self._gv = _gvars(self._flat_mean(), self.cov, self._layout)
+        return g
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_gv"}
+
+    def _flat_mean(self):
+        return np.array([self.mean]).ravel() if self._layout is None else np.concatenate(
+            [np.ravel(v) for v in (self.mean.values() if isinstance(self.mean, dict)
+                                   else [self.mean])])
+
+    # ---- vegas's names (its RAvg, RAvgArray, RAvgDict) --------------------------------
+    @property
+    def itn_results(self):
+        """Each iteration's estimate, as gvar values in the integrand's
+        structure (without gvar: :class:`Estimate` objects)."""
+        out = []
+        for it in self.iterations:
+            if it.comp is None:
+                mean, cov = np.array([it.integral]), np.array([[it.sigma ** 2]])
+            else:
+                n = it.comp.shape[0]
+                mean, cov = it.comp[:, 0], it.comp[:, 6:6 + n]
+            out.append(_gvars(mean, cov, self._layout, need=False))
+        return out
+
+    @property
+    def sum_neval(self):
+        """The evaluations of all iterations (``neval``)."""
+        return self.neval
+
+    @property
+    def avg_neval(self):
+        return self.neval / self.nitn if self.nitn else 0
+
+    @property
+    def dof(self):
+        """The degrees of freedom of chi2: the iterations in the average, less one."""
+        n = 0
+        for it in self.iterations:
+            n = 1 if it.restarted else n + int(it.kept)
+        return max(n - 1, 0)
+
+    @property
+    def chi2(self):
+        """chi2 of the average (per component for a vector integrand)."""
+        return np.nan_to_num(self.chi2_dof) * self.dof
+
+    weighted = True
+
+    def __getitem__(self, key):
+        return self._values()[key]
+
+    # keys(), items() and values() only where the values are a dict, so
+    # that hasattr(r, "keys") tells a dict result, as gvar asks.
+    @property
+    def keys(self):
+        return self._dict().keys
+
+    @property
+    def items(self):
+        return self._dict().items
+
+    @property
+    def values(self):
+        return self._dict().values
+
+    def _dict(self):
+        if not isinstance(self.mean, dict):
+            raise AttributeError("the result is not a dict: the integrand's values are not")
+        return self._values()
+
+    def __len__(self):
+        return len(self._values())
+
+    def __bool__(self):
+        return True
+
+    def __iter__(self):
+        v = self._values()
+        return iter(v.keys() if isinstance(v, dict) else v)
+
+    @property
+    def shape(self):
+        return np.shape(self.mean) if not isinstance(self.mean, dict) else None
+
+    def _values(self):
+        """The components in the integrand's structure, as gvar values
+        where gvar is installed, else as Estimates."""
+        if self.ncomp == 1 and (self._layout is None or self._layout.scalar):
+            raise TypeError("a scalar result has no items")
         try:
-            import gvar
-        except ImportError as e:
-            raise ImportError("Result.gvar needs the gvar package (pip install gvar)") from e
-        if self.ncomp == 1:
-            return gvar.gvar(self.mean, self.sdev)
-        return gvar.gvar(self.mean, self.cov)
+            return self.gvar
+        except ImportError:
+            return _gvars(self._flat_mean(), self.cov, self._layout, need=False)
+
+    # gvar's arithmetic on a scalar result: r / 2, r1 - r2, ...
+    def _g(self):
+        if self.ncomp != 1:
+            raise TypeError("arithmetic on a vector result: take its components (r[key]) or "
+                            "r.gvar")
+        return self.gvar
+
+    def __neg__(self):
+        return -self._g()
+
+    def __pos__(self):
+        return self._g()
+
+    def __abs__(self):
+        return abs(self._g())
 
     def table(self):
-        """The iterations as a pandas DataFrame (columns :data:`COLUMNS`)."""
+        """The iterations as a pandas DataFrame indexed by ``itn`` (the
+        other columns of :data:`COLUMNS`)."""
         return table_frame(self.iterations)
 
     def __str__(self):
-        if self.ncomp == 1:
-            return format_value_error(self.mean, self.sdev)
-        return "[" + ", ".join(format_value_error(m, s)
-                               for m, s in zip(self.mean, self.sdev)) + "]"
+        if isinstance(self.mean, dict):
+            return "{" + ", ".join("%r: %s" % (k, _text(self.mean[k], self.sdev[k]))
+                                   for k in self.mean) + "}"
+        return _text(self.mean, self.sdev)
 
     def __repr__(self):
         return "Result(%s, chi2_dof=%s, Q=%s, nitn=%d, neval=%d)" % (
@@ -182,4 +304,122 @@ class Result:
             out = ffi.string(text[0]).decode()
         finally:
             lib.free(text[0])
-        return out[:-1] if out.endswith("\n") else out
+        out = out[:-1] if out.endswith("\n") else out
+        return _named(out, self._layout)
+
+
+def _named(text, layout):
+    """The summary's result[c] lines named as the integrand's values are:
+    result['I'], result['x'][1], result[0, 1]."""
+    if layout is None or (layout.keys is None and len(layout.shape) <= 1):
+        return text
+    if layout.keys is None:
+        names = ["[%s]" % ", ".join(map(str, i)) for i in np.ndindex(layout.shape)]
+    else:
+        names = ["[%r]" % (k,) + ("[%s]" % ", ".join(map(str, i)) if s != () else "")
+                 for k, s in layout.keys for i in np.ndindex(s)]
+    width = max(len(n) for n in names) + len("result")
+
+    def name(m):
+        return ("result" + names[int(m.group(1))]).ljust(width) + " ="
+    return re.sub(r"^result\[(\d+)\] *=", name, text, flags=re.M)
+
+
+def _binary(name):
+    def op(self, other):
+        if isinstance(other, Result):
+            other = other._g()
+        return getattr(self._g(), name)(other)
+    op.__name__ = name
+    return op
+
+
+for _name in ("add", "sub", "mul", "truediv", "pow"):
+    setattr(Result, "__%s__" % _name, _binary("__%s__" % _name))
+    setattr(Result, "__r%s__" % _name, _binary("__r%s__" % _name))
+
+
+def _text(mean, sdev):
+    if np.ndim(mean) == 0:
+        return format_value_error(mean, sdev)
+    return "[" + ", ".join(format_value_error(m, s)
+                           for m, s in zip(np.ravel(mean), np.ravel(sdev))) + "]"
+
+
+class Estimate:
+    """A value with its error where gvar is not installed: ``mean`` and
+    ``sdev`` (arrays for an array of components, with their ``cov``)."""
+
+    __slots__ = ("mean", "sdev", "cov")
+
+    def __init__(self, mean, cov):
+        self.mean = mean
+        self.cov = cov
+        self.sdev = np.sqrt(np.diagonal(cov)).reshape(np.shape(mean)) if np.ndim(cov) == 2 \
+            else math.sqrt(cov)
+
+    def __str__(self):
+        return _text(self.mean, self.sdev)
+
+    __repr__ = __str__
+
+
+def _gvars(mean, cov, layout, need=True):
+    """Components (mean, cov) in the layout's structure: correlated gvar
+    values, or, without gvar and unless need, Estimates."""
+    mean, cov = np.asarray(mean, dtype=float), np.asarray(cov, dtype=float)
+    try:
+        import gvar
+    except ImportError as e:
+        if need:
+            raise ImportError("Result.gvar needs the gvar package (pip install gvar)") from e
+        gvar = None
+    if gvar is not None:
+        g = gvar.gvar(mean, cov)
+        if layout is None:
+            return g[0] if g.size == 1 else g
+        if layout.keys is None:
+            return g.reshape(layout.shape) if layout.shape else g[0]
+        out, at = gvar.BufferDict(), 0
+        for k, s in layout.keys:
+            n = int(np.prod(s, dtype=int))
+            out[k] = g[at:at + n].reshape(s) if s != () else g[at]
+            at += n
+        return out
+    if layout is None:
+        if mean.size == 1:
+            return Estimate(float(mean[0]), float(cov[0, 0]))
+        return [Estimate(float(m), float(cov[i, i])) for i, m in enumerate(mean)]
+    if layout.keys is None and layout.shape == ():
+        return Estimate(float(mean[0]), float(cov[0, 0]))
+    if layout.keys is None:
+        return Estimate(mean.reshape(layout.shape), cov)
+    out, at = {}, 0
+    for k, s in layout.keys:
+        n = int(np.prod(s, dtype=int))
+        sl = slice(at, at + n)
+        out[k] = (Estimate(float(mean[at]), float(cov[at, at])) if s == ()
+                  else Estimate(mean[sl].reshape(s), cov[sl, sl]))
+        at += n
+    return out
+
+
+class reporter:
+    """vegas's analyzer that prints each iteration as it ends
+    (``analyzer=strata.reporter()``): its estimate, the average so far,
+    chi2/dof, Q and its time."""
+
+    def __init__(self, ngrid=0):
+        self.ngrid = ngrid  # vegas's: map nodes to print; strata prints none
+
+    def begin(self, itn, integrator):
+        self.itn = itn
+        self.t0 = time.perf_counter()
+
+    def end(self, itn_result, result):
+        it = result.iterations[-1]
+        print("    itn %2d: %s\n all itn's: %s" % (self.itn + 1, itn_result, result))
+        print("    neval = %d  chi2/dof = %.2f  Q = %.2f  time = %.2f\n"
+              % (it.neval, np.ravel(np.nan_to_num(result.chi2_dof))[0],
+                 np.ravel(np.nan_to_num(result.Q, nan=1.0))[0], time.perf_counter() - self.t0),
+              flush=True)

@@ -61,7 +61,7 @@ def csv(strata_bin, path):
     rows = list(csvmod.reader(io.StringIO(out)))
     cols = {k: [float(r[j]) for r in rows[1:]] for j, k in enumerate(rows[0])}
     df = pd.DataFrame(cols).astype({"itn": "int32", "neval": "int64"})
-    return df.set_index("itn", drop=False)
+    return df.set_index("itn")
 
 
 def printed_dashes(strata_bin, path):
@@ -90,7 +90,8 @@ def test_program_log_scalar(strata_bin, logs):
     log = read_log(d / "s.h5")
     assert log.format_version == 3 and log.status == "finished" and log.ncomp == 1
     df = log.iterations
-    assert list(df.columns) == ["itn", "integral", "sigma", "average", "average_sigma",
+    assert df.index.name == "itn"
+    assert list(df.columns) == ["integral", "sigma", "average", "average_sigma",
                                 "chi2_dof", "Q", "neval", "wall_s", "elapsed_s", "kept",
                                 "restarted", "adapting"]
     assert df.index.tolist() == list(range(1, 11))

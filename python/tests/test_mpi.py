@@ -66,3 +66,20 @@ def test_failure_on_one_rank_ends_every_rank():
     assert r.returncode != 0 and "no error" not in r.stdout
     assert "strata: rank 1: ValueError: bad on rank 1 (the integrand raised; integrand 'f' " \
            "returned NaN" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(MPIRUN is None, reason="no mpirun")
+def test_vegas_form_on_two_ranks():
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    r = subprocess.run([MPIRUN, "--oversubscribe", "-n", "2", sys.executable,
+                        os.path.join(HERE, "mpi_vegas.py")], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    a, b = sorted((json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")),
+                  key=lambda d: d["rank"])
+    # One seed drawn for both, and the same results on both.
+    assert a["seed"] == b["seed"] and (a["warm"], a["mean"], a["sdev"]) == (
+        b["warm"], b["mean"], b["sdev"])
+    # The integrand failing on rank 1 alone: every rank raises, none waits.
+    assert b["failed"] == "ValueError: bad on rank 1"
+    assert a["failed"] == "StrataError: rank 0: the integrand's first call failed on rank 1"
