@@ -234,6 +234,7 @@ def bundled_mpi():
 
 
 def libdir_of(prefix):
+    """The folder under PREFIX that make install put libstrata.so in."""
     for d in ("lib", "lib64", os.path.join("lib", "x86_64-linux-gnu")):
         if os.path.exists(os.path.join(prefix, d, "libstrata.so")):
             return os.path.join(prefix, d)
@@ -246,13 +247,12 @@ def strata_flags():
     installed one where it was installed."""
     prefix = installed_prefix()
     if prefix is None:
-        return dict(include_dirs=[os.path.join(STAGE, "include")],
-                    library_dirs=[os.path.join(STAGE, "lib")], libraries=["strata"],
-                    extra_compile_args=[], extra_link_args=["-Wl,-rpath,$ORIGIN"])
-    lib = libdir_of(prefix)
-    return dict(include_dirs=[os.path.join(prefix, "include")], library_dirs=[lib],
-                libraries=["strata"], extra_compile_args=[],
-                extra_link_args=["-Wl,-rpath," + lib])
+        inc, lib, rpath = os.path.join(STAGE, "include"), os.path.join(STAGE, "lib"), "$ORIGIN"
+    else:
+        inc, lib = os.path.join(prefix, "include"), libdir_of(prefix)
+        rpath = lib
+    return dict(include_dirs=[inc], library_dirs=[lib], libraries=["strata"],
+                extra_compile_args=[], extra_link_args=["-Wl,-rpath," + rpath])
 
 
 ffibuilder = FFI()
