@@ -1,10 +1,12 @@
 #!/bin/sh
-# The Python binding as a user gets it: libstrata installed (make install
-# into a staging directory), a virtual environment over the system's numpy,
-# pandas, h5py, mpi4py, pytest, cffi and setuptools (scripts/bootstrap
-# installs them), pip install ./python built against the installed library
-# through pkg-config, then python/tests with pytest.  No network: pip takes
+# The Python binding over the library as make install puts it: libstrata
+# installed into a staging directory, a virtual environment over the
+# system's numpy, pandas, h5py, mpi4py, pytest, cffi and setuptools
+# (scripts/bootstrap installs them), pip install ./python built against
+# the installed library (STRATA_PREFIX: nothing built or bundled; with MPI,
+# strata._mpi too), then python/tests with pytest.  No network: pip takes
 # cffi and setuptools from the system (--no-build-isolation --no-index).
+# tests/run-wheel.sh tests the binding that bundles its own libstrata.
 set -u
 srcdir=${srcdir:-.}
 top=$(pwd)
@@ -16,10 +18,11 @@ for m in numpy pandas h5py pytest cffi setuptools wheel; do need $m; done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 libdir=$(PKG_CONFIG_PATH=. pkg-config --variable=libdir strata)
+prefix=$(PKG_CONFIG_PATH=. pkg-config --variable=prefix strata)
 make -C "$top" install DESTDIR="$stage/root" MAKEFLAGS= >"$stage/install.log" 2>&1 ||
   { tail -20 "$stage/install.log"; echo "FAIL: make install into $stage/root"; exit 1; }
 "$PYTHON" -m venv --system-site-packages "$stage/venv" || { echo "FAIL: $PYTHON -m venv"; exit 1; }
-PKG_CONFIG_PATH="$stage/root$libdir/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$stage/root" \
+STRATA_PREFIX="$stage/root$prefix" \
   "$stage/venv/bin/pip" install -q --no-build-isolation --no-index "$srcdir/python" \
   >"$stage/pip.log" 2>&1 || { cat "$stage/pip.log"; echo "FAIL: pip install ./python"; exit 1; }
 # The tests compare with the program of this build.

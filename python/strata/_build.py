@@ -1,8 +1,9 @@
-"""cffi builders of the binding, in API mode: the C compiler reads the
-installed strata/strata.h and strata/report.h, so the layout of every
+"""cffi builders of the binding, in API mode: the C compiler reads
+libstrata's strata/strata.h and strata/report.h, so the layout of every
 structure is the header's own; the declarations below name only the
 fields the binding uses (`...;` leaves the rest to the compiler).  Run by
-setup.py."""
+setup.py, which first builds the libstrata they read and link (STAGE),
+unless $STRATA_PREFIX names an installed one."""
 import os
 import shlex
 import shutil
@@ -204,36 +205,54 @@ extern "Python" void strata_py_restored(const strata_iteration *it, void *ctx);
 extern "Python" int strata_py_progress(const strata_iteration *it, void *ctx);
 """
 
-HINT = ("install libstrata first (make install) and, for a prefix other than /usr or "
-        "/usr/local, export PKG_CONFIG_PATH=PREFIX/lib/pkgconfig")
+HERE = os.path.dirname(os.path.abspath(__file__))
+# Where setup.py builds and installs the bundled libstrata (configure --prefix).
+STAGE = os.path.join(os.path.dirname(HERE), "build", "libstrata", "stage")
 
 
-def pkg_config(*args):
-    """pkg-config's output split into words; SystemExit with what to do
-    when strata.pc cannot be found."""
-    exe = os.environ.get("PKG_CONFIG", "pkg-config")
-    if not shutil.which(exe):
-        raise SystemExit("strata: %s is not installed (Debian: apt install pkg-config); %s"
-                         % (exe, HINT))
-    r = subprocess.run([exe] + list(args), capture_output=True, text=True)
-    if r.returncode != 0:
-        why = (r.stderr.strip().splitlines() or ["no output"])[0].rstrip(".")
-        raise SystemExit("strata: pkg-config %s failed: %s; %s" % (" ".join(args), why, HINT))
-    return shlex.split(r.stdout)
+def installed_prefix():
+    """$STRATA_PREFIX: the binding is built against the libstrata that
+    make install put there, and bundles none; None builds one."""
+    return os.environ.get("STRATA_PREFIX") or None
+
+
+def configure_words():
+    """The extra configure options of the bundled build ($STRATA_CONFIGURE)."""
+    return shlex.split(os.environ.get("STRATA_CONFIGURE", ""))
+
+
+def mpicc():
+    """The MPI compiler wrapper ($MPICC, else mpicc) or None."""
+    return shutil.which(os.environ.get("MPICC", "mpicc"))
+
+
+def bundled_mpi():
+    """Whether the bundled libstrata is built with MPI: where an MPI
+    compiler is and $STRATA_CONFIGURE does not say --without-mpi."""
+    return mpicc() is not None and not any(
+        w in ("--without-mpi", "--with-mpi=no") for w in configure_words())
+
+
+def libdir_of(prefix):
+    """The folder under PREFIX that make install put libstrata.so in."""
+    for d in ("lib", "lib64", os.path.join("lib", "x86_64-linux-gnu")):
+        if os.path.exists(os.path.join(prefix, d, "libstrata.so")):
+            return os.path.join(prefix, d)
+    return os.path.join(prefix, "lib")
 
 
 def strata_flags():
-    """include_dirs, library_dirs and libraries of libstrata, with an rpath
-    so that the module finds the library wherever it was installed."""
-    cflags = pkg_config("--cflags", "strata")
-    libs = pkg_config("--libs", "strata")
-    inc = [w[2:] for w in cflags if w.startswith("-I")]
-    libdirs = [w[2:] for w in libs if w.startswith("-L")]
-    return dict(include_dirs=inc,
-                extra_compile_args=[w for w in cflags if not w.startswith("-I")],
-                library_dirs=libdirs,
-                libraries=[w[2:] for w in libs if w.startswith("-l")],
-                extra_link_args=["-Wl,-rpath," + d for d in libdirs])
+    """include_dirs, library_dirs and libraries of libstrata.  The bundled
+    library lies beside the modules in the package (rpath $ORIGIN); an
+    installed one where it was installed."""
+    prefix = installed_prefix()
+    if prefix is None:
+        inc, lib, rpath = os.path.join(STAGE, "include"), os.path.join(STAGE, "lib"), "$ORIGIN"
+    else:
+        inc, lib = os.path.join(prefix, "include"), libdir_of(prefix)
+        rpath = lib
+    return dict(include_dirs=[inc], library_dirs=[lib], libraries=["strata"],
+                extra_compile_args=[], extra_link_args=["-Wl,-rpath," + rpath])
 
 
 ffibuilder = FFI()
@@ -254,25 +273,33 @@ why_no_mpi = ""
 
 
 def mpi_flags():
-    """MPI's compile and link words, or None (and why_no_mpi) where strata
-    has no MPI header or no MPI is found.  $MPICC, then mpicc, then
-    pkg-config's ompi-c and mpich."""
+    """MPI's compile words, or None (and why_no_mpi) where libstrata has
+    no MPI or no MPI is found.  $MPICC, then mpicc, then pkg-config's
+    ompi-c and mpich."""
     global why_no_mpi
-    if not any(os.path.exists(os.path.join(d, "strata", "strata_mpi.h"))
-               for d in strata_flags()["include_dirs"] + ["/usr/include", "/usr/local/include"]):
-        why_no_mpi = "this libstrata has no strata/strata_mpi.h: it was built without MPI"
+    prefix = installed_prefix()
+    if prefix is None and not bundled_mpi():
+        why_no_mpi = ("libstrata is built without MPI (%s)"
+                      % ("STRATA_CONFIGURE says so" if mpicc() else "no mpicc; set MPICC"))
         return None
-    mpicc = os.environ.get("MPICC", "mpicc")
-    if shutil.which(mpicc):
+    if prefix is not None and not os.path.exists(
+            os.path.join(prefix, "include", "strata", "strata_mpi.h")):
+        why_no_mpi = "the libstrata in %s has no strata/strata_mpi.h: it was built without MPI" % prefix
+        return None
+    cc = mpicc()
+    if cc:
         for show in (["-showme:compile"], ["-compile_info"]):
-            r = subprocess.run([mpicc] + show, capture_output=True, text=True)
+            r = subprocess.run([cc] + show, capture_output=True, text=True)
             if r.returncode == 0 and r.stdout.strip():
                 words = shlex.split(r.stdout)
                 if show == ["-compile_info"]:  # MPICH: the whole command line
                     words = [w for w in words[1:] if w.startswith(("-I", "-D"))]
                 return words
     for pc in ("ompi-c", "mpich"):
-        r = subprocess.run(["pkg-config", "--cflags", pc], capture_output=True, text=True)
+        try:
+            r = subprocess.run(["pkg-config", "--cflags", pc], capture_output=True, text=True)
+        except OSError:
+            break
         if r.returncode == 0:
             return shlex.split(r.stdout)
     why_no_mpi = "no mpicc (set MPICC) and no pkg-config file ompi-c or mpich"

@@ -13,6 +13,7 @@ import pytest
 from conftest import HERE
 
 pytest.importorskip("mpi4py")
+pytest.importorskip("strata._mpi", reason="this binding was built without MPI")
 MPIRUN = shutil.which("mpirun")
 
 

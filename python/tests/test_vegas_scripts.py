@@ -89,6 +89,7 @@ def test_resume(module, tmp_path):
 
 def test_mpi(tmp_path):
     pytest.importorskip("mpi4py")
+    pytest.importorskip("strata._mpi", reason="this binding was built without MPI")
     if not shutil.which("mpirun"):
         pytest.skip("no mpirun")
     script = tmp_path / "mpi.py"
