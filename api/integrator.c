@@ -590,7 +590,8 @@ int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const d
 
 int strata_integrator_start_from(strata_integrator *s, strata_integrator *from)
 {
-  if (!from) return strata_error(STRATA_EINVAL, "strata_integrator_start_from: no integrator");
+  STRATA_GIVEN(s, "integrator");
+  STRATA_GIVEN(from, "integrator to start from");
   strata_run_state st;
   strata_run_state_get(from->run, &st);
   int rc = from->run->sync_rc;

@@ -389,6 +389,7 @@ static void fuzz_null_integrator(void)
           strata_integrator_load_buffer(NULL, edges, sizeof edges, NULL, NULL));
   refused("strata_integrator_map", 0, strata_integrator_map(NULL, &naxes, &ninc, NULL));
   refused("strata_integrator_set_map", 0, strata_integrator_set_map(NULL, 1, 7, edges));
+  refused("strata_integrator_start_from", 0, strata_integrator_start_from(NULL, NULL));
   refused("strata_integrator_settings", 0, strata_integrator_settings(NULL, &st));
   outcome("strata_integrator_finished", 0, strata_integrator_finished(NULL) ? 0 : 1);
   outcome("strata_integrator_stopped", 0, strata_integrator_stopped(NULL) ? 1 : 0);
@@ -563,6 +564,13 @@ static void fuzz_integrator(void)
   outcome("strata_integrator_describe", 1, strata_integrator_describe(s) ? 0 : 1);
   outcome("strata_integrator_backend", 1, strata_integrator_backend(s)[0] ? 0 : 1);
   outcome("strata_integrator_set_map", -2, strata_integrator_set_map(s, 2, 8, edges)); /* begun */
+  /* Starting from a run: none, itself, and a fresh one from a begun one and back. */
+  refused("strata_integrator_start_from", 1, strata_integrator_start_from(s, NULL));
+  outcome("strata_integrator_start_from", 2, strata_integrator_start_from(s, s));
+  strata_integrator *t = open_small();
+  outcome("strata_integrator_start_from", 3, strata_integrator_start_from(t, s));
+  outcome("strata_integrator_start_from", 4, strata_integrator_start_from(s, t));
+  strata_integrator_free(t);
   strata_request_stop();
   outcome("strata_request_stop", 0, STRATA_OK);
   strata_integrator_free(s);
@@ -643,7 +651,7 @@ static const char *covered[] = {
     "strata_integrator_load", "strata_integrator_load_buffer", "strata_integrator_map",
     "strata_integrator_open", "strata_integrator_result", "strata_integrator_run",
     "strata_integrator_save", "strata_integrator_save_buffer", "strata_integrator_set_map",
-    "strata_integrator_settings", "strata_integrator_step", "strata_integrator_stopped",
+    "strata_integrator_settings", "strata_integrator_start_from", "strata_integrator_step", "strata_integrator_stopped",
     "strata_last_error", "strata_log_print", "strata_mode_name", "strata_mode_parse",
     "strata_params_check", "strata_params_default", "strata_problem_check",
     "strata_problem_set_source", "strata_problem_set_tables", "strata_qmc_rule_parse",
