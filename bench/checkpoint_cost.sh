@@ -6,7 +6,7 @@
 # and for a checkpoint after every iteration (checkpoint_every = 1).
 # Each case runs about DURATION seconds (default 150: two periodic
 # checkpoints and the final one); its iteration count comes from a
-# 5-iteration calibration run.  Prints one markdown row per case and
+# 20-iteration calibration run.  Prints one markdown row per case and
 # policy; doc/jobs.md and doc/benchmarks.md (R52) cite it.
 #
 #   bench/checkpoint_cost.sh [STRATA] [DURATION]     (default ./strata 150)
@@ -37,6 +37,9 @@ run() {
   echo "$(date +%s.%N) $t0" | awk '{ printf "%.3f", $1 - $2 }' >"$name.time"
 }
 files() { echo --set run.log="$1.log.h5" --set run.checkpoint="$1.ckpt.h5"; }
+# The run's time from its start to its last iteration's end (the log's
+# last elapsed_s): the calibration, without the start-up.
+elapsed() { "$STRATA" log --csv "$1.log.h5" | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "elapsed_s") c = i; next } { t = $c } END { print t }'; }
 # Checkpoints written by the iteration loop (not the last one, at the end
 # of the run: every policy writes it), their time on the loop's path, and
 # the mean time of the background sync.
@@ -50,8 +53,9 @@ echo "| d | neval | policy | iterations | run (s) | checkpoints in the run | wri
 echo "|---|---|---|---|---|---|---|---|---|"
 for c in $CASES; do
   dim=${c%%:*} neval=${c#*:}
-  run cal-"$dim" "$dim" "$neval" 5
-  iters=$(awk -v d="$DURATION" -v t="$(cat cal-"$dim".time)" 'BEGIN { k = int(d / (t / 5)); print (k < 6 ? 6 : k) }')
+  # shellcheck disable=SC2046
+  run cal-"$dim" "$dim" "$neval" 20 $(files cal-"$dim")
+  iters=$(awk -v d="$DURATION" -v t="$(elapsed cal-"$dim")" 'BEGIN { k = int(d / (t / 20)); print (k < 6 ? 6 : k) }')
   # A tenth of that for a checkpoint after every iteration, beside the same
   # run without checkpoints: the cost is the difference.
   short=$(((iters + 9) / 10 < 6 ? 6 : (iters + 9) / 10))

@@ -34,6 +34,6 @@ export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1} OMP_PROC_BIND=close OMP_PLACES=
 export SRUN_CPUS_PER_TASK=${SLURM_CPUS_PER_TASK:-1}
 # A checkpoint after the first iteration that ends a minute or more after
 # the last one (strata's default checkpoint_every_s = 60): a node failure
-# costs at most a minute or one iteration, whichever is longer.
+# costs less than a minute of finished iterations, and the one in flight.
 srun --cpu-bind=cores strata run "$job" --set run.log="$name.log.h5" \
   --set run.checkpoint="$name.ckpt.h5" --set run.resume=auto --json -v "$@"

@@ -12,8 +12,8 @@
 # the requeued job (same job ID, same files) starts with resume = auto and
 # goes on from the checkpoint.  A node failure is covered too: Slurm
 # requeues the job itself (--requeue) and the run resumes from its last
-# periodic checkpoint, at most a minute or one iteration old (strata's
-# default checkpoint_every_s = 60).
+# periodic checkpoint (strata's default checkpoint_every_s = 60): less than
+# a minute of finished iterations is lost, and the one in flight.
 # "Finished" is the log's word, never srun's status alone: srun returns 0
 # also when the ranks never started ("task 0 launch failed").  Such a
 # launch is tried once more in a new step; a second one ends the job with
