@@ -129,14 +129,15 @@ on_term() {
   [ -n "$step" ] && kill -USR1 "$step" 2>/dev/null
 }
 # When the warning came, for choosing @: Slurm sends it up to 60 s before
-# it is due, never after (slurmctld looks every 30 s).
+# it is due rather than after (slurmctld looks every 30 s); the time is
+# taken first, before scontrol answers.
 on_warning() {
-  local run limit
+  local now end
+  now=$(date +%s)
   requeue=1
   [ -n "$step" ] && kill -USR1 "$step" 2>/dev/null
-  run=$(job_field RunTime) && limit=$(job_field TimeLimit) || return 0
-  [[ $limit == *[0-9]:[0-9]* ]] &&
-    say "warned $(($(seconds "$limit") - $(seconds "$run"))) s before the time limit ($run of $limit)"
+  end=$(job_field EndTime) && end=$(date -d "$end" +%s 2>/dev/null) &&
+    say "warned $((end - now)) s before the time limit"
 }
 trap on_warning USR1
 trap on_term TERM
