@@ -32,7 +32,8 @@ export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1} OMP_PROC_BIND=close OMP_PLACES=
 # srun takes --cpus-per-task from sbatch only up to Slurm 21.08; from 22.05
 # on it must be told, or each rank is bound to one core under its threads.
 export SRUN_CPUS_PER_TASK=${SLURM_CPUS_PER_TASK:-1}
-# A checkpoint every 10 minutes: a node failure costs at most that.
+# A checkpoint after the first iteration that ends a minute or more after
+# the last one (strata's default checkpoint_every_s = 60): a node failure
+# costs less than a minute of finished iterations, and the one in flight.
 srun --cpu-bind=cores strata run "$job" --set run.log="$name.log.h5" \
-  --set run.checkpoint="$name.ckpt.h5" --set run.checkpoint_every_s=600 \
-  --set run.resume=auto --json -v "$@"
+  --set run.checkpoint="$name.ckpt.h5" --set run.resume=auto --json -v "$@"
