@@ -10,8 +10,14 @@ int strata_ravg_init(strata_ravg *ra, int ncomp, int maxiter, int nadapt, int qm
                       .skip = skip, .first_kept = skip};
   ra->hist = calloc((size_t)maxiter, sizeof *ra->hist);
   ra->cweights = calloc((size_t)maxiter * (size_t)ncomp, sizeof(double));
+  ra->cavg = calloc((size_t)ncomp, sizeof *ra->cavg);
+  ra->cov = calloc((size_t)ncomp * (size_t)ncomp, sizeof(double));
+  ra->cjump = calloc((size_t)ncomp, sizeof(double));
+  /* calloc: a history of many components takes memory as iterations fill
+   * it, not for maxiter of them up front. */
   if (ncomp > 1) ra->chist = calloc((size_t)maxiter * STRATA_CHIST_ROW(ncomp), sizeof(double));
-  if (!ra->hist || !ra->cweights || (ncomp > 1 && !ra->chist)) {
+  if (!ra->hist || !ra->cweights || !ra->cavg || !ra->cov || !ra->cjump ||
+      (ncomp > 1 && !ra->chist)) {
     strata_ravg_free(ra);
     return STRATA_ENOMEM;
   }
@@ -23,8 +29,12 @@ void strata_ravg_free(strata_ravg *ra)
   free(ra->hist);
   free(ra->chist);
   free(ra->cweights);
+  free(ra->cavg);
+  free(ra->cov);
+  free(ra->cjump);
   ra->hist = NULL;
-  ra->chist = ra->cweights = NULL;
+  ra->cavg = NULL;
+  ra->chist = ra->cweights = ra->cov = ra->cjump = NULL;
 }
 
 void strata_ravg_reset(strata_ravg *ra)
@@ -266,9 +276,12 @@ void strata_ravg_average(strata_ravg *ra)
     average_from(ra, c, ra->first_kept, comp_weights(ra, c), &ra->cavg[c]);
     if (ra->cjump[c] != 0.0) ra->cavg[c].sigma = hypot(ra->cavg[c].sigma, ra->cjump[c]);
   }
-  if (ra->ncomp > 1)
-    for (int a = 0; a < ra->ncomp; a++)
-      for (int b = 0; b < ra->ncomp; b++) ra->cov[a * ra->ncomp + b] = average_cov(ra, a, b);
+  /* average_cov is symmetric to the bit: each pair once. */
+  const size_t n = (size_t)ra->ncomp;
+  if (n > 1)
+    for (size_t a = 0; a < n; a++)
+      for (size_t b = a; b < n; b++)
+        ra->cov[a * n + b] = ra->cov[b * n + a] = average_cov(ra, (int)a, (int)b);
 }
 
 /* While the map still adapts, an iteration that disagrees with the average
@@ -325,6 +338,17 @@ static int climbs(const strata_ravg *ra, int c, double before)
   return newest_beyond_kept(ra, c, 1) && fabs(v) - fabs(before) > STRATA_CLIMB_RISE * fabs(before);
 }
 
+/* The chance that some component of many reads Q below a bound by chance
+ * alone grows with their number: beyond STRATA_MAX_COMP components the
+ * bounds shrink as 1/ncomp, so that a histogram of a thousand bins
+ * restarts no more often than eight components do (a bound for each at
+ * ncomp / 8 times the chance restarted every adapting iteration of a
+ * histogram of 1000 bins). */
+static double family_scale(const strata_ravg *ra)
+{
+  return ra->ncomp > STRATA_MAX_COMP ? (double)STRATA_MAX_COMP / ra->ncomp : 1.0;
+}
+
 /* Any component that disagrees so tells that the map had not found the
  * integrand; all components keep one set of iterations, so that the
  * covariance of their averages stays defined.  before[c]: component c's
@@ -337,8 +361,11 @@ static int disagrees(const strata_ravg *ra, const double *before, const int *cli
     double s, v = strata_ravg_value(ra, ra->n - 1, c, &s);
     /* (Signs compared, not the product taken: 1e-200 times 1e-150 is 0.) */
     const int same_sign = v != 0.0 && before[c] != 0.0 && !signbit(v) == !signbit(before[c]);
-    if (climb[c] && same_sign && fabs(v) >= STRATA_CLIMB_RATIO * fabs(before[c])) return 1;
-    if (ra->cavg[c].q < (climb[c] ? STRATA_CLIMB_Q : STRATA_RESTART_Q)) return 1;
+    /* Markov's bound, 1/ratio for each component, scaled alike. */
+    if (climb[c] && same_sign && fabs(v) >= STRATA_CLIMB_RATIO / family_scale(ra) * fabs(before[c]))
+      return 1;
+    if (ra->cavg[c].q < (climb[c] ? STRATA_CLIMB_Q : STRATA_RESTART_Q) * family_scale(ra))
+      return 1;
   }
   return 0;
 }
@@ -373,8 +400,8 @@ static double climb_carry(const strata_ravg *ra, int c, double before)
  * replaces it by the jump. */
 int strata_ravg_update(strata_ravg *ra, int adapt)
 {
-  double before[STRATA_MAX_COMP];
-  int climb[STRATA_MAX_COMP];
+  double before[ra->ncomp];
+  int climb[ra->ncomp];
   const int may_restart = adapt && ra->n - 1 > ra->first_kept;
   for (int c = 0; c < ra->ncomp; c++) {
     before[c] = ra->cavg[c].mean;

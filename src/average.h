@@ -42,9 +42,9 @@ typedef struct {
   double *cweights;         /* [ncomp][maxiter]: the errors each component's average weighs
                              * the kept iterations by, from first_kept on (weight_errors);
                              * the averages' covariances reuse them */
-  strata_average cavg[STRATA_MAX_COMP];  /* each component's average */
-  double cov[STRATA_MAX_COMP * STRATA_MAX_COMP]; /* covariance of the averages */
-  double cjump[STRATA_MAX_COMP]; /* each component's jump at a restart on the newest
+  strata_average *cavg;     /* [ncomp]: each component's average */
+  double *cov;              /* [ncomp][ncomp]: covariance of the averages */
+  double *cjump;            /* [ncomp]: each component's jump at a restart on the newest
                              * iteration, else 0 (strata_ravg_update) */
 } strata_ravg;
 
