@@ -277,7 +277,7 @@ static int run_lost(const strata_run *r, strata_lost *out)
     if ((lost && !any) || (lost == any && l.z > out->z)) *out = l;
     any |= lost;
   }
-  return any;
+  return any && (r->ncomp <= STRATA_MAX_COMP || out->z > strata_lost_z_family(r->ncomp));
 }
 
 /* A stratification too coarse to show a part of the integrand that the
