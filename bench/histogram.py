@@ -3,7 +3,7 @@
 honest, and what does each component cost?
 
     python3 bench/histogram.py coverage [--seeds 50] [--neval 1e5] [--bins 1000]
-    python3 bench/histogram.py cost [--neval 1e5] [--ncomp 10,100,300,1000]
+    python3 bench/histogram.py cost [--neval 1e5] [--ncomp 8,10,100,300,1000] [--maxiter 4]
 
 Both run ./strata (STRATA overrides) on tests/integrands/histogram.c: the
 gaussian peak exp(-a |x - 1/2|^2) in d = 4 (a = 16), histogrammed in x_1,
@@ -16,7 +16,9 @@ comes from the whole covariance (sum of cov[a][b]): its spread over the
 seeds is 1 when the covariance is right; the diagonal alone gives another
 error, printed beside it.
 
-cost: per ncomp, the run's wall time per iteration and its peak memory
+cost: per ncomp, the run's wall time per iteration, the whole process's
+CPU time (the steadier on a shared machine) and its peak memory
+(--maxiter 4 makes it quicker)
 (GNU time's maximum resident set), for the histogram (one nonzero
 component per sample) and a dense integrand (every component nonzero:
 the histogram's peak times 1 + sin(b x_1)/2 in component b), one thread."""
@@ -61,10 +63,11 @@ def run(function, ncomp, neval, seed, threads, extra=(), timed=False):
     rss = None
     with tempfile.NamedTemporaryFile() as t:
         if timed:
-            cmd = ["/usr/bin/time", "-f", "%M", "-o", t.name] + cmd
+            cmd = ["/usr/bin/time", "-f", "%M %U %S", "-o", t.name] + cmd
         out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
         if timed:
-            rss = int(open(t.name).read().split()[-1])
+            m, u, s = open(t.name).read().split()[-3:]
+            rss = (int(m), float(u) + float(s))
     return json.loads(out.strip().splitlines()[-1]), rss
 
 
@@ -97,12 +100,13 @@ def coverage(args):
 
 
 def cost(args):
-    print("%-9s %6s %12s %10s" % ("integrand", "ncomp", "s/iteration", "peak MB"))
+    print("%-9s %6s %14s %14s %10s" % ("integrand", "ncomp", "wall s/itn", "CPU s (all)",
+                                         "peak MB"))
     for function in ("histogram", "dense"):
         for nc in [int(v) for v in args.ncomp.split(",")]:
-            r, rss = run(function, nc, args.neval, 1, 1, timed=True)
-            print("%-9s %6d %12.3f %10.1f" % (function, nc, r["time_s"] / r["iterations"],
-                                               rss / 1024.0), flush=True)
+            r, (rss, cpu) = run(function, nc, args.neval, 1, 1, timed=True)
+            print("%-9s %6d %14.3f %14.2f %10.1f" % (function, nc, r["time_s"] / r["iterations"],
+                                                     cpu, rss / 1024.0), flush=True)
 
 
 def main():
@@ -112,11 +116,14 @@ def main():
     ap.add_argument("--neval", type=float, default=1e5)
     ap.add_argument("--bins", type=int, default=1000)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--ncomp", default="10,100,300,1000")
+    ap.add_argument("--ncomp", default="8,10,100,300,1000")
     ap.add_argument("--adapt-iters", type=int, default=ADAPT,
                     help="iterations that adapt the map (default %d: all)" % ADAPT)
+    ap.add_argument("--maxiter", type=int, default=MAXITER)
     args = ap.parse_args()
     globals()["ADAPT"] = args.adapt_iters
+    globals()["MAXITER"] = args.maxiter
+    globals()["SKIP"] = min(SKIP, args.maxiter - 1)
     coverage(args) if args.what == "coverage" else cost(args)
 
 
