@@ -16,8 +16,9 @@ int strata_ravg_init(strata_ravg *ra, int ncomp, int maxiter, int nadapt, int qm
   /* calloc: a history of many components takes memory as iterations fill
    * it, not for maxiter of them up front. */
   if (ncomp > 1) ra->chist = calloc((size_t)maxiter * STRATA_CHIST_ROW(ncomp), sizeof(double));
+  if (ncomp > STRATA_MAX_COMP) ra->csum = calloc((size_t)maxiter * 2, sizeof(double));
   if (!ra->hist || !ra->cweights || !ra->cavg || !ra->cov || !ra->cjump ||
-      (ncomp > 1 && !ra->chist)) {
+      (ncomp > 1 && !ra->chist) || (ncomp > STRATA_MAX_COMP && !ra->csum)) {
     strata_ravg_free(ra);
     return STRATA_ENOMEM;
   }
@@ -32,14 +33,16 @@ void strata_ravg_free(strata_ravg *ra)
   free(ra->cavg);
   free(ra->cov);
   free(ra->cjump);
+  free(ra->csum);
   ra->hist = NULL;
   ra->cavg = NULL;
-  ra->chist = ra->cweights = ra->cov = ra->cjump = NULL;
+  ra->chist = ra->cweights = ra->cov = ra->cjump = ra->csum = NULL;
 }
 
 void strata_ravg_reset(strata_ravg *ra)
 {
   ra->first_kept = ra->skip;
+  ra->nsum = 0; /* a restored history may hold other iterations */
   for (int c = 0; c < ra->ncomp; c++) ra->cjump[c] = 0.0;
 }
 
@@ -67,6 +70,10 @@ int strata_ravg_class(double integral, double sigma)
  * rule below is written once, for any component. */
 double strata_ravg_value(const strata_ravg *ra, int k, int c, double *sigma)
 {
+  if (c == STRATA_RAVG_SUM) {
+    *sigma = sqrt(ra->csum[2 * k + 1]);
+    return ra->csum[2 * k];
+  }
   if (c == 0) {
     *sigma = ra->hist[k].sigma;
     return ra->hist[k].integral;
@@ -217,6 +224,88 @@ static void weight_errors(const strata_ravg *ra, int c, int from, int best, doub
   }
 }
 
+static double *comp_weights(const strata_ravg *ra, int c)
+{
+  return ra->cweights + (size_t)c * (size_t)ra->maxiter;
+}
+
+/* Many components: the sums of the iterations not summed yet (csum). */
+static void sum_components(strata_ravg *ra)
+{
+  const size_t nc = (size_t)ra->ncomp;
+  for (; ra->csum && ra->nsum < ra->n; ra->nsum++) {
+    const double *row = ra->chist + (size_t)ra->nsum * STRATA_CHIST_ROW(nc);
+    double I = 0.0, var = 0.0;
+    for (size_t a = 0; a < nc; a++) {
+      I += row[a];
+      for (size_t b = 0; b < nc; b++) var += row[nc + a * nc + b];
+    }
+    ra->csum[2 * ra->nsum] = I;
+    ra->csum[2 * ra->nsum + 1] = var > 0.0 ? var : 0.0;
+  }
+}
+
+/* Many components (a histogram's bins) weigh their iterations by their
+ * sum's weights, as weight_errors makes them for the sum (into w): an
+ * iteration's error of a component with few samples rises and falls with
+ * its estimate, and each component weighed by its own (or its
+ * neighbours') leaned its average off the truth by a share of its error,
+ * which the sum of a thousand bins showed at 7 sigma (doc/benchmarks.md,
+ * R55).  The sum's errors say how good each iteration's map was, for every
+ * component alike.  0 where the sum has no weight to give (no measured
+ * iteration). */
+static int shared_weights(const strata_ravg *ra, int from, double *w)
+{
+  const int sbest = strata_ravg_best(ra, STRATA_RAVG_SUM, from);
+  if (sbest != STRATA_ITN_MEASURED) return 0;
+  weight_errors(ra, STRATA_RAVG_SUM, from, sbest, w);
+  int any = 0;
+  for (int k = from; k < ra->n; k++) any |= w[k - from] > 0.0;
+  return any;
+}
+
+/* Component c's average by the shared weights w (errors; 0: not in it),
+ * over every iteration they weigh: one where the component had no sample
+ * (0 +- 0) counts as the estimate it is, else the sparse bins' averages
+ * rise (and the covariance, whose terms all share the weights, stops
+ * adding up).  The error is sqrt(sum u_k^2 sigma_k^2), u_k the normalized
+ * weights; chi^2 is taken over the iterations with an error. */
+static void shared_average(const strata_ravg *ra, int c, int from, const double *w,
+                           strata_average *out)
+{
+  double wmin = INFINITY;
+  for (int k = from; k < ra->n; k++)
+    if (w[k - from] > 0.0 && w[k - from] < wmin) wmin = w[k - from];
+  double sw = 0.0, si = 0.0;
+  for (int k = from; k < ra->n; k++) {
+    if (!(w[k - from] > 0.0)) continue;
+    const double r = wmin / w[k - from];
+    double sk, v = strata_ravg_value(ra, k, c, &sk);
+    sw += r * r;
+    si += r * r * v;
+  }
+  double var = 0.0, chi2 = 0.0;
+  int m = 0;
+  const double mean = si / sw;
+  for (int k = from; k < ra->n; k++) {
+    if (!(w[k - from] > 0.0)) continue;
+    const double r = wmin / w[k - from], u = r * r / sw;
+    double sk, v = strata_ravg_value(ra, k, c, &sk);
+    var += u * u * sk * sk;
+    if (sk > 0.0) {
+      chi2 += (v - mean) / sk * ((v - mean) / sk);
+      m++;
+    }
+  }
+  *out = (strata_average){.mean = mean, .sigma = sqrt(var), .chi2 = chi2, .dof = m - 1, .q = 1.0};
+  if (out->dof > 0) {
+    out->chi2_dof = chi2 / out->dof;
+    out->q = strata_gamma_q(0.5 * out->dof, 0.5 * chi2);
+  } else {
+    out->dof = 0;
+  }
+}
+
 /* Measured iterations (and exact ones) are averaged by the errors
  * weight_errors gives, which it leaves in w[0 .. itn - from); with none,
  * zeros give 0 +- 0; with neither, tiny estimates whose errors underflowed
@@ -225,6 +314,11 @@ static void average_from(const strata_ravg *ra, int c, int from, double *w, stra
 {
   int n = 0, span = ra->n - from, best = strata_ravg_best(ra, c, from);
   double I[span > 0 ? span : 1], sig[span > 0 ? span : 1], wsig[span > 0 ? span : 1];
+  if (ra->csum && ra->nsum >= ra->n && best == STRATA_ITN_MEASURED &&
+      shared_weights(ra, from, w)) {
+    shared_average(ra, c, from, w, out);
+    return;
+  }
   weight_errors(ra, c, from, best, w);
   for (int k = from; k < ra->n; k++) {
     double s, v = strata_ravg_value(ra, k, c, &s);
@@ -237,11 +331,6 @@ static void average_from(const strata_ravg *ra, int c, int from, double *w, stra
   }
   if (best == STRATA_ITN_TINY) strata_stats_scatter(I, n, out);
   else strata_stats_average_by(I, sig, wsig, n, out);
-}
-
-static double *comp_weights(const strata_ravg *ra, int c)
-{
-  return ra->cweights + (size_t)c * (size_t)ra->maxiter;
 }
 
 /* The covariance of the averages of components a and b: the iterations'
@@ -257,7 +346,11 @@ static double average_cov(const strata_ravg *ra, int a, int b)
   int span = ra->n - ra->first_kept, n = 0;
   double cab[span > 0 ? span : 1];
   for (int k = ra->first_kept; k < ra->n; k++, n++) cab[n] = strata_ravg_cov(ra, k, a, b);
-  return strata_stats_average_cov(comp_weights(ra, a), comp_weights(ra, b), cab, n);
+  const double v = strata_stats_average_cov(comp_weights(ra, a), comp_weights(ra, b), cab, n);
+  /* Many components: one whose iterations were all 0 (a bin never hit)
+   * but whose error carries a restart's jump has no weights, and no
+   * covariance with the others. */
+  return isnan(v) && ra->csum ? 0.0 : v;
 }
 
 /* An average that restarted on the newest iteration stands on that one
@@ -272,6 +365,7 @@ static double average_cov(const strata_ravg *ra, int a, int b)
  * carries a share of its own step (update_average). */
 void strata_ravg_average(strata_ravg *ra)
 {
+  sum_components(ra);
   for (int c = 0; c < ra->ncomp; c++) {
     average_from(ra, c, ra->first_kept, comp_weights(ra, c), &ra->cavg[c]);
     if (ra->cjump[c] != 0.0) ra->cavg[c].sigma = hypot(ra->cavg[c].sigma, ra->cjump[c]);

@@ -204,6 +204,41 @@ START_TEST(test_bins_coverage)
 }
 END_TEST
 
+/* The sum of the bins, with the error from the whole covariance, is as far
+ * from its exact value as that error says, over seeds, also where every
+ * iteration adapts: the bins' averages do not lean.  (Each bin weighed by
+ * its own errors, or its neighbours', leaned by a share of its error, as
+ * low counts make an error rise and fall with its estimate: the sum of a
+ * thousand bins read 7 sigma high, and here its covariance lost its
+ * meaning, a variance below 0.) */
+START_TEST(test_sum_of_bins)
+{
+  enum { NSEED = 6 };
+  all_comps *c = comps_new();
+  double total = 0.0, mean = 0.0, ms = 0.0;
+  for (int b = 0; b < NB; b++) total += exact_bin(b);
+  for (int seed = 1; seed <= NSEED; seed++) {
+    strata_problem pr = problem(NB);
+    strata_params p = params(STRATA_MODE_VEGASPLUS, (uint64_t)seed, 100000);
+    p.adapt_iters = p.maxiter;
+    run(&pr, &p, NULL, NULL, c);
+    double sum = 0.0, var = 0.0;
+    for (int a = 0; a < NB; a++) {
+      sum += c->I[a];
+      for (int b = 0; b < NB; b++) var += c->cov[a * NB + b];
+    }
+    const double pull = (sum - total) / sqrt(var);
+    mean += pull / NSEED;
+    ms += pull * pull / NSEED;
+  }
+  /* The mean of NSEED pulls spreads by 1/sqrt(NSEED) = 0.41. */
+  ck_assert_msg(fabs(mean) < 1.6 && sqrt(ms) < 2.0,
+                "sum of the bins over %d seeds: pulls average %.2f (0), rms %.2f (1)", NSEED,
+                mean, sqrt(ms));
+  free(c);
+}
+END_TEST
+
 /* The same bits on 1 and 2 threads. */
 START_TEST(test_threads_same_bits)
 {
@@ -257,6 +292,7 @@ Suite *histogram_suite(void)
   tcase_add_test(tc, test_sum_is_scalar_run);
   tcase_add_test(tc, test_covariance_sensible);
   tcase_add_test(tc, test_bins_coverage);
+  tcase_add_test(tc, test_sum_of_bins);
   tcase_add_test(tc, test_threads_same_bits);
   tcase_add_test(tc, test_limits);
   suite_add_tcase(s, tc);
