@@ -176,7 +176,8 @@ typedef struct {
   double time_s;        /* wall time of this iteration */
   int ncomp;            /* components: 1 for a scalar integrand */
   /* ncomp > 1: ncomp rows laid out as above, owned by the run and valid
-   * until it is freed or restored; NULL for a scalar integrand. */
+   * until it is freed or restored (beyond STRATA_MAX_COMP components: until
+   * its next iteration); NULL for a scalar integrand. */
   const double *comp;
 } strata_iteration;
 

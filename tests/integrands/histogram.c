@@ -5,17 +5,22 @@
  * A sample is nonzero in one bin alone. */
 #include <math.h>
 
+static double peak(const double *x, int dim, double a)
+{
+  double s = 0.0;
+  for (int i = 0; i < dim; i++) s += (x[i] - 0.5) * (x[i] - 0.5);
+  return exp(-a * s);
+}
+
 void histogram(const double *x, int dim, const double *params, const strata_table *tables,
                double *out)
 {
   (void)tables;
   const int nb = (int)params[1];
-  double s = 0.0;
-  for (int i = 0; i < dim; i++) s += (x[i] - 0.5) * (x[i] - 0.5);
   for (int b = 0; b < nb; b++) out[b] = 0.0;
   int k = (int)(x[0] * nb);
   if (k >= nb) k = nb - 1;
-  out[k] = exp(-params[0] * s);
+  out[k] = peak(x, dim, params[0]);
 }
 
 /* Every component nonzero (for timing the dense case): the peak times
@@ -25,8 +30,6 @@ void dense(const double *x, int dim, const double *params, const strata_table *t
 {
   (void)tables;
   const int nb = (int)params[1];
-  double s = 0.0;
-  for (int i = 0; i < dim; i++) s += (x[i] - 0.5) * (x[i] - 0.5);
-  const double g = exp(-params[0] * s);
+  const double g = peak(x, dim, params[0]);
   for (int b = 0; b < nb; b++) out[b] = g * (1.0 + 0.5 * sin(b * x[0]));
 }
