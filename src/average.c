@@ -269,7 +269,9 @@ static int shared_weights(const strata_ravg *ra, int from, double *w)
  * (0 +- 0) counts as the estimate it is, else the sparse bins' averages
  * rise (and the covariance, whose terms all share the weights, stops
  * adding up).  The error is sqrt(sum u_k^2 sigma_k^2), u_k the normalized
- * weights; chi^2 is taken over the iterations with an error. */
+ * weights; chi^2 is taken over the iterations with an error, about the
+ * mean their own errors weigh (as strata_stats_average_by takes it: about
+ * the shared mean it read high, and restarted the average more often). */
 static void shared_average(const strata_ravg *ra, int c, int from, const double *w,
                            strata_average *out)
 {
@@ -284,7 +286,7 @@ static void shared_average(const strata_ravg *ra, int c, int from, const double 
     sw += r * r;
     si += r * r * v;
   }
-  double var = 0.0, chi2 = 0.0;
+  double var = 0.0, chi2 = 0.0, own_w = 0.0, own_i = 0.0;
   int m = 0;
   const double mean = si / sw;
   for (int k = from; k < ra->n; k++) {
@@ -293,9 +295,16 @@ static void shared_average(const strata_ravg *ra, int c, int from, const double 
     double sk, v = strata_ravg_value(ra, k, c, &sk);
     var += u * u * sk * sk;
     if (sk > 0.0) {
-      chi2 += (v - mean) / sk * ((v - mean) / sk);
-      m++;
+      own_w += 1.0 / (sk * sk);
+      own_i += v / (sk * sk);
     }
+  }
+  const double cmean = own_w > 0.0 ? own_i / own_w : mean;
+  for (int k = from; k < ra->n; k++) {
+    double sk, v = strata_ravg_value(ra, k, c, &sk);
+    if (!(w[k - from] > 0.0) || !(sk > 0.0)) continue;
+    chi2 += (v - cmean) / sk * ((v - cmean) / sk);
+    m++;
   }
   *out = (strata_average){.mean = mean, .sigma = sqrt(var), .chi2 = chi2, .dof = m - 1, .q = 1.0};
   if (out->dof > 0) {
