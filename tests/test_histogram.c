@@ -5,12 +5,14 @@
  * seeds; its covariance is symmetric with correlations in [-1, 1]; results
  * do not depend on threads; what cannot take so many components says so. */
 #include <check.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "strata/strata.h"
+#include "testutil.h"
 
 #define DIM 4
 #define NB 1000
@@ -239,6 +241,69 @@ START_TEST(test_sum_of_bins)
 }
 END_TEST
 
+/* A table of doubles from an HDF5 file: its rank and dims, the values
+ * into out (n of them). */
+static int read_table(const char *path, const char *name, double *out, size_t n, hsize_t *dims)
+{
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  ck_assert(f >= 0);
+  hid_t d = H5Dopen2(f, name, H5P_DEFAULT), sp = H5Dget_space(d);
+  const int rank = H5Sget_simple_extent_dims(sp, dims, NULL);
+  ck_assert((size_t)H5Sget_simple_extent_npoints(sp) <= n);
+  ck_assert(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0);
+  H5Sclose(sp);
+  H5Dclose(d);
+  H5Fclose(f);
+  return rank;
+}
+
+/* The log keeps each bin's statistics per iteration and every bin's result
+ * with the whole covariance; a run stopped at iteration 4 and resumed from
+ * its checkpoint ends with the uninterrupted run's bits. */
+START_TEST(test_log_and_resume)
+{
+  char dir[300], log[400], ck[400];
+  test_tmpdir(dir, sizeof dir, "histogram");
+  snprintf(log, sizeof log, "%s/run.log.h5", dir);
+  snprintf(ck, sizeof ck, "%s/run.ckpt.h5", dir);
+  strata_problem pr = problem(NB);
+  strata_params p = params(STRATA_MODE_VEGASPLUS, 9, 20000);
+  all_comps *whole = comps_new(), *resumed = comps_new();
+  run(&pr, &p, NULL, NULL, whole);
+  for (int half = 0; half < 2; half++) {
+    strata_params ph = p;
+    if (half == 0) ph.maxiter = 4;
+    strata_settings st;
+    strata_settings_init(&st);
+    st.log = log;
+    st.checkpoint = ck;
+    st.resume = half ? STRATA_RESUME_YES : STRATA_RESUME_NO;
+    st.new_stop_keys = 1;
+    strata_integrator *s = NULL;
+    ck_assert_msg(strata_integrator_open(&pr, &ph, STRATA_BACKEND_CPU, NULL, &st, &s) ==
+                      STRATA_OK, "%s", strata_last_error());
+    ck_assert_msg(strata_integrator_run(s, NULL, NULL, &resumed->res) == STRATA_OK, "%s",
+                  strata_last_error());
+    ck_assert(strata_integrator_components(s, resumed->I, resumed->sigma, resumed->chi2,
+                                           resumed->q, resumed->cov) == STRATA_OK);
+    strata_integrator_free(s);
+  }
+  ck_assert(memcmp(whole->I, resumed->I, sizeof whole->I) == 0 &&
+            memcmp(whole->cov, resumed->cov, sizeof whole->cov) == 0);
+  hsize_t dims[3];
+  double *buf = malloc(sizeof(double) * NB * NB);
+  ck_assert(buf != NULL);
+  ck_assert_int_eq(read_table(log, "iterations_comp", buf, (size_t)NB * NB, dims), 3);
+  ck_assert(dims[0] == (hsize_t)p.maxiter && dims[1] == NB && dims[2] == STRATA_COMP_COV);
+  ck_assert_int_eq(read_table(log, "result_cov", buf, (size_t)NB * NB, dims), 2);
+  ck_assert(dims[0] == NB && dims[1] == NB && memcmp(buf, whole->cov, sizeof whole->cov) == 0);
+  free(buf);
+  free(whole);
+  free(resumed);
+  test_rmdir(dir);
+}
+END_TEST
+
 /* The same bits on 1 and 2 threads. */
 START_TEST(test_threads_same_bits)
 {
@@ -294,6 +359,7 @@ Suite *histogram_suite(void)
   tcase_add_test(tc, test_bins_coverage);
   tcase_add_test(tc, test_sum_of_bins);
   tcase_add_test(tc, test_threads_same_bits);
+  tcase_add_test(tc, test_log_and_resume);
   tcase_add_test(tc, test_limits);
   suite_add_tcase(s, tc);
   return s;
