@@ -35,8 +35,14 @@ int strata_backend_choose(const strata_problem *pr, int nthreads, strata_backend
   const char *because = "";
   if ((unsigned)kind > STRATA_BACKEND_CUDA)
     return strata_error(STRATA_EINVAL, "backend %d: must be auto, cpu or cuda", (int)kind);
+  /* The GPU's kernels keep a hypercube's sums of every pair of components
+   * in registers, for up to STRATA_MAX_COMP of them. */
+  const int many = pr->ncomp > STRATA_MAX_COMP;
+  if (kind == STRATA_BACKEND_CUDA && many)
+    return strata_error(STRATA_EBACKEND, "backend cuda: takes ncomp up to %d, not %d (backend "
+                        "cpu takes up to %d)", STRATA_MAX_COMP, pr->ncomp, STRATA_MAX_NCOMP);
 #ifdef HAVE_CUDA
-  int ngpu = kind != STRATA_BACKEND_CPU ? strata_cuda_device_count() : 0;
+  int ngpu = kind != STRATA_BACKEND_CPU && !many ? strata_cuda_device_count() : 0;
   if (kind == STRATA_BACKEND_CUDA ||
       (kind == STRATA_BACKEND_AUTO && ngpu > 0 && gpu_can_run(pr))) {
     if (!gpu_can_run(pr))
@@ -48,8 +54,9 @@ int strata_backend_choose(const strata_problem *pr, int nthreads, strata_backend
     if (why) *why = "";
     return *out ? STRATA_OK : STRATA_EBACKEND;
   }
-  because = ngpu > 0 ? " (auto: the integrand is a function of the caller's)"
-                     : " (auto: no CUDA device visible)";
+  because = many ? " (auto: ncomp above the GPU's limit)"
+            : ngpu > 0 ? " (auto: the integrand is a function of the caller's)"
+                       : " (auto: no CUDA device visible)";
 #else
   (void)pr;
   (void)comm;

@@ -450,6 +450,13 @@ int strata_integrator_result(const strata_integrator *s, strata_result *res)
   return STRATA_OK;
 }
 
+int strata_integrator_components(const strata_integrator *s, double *integral, double *sigma,
+                                 double *chi2_dof, double *q, double *cov)
+{
+  strata_run_components(s->run, s->run->ncomp, integral, sigma, chi2_dof, q, cov);
+  return STRATA_OK;
+}
+
 static strata_ckpt_info info_of(const strata_integrator *s)
 {
   strata_ckpt_info info = {s->definition, s->name ? s->name : "(libstrata)", s->backend->name,

@@ -574,7 +574,15 @@ static int finish_log(strata_session *s, const strata_run *r, const strata_resul
   /* (A resumed run that had nothing left to do has its snapshot already.) */
   if (s->ran > 0 && !(s->log_map > 0 && r->ravg.n % s->log_map == 0))
     rc = strata_runlog_map(s->logf, r->ravg.n, strata_run_edges(r));
-  if (rc == STRATA_OK) rc = strata_runlog_finish(s->logf, res);
+  if (rc != STRATA_OK) return rc;
+  /* More components than res holds: all of them. */
+  const size_t n = res && r->ncomp > STRATA_MAX_COMP ? (size_t)r->ncomp : 0;
+  double *v = n ? malloc(sizeof(double) * n * (n + 4)) : NULL;
+  if (n && !v) return strata_error(STRATA_ENOMEM, "%s: out of memory for the result", s->log);
+  strata_report_comps all = {(int)n, v, v + n, v + 2 * n, v + 3 * n, v + 4 * n};
+  if (v) strata_run_components(r, (int)n, v, v + n, v + 2 * n, v + 3 * n, v + 4 * n);
+  rc = strata_runlog_finish(s->logf, res, v ? &all : NULL);
+  free(v);
   return rc;
 }
 

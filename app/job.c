@@ -221,7 +221,7 @@ static int handle_integral(parse_ctx *c, const char *k, const char *v)
     return 1;
   }
   if (!strcmp(k, "ncomp")) {
-    if (!set_int(c, "integral", k, v, 1, STRATA_MAX_COMP, &n)) return 0;
+    if (!set_int(c, "integral", k, v, 1, STRATA_MAX_NCOMP, &n)) return 0;
     j->ncomp = (int)n;
     return 1;
   }
@@ -230,7 +230,7 @@ static int handle_integral(parse_ctx *c, const char *k, const char *v)
       j->adapt_comp = -1;
       return 1;
     }
-    if (!set_int(c, "integral", k, v, 0, STRATA_MAX_COMP - 1, &n)) return 0;
+    if (!set_int(c, "integral", k, v, 0, STRATA_MAX_NCOMP - 1, &n)) return 0;
     j->adapt_comp = (int)n;
     return 1;
   }

@@ -128,6 +128,23 @@ static int stop_early(strata_world *w, const strata_job *job, int st)
   return STRATA_EXIT_REQUEUE;
 }
 
+/* The JSON line, with every component of a vector integrand (strata_result
+ * holds the first STRATA_MAX_COMP). */
+static void json_line(const strata_integrator *it, const strata_result *res,
+                      const strata_report_info *info)
+{
+  const size_t n = res->ncomp > 1 ? (size_t)res->ncomp : 0;
+  double *v = n ? malloc(sizeof(double) * n * (n + 4)) : NULL;
+  if (!v) {
+    strata_report_json(stdout, res, info);
+    return;
+  }
+  strata_report_comps all = {res->ncomp, v, v + n, v + 2 * n, v + 3 * n, v + 4 * n};
+  strata_integrator_components(it, v, v + n, v + 2 * n, v + 3 * n, v + 4 * n);
+  strata_report_json_all(stdout, res, &all, info);
+  free(v);
+}
+
 static int cmd_run(int argc, char **argv, strata_world *w)
 {
   static const struct option opts[] = {
@@ -281,7 +298,7 @@ static int cmd_run(int argc, char **argv, strata_world *w)
                                  src ? source : NULL, job.source, in->definition_hash,
                                  job.map[0] ? job.map : NULL, in->exchange,
                                  in->exchange_setup_s};
-      strata_report_json(stdout, &res, &info);
+      json_line(it, &res, &info);
     }
   }
   strata_integrator_free(it);

@@ -297,7 +297,7 @@ static int read_comp_history(hid_t f, const char *path, strata_checkpoint *c)
   if (has < 0) return corrupt(path, "cannot read its attributes");
   if (has == 0) return STRATA_OK;
   int64_t nc = 0;
-  if (strata_h5_get_i64(f, "ncomp", &nc) != 0 || nc < 2 || nc > STRATA_MAX_COMP)
+  if (strata_h5_get_i64(f, "ncomp", &nc) != 0 || nc < 2 || nc > STRATA_MAX_NCOMP)
     return corrupt(path, "invalid ncomp");
   size_t n = STRATA_CHIST_ROW(nc) * (size_t)c->state.itn;
   c->comp_hist = malloc(sizeof(double) * (n > 0 ? n : 1));

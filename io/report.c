@@ -114,8 +114,10 @@ void strata_report_iteration(FILE *out, const strata_iteration *it)
     table_line(out, lead, it->kept, it->itn, it->integral, it->sigma, it->avg, it->avg_sigma,
                it->chi2_dof, it->q, it->restarted);
   } else {
-    /* A line per component; the iteration's kept flag is component 0's. */
-    for (int c = 0; c < it->ncomp; c++) {
+    /* A line per component, up to STRATA_MAX_COMP of them; the
+     * iteration's kept flag is component 0's. */
+    const int shown = it->ncomp < STRATA_MAX_COMP ? it->ncomp : STRATA_MAX_COMP;
+    for (int c = 0; c < shown; c++) {
       const double *row = it->comp + c * STRATA_COMP_ROW(it->ncomp);
       if (c == 0) snprintf(lead, sizeof lead, "%3d:%-2d", it->itn, c);
       else snprintf(lead, sizeof lead, "   :%-2d", c);
@@ -123,33 +125,47 @@ void strata_report_iteration(FILE *out, const strata_iteration *it)
                  row[STRATA_COMP_SIGMA], row[STRATA_COMP_AVG], row[STRATA_COMP_AVG_SIGMA],
                  row[STRATA_COMP_CHI2_DOF], row[STRATA_COMP_Q], c == 0 && it->restarted);
     }
+    if (shown < it->ncomp)
+      fprintf(out, "   :%d-%d not shown (%d components in all)\n", shown, it->ncomp - 1,
+              it->ncomp);
   }
   fflush(out);
+}
+
+/* The components a result holds (strata.h): the first STRATA_MAX_COMP. */
+static int held(const strata_result *res)
+{
+  return res->ncomp < STRATA_MAX_COMP ? res->ncomp : STRATA_MAX_COMP;
 }
 
 /* The correlation of components a and b of a result's averages. */
 static double correlation(const strata_result *res, int a, int b)
 {
-  const int n = res->ncomp;
+  const int n = held(res);
   double den = sqrt(res->comp_cov[a * n + a] * res->comp_cov[b * n + b]);
   return den > 0.0 ? res->comp_cov[a * n + b] / den : (a == b ? 1.0 : NAN);
 }
 
-/* Every component's average, then their correlation matrix. */
+/* Every component's average, then their correlation matrix: of the first
+ * STRATA_MAX_COMP components where there are more. */
 static void summary_comps(FILE *out, const strata_result *res)
 {
   char a[64], c2[32], qs[32];
+  const int n = held(res);
   fputc('\n', out);
-  for (int c = 0; c < res->ncomp; c++) {
+  for (int c = 0; c < n; c++) {
     strata_report_value_error(a, sizeof a, res->comp_integral[c], res->comp_sigma[c]);
     fprintf(out, "result[%d]  = %s   (%.17g +- %.3g)   chi2/dof = %s   Q = %s\n", c, a,
             res->comp_integral[c], res->comp_sigma[c],
             stat2(c2, sizeof c2, res->comp_chi2_dof[c]), stat2(qs, sizeof qs, res->comp_q[c]));
   }
+  if (n < res->ncomp)
+    fprintf(out, "result[%d-%d] not shown (%d components in all: --json, the log's "
+            "/result_comp)\n", n, res->ncomp - 1, res->ncomp);
   fprintf(out, "correlation =");
-  for (int i = 0; i < res->ncomp; i++) {
+  for (int i = 0; i < n; i++) {
     fprintf(out, "%s", i ? "\n              " : " ");
-    for (int j = 0; j < res->ncomp; j++) fprintf(out, " %7.4f", correlation(res, i, j));
+    for (int j = 0; j < n; j++) fprintf(out, " %7.4f", correlation(res, i, j));
   }
   fputc('\n', out);
 }
@@ -226,24 +242,28 @@ static void json_number(FILE *out, const char *key, double v, int last)
 }
 
 /* Vector integrands: "ncomp", every component's result and the covariance
- * of their averages (the scalar keys describe component 0). */
-static void json_comps(FILE *out, const strata_result *res)
+ * of their averages (the scalar keys describe component 0): those of all,
+ * or without all those res holds. */
+static void json_comps(FILE *out, const strata_result *res, const strata_report_comps *all)
 {
-  const int n = res->ncomp;
-  fprintf(out, "\"ncomp\":%d,\"components\":[", n);
+  const strata_report_comps mine = {held(res), res->comp_integral, res->comp_sigma,
+                                    res->comp_chi2_dof, res->comp_q, res->comp_cov};
+  if (!all) all = &mine;
+  const int n = all->ncomp;
+  fprintf(out, "\"ncomp\":%d,\"components\":[", res->ncomp);
   for (int c = 0; c < n; c++) {
     fprintf(out, "%s{", c ? "," : "");
-    json_number(out, "integral", res->comp_integral[c], 0);
-    json_number(out, "sigma", res->comp_sigma[c], 0);
-    json_number(out, "chi2_dof", res->comp_chi2_dof[c], 0);
-    json_number(out, "Q", res->comp_q[c], 1);
+    json_number(out, "integral", all->integral[c], 0);
+    json_number(out, "sigma", all->sigma[c], 0);
+    json_number(out, "chi2_dof", all->chi2_dof[c], 0);
+    json_number(out, "Q", all->q[c], 1);
     fprintf(out, "}");
   }
   fprintf(out, "],\"covariance\":[");
   for (int a = 0; a < n; a++) {
     fprintf(out, "%s[", a ? "," : "");
     for (int b = 0; b < n; b++) {
-      double v = res->comp_cov[a * n + b];
+      double v = all->cov[(size_t)a * (size_t)n + (size_t)b];
       if (isfinite(v)) fprintf(out, "%s%.17g", b ? "," : "", v);
       else fprintf(out, "%snull", b ? "," : "");
     }
@@ -272,6 +292,12 @@ static void json_string(FILE *out, const char *key, const char *v)
 
 void strata_report_json(FILE *out, const strata_result *res, const strata_report_info *info)
 {
+  strata_report_json_all(out, res, NULL, info);
+}
+
+void strata_report_json_all(FILE *out, const strata_result *res, const strata_report_comps *all,
+                            const strata_report_info *info)
+{
   if (!out || !res || !info) return;
   fputc('{', out);
   json_string(out, "integrand", info->integrand);
@@ -294,7 +320,7 @@ void strata_report_json(FILE *out, const strata_result *res, const strata_report
   json_number(out, "chi2_dof", res->chi2_dof, 0);
   json_number(out, "Q", res->q, 0);
   json_number(out, "exact", info->exact, 0);
-  if (res->ncomp > 1 && res->ncomp <= STRATA_MAX_COMP) json_comps(out, res);
+  if (res->ncomp > 1) json_comps(out, res, all);
   /* converged is null without a target; lost_z, neval_needed and
    * thin_neval are null where they do not apply. */
   fprintf(out, "\"neval\":%lld,\"iterations\":%d,\"converged\":%s,\"lost\":%s,",

@@ -218,16 +218,25 @@ static int put_columns(hid_t d, int ncomp, int result)
                                       "chi2_dof", "Q"};
   static const char *const res[] = {"integral", "sigma", "chi2_dof", "Q"};
   if (result) return strata_h5_put_str_array(d, "columns", res, 4);
-  char names[2 * STRATA_MAX_COMP][24];
-  const char *v[6 + 2 * STRATA_MAX_COMP];
-  for (int i = 0; i < 6; i++) v[i] = stats[i];
-  for (int b = 0; b < ncomp; b++) {
-    snprintf(names[b], sizeof names[b], "cov_%d", b);
-    snprintf(names[ncomp + b], sizeof names[b], "average_cov_%d", b);
-    v[6 + b] = names[b];
-    v[6 + ncomp + b] = names[ncomp + b];
+  const int w = STRATA_LOG_COMP_WIDTH(ncomp), ncov = (w - 6) / 2;
+  char(*names)[24] = malloc(sizeof *names * (size_t)(2 * ncov + 1));
+  const char **v = malloc(sizeof *v * (size_t)w);
+  if (!names || !v) {
+    free(names);
+    free(v);
+    return -1;
   }
-  return strata_h5_put_str_array(d, "columns", v, (size_t)STRATA_COMP_ROW(ncomp));
+  for (int i = 0; i < 6; i++) v[i] = stats[i];
+  for (int b = 0; b < ncov; b++) {
+    snprintf(names[b], sizeof names[b], "cov_%d", b);
+    snprintf(names[ncov + b], sizeof names[b], "average_cov_%d", b);
+    v[6 + b] = names[b];
+    v[6 + ncov + b] = names[ncov + b];
+  }
+  int rc = strata_h5_put_str_array(d, "columns", v, (size_t)w);
+  free(names);
+  free(v);
+  return rc;
 }
 
 /* The attributes that describe the job and this session; the first
@@ -395,8 +404,10 @@ static void fill_row(strata_log_row *row, const strata_iteration *it, double ela
 static int make_comp(strata_runlog *l, int ncomp)
 {
   if (ncomp <= 1 || l->comp >= 0) return 0;
-  const hsize_t w = (hsize_t)STRATA_COMP_ROW(ncomp), nc = (hsize_t)ncomp;
-  hsize_t d3[3] = {0, nc, w}, c3[3] = {16, nc, w};
+  const hsize_t w = (hsize_t)STRATA_LOG_COMP_WIDTH(ncomp), nc = (hsize_t)ncomp;
+  /* Chunks of 16 iterations, or fewer where their rows are long. */
+  const hsize_t per = nc * w > 65536 ? 1 : 16;
+  hsize_t d3[3] = {0, nc, w}, c3[3] = {per, nc, w};
   l->comp = create_table(l->f, "iterations_comp", H5T_IEEE_F64LE, 3, d3, c3, NULL);
   if (l->comp < 0 || strata_h5_put_i64(l->f, "ncomp", ncomp) != 0 ||
       put_columns(l->comp, ncomp, 0) != 0)
@@ -406,26 +417,32 @@ static int make_comp(strata_runlog *l, int ncomp)
 }
 
 /* A vector integrand's rows (strata_iteration.comp, laid out as in
- * strata.h) go to /iterations_comp [n][ncomp][STRATA_COMP_ROW(ncomp)],
+ * strata.h) go to /iterations_comp [n][ncomp][STRATA_LOG_COMP_WIDTH(ncomp)],
  * made at its first row: scalar logs keep their layout. */
 static int append_comp(strata_runlog *l, const strata_iteration *it)
 {
   if (it->ncomp <= 1 || !it->comp) return 0;
-  const hsize_t w = (hsize_t)STRATA_COMP_ROW(it->ncomp), nc = (hsize_t)it->ncomp;
+  const hsize_t w = (hsize_t)STRATA_LOG_COMP_WIDTH(it->ncomp), nc = (hsize_t)it->ncomp,
+                iw = (hsize_t)STRATA_COMP_ROW(it->ncomp);
   if (l->comp < 0 && make_comp(l, it->ncomp) != 0) return -1;
   if (it->ncomp != l->ncomp) return -1;
   hsize_t b3[3] = {1, nc, w};
-  if (it->kept) return put_row(l->comp, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 3, b3, it->comp);
-  /* As in /iterations: no average for an iteration left out of it. */
-  double row[STRATA_MAX_COMP * STRATA_COMP_ROW(STRATA_MAX_COMP)];
-  memcpy(row, it->comp, sizeof(double) * (size_t)(nc * w));
+  if (it->kept && w == iw)
+    return put_row(l->comp, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 3, b3, it->comp);
+  double *row = malloc(sizeof(double) * (size_t)(nc * w));
+  if (!row) return -1;
   for (hsize_t c = 0; c < nc; c++) {
     double *r = row + c * w;
+    memcpy(r, it->comp + c * iw, sizeof(double) * (size_t)w);
+    /* As in /iterations: no average for an iteration left out of it. */
+    if (it->kept) continue;
     r[STRATA_COMP_AVG] = r[STRATA_COMP_AVG_SIGMA] = r[STRATA_COMP_CHI2_DOF] = r[STRATA_COMP_Q] =
         NAN;
-    for (hsize_t b = 0; b < nc; b++) r[STRATA_COMP_COV + nc + b] = NAN;
+    for (hsize_t b = 0; w == iw && b < nc; b++) r[STRATA_COMP_COV + nc + b] = NAN;
   }
-  return put_row(l->comp, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 3, b3, row);
+  int rc = put_row(l->comp, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 3, b3, row);
+  free(row);
+  return rc;
 }
 
 static int append(strata_runlog *l, const strata_iteration *it, double elapsed_s,
@@ -447,7 +464,7 @@ int strata_runlog_append(strata_runlog *l, const strata_iteration *it, double el
                          const double *rank_s, int nranks)
 {
   strata_h5_begin();
-  size_t comp = it->ncomp > 1 ? (size_t)it->ncomp * STRATA_COMP_ROW(it->ncomp) : 0;
+  size_t comp = it->ncomp > 1 ? (size_t)it->ncomp * STRATA_LOG_COMP_WIDTH(it->ncomp) : 0;
   int rc = reserve(l, STRATA_LOG_APPEND_BYTES + sizeof(double) * ((size_t)nranks + comp));
   if (rc != STRATA_OK) return rc;
   if (append(l, it, elapsed_s, rank_s, nranks) != 0 || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) {
@@ -488,25 +505,32 @@ int strata_runlog_checkpointed(strata_runlog *l, int itn)
 /* A vector integrand's result: /result_comp [ncomp][4] (integral, sigma,
  * chi2_dof, Q of every component's average) and /result_cov [ncomp][ncomp]
  * (the covariance of the averages). */
-static int finish_comp(strata_runlog *l, const strata_result *res)
+static int finish_comp(strata_runlog *l, const strata_result *res,
+                       const strata_report_comps *all)
 {
-  const int nc = res->ncomp;
-  double rows[STRATA_MAX_COMP][4];
+  const int nc = all ? all->ncomp : res->ncomp;
+  const double *cov = all ? all->cov : res->comp_cov;
+  double(*rows)[4] = malloc(sizeof *rows * (size_t)nc);
+  if (!rows) return -1;
   for (int c = 0; c < nc; c++) {
-    rows[c][0] = res->comp_integral[c];
-    rows[c][1] = res->comp_sigma[c];
-    rows[c][2] = res->comp_chi2_dof[c];
-    rows[c][3] = res->comp_q[c];
+    rows[c][0] = all ? all->integral[c] : res->comp_integral[c];
+    rows[c][1] = all ? all->sigma[c] : res->comp_sigma[c];
+    rows[c][2] = all ? all->chi2_dof[c] : res->comp_chi2_dof[c];
+    rows[c][3] = all ? all->q[c] : res->comp_q[c];
   }
   hsize_t d1[2] = {(hsize_t)nc, 4}, d2[2] = {(hsize_t)nc, (hsize_t)nc};
   const char *names[] = {"result_comp", "result_cov"};
   for (int i = 0; i < 2; i++) {
     htri_t there = H5Lexists(l->f, names[i], H5P_DEFAULT);
-    if (there < 0 || (there > 0 && H5Ldelete(l->f, names[i], H5P_DEFAULT) < 0)) return -1;
+    if (there < 0 || (there > 0 && H5Ldelete(l->f, names[i], H5P_DEFAULT) < 0)) {
+      free(rows);
+      return -1;
+    }
   }
-  if (strata_h5_write_array(l->f, "result_comp", H5T_NATIVE_DOUBLE, 2, d1, rows) != 0 ||
-      strata_h5_write_array(l->f, "result_cov", H5T_NATIVE_DOUBLE, 2, d2, res->comp_cov) != 0)
-    return -1;
+  int written = strata_h5_write_array(l->f, "result_comp", H5T_NATIVE_DOUBLE, 2, d1, rows) == 0 &&
+                strata_h5_write_array(l->f, "result_cov", H5T_NATIVE_DOUBLE, 2, d2, cov) == 0;
+  free(rows);
+  if (!written) return -1;
   hid_t d = H5Dopen2(l->f, "result_comp", H5P_DEFAULT);
   int rc = d >= 0 && put_columns(d, nc, 1) == 0 ? 0 : -1;
   if (d >= 0) H5Dclose(d);
@@ -531,10 +555,12 @@ static int finish_verdict(strata_runlog *l, const strata_result *res)
              : -1;
 }
 
-int strata_runlog_finish(strata_runlog *l, const strata_result *res)
+int strata_runlog_finish(strata_runlog *l, const strata_result *res,
+                         const strata_report_comps *all)
 {
   strata_h5_begin();
-  int rc = reserve(l, STRATA_LOG_APPEND_BYTES);
+  const size_t nc = all ? (size_t)all->ncomp : 0;
+  int rc = reserve(l, STRATA_LOG_APPEND_BYTES + sizeof(double) * nc * (nc + 4));
   if (rc != STRATA_OK) return rc;
   int ok = strata_h5_put_str(l->f, "status", res ? "finished" : "stopped") == 0;
   if (res)
@@ -546,7 +572,7 @@ int strata_runlog_finish(strata_runlog *l, const strata_result *res)
          strata_h5_put_f64(l->f, "chi2_dof", res->chi2_dof) == 0 &&
          strata_h5_put_f64(l->f, "Q", res->q) == 0 &&
          strata_h5_put_f64(l->f, "time_s", res->time_s) == 0 && finish_verdict(l, res) == 0;
-  if (res && res->ncomp > 1) ok = ok && finish_comp(l, res) == 0;
+  if (res && res->ncomp > 1) ok = ok && finish_comp(l, res, all) == 0;
   if (!ok || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) return fail(l->path, "finish");
   return STRATA_OK;
 }
@@ -625,7 +651,8 @@ static int adopt(strata_runlog *l, int itn)
   if (there > 0) {
     l->comp = verified(l, "iterations_comp", H5T_NATIVE_DOUBLE, 3, dc);
     if (l->comp < 0) return -1;
-    if (dc[1] < 2 || dc[1] > STRATA_MAX_COMP || dc[2] != (hsize_t)STRATA_COMP_ROW(dc[1]))
+    if (dc[1] < 2 || dc[1] > STRATA_MAX_NCOMP ||
+        dc[2] != (hsize_t)STRATA_LOG_COMP_WIDTH((int)dc[1]))
       return bad(l, "/iterations_comp has an impossible shape");
     l->ncomp = (int)dc[1];
   }

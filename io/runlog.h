@@ -4,6 +4,7 @@
  * Written by rank 0 only. */
 #ifndef STRATA_RUNLOG_H
 #define STRATA_RUNLOG_H
+#include "strata/report.h"
 #include "strata/strata.h"
 
 typedef struct strata_runlog strata_runlog;
@@ -47,8 +48,10 @@ int strata_runlog_map(strata_runlog *l, int itn, const double *edges);
 /* Records that a checkpoint of iteration itn was written. */
 int strata_runlog_checkpointed(strata_runlog *l, int itn);
 /* Marks the run "finished" with its result, or "stopped" (res NULL) when a
- * signal ended it with a checkpoint. */
-int strata_runlog_finish(strata_runlog *l, const strata_result *res);
+ * signal ended it with a checkpoint; a vector integrand's components are
+ * all's (NULL: those res holds, the first STRATA_MAX_COMP). */
+int strata_runlog_finish(strata_runlog *l, const strata_result *res,
+                         const strata_report_comps *all);
 int strata_runlog_close(strata_runlog *l);
 int strata_runlog_rows(const strata_runlog *l);
 #endif

@@ -6,6 +6,8 @@
 #include <hdf5.h>
 #include <stdint.h>
 
+#include "strata/strata.h"
+
 #define STRATA_LOG_FORMAT "strata log"
 /* 3: the layout of 2, with NaN in the average's columns of the
  * iterations not kept (where the table prints "-"), the columns of the
@@ -15,6 +17,13 @@
  * Fletcher-32 checksum on every chunk.  1: the original format.  Older
  * versions are read but not continued. */
 #define STRATA_LOG_FORMAT_VERSION 3
+
+/* A row of /iterations_comp: a component's strata_iteration.comp row, up
+ * to STRATA_MAX_COMP components; beyond, its six statistics alone (the
+ * covariances of many components, 16 ncomp^2 bytes an iteration, are left
+ * to the result's /result_cov and the checkpoint). */
+#define STRATA_LOG_COMP_WIDTH(ncomp) \
+  ((ncomp) > STRATA_MAX_COMP ? STRATA_COMP_COV : STRATA_COMP_ROW(ncomp))
 
 /* One row of /iterations: everything the printed table shows, and more. */
 typedef struct {

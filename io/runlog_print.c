@@ -15,12 +15,14 @@
 #include "strata/report.h"
 
 /* A vector integrand's per-component rows (/iterations_comp), when the log
- * has them: n x ncomp rows of STRATA_COMP_ROW(ncomp) doubles. */
+ * has them: n x ncomp rows of STRATA_LOG_COMP_WIDTH(ncomp) doubles. */
 typedef struct {
   int ncomp;       /* 0: a scalar log */
   hsize_t rows;    /* iterations with component rows */
   double *v;
 } comp_rows;
+
+static int comp_width(const comp_rows *c) { return STRATA_LOG_COMP_WIDTH(c->ncomp); }
 
 /* A table of doubles, where the log has one: 1 read, 0 none, -1 failed.
  * The result tables carry a checksum attribute (h5util.h), checked here;
@@ -57,7 +59,7 @@ static int read_doubles(hid_t f, const char *name, int rank, hsize_t *dims, doub
 static const double *comp_of(const comp_rows *c, hsize_t i)
 {
   return c->ncomp > 1 && i < c->rows
-             ? c->v + (size_t)i * (size_t)c->ncomp * STRATA_COMP_ROW(c->ncomp)
+             ? c->v + (size_t)i * (size_t)c->ncomp * (size_t)comp_width(c)
              : NULL;
 }
 
@@ -73,11 +75,11 @@ static void print_csv(FILE *out, const strata_log_row *r, hsize_t n, const comp_
                "kept,restarted,adapting");
   static const char *const col[] = {"integral", "sigma", "average", "average_sigma",
                                     "chi2_dof", "Q"};
-  const int nc = c->ncomp, w = nc > 1 ? STRATA_COMP_ROW(nc) : 0;
+  const int nc = c->ncomp, w = nc > 1 ? comp_width(c) : 0, ncov = (w - 6) / 2;
   for (int k = 0; nc > 1 && k < nc; k++) {
     for (int j = 0; j < 6; j++) fprintf(out, ",c%d_%s", k, col[j]);
-    for (int b = 0; b < nc; b++) fprintf(out, ",c%d_cov_%d", k, b);
-    for (int b = 0; b < nc; b++) fprintf(out, ",c%d_average_cov_%d", k, b);
+    for (int b = 0; b < ncov; b++) fprintf(out, ",c%d_cov_%d", k, b);
+    for (int b = 0; b < ncov; b++) fprintf(out, ",c%d_average_cov_%d", k, b);
   }
   fprintf(out, "\n");
   for (hsize_t i = 0; i < n; i++) {
@@ -99,6 +101,11 @@ static void print_csv(FILE *out, const strata_log_row *r, hsize_t n, const comp_
 
 static void print_table(FILE *out, const strata_log_row *r, hsize_t n, const comp_rows *c)
 {
+  /* Rows without covariances (many components) into the layout the table
+   * reads (strata_iteration.comp), for the components it shows. */
+  const int nc = c->ncomp, shown = nc < STRATA_MAX_COMP ? nc : STRATA_MAX_COMP;
+  const size_t iw = nc > 1 ? STRATA_COMP_ROW(nc) : 0, w = nc > 1 ? (size_t)comp_width(c) : 0;
+  double *wide = w != iw ? calloc((size_t)shown * iw, sizeof(double)) : NULL;
   strata_report_header(out);
   for (hsize_t i = 0; i < n; i++) {
     strata_iteration it = {.itn = r[i].itn,
@@ -114,8 +121,14 @@ static void print_table(FILE *out, const strata_log_row *r, hsize_t n, const com
                            .adapting = r[i].adapting,
                            .time_s = r[i].wall_s};
     if ((it.comp = comp_of(c, i))) it.ncomp = c->ncomp;
+    if (it.comp && w != iw) {
+      for (int k = 0; wide && k < shown; k++)
+        memcpy(wide + (size_t)k * iw, it.comp + (size_t)k * w, sizeof(double) * w);
+      it.comp = wide;
+    }
     strata_report_iteration(out, &it);
   }
+  free(wide);
 }
 
 /* The summary the run printed at its end, from the attributes it left. */
@@ -153,15 +166,17 @@ static int read_summary(hid_t f, strata_result *out, double *exact_out)
   double *rc = NULL, *cov = NULL;
   int a = read_doubles(f, "result_comp", 2, d1, &rc), b = read_doubles(f, "result_cov", 2, d2, &cov);
   int ok = a >= 0 && b >= 0;
-  if (ok && a > 0 && b > 0 && d1[0] > 1 && d1[0] <= STRATA_MAX_COMP && d1[1] == 4 &&
+  if (ok && a > 0 && b > 0 && d1[0] > 1 && d1[0] <= STRATA_MAX_NCOMP && d1[1] == 4 &&
       d2[0] == d1[0] && d2[1] == d1[0]) {
+    /* What a strata_result holds: the first STRATA_MAX_COMP components. */
     res.ncomp = (int)d1[0];
-    for (int k = 0; k < res.ncomp; k++) {
+    const int held = res.ncomp < STRATA_MAX_COMP ? res.ncomp : STRATA_MAX_COMP;
+    for (int k = 0; k < held; k++) {
       res.comp_integral[k] = rc[4 * k];
       res.comp_sigma[k] = rc[4 * k + 1];
       res.comp_chi2_dof[k] = rc[4 * k + 2];
       res.comp_q[k] = rc[4 * k + 3];
-      for (int j = 0; j < res.ncomp; j++) res.comp_cov[k * res.ncomp + j] = cov[k * res.ncomp + j];
+      for (int j = 0; j < held; j++) res.comp_cov[k * held + j] = cov[(size_t)k * d1[0] + j];
     }
   }
   free(rc);
@@ -227,7 +242,8 @@ static int show(const char *path, int csv, FILE *out, int *again)
   }
   hsize_t cd[3];
   if (read_doubles(f, "iterations_comp", 3, cd, &cr.v) < 0 ||
-      (cr.v && (cd[1] < 2 || cd[1] > STRATA_MAX_COMP || cd[2] != (hsize_t)STRATA_COMP_ROW(cd[1])))) {
+      (cr.v && (cd[1] < 2 || cd[1] > STRATA_MAX_NCOMP ||
+                cd[2] != (hsize_t)STRATA_LOG_COMP_WIDTH((int)cd[1])))) {
     *again = 1;
     strata_error(STRATA_EIO, "%s: cannot read /iterations_comp: %s", path, strata_h5_detail());
     goto out;

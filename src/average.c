@@ -10,8 +10,15 @@ int strata_ravg_init(strata_ravg *ra, int ncomp, int maxiter, int nadapt, int qm
                       .skip = skip, .first_kept = skip};
   ra->hist = calloc((size_t)maxiter, sizeof *ra->hist);
   ra->cweights = calloc((size_t)maxiter * (size_t)ncomp, sizeof(double));
+  ra->cavg = calloc((size_t)ncomp, sizeof *ra->cavg);
+  ra->cov = calloc((size_t)ncomp * (size_t)ncomp, sizeof(double));
+  ra->cjump = calloc((size_t)ncomp, sizeof(double));
+  /* calloc: a history of many components takes memory as iterations fill
+   * it, not for maxiter of them up front. */
   if (ncomp > 1) ra->chist = calloc((size_t)maxiter * STRATA_CHIST_ROW(ncomp), sizeof(double));
-  if (!ra->hist || !ra->cweights || (ncomp > 1 && !ra->chist)) {
+  if (ncomp > STRATA_MAX_COMP) ra->csum = calloc((size_t)maxiter * 2, sizeof(double));
+  if (!ra->hist || !ra->cweights || !ra->cavg || !ra->cov || !ra->cjump ||
+      (ncomp > 1 && !ra->chist) || (ncomp > STRATA_MAX_COMP && !ra->csum)) {
     strata_ravg_free(ra);
     return STRATA_ENOMEM;
   }
@@ -23,13 +30,19 @@ void strata_ravg_free(strata_ravg *ra)
   free(ra->hist);
   free(ra->chist);
   free(ra->cweights);
+  free(ra->cavg);
+  free(ra->cov);
+  free(ra->cjump);
+  free(ra->csum);
   ra->hist = NULL;
-  ra->chist = ra->cweights = NULL;
+  ra->cavg = NULL;
+  ra->chist = ra->cweights = ra->cov = ra->cjump = ra->csum = NULL;
 }
 
 void strata_ravg_reset(strata_ravg *ra)
 {
   ra->first_kept = ra->skip;
+  ra->nsum = 0; /* a restored history may hold other iterations */
   for (int c = 0; c < ra->ncomp; c++) ra->cjump[c] = 0.0;
 }
 
@@ -57,6 +70,10 @@ int strata_ravg_class(double integral, double sigma)
  * rule below is written once, for any component. */
 double strata_ravg_value(const strata_ravg *ra, int k, int c, double *sigma)
 {
+  if (c == STRATA_RAVG_SUM) {
+    *sigma = sqrt(ra->csum[2 * k + 1]);
+    return ra->csum[2 * k];
+  }
   if (c == 0) {
     *sigma = ra->hist[k].sigma;
     return ra->hist[k].integral;
@@ -207,6 +224,97 @@ static void weight_errors(const strata_ravg *ra, int c, int from, int best, doub
   }
 }
 
+static double *comp_weights(const strata_ravg *ra, int c)
+{
+  return ra->cweights + (size_t)c * (size_t)ra->maxiter;
+}
+
+/* Many components: the sums of the iterations not summed yet (csum). */
+static void sum_components(strata_ravg *ra)
+{
+  const size_t nc = (size_t)ra->ncomp;
+  for (; ra->csum && ra->nsum < ra->n; ra->nsum++) {
+    const double *row = ra->chist + (size_t)ra->nsum * STRATA_CHIST_ROW(nc);
+    double I = 0.0, var = 0.0;
+    for (size_t a = 0; a < nc; a++) {
+      I += row[a];
+      for (size_t b = 0; b < nc; b++) var += row[nc + a * nc + b];
+    }
+    ra->csum[2 * ra->nsum] = I;
+    ra->csum[2 * ra->nsum + 1] = var > 0.0 ? var : 0.0;
+  }
+}
+
+/* Many components (a histogram's bins) weigh their iterations by their
+ * sum's weights, as weight_errors makes them for the sum (into w): an
+ * iteration's error of a component with few samples rises and falls with
+ * its estimate, and each component weighed by its own (or its
+ * neighbours') leaned its average off the truth by a share of its error,
+ * which the sum of a thousand bins showed at 7 sigma (doc/benchmarks.md,
+ * R55).  The sum's errors say how good each iteration's map was, for every
+ * component alike.  0 where the sum has no weight to give (no measured
+ * iteration). */
+static int shared_weights(const strata_ravg *ra, int from, double *w)
+{
+  const int sbest = strata_ravg_best(ra, STRATA_RAVG_SUM, from);
+  if (sbest != STRATA_ITN_MEASURED) return 0;
+  weight_errors(ra, STRATA_RAVG_SUM, from, sbest, w);
+  int any = 0;
+  for (int k = from; k < ra->n; k++) any |= w[k - from] > 0.0;
+  return any;
+}
+
+/* Component c's average by the shared weights w (errors; 0: not in it),
+ * over every iteration they weigh: one where the component had no sample
+ * (0 +- 0) counts as the estimate it is, else the sparse bins' averages
+ * rise (and the covariance, whose terms all share the weights, stops
+ * adding up).  The error is sqrt(sum u_k^2 sigma_k^2), u_k the normalized
+ * weights; chi^2 is taken over the iterations with an error, about the
+ * mean their own errors weigh (as strata_stats_average_by takes it: about
+ * the shared mean it read high, and restarted the average more often). */
+static void shared_average(const strata_ravg *ra, int c, int from, const double *w,
+                           strata_average *out)
+{
+  double wmin = INFINITY;
+  for (int k = from; k < ra->n; k++)
+    if (w[k - from] > 0.0 && w[k - from] < wmin) wmin = w[k - from];
+  double sw = 0.0, si = 0.0;
+  for (int k = from; k < ra->n; k++) {
+    if (!(w[k - from] > 0.0)) continue;
+    const double r = wmin / w[k - from];
+    double sk, v = strata_ravg_value(ra, k, c, &sk);
+    sw += r * r;
+    si += r * r * v;
+  }
+  double var = 0.0, chi2 = 0.0, own_w = 0.0, own_i = 0.0;
+  int m = 0;
+  const double mean = si / sw;
+  for (int k = from; k < ra->n; k++) {
+    if (!(w[k - from] > 0.0)) continue;
+    const double r = wmin / w[k - from], u = r * r / sw;
+    double sk, v = strata_ravg_value(ra, k, c, &sk);
+    var += u * u * sk * sk;
+    if (sk > 0.0) {
+      own_w += 1.0 / (sk * sk);
+      own_i += v / (sk * sk);
+    }
+  }
+  const double cmean = own_w > 0.0 ? own_i / own_w : mean;
+  for (int k = from; k < ra->n; k++) {
+    double sk, v = strata_ravg_value(ra, k, c, &sk);
+    if (!(w[k - from] > 0.0) || !(sk > 0.0)) continue;
+    chi2 += (v - cmean) / sk * ((v - cmean) / sk);
+    m++;
+  }
+  *out = (strata_average){.mean = mean, .sigma = sqrt(var), .chi2 = chi2, .dof = m - 1, .q = 1.0};
+  if (out->dof > 0) {
+    out->chi2_dof = chi2 / out->dof;
+    out->q = strata_gamma_q(0.5 * out->dof, 0.5 * chi2);
+  } else {
+    out->dof = 0;
+  }
+}
+
 /* Measured iterations (and exact ones) are averaged by the errors
  * weight_errors gives, which it leaves in w[0 .. itn - from); with none,
  * zeros give 0 +- 0; with neither, tiny estimates whose errors underflowed
@@ -215,6 +323,11 @@ static void average_from(const strata_ravg *ra, int c, int from, double *w, stra
 {
   int n = 0, span = ra->n - from, best = strata_ravg_best(ra, c, from);
   double I[span > 0 ? span : 1], sig[span > 0 ? span : 1], wsig[span > 0 ? span : 1];
+  if (ra->csum && ra->nsum >= ra->n && best == STRATA_ITN_MEASURED &&
+      shared_weights(ra, from, w)) {
+    shared_average(ra, c, from, w, out);
+    return;
+  }
   weight_errors(ra, c, from, best, w);
   for (int k = from; k < ra->n; k++) {
     double s, v = strata_ravg_value(ra, k, c, &s);
@@ -227,11 +340,6 @@ static void average_from(const strata_ravg *ra, int c, int from, double *w, stra
   }
   if (best == STRATA_ITN_TINY) strata_stats_scatter(I, n, out);
   else strata_stats_average_by(I, sig, wsig, n, out);
-}
-
-static double *comp_weights(const strata_ravg *ra, int c)
-{
-  return ra->cweights + (size_t)c * (size_t)ra->maxiter;
 }
 
 /* The covariance of the averages of components a and b: the iterations'
@@ -247,7 +355,11 @@ static double average_cov(const strata_ravg *ra, int a, int b)
   int span = ra->n - ra->first_kept, n = 0;
   double cab[span > 0 ? span : 1];
   for (int k = ra->first_kept; k < ra->n; k++, n++) cab[n] = strata_ravg_cov(ra, k, a, b);
-  return strata_stats_average_cov(comp_weights(ra, a), comp_weights(ra, b), cab, n);
+  const double v = strata_stats_average_cov(comp_weights(ra, a), comp_weights(ra, b), cab, n);
+  /* Many components: one whose iterations were all 0 (a bin never hit)
+   * but whose error carries a restart's jump has no weights, and no
+   * covariance with the others. */
+  return isnan(v) && ra->csum ? 0.0 : v;
 }
 
 /* An average that restarted on the newest iteration stands on that one
@@ -262,13 +374,17 @@ static double average_cov(const strata_ravg *ra, int a, int b)
  * carries a share of its own step (update_average). */
 void strata_ravg_average(strata_ravg *ra)
 {
+  sum_components(ra);
   for (int c = 0; c < ra->ncomp; c++) {
     average_from(ra, c, ra->first_kept, comp_weights(ra, c), &ra->cavg[c]);
     if (ra->cjump[c] != 0.0) ra->cavg[c].sigma = hypot(ra->cavg[c].sigma, ra->cjump[c]);
   }
-  if (ra->ncomp > 1)
-    for (int a = 0; a < ra->ncomp; a++)
-      for (int b = 0; b < ra->ncomp; b++) ra->cov[a * ra->ncomp + b] = average_cov(ra, a, b);
+  /* average_cov is symmetric to the bit: each pair once. */
+  const size_t n = (size_t)ra->ncomp;
+  if (n > 1)
+    for (size_t a = 0; a < n; a++)
+      for (size_t b = a; b < n; b++)
+        ra->cov[a * n + b] = ra->cov[b * n + a] = average_cov(ra, (int)a, (int)b);
 }
 
 /* While the map still adapts, an iteration that disagrees with the average
@@ -325,6 +441,17 @@ static int climbs(const strata_ravg *ra, int c, double before)
   return newest_beyond_kept(ra, c, 1) && fabs(v) - fabs(before) > STRATA_CLIMB_RISE * fabs(before);
 }
 
+/* The chance that some component of many reads Q below a bound by chance
+ * alone grows with their number: beyond STRATA_MAX_COMP components the
+ * bounds shrink as 1/ncomp, so that a histogram of a thousand bins
+ * restarts no more often than eight components do (a bound for each at
+ * ncomp / 8 times the chance restarted every adapting iteration of a
+ * histogram of 1000 bins). */
+static double family_scale(const strata_ravg *ra)
+{
+  return ra->ncomp > STRATA_MAX_COMP ? (double)STRATA_MAX_COMP / ra->ncomp : 1.0;
+}
+
 /* Any component that disagrees so tells that the map had not found the
  * integrand; all components keep one set of iterations, so that the
  * covariance of their averages stays defined.  before[c]: component c's
@@ -337,8 +464,11 @@ static int disagrees(const strata_ravg *ra, const double *before, const int *cli
     double s, v = strata_ravg_value(ra, ra->n - 1, c, &s);
     /* (Signs compared, not the product taken: 1e-200 times 1e-150 is 0.) */
     const int same_sign = v != 0.0 && before[c] != 0.0 && !signbit(v) == !signbit(before[c]);
-    if (climb[c] && same_sign && fabs(v) >= STRATA_CLIMB_RATIO * fabs(before[c])) return 1;
-    if (ra->cavg[c].q < (climb[c] ? STRATA_CLIMB_Q : STRATA_RESTART_Q)) return 1;
+    /* Markov's bound, 1/ratio for each component, scaled alike. */
+    if (climb[c] && same_sign && fabs(v) >= STRATA_CLIMB_RATIO / family_scale(ra) * fabs(before[c]))
+      return 1;
+    if (ra->cavg[c].q < (climb[c] ? STRATA_CLIMB_Q : STRATA_RESTART_Q) * family_scale(ra))
+      return 1;
   }
   return 0;
 }
@@ -373,8 +503,8 @@ static double climb_carry(const strata_ravg *ra, int c, double before)
  * replaces it by the jump. */
 int strata_ravg_update(strata_ravg *ra, int adapt)
 {
-  double before[STRATA_MAX_COMP];
-  int climb[STRATA_MAX_COMP];
+  double before[ra->ncomp];
+  int climb[ra->ncomp];
   const int may_restart = adapt && ra->n - 1 > ra->first_kept;
   for (int c = 0; c < ra->ncomp; c++) {
     before[c] = ra->cavg[c].mean;

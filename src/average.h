@@ -42,11 +42,20 @@ typedef struct {
   double *cweights;         /* [ncomp][maxiter]: the errors each component's average weighs
                              * the kept iterations by, from first_kept on (weight_errors);
                              * the averages' covariances reuse them */
-  strata_average cavg[STRATA_MAX_COMP];  /* each component's average */
-  double cov[STRATA_MAX_COMP * STRATA_MAX_COMP]; /* covariance of the averages */
-  double cjump[STRATA_MAX_COMP]; /* each component's jump at a restart on the newest
+  strata_average *cavg;     /* [ncomp]: each component's average */
+  double *cov;              /* [ncomp][ncomp]: covariance of the averages */
+  double *cjump;            /* [ncomp]: each component's jump at a restart on the newest
                              * iteration, else 0 (strata_ravg_update) */
+  /* More than STRATA_MAX_COMP components: each iteration's sum of the
+   * components' estimates and its variance (the sum of the covariance),
+   * [maxiter][2], for the first nsum iterations; else NULL.  All
+   * components weigh their iterations alike, by the sum's weights. */
+  double *csum;
+  int nsum;
 } strata_ravg;
+
+/* The component index that stands for the sum of many components (csum). */
+#define STRATA_RAVG_SUM (-1)
 
 /* An empty history for maxiter iterations of ncomp components, the first
  * nadapt adapting the map; qmc: the others draw QMC points.  STRATA_OK or
@@ -60,7 +69,8 @@ void strata_ravg_reset(strata_ravg *ra);
 int strata_ravg_class(double integral, double sigma);
 /* Whether iteration k adapts the map. */
 int strata_ravg_adapting(const strata_ravg *ra, int k);
-/* Component c of iteration k: its estimate, and its error in *sigma. */
+/* Component c of iteration k (or their sum, STRATA_RAVG_SUM, for many
+ * components): its estimate, and its error in *sigma. */
 double strata_ravg_value(const strata_ravg *ra, int k, int c, double *sigma);
 /* Iteration k's covariance of components a and b (vector integrands). */
 double strata_ravg_cov(const strata_ravg *ra, int k, int a, int b);

@@ -46,7 +46,9 @@ int strata_backend_host_part(strata_sample_job *job)
   const double *eshift = nc > 1 ? job->cshift : &job->shift;
   double scratch[2];
   job->bad = -1;
-  if (strata_estimate_part(job->strat, nc, e1, e2, eshift, job->h0, job->h1, job->part,
+  /* Many components (no c1): the backend streamed their part already. */
+  if ((nc == 1 || job->c1) &&
+      strata_estimate_part(job->strat, nc, e1, e2, eshift, job->h0, job->h1, job->part,
                            &job->bad) != 0) {
     job->bad_near = e1[job->bad * nc] / (double)job->strat->nh[job->bad] + eshift[0];
     return STRATA_OK;

@@ -8,7 +8,14 @@
  *
  * Within a chunk the samples go in batches: their points first
  * (points_cpu.h), then the integrand's values, then the values into the
- * sums, one sample after the other. */
+ * sums, one sample after the other.
+ *
+ * A vector integrand of more than STRATA_MAX_COMP components has no
+ * per-hypercube sums: each chunk streams its hypercubes' moments into its
+ * own part of the estimate (compstream.h), and the parts are added in
+ * chunk order.  The chunks then run in waves of as many as there are
+ * threads, so that only that many parts (ncomp^2 / 2 doubles each) exist
+ * at once; the order of addition, and so the result, stays the chunks'. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +26,7 @@
 #endif
 
 #include "backend.h"
+#include "compstream.h"
 #include "error.h"
 #include "points_cpu.h"
 
@@ -58,6 +66,8 @@ typedef struct {
   size_t chunk_w_len;
   cpu_scratch *scratch; /* one per thread */
   int nscratch;
+  strata_compstream **streams; /* many components: one per chunk of a wave */
+  int nstreams;
 } cpu_backend;
 
 typedef struct {
@@ -86,6 +96,16 @@ static inline double adapting_value(const strata_problem *pr, int nc, double jac
   return jac * s;
 }
 
+/* The adapting value gw of a sample into its hypercube's sums (sum[0],
+ * sum[1]), and its square for the map's sums into *w2. */
+static inline void add_adapting(const strata_sample_job *job, double gw, double *sum, double *w2)
+{
+  const double ws = gw * job->map_scale, dw = gw - job->shift;
+  *w2 = ws * ws;
+  sum[0] += dw;
+  sum[1] += dw * dw;
+}
+
 /* One sample's ncomp values f, at the point of Jacobian jac: into its
  * hypercube's sums (sum[0], sum[1]; c1, c2), and its square of the
  * adapting value for the map's sums into *w2.  Every form adds through it,
@@ -100,11 +120,7 @@ static inline int add_values(const strata_sample_job *job, int nc, double jac, c
     if (!isfinite(f[c])) return c;
     w[c] = jac * f[c];
   }
-  double gw = adapting_value(job->problem, nc, jac, w, f), ws = gw * job->map_scale,
-         dw = gw - job->shift;
-  *w2 = ws * ws;
-  sum[0] += dw;
-  sum[1] += dw * dw;
+  add_adapting(job, adapting_value(job->problem, nc, jac, w, f), sum, w2);
   if (job->c1) {
     for (int c = 0; c < nc; c++) {
       dc[c] = w[c] - job->cshift[c];
@@ -116,18 +132,45 @@ static inline int add_values(const strata_sample_job *job, int nc, double jac, c
   return -1;
 }
 
+/* add_values for many components, into the stream. */
+static inline int add_streamed(const strata_sample_job *job, double jac, const double *f,
+                               double *sum, double *w2, strata_compstream *cst)
+{
+  double abs_sum;
+  const int bad = strata_compstream_scan(cst, f, &abs_sum);
+  if (bad >= 0) return bad;
+  const int k = job->problem->adapt_comp;
+  add_adapting(job, jac * (k >= 0 ? f[k] : abs_sum), sum, w2);
+  strata_compstream_add(cst, jac);
+  return -1;
+}
+
 /* One cell's sums while its samples are added: the cell h, the sums of
- * the adapting value and of its square, and a vector integrand's. */
+ * the adapting value and of its square, and a vector integrand's (in cst
+ * for many components). */
 typedef struct {
   int64_t h;
   double sum[2];
   double c1[STRATA_MAX_COMP], c2[STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2];
+  strata_compstream *cst;
 } cell_sums;
+
+/* The volume of one of job's hypercubes. */
+static double hcube_volume(const strata_sample_job *job)
+{
+  return 1.0 / (double)job->strat->nhcube;
+}
 
 /* Cell cs->h is complete: its sums into the job, and on to the next. */
 static inline void cell_close(const strata_sample_job *job, int nc, cell_sums *cs)
 {
   const int np = nc * (nc + 1) / 2;
+  if (cs->cst) {
+    const int64_t *start = job->strat->start, h = cs->h;
+    strata_compstream_close(cs->cst, h, start[h + 1] - start[h], hcube_volume(job));
+    if (h + 1 < job->strat->nhcube)
+      strata_compstream_open(cs->cst, start[h + 2] - start[h + 1], hcube_volume(job));
+  }
   job->s1[cs->h] = cs->sum[0];
   job->s2[cs->h] = cs->sum[1];
   cs->sum[0] = cs->sum[1] = 0.0;
@@ -159,7 +202,8 @@ add_batch(const strata_sample_job *job, int nc, int64_t i0, int64_t n, const dou
       cell_close(job, nc, cs);
       sum[0] = sum[1] = 0.0;
     }
-    *bad = add_values(job, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
+    *bad = cs->cst ? add_streamed(job, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
+                   : add_values(job, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
     if (*bad >= 0) return j;
   }
   cs->sum[0] = sum[0];
@@ -210,14 +254,20 @@ static void map_sums_out(map_cell *map, size_t cells, int first, double *cw, dou
  * add_batch's sake. */
 static inline __attribute__((always_inline)) void
 sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, int64_t B,
-                cpu_scratch *sc, double *cw, double *cc, chunk_status *st)
+                cpu_scratch *sc, strata_compstream *cst, double *cw, double *cc,
+                chunk_status *st)
 {
   const strata_problem *pr = job->problem;
   const int dim = pr->dim, ninc = job->map->ninc;
   st->bad_index = -1;
   strata_points_walk walk;
   strata_points_start(job, ha, &walk);
-  cell_sums cs = {.h = ha};
+  cell_sums cs = {.h = ha, .cst = cst};
+  if (cst) {
+    strata_compstream_clear(cst);
+    strata_compstream_open(cst, job->strat->start[ha + 1] - job->strat->start[ha],
+                           hcube_volume(job));
+  }
   int64_t counted = 0; /* samples in the map's counts since they last went out */
   int out = 0;         /* times they went out */
   const int64_t iend = job->strat->start[hb];
@@ -257,11 +307,29 @@ sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, in
 }
 
 static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb, int64_t B,
-                         cpu_scratch *sc, double *cw, double *cc, chunk_status *st)
+                         cpu_scratch *sc, strata_compstream *cst, double *cw, double *cc,
+                         chunk_status *st)
 {
   const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
-  if (nc == 1) sample_chunk_nc(job, 1, ha, hb, B, sc, cw, cc, st);
-  else sample_chunk_nc(job, nc, ha, hb, B, sc, cw, cc, st);
+  if (nc == 1) sample_chunk_nc(job, 1, ha, hb, B, sc, NULL, cw, cc, st);
+  else if (!cst) sample_chunk_nc(job, nc, ha, hb, B, sc, NULL, cw, cc, st);
+  else sample_chunk_nc(job, nc, ha, hb, B, sc, cst, cw, cc, st);
+}
+
+/* n streams of nc components, those kept from the last call where they fit. */
+static int streams_reserve(cpu_backend *cb, int n, int nc)
+{
+  if (cb->nstreams > 0 && cb->streams[0]->nc != nc) {
+    for (int i = 0; i < cb->nstreams; i++) strata_compstream_free(cb->streams[i]);
+    cb->nstreams = 0;
+  }
+  if (n <= cb->nstreams) return 0;
+  strata_compstream **more = realloc(cb->streams, sizeof *more * (size_t)n);
+  if (!more) return -1;
+  cb->streams = more;
+  for (; cb->nstreams < n; cb->nstreams++)
+    if (!(cb->streams[cb->nstreams] = strata_compstream_alloc(nc))) return -1;
+  return 0;
 }
 
 static void scratch_free(cpu_scratch *sc)
@@ -380,18 +448,36 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
     return strata_error(STRATA_ENOMEM, "cpu backend: no memory for %d threads' batches of "
                         "%lld points", nt, (long long)B);
 
+  /* Many components (streamed) in waves of nt chunks; else one wave. */
+  const int streamed = pr->ncomp > 1 && !job->c1, wave = streamed ? nt : nchunk;
+  if (streamed && streams_reserve(cb, wave, pr->ncomp) != 0)
+    return strata_error(STRATA_ENOMEM, "cpu backend: no memory for %d threads' sums of %d "
+                        "components (%zu MB each)", nt, pr->ncomp,
+                        (size_t)pr->ncomp * (size_t)(pr->ncomp + 1) / 2 * sizeof(double) >> 20);
   chunk_status st[CPU_MAX_CHUNKS];
+  job->bad = -1;
+  for (int w0 = 0; w0 < nchunk; w0 += wave) {
+    const int w1 = nchunk - w0 < wave ? nchunk : w0 + wave;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
 #endif
-  for (int c = 0; c < nchunk; c++) {
-    int t = 0;
+    for (int c = w0; c < w1; c++) {
+      int t = 0;
 #ifdef _OPENMP
-    t = omp_get_thread_num();
+      t = omp_get_thread_num();
 #endif
-    double *cw = job->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
-    sample_chunk(job, bounds[c], bounds[c + 1], B, &cb->scratch[t], cw, cw ? cw + cells : NULL,
-                 &st[c]);
+      double *cw = job->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
+      sample_chunk(job, bounds[c], bounds[c + 1], B, &cb->scratch[t],
+                   streamed ? cb->streams[c - w0] : NULL, cw, cw ? cw + cells : NULL, &st[c]);
+    }
+    for (int c = w0; streamed && c < w1; c++) {
+      const strata_compstream *cst = cb->streams[c - w0];
+      if (job->bad < 0 && cst->bad >= 0) {
+        job->bad = cst->bad;
+        job->bad_near = cst->bad_near;
+      }
+      strata_compstream_into_part(cst, job->part);
+    }
   }
 
   int worst = -1;
@@ -429,6 +515,10 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
       }
     }
   }
+  if (streamed) {
+    strata_compstream_mirror(pr->ncomp, job->part);
+    if (job->bad >= 0) return STRATA_OK;
+  }
   return job->part ? strata_backend_host_part(job) : STRATA_OK;
 }
 
@@ -437,6 +527,8 @@ static void cpu_free(strata_backend *b)
   cpu_backend *cb = b->self;
   for (int t = 0; t < cb->nscratch; t++) scratch_free(&cb->scratch[t]);
   free(cb->scratch);
+  for (int i = 0; i < cb->nstreams; i++) strata_compstream_free(cb->streams[i]);
+  free(cb->streams);
   free(cb->chunk_w);
   free(cb);
   free(b);

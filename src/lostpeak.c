@@ -44,6 +44,20 @@ int strata_lost_check(const double *I, const double *s, const int *itn, int n, d
   return out->z > STRATA_LOST_Z;
 }
 
+double strata_lost_z_family(int ncomp)
+{
+  if (ncomp <= 8) return STRATA_LOST_Z;
+  /* The upper tail P(Z > z) = erfc(z / sqrt 2) / 2, decreasing: bisection. */
+  const double want = erfc(STRATA_LOST_Z / sqrt(2.0)) * 8.0 / ncomp;
+  double lo = STRATA_LOST_Z, hi = STRATA_LOST_Z + 10.0;
+  for (int i = 0; i < 60; i++) {
+    const double mid = 0.5 * (lo + hi);
+    if (erfc(mid / sqrt(2.0)) > want) lo = mid;
+    else hi = mid;
+  }
+  return hi;
+}
+
 /* A map that is a product of one map per axis and has lost a peak carries
  * no trace of it: a third peak between two that the map follows lies in a
  * valley of every axis's map, and a second peak beside the one it follows

@@ -17,6 +17,11 @@ typedef struct {
  * what was seen in *out (filled in either case; z = 0 without any). */
 int strata_lost_check(const double *I, const double *s, const int *itn, int n, double A,
                       double sA, strata_lost *out);
+/* The z the strongest of ncomp components' checks must pass: the check's
+ * own bound up to 8 components, and beyond the bound whose one-sided
+ * chance is 8/ncomp of it, so that a histogram of a thousand bins does not
+ * claim a lost peak from the chance of its most extreme bin. */
+double strata_lost_z_family(int ncomp);
 
 /* A stratification of m hypercubes per axis in dim dimensions, at most
  * max_nhcube of them: 0 when it is fine enough to show a part of the

@@ -141,8 +141,8 @@ int strata_problem_check(const strata_problem *pr)
   if (pr->batch < 0 || pr->batch > 1000000)
     return strata_error(STRATA_EINVAL, "batch = %d: must be in 1..1000000 (or 0: 1024)",
                         pr->batch);
-  if (pr->ncomp < 0 || pr->ncomp > STRATA_MAX_COMP)
-    return strata_error(STRATA_EINVAL, "ncomp = %d: must be in 1..%d", pr->ncomp, STRATA_MAX_COMP);
+  if (pr->ncomp < 0 || pr->ncomp > STRATA_MAX_NCOMP)
+    return strata_error(STRATA_EINVAL, "ncomp = %d: must be in 1..%d", pr->ncomp, STRATA_MAX_NCOMP);
   if (pr->ncomp > 1 && !pr->fv && !pr->fu && !pr->fb)
     return strata_error(STRATA_EINVAL, "ncomp = %d needs a vector form (fv, fu or fb)",
                         pr->ncomp);

@@ -68,10 +68,21 @@ static strata_strat *qmc_cells(const strata_params *p, int dim, int log2n)
 }
 
 /* The components' sums per cell (c1 and c2 of backend.h); none for a
- * scalar integrand, whose s1 and s2 say it all. */
+ * scalar integrand, whose s1 and s2 say it all, nor for more components
+ * than STRATA_MAX_COMP, whose backend adds each hypercube's moments into
+ * the estimate as it completes it (backend.h, streamed). */
 static size_t comp_sums_per_cell(int ncomp)
 {
-  return ncomp > 1 ? (size_t)ncomp + (size_t)ncomp * (size_t)(ncomp + 1) / 2 : 0;
+  return ncomp > 1 && ncomp <= STRATA_MAX_COMP
+             ? (size_t)ncomp + (size_t)ncomp * (size_t)(ncomp + 1) / 2 : 0;
+}
+
+/* Iterations whose rows strata_iteration.comp keeps: every one up to
+ * STRATA_MAX_COMP components, beyond that only the newest (8 ncomp^2
+ * bytes each). */
+static int creport_slots(const strata_run *r)
+{
+  return r->ncomp > STRATA_MAX_COMP ? 1 : r->params.maxiter;
 }
 
 int strata_run_alloc(const strata_problem *pr, const strata_params *p,
@@ -115,12 +126,22 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
     r->strat = strata_strat_alloc_even(pr->dim, nfirst, p->max_nhcube, p->beta,
                                        p->mode != STRATA_MODE_VEGAS);
   r->ncomp = pr->ncomp > 1 ? pr->ncomp : 1;
+  /* Plain MC's and QMC's estimates combine every cell's sums (the same
+   * bits on any number of ranks), which would be ncomp^2 / 2 numbers a
+   * cell. */
+  if (r->ncomp > STRATA_MAX_COMP && (!vegas_mode(p) || p->qmc_map)) {
+    strata_run_free(r);
+    return strata_error(STRATA_EINVAL, "ncomp = %d: mode %s%s takes at most %d components "
+                        "(modes vegas+, vegas and vegas1d up to %d)", pr->ncomp,
+                        strata_mode_name(p->mode), p->qmc_map ? " with qmc_map" : "",
+                        STRATA_MAX_COMP, STRATA_MAX_NCOMP);
+  }
   if (strata_ravg_init(&r->ravg, r->ncomp, p->maxiter, vegas_mode(p) ? p->adapt_iters : 0,
                        r->qmc != NULL, first_kept(p)) != STRATA_OK)
     goto nomem;
   if (!r->map || !r->strat) goto nomem;
   if (r->ncomp > 1) {
-    r->creport = calloc((size_t)p->maxiter * (size_t)r->ncomp *
+    r->creport = calloc((size_t)creport_slots(r) * (size_t)r->ncomp *
                             (size_t)STRATA_COMP_ROW(r->ncomp), sizeof(double));
     if (!r->creport) goto nomem;
   }
@@ -256,7 +277,7 @@ static int run_lost(const strata_run *r, strata_lost *out)
     if ((lost && !any) || (lost == any && l.z > out->z)) *out = l;
     any |= lost;
   }
-  return any;
+  return any && (r->ncomp <= STRATA_MAX_COMP || out->z > strata_lost_z_family(r->ncomp));
 }
 
 /* A stratification too coarse to show a part of the integrand that the
@@ -317,7 +338,7 @@ static double neval_needed(const strata_run *r)
 static const double *describe_comp(strata_run *r, int k)
 {
   const int nc = r->ncomp, w = STRATA_COMP_ROW(nc);
-  double *rows = r->creport + (size_t)k * (size_t)nc * (size_t)w;
+  double *rows = r->creport + (size_t)(k % creport_slots(r)) * (size_t)nc * (size_t)w;
   for (int c = 0; c < nc; c++) {
     double *row = rows + c * w;
     row[STRATA_COMP_INTEGRAL] = strata_ravg_value(&r->ravg, k, c, &row[STRATA_COMP_SIGMA]);
@@ -766,7 +787,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   const size_t nred = (size_t)(wsum - red) + (adapt && sums_here ? 2 * mapcells : 0);
   memset(red, 0, sizeof(double) * nred);
   if (qmc) strata_qmc_randomize(r->qmc, p->seed, (uint32_t)r->ravg.n);
-  double cshift[STRATA_MAX_COMP], next_cshift[STRATA_MAX_COMP];
+  double cshift[nc], next_cshift[nc];
   const int alike = next_alike(r, exchange);
   for (int c = 0; c < nc; c++) {
     cshift[c] = comp_shift(r, r->ravg.n, c);
@@ -779,7 +800,8 @@ int strata_run_step(strata_run *r, strata_iteration *out)
       .seed = p->seed, .iteration = (uint32_t)r->ravg.n, .adapt = adapt,
       .shift = sum_shift(r, cshift), .map_scale = map_scale(r), .h0 = h0, .h1 = h1,
       .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount,
-      .cshift = nc > 1 ? cshift : NULL, .c1 = nc > 1 ? c1 : NULL, .c2 = nc > 1 ? c2 : NULL,
+      .cshift = nc > 1 ? cshift : NULL, .c1 = comp_sums_per_cell(nc) ? c1 : NULL,
+      .c2 = comp_sums_per_cell(nc) ? c2 : NULL,
       .part = by_part ? part : NULL, .level = by_part && realloc ? r->levels : NULL,
       .local = local, .alpha = p->alpha, .exchange = exchange, .split = r->split,
       .i0 = i0, .i1 = i1,
@@ -852,12 +874,11 @@ int strata_run_finished(const strata_run *r)
   return r->neval_total + strata_strat_total(cells_of(r, r->ravg.n)) > r->params.maxeval;
 }
 
-void strata_run_result(const strata_run *r, strata_result *res)
+void strata_run_components(const strata_run *r, int n, double *integral, double *sigma,
+                           double *chi2_dof, double *q, double *cov)
 {
-  memset(res, 0, sizeof *res);
   const int nc = r->ncomp;
-  res->ncomp = nc;
-  for (int c = 0; c < nc; c++) {
+  for (int c = 0; c < n; c++) {
     /* A run that maxeval stopped inside the warm-up still has estimates:
      * their average stands (converged stays no) rather than none. */
     strata_average warm;
@@ -866,18 +887,23 @@ void strata_run_result(const strata_run *r, strata_result *res)
       strata_ravg_all(&r->ravg, c, &warm);
       a = &warm;
     }
-    if (r->ravg.n > 0) {
-      res->comp_integral[c] = a->mean;
-      res->comp_sigma[c] = a->sigma;
-      res->comp_chi2_dof[c] = a->chi2_dof;
-      res->comp_q[c] = a->q;
-    } else {
-      res->comp_integral[c] = res->comp_sigma[c] = res->comp_q[c] = NAN;
-    }
-    for (int b = 0; b < nc; b++)
-      res->comp_cov[c * nc + b] = nc > 1 ? r->ravg.cov[c * nc + b]
-                                         : res->comp_sigma[0] * res->comp_sigma[0];
+    const int some = r->ravg.n > 0;
+    if (integral) integral[c] = some ? a->mean : NAN;
+    if (sigma) sigma[c] = some ? a->sigma : NAN;
+    if (chi2_dof) chi2_dof[c] = some ? a->chi2_dof : 0.0;
+    if (q) q[c] = some ? a->q : NAN;
+    for (int b = 0; cov && b < n; b++)
+      cov[c * n + b] = nc > 1 ? r->ravg.cov[c * nc + b] : (some ? a->sigma * a->sigma : NAN);
   }
+}
+
+void strata_run_result(const strata_run *r, strata_result *res)
+{
+  memset(res, 0, sizeof *res);
+  res->ncomp = r->ncomp;
+  strata_run_components(r, r->ncomp < STRATA_MAX_COMP ? r->ncomp : STRATA_MAX_COMP,
+                        res->comp_integral, res->comp_sigma, res->comp_chi2_dof, res->comp_q,
+                        res->comp_cov);
   res->integral = res->comp_integral[0];
   res->sigma = res->comp_sigma[0];
   res->chi2_dof = res->comp_chi2_dof[0];

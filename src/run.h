@@ -35,7 +35,8 @@ typedef struct strata_run {
   strata_split *split;      /* ranks whose backends exchange: their split of the samples */
   strata_ravg ravg;         /* the history and its running average */
   int ncomp;                /* 1 for a scalar integrand, else problem.ncomp */
-  double *creport;          /* vector integrands: [maxiter][ncomp][STRATA_COMP_ROW], the
+  double *creport;          /* vector integrands: [maxiter, or 1 beyond STRATA_MAX_COMP
+                             * components][ncomp][STRATA_COMP_ROW], the
                              * rows strata_iteration.comp points to; else NULL */
   int64_t neval_total;
   int converged;
@@ -79,6 +80,10 @@ int strata_run_step(strata_run *r, strata_iteration *out);
 /* Nonzero once converged or out of iterations or evaluations. */
 int strata_run_finished(const strata_run *r);
 void strata_run_result(const strata_run *r, strata_result *res);
+/* The first n components' results into the arrays that are not NULL, and
+ * their covariance into cov[a * n + b]. */
+void strata_run_components(const strata_run *r, int n, double *integral, double *sigma,
+                           double *chi2_dof, double *q, double *cov);
 /* Steps until finished, calling cb after each iteration. */
 int strata_run_integrate(strata_run *r, strata_iteration_cb cb, void *ctx,
                          strata_result *res);

@@ -687,7 +687,7 @@ START_TEST(test_log)
   }
   strata_result res;
   strata_run_result(f.r, &res);
-  ck_assert(strata_runlog_finish(l, &res) == STRATA_OK);
+  ck_assert(strata_runlog_finish(l, &res, NULL) == STRATA_OK);
   ck_assert(strata_runlog_close(l) == STRATA_OK);
 
   const size_t w = NCOMP * STRATA_COMP_ROW(NCOMP);

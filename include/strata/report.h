@@ -24,10 +24,14 @@ void strata_report_header(FILE *out);
 /* A vector integrand's iteration takes a line per component: "  7:0 " for
  * component 0, "   :c " for the others. */
 void strata_report_iteration(FILE *out, const strata_iteration *it);
+/* A vector integrand's iteration shows its first STRATA_MAX_COMP
+ * components and a line that counts the rest. */
 /* exact may be NaN (unknown).  A vector integrand's summary gives every
  * component's average, chi2/dof and Q ("result[c]  = ...") and the
- * correlation matrix of the averages; its JSON adds "ncomp", "components"
- * and "covariance" (the scalar keys are component 0's). */
+ * correlation matrix of the averages, of the first STRATA_MAX_COMP
+ * components where there are more (a line counts the rest); its JSON adds
+ * "ncomp", "components" and "covariance" (the scalar keys are component
+ * 0's). */
 void strata_report_summary(FILE *out, const strata_result *res, double exact);
 
 /* The header, the n iterations and, where res is not NULL, the summary, as
@@ -58,6 +62,16 @@ typedef struct {
 } strata_report_info;
 
 void strata_report_json(FILE *out, const strata_result *res, const strata_report_info *info);
+/* Every component of a vector integrand: ncomp of each, cov[a * ncomp + b]
+ * (strata_integrator_components). */
+typedef struct {
+  int ncomp;
+  const double *integral, *sigma, *chi2_dof, *q, *cov;
+} strata_report_comps;
+/* The JSON with all's components and covariance (all NULL: those res
+ * holds, the first STRATA_MAX_COMP). */
+void strata_report_json_all(FILE *out, const strata_result *res, const strata_report_comps *all,
+                            const strata_report_info *info);
 
 #ifdef __cplusplus
 }

@@ -34,8 +34,13 @@ extern "C" {
 
 #define STRATA_MAX_DIM 32
 #define STRATA_MAX_PARAMS 16
-/* Components of a vector-valued integrand (ncomp). */
+/* Components of a vector-valued integrand (ncomp): up to STRATA_MAX_NCOMP
+ * (histograms) in modes vegas+, vegas and vegas1d on the CPU; up to
+ * STRATA_MAX_COMP in modes plain and qmc, with qmc_map, and on the GPU.
+ * strata_result holds the first STRATA_MAX_COMP components; all of them
+ * come from strata_integrator_components. */
 #define STRATA_MAX_COMP 8
+#define STRATA_MAX_NCOMP 1024
 /* Tables one integrand may read. */
 #define STRATA_MAX_TABLES 16
 /* CPU threads one run may ask for (strata_params.nthreads): several times
@@ -119,7 +124,7 @@ typedef struct {
   const char *name;     /* for messages */
   /* The extended form (used when f is NULL): ncomp components, tables. */
   strata_vfn fv;
-  int ncomp;            /* 0 or 1: scalar; up to STRATA_MAX_COMP */
+  int ncomp;            /* 0 or 1: scalar; up to STRATA_MAX_NCOMP (above) */
   /* Which component drives the map and the stratification: 0..ncomp-1, or
    * -1 for the sum of the components' magnitudes. */
   int adapt_comp;
@@ -177,13 +182,16 @@ typedef struct {
   double time_s;        /* wall time of this iteration */
   int ncomp;            /* components: 1 for a scalar integrand */
   /* ncomp > 1: ncomp rows laid out as above, owned by the run and valid
-   * until it is freed or restored; NULL for a scalar integrand. */
+   * until it is freed or restored (beyond STRATA_MAX_COMP components: until
+   * its next iteration); NULL for a scalar integrand. */
   const double *comp;
 } strata_iteration;
 
 /* For a vector integrand (ncomp > 1) integral, sigma, chi2_dof and q
- * describe component 0; every component is in the comp_ arrays (for a
- * scalar integrand, element 0 repeats the scalar fields). */
+ * describe component 0; the comp_ arrays hold the first n = min(ncomp,
+ * STRATA_MAX_COMP) components, comp_cov[a * n + b] their covariance (for a
+ * scalar integrand, element 0 repeats the scalar fields).  More components
+ * than that: strata_integrator_components has them all. */
 typedef struct {
   double integral, sigma, chi2_dof, q;
   int64_t neval;        /* total evaluations, all iterations */
@@ -195,7 +203,7 @@ typedef struct {
   int ncomp;
   double comp_integral[STRATA_MAX_COMP], comp_sigma[STRATA_MAX_COMP];
   double comp_chi2_dof[STRATA_MAX_COMP], comp_q[STRATA_MAX_COMP];
-  /* Covariance of the components' averages, comp_cov[a * ncomp + b]. */
+  /* Covariance of the components' averages, comp_cov[a * n + b] (above). */
   double comp_cov[STRATA_MAX_COMP * STRATA_MAX_COMP];
   /* epsrel = epsabs = 0: no tolerance was asked for, so there is no verdict
    * (converged is 0 and means nothing). */
@@ -519,6 +527,12 @@ int strata_integrator_stopped(const strata_integrator *s);
 void strata_request_stop(void);
 /* The result so far: integral, sigma, chi2/dof, Q, per component. */
 int strata_integrator_result(const strata_integrator *s, strata_result *res);
+/* Every component's result so far, ncomp of each (strata_problem.ncomp; 1
+ * for a scalar integrand) into the arrays that are not NULL, and the
+ * covariance of their averages into cov[a * ncomp + b] (ncomp x ncomp):
+ * what strata_result holds of the first STRATA_MAX_COMP, for all. */
+int strata_integrator_components(const strata_integrator *s, double *integral, double *sigma,
+                                 double *chi2_dof, double *q, double *cov);
 
 /* The whole state in an HDF5 checkpoint (doc/file-formats.md), written
  * atomically by rank 0 over path; or as the same file's bytes in memory
