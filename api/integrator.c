@@ -453,6 +453,7 @@ int strata_integrator_result(const strata_integrator *s, strata_result *res)
 int strata_integrator_components(const strata_integrator *s, double *integral, double *sigma,
                                  double *chi2_dof, double *q, double *cov)
 {
+  STRATA_GIVEN(s, "integrator");
   strata_run_components(s->run, s->run->ncomp, integral, sigma, chi2_dof, q, cov);
   return STRATA_OK;
 }

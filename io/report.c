@@ -248,7 +248,10 @@ static void json_comps(FILE *out, const strata_result *res, const strata_report_
 {
   const strata_report_comps mine = {held(res), res->comp_integral, res->comp_sigma,
                                     res->comp_chi2_dof, res->comp_q, res->comp_cov};
-  if (!all) all = &mine;
+  /* A caller's set with a part missing counts as none: the result's own. */
+  if (!all || all->ncomp < 1 || !all->integral || !all->sigma || !all->chi2_dof || !all->q ||
+      !all->cov)
+    all = &mine;
   const int n = all->ncomp;
   fprintf(out, "\"ncomp\":%d,\"components\":[", res->ncomp);
   for (int c = 0; c < n; c++) {

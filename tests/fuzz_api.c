@@ -565,6 +565,13 @@ static void fuzz_integrator(void)
   outcome("strata_integrator_backend", 1, strata_integrator_backend(s)[0] ? 0 : 1);
   outcome("strata_integrator_set_map", -2, strata_integrator_set_map(s, 2, 8, edges)); /* begun */
   /* Starting from a run: none, itself, and a fresh one from a begun one and back. */
+  double comps[4 * 4];
+  refused("strata_integrator_components", 0,
+          strata_integrator_components(NULL, comps, comps, comps, comps, comps));
+  outcome("strata_integrator_components", 1,
+          strata_integrator_components(s, NULL, NULL, NULL, NULL, NULL));
+  outcome("strata_integrator_components", 2,
+          strata_integrator_components(s, comps, comps + 1, comps + 2, comps + 3, comps + 4));
   refused("strata_integrator_start_from", 1, strata_integrator_start_from(s, NULL));
   outcome("strata_integrator_start_from", 2, strata_integrator_start_from(s, s));
   strata_integrator *t = open_small();
@@ -630,6 +637,12 @@ static void fuzz_report(void)
       if (info.nparams > 16 || info.nparams < 0) info.nparams = info.params ? 3 : 0;
       strata_report_json(d == 6 ? NULL : sink, d == 7 ? NULL : &res, d == 8 ? NULL : &info);
       outcome("strata_report_json", k, STRATA_OK);
+      /* Every component given, some of it missing, or none. */
+      const double v3[9] = {1, 0.5, 0.25, 0.5, 1, 0.1, 0.25, 0.1, 1};
+      strata_report_comps all = {d % 4 == 3 ? n % 5 - 1 : 3, v3, v3, d % 3 ? v3 : NULL, v3, v3};
+      strata_report_json_all(d == 6 ? NULL : sink, d == 7 ? NULL : &res, d % 5 ? &all : NULL,
+                             d == 8 ? NULL : &info);
+      outcome("strata_report_json_all", k, STRATA_OK);
       k++;
     }
   for (int i = 0; i < NTEXTS; i++)
@@ -651,11 +664,12 @@ static const char *covered[] = {
     "strata_integrator_load", "strata_integrator_load_buffer", "strata_integrator_map",
     "strata_integrator_open", "strata_integrator_result", "strata_integrator_run",
     "strata_integrator_save", "strata_integrator_save_buffer", "strata_integrator_set_map",
-    "strata_integrator_settings", "strata_integrator_start_from", "strata_integrator_step", "strata_integrator_stopped",
+    "strata_integrator_components", "strata_integrator_settings", "strata_integrator_start_from", "strata_integrator_step", "strata_integrator_stopped",
     "strata_last_error", "strata_log_print", "strata_mode_name", "strata_mode_parse",
     "strata_params_check", "strata_params_default", "strata_problem_check",
     "strata_problem_set_source", "strata_problem_set_tables", "strata_qmc_rule_parse",
     "strata_report_header", "strata_report_iteration", "strata_report_json",
+    "strata_report_json_all",
     "strata_report_summary", "strata_report_text", "strata_report_value_error",
     "strata_request_stop", "strata_settings_init_checked", "strata_source_build",
     "strata_source_describe", "strata_source_free", "strata_source_from_body",
