@@ -55,7 +55,7 @@ def run_program(a, job):
 
 
 def run_python(a):
-    import strata
+    import strata_mc as strata
     src = strata.Source.from_file(GAUSS_C, "gauss", params=[625])
     t = time.perf_counter()
     s = strata.Integrator(src, [[0, 1]] * a.dim, neval=a.neval, maxiter=a.maxiter, epsrel=0,
@@ -77,15 +77,15 @@ def main():
     a = p.parse_args()
     a.neval = int(a.neval)
     try:
-        import strata
+        import strata_mc as strata
     except ImportError:
-        sys.exit("python_gpu: needs the strata package (pip install ./python)")
+        sys.exit("python_gpu: needs the strata_mc package (pip install ./python)")
     d = tempfile.mkdtemp()
     os.environ.setdefault("STRATA_CACHE_DIR", os.path.join(d, "cache"))
     job = os.path.join(d, "job.ini")
     with open(job, "w") as f:
         f.write(job_text(a))
-    print("# %s, strata package %s; %d-D gaussian (gauss.c), %d x %.0e, backend %s"
+    print("# %s, strata_mc %s; %d-D gaussian (gauss.c), %d x %.0e, backend %s"
           % (subprocess.run([a.strata, "--version"], capture_output=True,
                             text=True).stdout.splitlines()[0], strata.version, a.dim, a.maxiter,
              a.neval, a.backend))

@@ -6,7 +6,7 @@ integrand, one thread (OMP_NUM_THREADS=1).
 
     python bench/python_vs_vegas.py [--repeat N] [--neval N] [--nitn N] [--seed S]
 
-Needs the strata package (pip install ./python) and vegas (pip install
+Needs the strata_mc package (pip install ./python) and vegas (pip install
 vegas).  Prints each run's time, estimate, sigma and deviation from the
 exact value, then the ratio of the median times (wall and CPU: on a shared
 machine the CPU time is the steadier) and of the sigmas, and the ratio at
@@ -37,7 +37,7 @@ def gauss(x):
 
 
 def run_strata(neval, nitn, seed):
-    import strata
+    import strata_mc as strata
     t, c = time.perf_counter(), time.process_time()
     r = strata.Integrator(gauss, [[0, 1]] * DIM, neval=neval, maxiter=nitn, epsrel=0,
                           seed=seed, threads=1).integrate()
@@ -62,7 +62,7 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     a = p.parse_args()
     try:
-        import strata
+        import strata_mc as strata
         import vegas
     except ImportError as e:
         sys.exit("python_vs_vegas: needs %s (pip install ./python vegas)" % e.name)

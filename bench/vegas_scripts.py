@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""examples/python/ (vegas's classic scripts with `import strata as
+"""examples/python/ (vegas's classic scripts with `import strata_mc as
 vegas`) run under strata and, with the import line put back, under
 Lepage's vegas: each script's CPU time, the two alternating, and the ratio
 of the medians.  The MPI script runs on one rank (mpi=True without mpirun).
@@ -7,7 +7,7 @@ Also a per-point integrand (vegas's plain function), 10 x 1e4.
 
     python bench/vegas_scripts.py [--repeat N]
 
-Needs the strata package and vegas and gvar (pip install vegas gvar)."""
+Needs the strata_mc package and vegas and gvar (pip install vegas gvar)."""
 import argparse
 import os
 import resource
@@ -20,7 +20,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLES = os.path.join(HERE, "..", "examples", "python")
 SCRIPTS = ("gauss4.py", "moments.py", "resume.py", "mpi.py")
 PER_POINT = """import math
-import strata as vegas
+import strata_mc as vegas
 def f(x):
     dx2 = 0
     for d in range(4):
@@ -54,7 +54,7 @@ def main():
             for _ in range(args.repeat):
                 for module in times:
                     src = code if module == "strata" else code.replace(
-                        "import strata as vegas\n", "import vegas\n")
+                        "import strata_mc as vegas\n", "import vegas\n")
                     times[module].append(cpu_of(src, cwd))
             s, v = statistics.median(times["strata"]), statistics.median(times["vegas"])
             print("%-10s strata %6.2f s   vegas %6.2f s   strata/vegas %.2f" % (name, s, v,

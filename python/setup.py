@@ -6,7 +6,7 @@ folder (its files copied, autoreconf run on them) or from the libstrata/
 folder of an sdist (configure already generated), then compiles the cffi
 modules against it and puts libstrata.so.1 beside them in the package,
 where their rpath $ORIGIN finds it.  The library gets MPI where an MPI
-compiler is (strata._mpi, the bridge from an mpi4py communicator, comes
+compiler is (strata_mc._mpi, the bridge from an mpi4py communicator, comes
 with it) and CUDA where nvcc is, as ./configure decides.
 
 $STRATA_CONFIGURE adds configure options (the portable wheel:
@@ -24,7 +24,7 @@ from setuptools.command.build_ext import build_ext
 from setuptools.command.sdist import sdist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "strata"))
+sys.path.insert(0, os.path.join(HERE, "strata_mc"))
 import _build  # noqa: E402
 
 # The C sources: an sdist's copy, else the checkout around this folder.
@@ -123,7 +123,7 @@ class BuildExt(build_ext):
             build_libstrata()
         super().run()
         if _build.installed_prefix() is None:
-            dest = os.path.dirname(self.get_ext_fullpath("strata._lib"))
+            dest = os.path.dirname(self.get_ext_fullpath("strata_mc._lib"))
             lib = os.path.join(_build.STAGE, "lib", "libstrata.so.1")
             shutil.copy2(os.path.realpath(lib), os.path.join(dest, "libstrata.so.1"))
 
@@ -145,9 +145,9 @@ class Sdist(sdist):
         shutil.rmtree(os.path.join(tree, "autom4te.cache"), ignore_errors=True)
 
 
-modules = ["strata/_build.py:ffibuilder"]
+modules = ["strata_mc/_build.py:ffibuilder"]
 if _build.mpi_flags() is not None:
-    modules.append("strata/_build.py:mpi_ffibuilder")
+    modules.append("strata_mc/_build.py:mpi_ffibuilder")
 else:
     print("strata: building without MPI (%s)" % _build.why_no_mpi, file=sys.stderr)
 

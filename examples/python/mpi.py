@@ -2,7 +2,7 @@
 # Every rank runs the script; the ranks share each iteration's points, and
 # every rank holds the same result.
 import numpy as np
-import strata as vegas
+import strata_mc as vegas
 
 
 @vegas.lbatchintegrand

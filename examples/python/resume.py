@@ -5,7 +5,7 @@
 import pickle
 
 import numpy as np
-import strata as vegas
+import strata_mc as vegas
 
 
 @vegas.lbatchintegrand

@@ -4,7 +4,7 @@ naming rank 1."""
 import numpy as np
 from mpi4py import MPI
 
-import strata
+import strata_mc as strata
 
 comm = MPI.COMM_WORLD
 rank = comm.Get_rank()

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 from mpi4py import MPI
 
-import strata
+import strata_mc as strata
 
 comm = MPI.COMM_WORLD
 rank = comm.Get_rank()

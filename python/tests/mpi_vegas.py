@@ -7,7 +7,7 @@ import json
 import numpy as np
 from mpi4py import MPI
 
-import strata
+import strata_mc as strata
 
 comm = MPI.COMM_WORLD
 rank = comm.Get_rank()

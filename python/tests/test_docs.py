@@ -46,7 +46,7 @@ def test_example(code, how, strata_bin, tmp_path):
         n = re.fullmatch(r"mpirun -n (\d+)", how)
         assert n, how
         pytest.importorskip("mpi4py")
-        pytest.importorskip("strata._mpi", reason="this binding was built without MPI")
+        pytest.importorskip("strata_mc._mpi", reason="this binding was built without MPI")
         if not shutil.which("mpirun"):
             pytest.skip("no mpirun")
         cmd = ["mpirun", "--oversubscribe", "-n", n.group(1)] + cmd

@@ -9,8 +9,8 @@ import traceback
 import numpy as np
 import pytest
 
-import strata
-from strata import StrataError
+import strata_mc as strata
+from strata_mc import StrataError
 
 A, DIM = 50.0, 4
 EXACT = (math.sqrt(math.pi / A) * math.erf(math.sqrt(A) / 2)) ** DIM

@@ -1,5 +1,5 @@
-"""strata.log on logs written by the program (this version's and the
-previous format's), and strata.plot on them."""
+"""strata_mc.log on logs written by the program (this version's and the
+previous format's), and strata_mc.plot on them."""
 import csv as csvmod
 import io
 import os
@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-import strata
-from strata import StrataError
-from strata.log import read_log
+import strata_mc as strata
+from strata_mc import StrataError
+from strata_mc.log import read_log
 
 from conftest import HERE, ROOT, run_job
 
@@ -176,7 +176,7 @@ def moments(x):
 def test_library_log(strata_bin, tmp_path):
     """A log the library writes for Python (Integrator(log=...)) is the
     program's log: `strata log` prints it, read_log reads it as the run
-    reported it, and strata.plot draws it."""
+    reported it, and strata_mc.plot draws it."""
     path = tmp_path / "lib.h5"
     r = strata.Integrator(moments, [[0, 1]] * 2, neval=4000, maxiter=6, skip=2, seed=1,
                           epsrel=0, log=path, log_map=2, identity="three moments",
@@ -200,7 +200,7 @@ def test_library_log(strata_bin, tmp_path):
     assert c["c2_average_cov_1"].tolist()[2:] == log.component(2)["average_cov_1"].tolist()[2:]
     assert printed_dashes(strata_bin, path) == df["chi2_dof"].isna().tolist()
     pytest.importorskip("matplotlib")
-    out = subprocess.run([sys.executable, "-m", "strata.plot", str(path), "-o",
+    out = subprocess.run([sys.executable, "-m", "strata_mc.plot", str(path), "-o",
                           str(tmp_path / "lib")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     for k in ("estimate", "error", "map"):
@@ -210,7 +210,7 @@ def test_library_log(strata_bin, tmp_path):
 def test_plot_every_snapshot(logs, tmp_path):
     pytest.importorskip("matplotlib")
     d, _ = logs
-    out = subprocess.run([sys.executable, "-m", "strata.plot", str(d / "s.h5"), "-o",
+    out = subprocess.run([sys.executable, "-m", "strata_mc.plot", str(d / "s.h5"), "-o",
                           str(tmp_path / "s")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     import matplotlib.image as im
@@ -219,7 +219,7 @@ def test_plot_every_snapshot(logs, tmp_path):
     # Five snapshots: two rows of panels, taller than one row.
     one = tmp_path / "one.h5"
     shutil.copy(d / "v.h5", one)
-    subprocess.run([sys.executable, "-m", "strata.plot", str(one), "-o",
+    subprocess.run([sys.executable, "-m", "strata_mc.plot", str(one), "-o",
                     str(tmp_path / "one")], check=True, capture_output=True)
     assert im.imread(tmp_path / "s-map.png").shape[0] > 1.5 * im.imread(
         tmp_path / "one-map.png").shape[0]

@@ -1,4 +1,4 @@
-"""strata.log on damaged logs: the bit flips and cuts of the program's
+"""strata_mc.log on damaged logs: the bit flips and cuts of the program's
 fuzzer (tests/fuzz.py hdf5, the cases on the log), each read in a child
 process with a time limit.  A read must end within it, with the undamaged
 log's contents or a StrataError; never another exception or a crash.
@@ -32,7 +32,7 @@ def _fuzz():
 
 def _contents(path):
     """What the reader made of the log, as a digest."""
-    from strata.log import Log
+    from strata_mc.log import Log
     g = Log(path)
     h = hashlib.sha256()
     for part in (g.table.tobytes(), g.maps.tobytes(), g.map_itn.tobytes(),
@@ -49,7 +49,7 @@ def _read_in_child(path):
     if pid == 0:  # the child: nothing of HDF5 is open in the parent
         os.close(r)
         try:
-            from strata import StrataError
+            from strata_mc import StrataError
             try:
                 out = "ok " + _contents(path)
             except StrataError as e:

@@ -13,7 +13,7 @@ import pytest
 from conftest import HERE
 
 pytest.importorskip("mpi4py")
-pytest.importorskip("strata._mpi", reason="this binding was built without MPI")
+pytest.importorskip("strata_mc._mpi", reason="this binding was built without MPI")
 MPIRUN = shutil.which("mpirun")
 
 
@@ -51,7 +51,7 @@ def test_two_ranks_equal_one(tmp_path):
     assert np.allclose(two["resumed"][0][1], one["resumed"][0][1], rtol=1e-12, atol=0)
     assert one["resumed"][0][1] == one["batch"]["mean"][0]
     # One rank through MPI is the run without MPI.
-    import strata
+    import strata_mc as strata
     r = strata.Integrator(lambda x: np.exp(-50 * ((x - 0.5) ** 2).sum(axis=1)), [[0, 1]] * 3,
                           neval=20000, maxiter=7, skip=2, seed=13, epsrel=0).integrate()
     assert one["batch"]["mean"] == [r.mean] and one["batch"]["sdev"] == [r.sdev]

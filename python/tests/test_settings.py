@@ -9,8 +9,8 @@ import signal
 import numpy as np
 import pytest
 
-import strata
-from strata import StrataError
+import strata_mc as strata
+from strata_mc import StrataError
 
 h5py = pytest.importorskip("h5py")
 

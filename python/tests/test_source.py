@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-import strata
-from strata import StrataError
+import strata_mc as strata
+from strata_mc import StrataError
 
 from conftest import ROOT, run_job
 

@@ -6,8 +6,8 @@ import pickle
 import numpy as np
 import pytest
 
-import strata
-from strata import StrataError
+import strata_mc as strata
+from strata_mc import StrataError
 
 KW = dict(neval=10000, maxiter=9, skip=2, seed=21, epsrel=0)
 

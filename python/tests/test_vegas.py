@@ -10,9 +10,9 @@ import traceback
 import numpy as np
 import pytest
 
-import strata
-from strata import StrataError
-from strata._lib import lib
+import strata_mc as strata
+from strata_mc import StrataError
+from strata_mc._lib import lib
 
 
 def gauss(x):

@@ -1,5 +1,5 @@
 """examples/python/: vegas's classic scripts with only their import line
-changed (`import strata as vegas`), run as they are, their results checked
+changed (`import strata_mc as vegas`), run as they are, their results checked
 against the exact values and, where vegas is installed, against vegas's
 run of the same script."""
 import math
@@ -14,13 +14,13 @@ import pytest
 from conftest import ROOT
 
 HERE = os.path.join(ROOT, "examples", "python")
-IMPORT = "import strata as vegas\n"
+IMPORT = "import strata_mc as vegas\n"
 
 
 def source(name, module):
     text = open(os.path.join(HERE, name), encoding="utf-8").read()
     assert text.count(IMPORT) == 1, "%s: its one strata line is the import" % name
-    return text if module == "strata" else text.replace(IMPORT, "import %s\n" % module)
+    return text if module == "strata_mc" else text.replace(IMPORT, "import %s\n" % module)
 
 
 def run(name, module, cwd):
@@ -53,17 +53,17 @@ MOMENTS_I = math.erf(0.5 * math.sqrt(200.0)) ** 4
 RESUME = math.erf(0.5 * math.sqrt(50.0)) ** 3
 
 
-@pytest.mark.parametrize("module", ["strata", "vegas"])
+@pytest.mark.parametrize("module", ["strata_mc", "vegas"])
 def test_gauss4(module, tmp_path):
     r = run("gauss4.py", module, tmp_path)["result"]
     assert agree(ms(r), (GAUSS4, 0)) and r.sdev < 1.5e-4  # to about 1e-4
-    if module == "strata":
+    if module == "strata_mc":
         test_gauss4.strata = ms(r)
     elif getattr(test_gauss4, "strata", None):
         assert agree(ms(r), test_gauss4.strata)
 
 
-@pytest.mark.parametrize("module", ["strata", "vegas"])
+@pytest.mark.parametrize("module", ["strata_mc", "vegas"])
 def test_moments(module, tmp_path):
     ns = run("moments.py", module, tmp_path)
     r = ns["result"]
@@ -72,13 +72,13 @@ def test_moments(module, tmp_path):
     assert agree(ms(ns["mean"]), (0.5, 0)) and ns["mean"].sdev < 1e-4
     assert agree(ms(ns["var"]), (1 / 400, 0))
     key = (ms(r["I"]), ms(ns["mean"]), ms(ns["var"]))
-    if module == "strata":
+    if module == "strata_mc":
         test_moments.strata = key
     elif getattr(test_moments, "strata", None):
         assert all(agree(a, b) for a, b in zip(key, test_moments.strata))
 
 
-@pytest.mark.parametrize("module", ["strata", "vegas"])
+@pytest.mark.parametrize("module", ["strata_mc", "vegas"])
 def test_resume(module, tmp_path):
     ns = run("resume.py", module, tmp_path)
     assert ns["saved"].mean == ns["result"].mean  # the file holds the finished call
@@ -89,11 +89,11 @@ def test_resume(module, tmp_path):
 
 def test_mpi(tmp_path):
     pytest.importorskip("mpi4py")
-    pytest.importorskip("strata._mpi", reason="this binding was built without MPI")
+    pytest.importorskip("strata_mc._mpi", reason="this binding was built without MPI")
     if not shutil.which("mpirun"):
         pytest.skip("no mpirun")
     script = tmp_path / "mpi.py"
-    script.write_text(source("mpi.py", "strata"))
+    script.write_text(source("mpi.py", "strata_mc"))
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     p = subprocess.run(["mpirun", "--oversubscribe", "-n", "2", sys.executable, str(script)],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

@@ -85,7 +85,7 @@ def table_frame(iterations):
     """A list of Iterations as a pandas DataFrame: one row per iteration,
     indexed by ``itn``, the other columns of :data:`COLUMNS`; a vector
     integrand's per-component values as columns ``(name, c)`` of a second
-    frame, ``frame.attrs["comp"]`` (see :func:`strata.log.comp_frame`)."""
+    frame, ``frame.attrs["comp"]`` (see :func:`strata_mc.log.comp_frame`)."""
     import pandas as pd
     df = pd.DataFrame({k: [getattr(it, k) for it in iterations] for k in COLUMNS})
     df = df.astype({"itn": "int32", "neval": "int64", "kept": bool, "restarted": bool,
@@ -406,7 +406,7 @@ def _gvars(mean, cov, layout, need=True):
 
 class reporter:
     """vegas's analyzer that prints each iteration as it ends
-    (``analyzer=strata.reporter()``): its estimate, the average so far,
+    (``analyzer=strata_mc.reporter()``): its estimate, the average so far,
     chi2/dof, Q and its time."""
 
     def __init__(self, ngrid=0):

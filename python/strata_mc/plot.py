@@ -1,7 +1,7 @@
 """Plots of a strata convergence log (run.log = FILE.h5), as PNG files.
 
-    python -m strata.plot LOG.h5 [-o PREFIX] [--comp N]
-    python -m strata.plot --vs-n LOG.h5... -o PREFIX
+    python -m strata_mc.plot LOG.h5 [-o PREFIX] [--comp N]
+    python -m strata_mc.plot --vs-n LOG.h5... -o PREFIX
     (or scripts/strata-plot, the same)
 
 writes
@@ -17,7 +17,7 @@ the rms reported sigma, dashed) against the points per iteration, one line
 per point set, with N^-1/2 and N^-1 guides (bench/qmc_convergence.sh).
 A vector integrand's run gets a panel per component in the estimate and
 error plots (--comp N: component N only).  PREFIX defaults to LOG without
-.h5.  Reads the log with strata.log (h5py, numpy) and draws with
+.h5.  Reads the log with strata_mc.log (h5py, numpy) and draws with
 matplotlib.  The log may be read while the run writes it.  Its layout is
 described in doc/file-formats.md.
 """
@@ -255,4 +255,4 @@ def _main(args, prog):
 
 
 if __name__ == "__main__":
-    main(prog="python -m strata.plot")
+    main(prog="python -m strata_mc.plot")

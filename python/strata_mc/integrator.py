@@ -45,7 +45,7 @@ _FILE_SETTINGS = ("log", "log_map", "checkpoint", "checkpoint_every", "checkpoin
 #: vegas's keywords (of its Integrator and its calls) that strata takes:
 #: nitn (maxiter), rtol (epsrel), atol (epsabs), adapt, maxinc_axis (ninc),
 #: min_neval_batch (batch), nproc (threads), mpi (comm=MPI.COMM_WORLD) and
-#: analyzer (begin and end of each iteration, as strata.reporter).
+#: analyzer (begin and end of each iteration, as strata_mc.reporter).
 VEGAS = ("nitn", "rtol", "atol", "adapt", "maxinc_axis", "min_neval_batch", "nproc", "mpi",
          "analyzer")
 # vegas's keywords for its own work arrays and layout, which strata sizes
@@ -170,7 +170,7 @@ def _settings_from(kw, name, keep):
         else:  # new_stop_keys, check_ranks, verbose
             st.__setattr__(k, int(bool(v)))
     # The run's name in the library's messages and the log's job name.
-    st.name = text("name", name or "strata.Integrator")
+    st.name = text("name", name or "strata_mc.Integrator")
     st.names = _names()
     return st
 
@@ -586,11 +586,11 @@ class Integrator:
         for later calls, as vegas's do; strata's own (``neval``, ``alpha``,
         ``mode``, ...) are taken too.  A plain function is called with one
         point at a time (``x[d]``) when the Integrator was made from limits,
-        as vegas's are; one marked by :func:`strata.lbatchintegrand` or
-        :func:`strata.rbatchintegrand` with a batch.  ``save`` (a path or a
+        as vegas's are; one marked by :func:`strata_mc.lbatchintegrand` or
+        :func:`strata_mc.rbatchintegrand` with a batch.  ``save`` (a path or a
         file) receives the result pickled after each iteration,
         ``saveall`` the pair (result, integrator); ``analyzer`` (a keyword
-        that stays, such as :class:`strata.reporter`) has ``begin(itn,
+        that stays, such as :class:`strata_mc.reporter`) has ``begin(itn,
         integrator)`` called before each iteration and ``end(itn_result,
         result)`` after it, as vegas's; ``progress`` is integrate()'s.
         Returns the :class:`Result`."""

@@ -267,7 +267,7 @@ PRELUDE = r"""
 #error "this strata binding needs libstrata of interface 3 or later (strata_integrator_error_shared): install the libstrata of this repository"
 #endif
 """
-ffibuilder.set_source("strata._lib", PRELUDE, **strata_flags())
+ffibuilder.set_source("strata_mc._lib", PRELUDE, **strata_flags())
 
 why_no_mpi = ""
 
@@ -317,7 +317,7 @@ def make_mpi_builder():
         w for w in words if not w.startswith("-I")]
     # The address of an MPI_Comm handle (mpi4py's MPI._addressof): MPI_Comm
     # is an int in MPICH and a pointer in Open MPI, and this takes either.
-    b.set_source("strata._mpi", r"""
+    b.set_source("strata_mc._mpi", r"""
 #include <strata/strata.h>
 #include <strata/strata_mpi.h>
 static int strata_py_comm_mpi(uintptr_t comm_address, strata_comm **out)
