@@ -1,6 +1,5 @@
 #include "ownfile.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -8,50 +7,6 @@
 
 #include "error.h"
 #include "h5util.h"
-
-/* The verdict on a file whose status is sb (lstat's or an open file's),
- * to be read or, with verb "write", written. */
-static int judge(const char *path, const struct stat *sb, const char *verb, const char *what,
-                 const char *tail, int flags)
-{
-  if (S_ISLNK(sb->st_mode))
-    return strata_error(STRATA_EIO, "%s: cannot %s the %s: a symbolic link (strata does not "
-                        "follow it)%s", path, verb, what, tail);
-  if (!S_ISREG(sb->st_mode))
-    return strata_error(STRATA_EIO, "%s: cannot %s the %s: not a regular file", path, verb,
-                        what);
-  if (!(flags & STRATA_OWNFILE_ANY_OWNER) && sb->st_uid != geteuid())
-    return strata_error(STRATA_EIO, "%s: cannot %s the %s: owned by uid %d, not by you%s",
-                        path, verb, what, (int)sb->st_uid, tail);
-  if ((flags & STRATA_OWNFILE_NOT_WRITABLE) && (sb->st_mode & (S_IWGRP | S_IWOTH)))
-    return strata_error(STRATA_EIO, "%s: cannot %s the %s: others may write it (mode %04o; "
-                        "chmod go-w)", path, verb, what, (unsigned)(sb->st_mode & 07777));
-  return STRATA_OK;
-}
-
-int strata_ownfile_open(const char *path, int flags, const char *what, const char *tail,
-                        int checks, struct stat *sb)
-{
-  const char *verb = (flags & O_ACCMODE) == O_RDONLY ? "read" : "write";
-  /* O_NONBLOCK: a FIFO put there would otherwise hold the open forever. */
-  int fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    int e = errno;
-    struct stat lb;
-    if (e == ELOOP && lstat(path, &lb) == 0)
-      judge(path, &lb, verb, what, tail, checks);
-    else
-      strata_error(STRATA_EIO, "%s: cannot %s the %s: %s%s", path, verb, what, strerror(e), tail);
-    return -1;
-  }
-  int rc = fstat(fd, sb) != 0
-               ? strata_error(STRATA_EIO, "%s: cannot %s the %s: %s", path, verb, what,
-                              strerror(errno))
-               : judge(path, sb, verb, what, tail, checks);
-  if (rc == STRATA_OK) return fd;
-  close(fd);
-  return -1;
-}
 
 int strata_ownfile_is_hdf5(int fd, off_t size) { return strata_ownfile_superblock(fd, size) >= 0; }
 
@@ -90,7 +45,7 @@ hid_t strata_ownfile_h5open_fd(const char *path, unsigned flags, hid_t fapl, con
   *failed = STRATA_OWNFILE_REFUSED;
   if (keep_fd) *keep_fd = -1;
   struct stat sb;
-  int fd = strata_ownfile_open(path, flags & H5F_ACC_RDWR ? O_RDWR : O_RDONLY, what, tail,
+  int fd = strata_trusted_open(path, flags & H5F_ACC_RDWR ? O_RDWR : O_RDONLY, what, tail,
                                checks, &sb);
   if (fd < 0) return -1;
   hid_t f = -1;
