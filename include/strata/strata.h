@@ -313,8 +313,11 @@ uint64_t strata_source_hash(const strata_source *s);
 void strata_source_watch(void (*child)(int pid), int (*requested)(void));
 
 /* Tables a source reads (strata/table.h): "name=FILE.h5:/dataset, ...",
- * each dataset read from HDF5 (owner and mode checked); a relative FILE is
- * under dir (NULL or "": as given).  where names the text in messages. */
+ * each dataset read from HDF5, from a file checked as strata_trusted_fopen
+ * checks one (owner, mode, no link, a regular file, on the descriptor HDF5
+ * then reads), its class, rank and size checked before it is read; a
+ * relative FILE is under dir (NULL or "": as given).  where names the text
+ * in messages. */
 typedef struct strata_table_set strata_table_set;
 int strata_tables_read(const char *spec, const char *dir, const char *where,
                        strata_table_set **out);
