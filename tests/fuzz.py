@@ -425,27 +425,7 @@ def crafted_case(strata, seed, n, root, ref):
                                                               other), target == "tbl.h5"))
     except (OSError, ValueError, TypeError, KeyError) as e:
         return n, "cannot craft %s of %s: %r" % (what, target, e), b"", d, [], 0
-    damaged = digest(path)
-    for args, want in tries:
-        rc, out, err = run(strata, args, d)
-        if os.environ.get("FUZZ_CASE"):  # one case: say what it did and what came of it
-            print("%s; strata %s: exit %d: %s" % (done, args[0], rc,
-                                                 err.decode(errors="replace").strip()[-300:]))
-        why = crash(rc, err)
-        if not why and rc != 0:
-            why = message(rc, err)
-            if not why and target == "run.ck" and not kept(path, damaged, d):
-                why = "exit %d, and the crafted checkpoint is gone or changed" % rc
-        if not why and rc == 0:
-            if want == "refused":
-                why = "a file that must be refused was read (exit 0)"
-            elif args[0] == "log" and out != ref["log"]:
-                why = "strata log printed another table (exit 0)"
-            elif args[0] == "run" and result(out) != ref["resume"]:
-                why = "the resume gave %s, undamaged %s (exit 0)" % (result(out), ref["resume"])
-        if why:
-            return n, "%s; %s" % (done, why), err, d, args, rc
-    return n, None, b"", d, tries[-1][0], rc
+    return n, *judge(strata, d, tries, path, ref, done)
 
 
 def hdf5_case(strata, seed, n, root, ref):
@@ -474,26 +454,35 @@ def hdf5_case(strata, seed, n, root, ref):
             f.truncate(where[0])
     what = "%s: %s" % (target, "bit %d of byte %d flipped" % (where[1], where[0])
                        if len(where) == 2 else "cut to %d bytes" % where[0])
+    tries = [(["log", "run.log.h5"], "same")] if target == "run.log.h5" else []
+    return n, *judge(strata, d, tries + [(RESUME, "same")], path, ref, what)
+
+
+def judge(strata, d, tries, path, ref, what):
+    """Runs each (args, want) of tries on the damaged file at path: want
+    "refused", it must fail; "same", it may fail or give the undamaged
+    answer.  Returns (why or None, stderr, folder, args, exit status)."""
     damaged = digest(path)
-    tries = []
-    if target == "run.log.h5":
-        tries.append(["log", "run.log.h5"])
-    tries.append(RESUME)
-    for args in tries:
+    for args, want in tries:
         rc, out, err = run(strata, args, d)
+        if os.environ.get("FUZZ_CASE"):  # one case: say what it did and what came of it
+            print("%s; strata %s: exit %d: %s" % (what, args[0], rc,
+                                                 err.decode(errors="replace").strip()[-300:]))
         why = crash(rc, err)
         if not why and rc != 0:
             why = message(rc, err)
-            if not why and target == "run.ck" and not kept(path, damaged, d):
+            if not why and path.endswith("run.ck") and not kept(path, damaged, d):
                 why = "exit %d, and the damaged checkpoint is gone or changed" % rc
         if not why and rc == 0:
-            if args[0] == "log" and out != ref["log"]:
+            if want == "refused":
+                why = "a file that must be refused was read (exit 0)"
+            elif args[0] == "log" and out != ref["log"]:
                 why = "strata log printed another table (exit 0)"
             elif args[0] == "run" and result(out) != ref["resume"]:
                 why = "the resume gave %s, undamaged %s (exit 0)" % (result(out), ref["resume"])
         if why:
-            return n, "%s; %s" % (what, why), err, d, args, rc
-    return n, None, b"", d, tries[-1], rc
+            return "%s; %s" % (what, why), err, d, args, rc
+    return None, b"", d, tries[-1][0], rc
 
 
 def prepare_hdf5(strata, root):
