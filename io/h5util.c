@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "io.h"
@@ -277,6 +279,141 @@ static char *checked_copy(const char *name, const char *p, size_t n, int padded)
   return s;
 }
 
+/* HDF5 (1.10) trusts the sizes of the objects in a global heap collection,
+ * where variable-length strings live under no checksum: a size damaged
+ * has it copy past the collection (a flipped bit read 32 kB out of
+ * bounds).  The collections of the file (signature "GCOL", version 1) are
+ * walked as HDF5 walks them; 0 where an object does not fit its
+ * collection. */
+static uint64_t le64(const unsigned char *p)
+{
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+/* Whether the objects of the collection c of size bytes fit in it. */
+static int collection_fits(const unsigned char *c, uint64_t size)
+{
+  const unsigned char *q = c + 16, *end = c + size;
+  while (end - q >= 16) {
+    const unsigned idx = (unsigned)q[0] | (unsigned)q[1] << 8;
+    const uint64_t n = le64(q + 8);
+    /* An object: its header and its data, padded to 8 bytes; the free
+     * space (index 0): its size, header included. */
+    const uint64_t need = idx ? (n > size ? size + 1 : 16 + ((n + 7) & ~(uint64_t)7)) : n;
+    if (need < 16 || need > (uint64_t)(end - q)) return 0;
+    q += need;
+  }
+  return 1;
+}
+
+/* The file's len bytes, read through read_at (pread's contract) a block
+ * at a time: a file that a run is writing (and HDF5 truncates at each
+ * flush) is never mapped.  A collection cut short by the end of the file
+ * is HDF5's own read error, not this check's. */
+typedef ssize_t (*read_fn)(void *ctx, void *buf, size_t n, uint64_t at);
+
+static int heaps_fit(read_fn read_at, void *ctx, uint64_t len)
+{
+  static const unsigned char sig[8] = {'G', 'C', 'O', 'L', 1, 0, 0, 0};
+  enum { BLOCK = 1 << 20 };
+  unsigned char *b = malloc(BLOCK);
+  int ok = 1;
+  for (uint64_t at = 0; b && ok && at + 16 <= len;) {
+    const ssize_t got = read_at(ctx, b, BLOCK, at);
+    if (got < 16) break;
+    const unsigned char *c = memmem(b, (size_t)got, sig, sizeof sig);
+    if (!c || (size_t)(c - b) + 16 > (size_t)got) {
+      /* The next block overlaps this one by a header's length. */
+      if ((size_t)got < BLOCK) break;
+      at += (uint64_t)got - 15;
+      continue;
+    }
+    const uint64_t where = at + (uint64_t)(c - b), size = le64(c + 8);
+    /* HDF5 makes no collection smaller than 4 kB. */
+    if (size < 4096 || size > len - where) {
+      ok = 0;
+      break;
+    }
+    unsigned char *col = malloc((size_t)size);
+    if (col && read_at(ctx, col, (size_t)size, where) == (ssize_t)size)
+      ok = collection_fits(col, size);
+    free(col);
+    at = where + size;
+  }
+  free(b);
+  return ok;
+}
+
+static ssize_t read_fd(void *ctx, void *buf, size_t n, uint64_t at)
+{
+  return pread(*(int *)ctx, buf, n, (off_t)at);
+}
+
+typedef struct {
+  const unsigned char *p;
+  size_t len;
+} image;
+
+static ssize_t read_image(void *ctx, void *buf, size_t n, uint64_t at)
+{
+  const image *im = ctx;
+  if (at >= im->len) return 0;
+  if (n > im->len - at) n = im->len - (size_t)at;
+  memcpy(buf, im->p + at, n);
+  return (ssize_t)n;
+}
+
+/* Whether the global heaps of the file that holds obj fit (heaps_fit),
+ * for a file on disk (remembered by device, inode, size and time of
+ * change) or an image in memory. */
+static int heaps_ok(hid_t obj)
+{
+  static _Thread_local struct stat last;
+  static _Thread_local int last_ok;
+  hid_t f = H5Iget_file_id(obj);
+  hid_t ap = f >= 0 ? H5Fget_access_plist(f) : -1;
+  hid_t cp = f >= 0 ? H5Fget_create_plist(f) : -1;
+  size_t sa = 0, ss = 0;
+  void *h = NULL;
+  int ok = 1;
+  struct stat sb;
+  /* Lengths of 8 bytes (strata's files, h5py's): the layout walked. */
+  if (ap < 0 || cp < 0 || H5Pget_sizes(cp, &sa, &ss) < 0 || ss != 8) {
+  } else if (H5Pget_driver(ap) == H5FD_SEC2) {
+    if (H5Fget_vfd_handle(f, ap, &h) >= 0 && h && fstat(*(int *)h, &sb) == 0) {
+      if (sb.st_dev == last.st_dev && sb.st_ino == last.st_ino && sb.st_size == last.st_size &&
+          sb.st_mtim.tv_sec == last.st_mtim.tv_sec && sb.st_mtim.tv_nsec == last.st_mtim.tv_nsec) {
+        ok = last_ok;
+      } else {
+        ok = heaps_fit(read_fd, h, (uint64_t)sb.st_size);
+        last = sb;
+        last_ok = ok;
+      }
+    }
+  } else {
+    ssize_t n = H5Fget_file_image(f, NULL, 0);
+    void *img = n > 0 ? malloc((size_t)n) : NULL;
+    image im = {img, (size_t)n};
+    if (img && H5Fget_file_image(f, img, (size_t)n) == n) ok = heaps_fit(read_image, &im, (uint64_t)n);
+    free(img);
+  }
+  if (cp >= 0) H5Pclose(cp);
+  if (ap >= 0) H5Pclose(ap);
+  if (f >= 0) H5Fclose(f);
+  return ok;
+}
+
+/* Reading variable-length data is safe only where heaps_ok. */
+static int heaps_checked(hid_t obj, const char *name)
+{
+  if (heaps_ok(obj)) return 1;
+  snprintf(detail, sizeof detail, "attribute %s: the file's global heap (where strings are "
+           "kept) is damaged: an object does not fit its collection", name);
+  return 0;
+}
+
 /* A variable-length string read as the bytes it holds, with its length
  * (HDF5 converts it to a sequence of bytes): read as a C string, a NUL
  * inside would go unseen. */
@@ -290,7 +427,7 @@ int strata_h5_get_str(hid_t obj, const char *name, char **out)
   if (a < 0) return -1;
   const htri_t vlen = H5Tis_variable_str(ft);
   const hsize_t limit = file_size(obj);
-  if (vlen > 0) {
+  if (vlen > 0 && heaps_checked(obj, name)) {
     hid_t t = bytes_type();
     hvl_t v = {0, NULL};
     if (t >= 0 && H5Aread(a, t, &v) >= 0) {
@@ -339,7 +476,7 @@ int strata_h5_get_str_array(hid_t obj, const char *name, char ***out, size_t *n)
   else if (k < 0 || (hsize_t)k * 8 > file_size(obj))
     snprintf(detail, sizeof detail, "attribute %s: %lld strings, not a list a file of its "
              "size can hold", name, (long long)k);
-  else
+  else if (heaps_checked(obj, name))
     raw = calloc((size_t)k + 1, sizeof *raw);
   char **copy = raw ? calloc((size_t)k + 1, sizeof *copy) : NULL;
   if (copy && (k == 0 || H5Aread(a, t, raw) >= 0)) {

@@ -216,9 +216,14 @@ static int show(const char *path, int csv, FILE *out, int *again)
   comp_rows cr = {0};
   hid_t d = -1, t = -1;
   if (strata_h5_get_str(f, "format", &format) != 0 || strcmp(format, STRATA_LOG_FORMAT)) {
-    *again = H5Aexists(f, "format") < 0;
-    strata_error(STRATA_EIO, "%s: not a strata log (no format = \"%s\" attribute)", path,
-                 STRATA_LOG_FORMAT);
+    const htri_t there = H5Aexists(f, "format");
+    /* (one there but unreadable may have met the writer's flush) */
+    *again = there < 0 || (there > 0 && !format);
+    if (!format && there > 0)
+      strata_error(STRATA_EIO, "%s: cannot read the log: %s", path, strata_h5_detail());
+    else
+      strata_error(STRATA_EIO, "%s: not a strata log (no format = \"%s\" attribute)", path,
+                   STRATA_LOG_FORMAT);
     goto out;
   }
   hsize_t di[1];

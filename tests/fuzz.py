@@ -278,7 +278,9 @@ HDF5_JOB = ("[integral]\nintegrand = f4\ndim = 3\n[vegas]\nneval = 2000\nmaxiter
 RESUME = ["run", "job.ini", "--resume", "--force", "--set", "vegas.maxiter=6", "-q", "-j"]
 # Found by the fuzzer or by hand before it; each case is (file, byte, bit)
 # or (file, length).
-KNOWN = [("run.log.h5", 3215, 3), ("run.log.h5", 8935, 0)]
+KNOWN = [("run.log.h5", 3215, 3), ("run.log.h5", 8935, 0),
+         # the size of a string in the global heap: HDF5 read 32 kB past it
+         ("run.log.h5", 31073, 7)]
 
 
 # --- crafted files: every read checks type class, rank and size -------------------------
@@ -425,6 +427,8 @@ def crafted_case(strata, seed, n, root, ref):
                                                               other), target == "tbl.h5"))
     except (OSError, ValueError, TypeError, KeyError) as e:
         return n, "cannot craft %s of %s: %r" % (what, target, e), b"", d, [], 0
+    if done.endswith("unchanged"):
+        tries = [(args, "same") for args, want in tries]
     return n, *judge(strata, d, tries, path, ref, done)
 
 
