@@ -22,7 +22,8 @@ void strata_mapfile_free(strata_mapfile *m)
 static int read_log(hid_t f, const char *path, strata_mapfile *m)
 {
   if (strata_h5_get_str(f, "definition", &m->definition) != 0)
-    return strata_error(STRATA_EIO, "%s: damaged log: no definition", path);
+    return strata_error(STRATA_EIO, "%s: damaged log: no definition: %s", path,
+                        strata_h5_detail());
   hsize_t dims[3] = {0, 0, 0};
   hid_t d = strata_h5_open_data(f, "map", H5T_FLOAT, 3, dims, NULL);
   hid_t s = d >= 0 ? H5Dget_space(d) : -1;

@@ -206,9 +206,10 @@ static int load_one(const strata_table_spec *s, strata_table *t, double **mem, s
   if (f < 0 && failed == STRATA_OWNFILE_REFUSED) {
     char why[STRATA_TABLE_FILE_MAX + 256];
     snprintf(why, sizeof why, "%s", strata_last_error());
-    /* The message names the file already. */
-    const size_t skip = strlen(s->file) + 2;
-    return fail(STRATA_EIO, s, "%s", strlen(why) > skip ? why + skip : why);
+    /* "FILE: why": the table's message names the file already. */
+    const size_t n = strlen(s->file);
+    const int named = !strncmp(why, s->file, n) && !strncmp(why + n, ": ", 2);
+    return fail(STRATA_EIO, s, "%s", named ? why + n + 2 : why);
   }
   if (f < 0 && failed == STRATA_OWNFILE_NOT_HDF5) return fail(STRATA_EIO, s, "not an HDF5 file");
   if (f < 0) return fail(STRATA_EIO, s, "cannot open the file: %s", strata_h5_detail());
