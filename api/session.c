@@ -105,6 +105,15 @@ static int decide(strata_session *s, const strata_run *r, int *resume, strata_ch
   int want = s->resume == STRATA_RESUME_YES;
   int autom = s->resume == STRATA_RESUME_AUTO;
   *resume = 0;
+  /* A directory at either name is a setting that names the wrong thing,
+   * not a file of a run: said before a lock is made beside it. */
+  struct stat db;
+  for (int k = 0; k < 2; k++) {
+    const char *p = k ? lp : cp;
+    if (p && stat(p, &db) == 0 && S_ISDIR(db.st_mode))
+      return strata_error(STRATA_EINVAL, "%s: %s names a directory, not a file (name a file "
+                          "in it)", p, k ? w->log : w->checkpoint);
+  }
   /* A run on this checkpoint was asked for before: its lock is there (one
    * stopped before it started leaves only that: the program's exit status
    * 3, "nothing was computed"). */

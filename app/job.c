@@ -461,13 +461,10 @@ static int load_with(strata_job *job, const char *path, const char *text)
 {
   parse_ctx c = {.job = job, .rc = STRATA_OK, .text = text};
   snprintf(c.where, sizeof c.where, "%s", path ? path : "(default job)");
-  if (path && !(c.file = fopen(path, "r")))
-    return app_error(STRATA_EIO, "%s: cannot open job file: %s", path, strerror(errno));
-  struct stat sb;
-  if (c.file && fstat(fileno(c.file), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-    fclose(c.file);
-    return app_error(STRATA_EIO, "%s: cannot read job file: is a directory", path);
-  }
+  /* A job file decides what runs (an inline body, a source's path): read
+   * only from a file no one else could have written. */
+  if (path && !(c.file = strata_trusted_fopen(path, "job file")))
+    return app_take_error(STRATA_EIO);
 #ifdef HAVE_INI_MAX_LINE_VAR
   /* Never lowered: another user of inih in the process keeps what it set. */
   if (ini_max_line < STRATA_JOB_LINE_MAX + 3) ini_max_line = STRATA_JOB_LINE_MAX + 3;

@@ -216,6 +216,32 @@ static int not_yours(const char *path, const char *lock, uid_t uid)
                       p ? p->pw_name : "unknown", (long)uid);
 }
 
+/* Who holds the lock f, as its holder wrote it ("pid N on HOST"): the
+ * holder writes it just after taking the lock, so a reader that comes
+ * between the two finds no line, or an older holder's; it reads again
+ * for up to 0.2 s, until the line is the holder's (the system's word, the
+ * local holder's pid, decides).  In the end the system's word alone. */
+static void holder(int f, char *who, size_t len)
+{
+  for (int k = 0; k < 100; k++) {
+    if (k) nanosleep(&(struct timespec){0, 2000000L}, NULL);
+    ssize_t n = pread(f, who, len - 1, 0);
+    who[n > 0 ? n : 0] = '\0';
+    const int whole = strchr(who, '\n') != NULL;
+    who[strcspn(who, "\n")] = '\0';
+    struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(f, F_GETLK, &q) != 0 || q.l_type == F_UNLCK || q.l_pid <= 0) {
+      /* Held elsewhere (another node's lock shows no pid here), or let go. */
+      if (whole) return;
+      continue;
+    }
+    char mine[32];
+    snprintf(mine, sizeof mine, "pid %ld on ", (long)q.l_pid);
+    if (whole && !strncmp(who, mine, strlen(mine))) return;
+    if (k == 99) snprintf(who, len, "pid %ld", (long)q.l_pid);
+  }
+}
+
 int strata_lock_take(const char *path, const char *what, int *fd)
 {
   char lock[STRATA_PATH_MAX + 8];
@@ -255,8 +281,11 @@ int strata_lock_take(const char *path, const char *what, int *fd)
     char who[320], host[256] = "";
     gethostname(host, sizeof host - 1);
     int n = snprintf(who, sizeof who, "pid %ld on %s\n", (long)getpid(), host);
-    if (ftruncate(f, 0) == 0 && pwrite(f, who, (size_t)n, 0) < 0) {
-      /* Only for messages; the lock itself holds. */
+    /* Written whole, then cut to its length: a reader never meets an empty
+     * file where an older line was, and the line ends at its newline.
+     * Only for messages: the lock itself holds either way. */
+    if (pwrite(f, who, (size_t)n, 0) != n || ftruncate(f, n) != 0) {
+      /* (a message the less; nothing else depends on it) */
     }
     *fd = f;
     return STRATA_OK;
@@ -264,18 +293,7 @@ int strata_lock_take(const char *path, const char *what, int *fd)
   int e = errno;
   if (e == EACCES || e == EAGAIN) {
     char who[320] = "";
-    ssize_t n = pread(f, who, sizeof who - 1, 0);
-    who[n > 0 ? n : 0] = '\0';
-    who[strcspn(who, "\n")] = '\0';
-    /* The holder writes its pid and host just after taking the lock; the
-     * system's word (the local holder's pid) wins over a text not yet
-     * rewritten. */
-    struct flock q = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    if (fcntl(f, F_GETLK, &q) == 0 && q.l_type != F_UNLCK && q.l_pid > 0) {
-      char mine[32];
-      snprintf(mine, sizeof mine, "pid %ld ", (long)q.l_pid);
-      if (strncmp(who, mine, strlen(mine))) snprintf(who, sizeof who, "pid %ld", (long)q.l_pid);
-    }
+    holder(f, who, sizeof who);
     close(f);
     return strata_error(STRATA_EIO, "%s: in use by another strata run (%s, lock %s); strata "
                         "does not touch the %s of a running job", path,

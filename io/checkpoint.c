@@ -258,10 +258,31 @@ static int corrupt(const char *path, const char *what)
                       "left as it is", path, what, *why ? ": " : "", why);
 }
 
+/* The extent of dataset name, checked (h5util.h) before anything is
+ * allocated for it: 0, or -1 with the detail set. */
+static int extent(hid_t loc, const char *name, H5T_class_t cls, int rank, hsize_t *dims,
+                  size_t *n)
+{
+  hid_t d = strata_h5_open_data(loc, name, cls, rank, dims, n);
+  if (d < 0) return -1;
+  H5Oclose(d);
+  return 0;
+}
+
 static int read_history(hid_t f, const char *path, strata_checkpoint *c, int n)
 {
   hid_t g = strata_h5_open(f, "history", H5I_GROUP);
   if (g < 0) return corrupt(path, "no /history");
+  /* The iteration count is an attribute: what the arrays declare must
+   * match it before it decides an allocation. */
+  hsize_t dims[1];
+  size_t have = 0;
+  if (extent(g, "neval", H5T_INTEGER, 1, dims, &have) != 0 || have != (size_t)n) {
+    if (have != (size_t)n)
+      strata_h5_set_detail("its length is not the iterations attribute's");
+    H5Gclose(g);
+    return corrupt(path, "cannot read /history/neval");
+  }
   double *col = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
   int64_t *nev = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
   c->hist = calloc((size_t)(n > 0 ? n : 1), sizeof *c->hist);
@@ -269,7 +290,7 @@ static int read_history(hid_t f, const char *path, strata_checkpoint *c, int n)
   if (!col || !nev || !c->hist) rc = strata_error(STRATA_ENOMEM, "%s: out of memory", path);
 #define COLUMN(name, field)                                                            \
   if (rc == STRATA_OK) {                                                               \
-    if (strata_h5_read_array(g, name, H5T_NATIVE_DOUBLE, (size_t)n, col) != 0)         \
+    if (strata_h5_read_array(g, name, H5T_NATIVE_DOUBLE, 1, (size_t)n, col) != 0)      \
       rc = corrupt(path, "cannot read /history/" name);                                \
     else                                                                               \
       for (int k = 0; k < n; k++) c->hist[k].field = col[k];                           \
@@ -279,7 +300,7 @@ static int read_history(hid_t f, const char *path, strata_checkpoint *c, int n)
   COLUMN("time_s", time_s)
 #undef COLUMN
   if (rc == STRATA_OK) {
-    if (strata_h5_read_array(g, "neval", H5T_NATIVE_INT64, (size_t)n, nev) != 0)
+    if (strata_h5_read_array(g, "neval", H5T_NATIVE_INT64, 1, (size_t)n, nev) != 0)
       rc = corrupt(path, "cannot read /history/neval");
     else
       for (int k = 0; k < n; k++) c->hist[k].neval = nev[k];
@@ -300,9 +321,12 @@ static int read_comp_history(hid_t f, const char *path, strata_checkpoint *c)
   if (strata_h5_get_i64(f, "ncomp", &nc) != 0 || nc < 2 || nc > STRATA_MAX_NCOMP)
     return corrupt(path, "invalid ncomp");
   size_t n = STRATA_CHIST_ROW(nc) * (size_t)c->state.itn;
+  hsize_t dims[2];
+  if (extent(f, "history_comp", H5T_FLOAT, 2, dims, NULL) != 0)
+    return corrupt(path, "cannot read /history_comp");
   c->comp_hist = malloc(sizeof(double) * (n > 0 ? n : 1));
   if (!c->comp_hist) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
-  if (strata_h5_read_array(f, "history_comp", H5T_NATIVE_DOUBLE, n, c->comp_hist) != 0)
+  if (strata_h5_read_array(f, "history_comp", H5T_NATIVE_DOUBLE, 2, n, c->comp_hist) != 0)
     return corrupt(path, "cannot read /history_comp");
   c->state.ncomp = (int)nc;
   c->state.comp_hist = c->comp_hist;
@@ -337,7 +361,7 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
       strata_h5_get_i64(f, "iterations", &itn) != 0 ||
       strata_h5_get_i64(f, "neval_total", &ntot) != 0 ||
       strata_h5_get_f64(f, "time_s", &c->state.time_s) != 0)
-    return corrupt(path, "missing attributes");
+    return corrupt(path, "an attribute cannot be read");
   /* The hash guards the definition text itself: it is what the resuming
    * job is compared with. */
   char hash[17];
@@ -352,31 +376,25 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
   c->state.itn = (int)itn;
   c->state.neval_total = ntot;
 
-  hid_t d = strata_h5_open(f, "map", H5I_DATASET);
-  hid_t s = d >= 0 ? H5Dget_space(d) : -1;
-  hsize_t mdims[2] = {0, 0};
-  int ok = s >= 0 && H5Sget_simple_extent_ndims(s) == 2 &&
-           H5Sget_simple_extent_dims(s, mdims, NULL) == 2 && mdims[0] >= 1 &&
-           mdims[0] <= 32 && mdims[1] >= 2 && mdims[1] <= 1000001;
-  if (s >= 0) H5Sclose(s);
-  if (d >= 0) H5Dclose(d);
-  if (!ok) return corrupt(path, "no valid /map");
+  hsize_t mdims[2] = {0, 0}, adims[1] = {0};
+  size_t nh = 0;
+  if (extent(f, "map", H5T_FLOAT, 2, mdims, NULL) != 0) return corrupt(path, "no valid /map");
+  if (mdims[0] < 1 || mdims[0] > 32 || mdims[1] < 2 || mdims[1] > 1000001) {
+    strata_h5_set_detail("its shape is no map's");
+    return corrupt(path, "no valid /map");
+  }
   c->state.naxes = (int)mdims[0];
   c->state.ninc = (int)mdims[1] - 1;
   size_t nedges = (size_t)(mdims[0] * mdims[1]);
-  d = strata_h5_open(f, "allocation", H5I_DATASET);
-  s = d >= 0 ? H5Dget_space(d) : -1;
-  hssize_t nh = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
-  if (s >= 0) H5Sclose(s);
-  if (d >= 0) H5Dclose(d);
-  if (nh < 1) return corrupt(path, "no valid /allocation");
-  c->state.nhcube = nh;
+  if (extent(f, "allocation", H5T_INTEGER, 1, adims, &nh) != 0 || nh < 1)
+    return corrupt(path, "no valid /allocation");
+  c->state.nhcube = (int64_t)nh;
   c->edges = malloc(sizeof(double) * nedges);
-  c->nh = malloc(sizeof(int64_t) * (size_t)nh);
+  c->nh = malloc(sizeof(int64_t) * nh);
   if (!c->edges || !c->nh) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
-  if (strata_h5_read_array(f, "map", H5T_NATIVE_DOUBLE, nedges, c->edges) != 0)
+  if (strata_h5_read_array(f, "map", H5T_NATIVE_DOUBLE, 2, nedges, c->edges) != 0)
     return corrupt(path, "cannot read /map");
-  if (strata_h5_read_array(f, "allocation", H5T_NATIVE_INT64, (size_t)nh, c->nh) != 0)
+  if (strata_h5_read_array(f, "allocation", H5T_NATIVE_INT64, 1, nh, c->nh) != 0)
     return corrupt(path, "cannot read /allocation");
   int rc = read_history(f, path, c, c->state.itn);
   if (rc == STRATA_OK) rc = read_comp_history(f, path, c);

@@ -22,14 +22,15 @@ void strata_mapfile_free(strata_mapfile *m)
 static int read_log(hid_t f, const char *path, strata_mapfile *m)
 {
   if (strata_h5_get_str(f, "definition", &m->definition) != 0)
-    return strata_error(STRATA_EIO, "%s: damaged log: no definition", path);
-  hid_t d = strata_h5_open(f, "map", H5I_DATASET);
-  hid_t s = d >= 0 ? H5Dget_space(d) : -1;
+    return strata_error(STRATA_EIO, "%s: damaged log: no definition: %s", path,
+                        strata_h5_detail());
   hsize_t dims[3] = {0, 0, 0};
-  int ok = s >= 0 && H5Sget_simple_extent_ndims(s) == 3 &&
-           H5Sget_simple_extent_dims(s, dims, NULL) == 3;
+  hid_t d = strata_h5_open_data(f, "map", H5T_FLOAT, 3, dims, NULL);
+  hid_t s = d >= 0 ? H5Dget_space(d) : -1;
+  int ok = s >= 0;
   int rc = STRATA_OK;
-  if (!ok) rc = strata_error(STRATA_EIO, "%s: damaged log: no valid /map", path);
+  if (!ok) rc = strata_error(STRATA_EIO, "%s: damaged log: no valid /map: %s", path,
+                            strata_h5_detail());
   else if (dims[0] == 0)
     rc = strata_error(STRATA_EINVAL, "%s: the log holds no map yet (a snapshot is written "
                       "every run.log_map iterations and when a session ends)", path);
@@ -49,8 +50,10 @@ static int read_log(hid_t f, const char *path, strata_mapfile *m)
       rc = strata_error(STRATA_EIO, "%s: damaged log: cannot read /map", path);
     if (mem >= 0) H5Sclose(mem);
   }
-  hid_t di = rc == STRATA_OK ? strata_h5_open(f, "map_itn", H5I_DATASET) : -1;
-  if (di >= 0) {
+  /* The snapshot's iteration, where the log has it for this snapshot. */
+  hsize_t ni[1];
+  hid_t di = rc == STRATA_OK ? strata_h5_open_data(f, "map_itn", H5T_INTEGER, 1, ni, NULL) : -1;
+  if (di >= 0 && ni[0] == dims[0]) {
     hid_t si = H5Dget_space(di);
     hsize_t one = 1, at = dims[0] - 1;
     hid_t mem = H5Screate_simple(1, &one, NULL);
@@ -60,10 +63,10 @@ static int read_log(hid_t f, const char *path, strata_mapfile *m)
       m->itn = itn;
     if (mem >= 0) H5Sclose(mem);
     if (si >= 0) H5Sclose(si);
-    H5Dclose(di);
   }
+  if (di >= 0) H5Oclose(di);
   if (s >= 0) H5Sclose(s);
-  if (d >= 0) H5Dclose(d);
+  if (d >= 0) H5Oclose(d);
   return rc;
 }
 
@@ -92,7 +95,8 @@ static int read_checkpoint(const char *path, strata_mapfile *m)
 static hid_t open_map(const char *path, int *rc)
 {
   int failed;
-  hid_t f = strata_ownfile_h5open(path, H5F_ACC_RDONLY, H5P_DEFAULT, "map", "", 1, &failed);
+  hid_t f = strata_ownfile_h5open(path, H5F_ACC_RDONLY, H5P_DEFAULT, "map", "",
+                                  STRATA_TRUST_NOT_WRITABLE, &failed);
   if (f >= 0) return f;
   *rc = failed == STRATA_OWNFILE_NOT_HDF5
             ? strata_error(STRATA_EINVAL, "%s: cannot read the map: not an HDF5 file", path)

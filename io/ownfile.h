@@ -6,21 +6,11 @@
 #include <hdf5.h>
 #include <sys/stat.h>
 
-/* checks: 0, or these.  NOT_WRITABLE: also writable by nobody else (a file
- * strata runs or trusts); ANY_OWNER: any user's file (one only shown). */
-enum { STRATA_OWNFILE_NOT_WRITABLE = 1, STRATA_OWNFILE_ANY_OWNER = 2 };
+#include "trusted.h"
 
-/* A descriptor of path (open flags O_RDONLY or O_RDWR), opened without
- * following a link or waiting on a FIFO, of a regular file owned by the
- * effective user, as checks say; its status in *sb.  Otherwise -1 and a one-line error "PATH: cannot
- * read the WHAT: ..." ("write" with O_RDWR; tail, e.g. "; the file is left
- * as it is", ends the refusals of links and owners and failed opens).
- * What is read through it is the file checked. */
-int strata_ownfile_open(const char *path, int flags, const char *what, const char *tail,
-                        int checks, struct stat *sb);
-
-/* HDF5's H5Fopen(path, flags, fapl) of a file that passes the same checks,
- * without the gap between a check by name and an open by name: the checks
+/* HDF5's H5Fopen(path, flags, fapl) of a file that passes the checks of
+ * strata_trusted_open (compile/trusted.h), without the gap between a
+ * check by name and an open by name: the checks
  * are made on a descriptor opened without following links, and the file
  * HDF5 then opens must be that very file (device and inode), so that one
  * swapped in between is neither read nor written.  Returns the file, or -1

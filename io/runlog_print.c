@@ -32,22 +32,17 @@ static int read_doubles(hid_t f, const char *name, int rank, hsize_t *dims, doub
   *out = NULL;
   htri_t there = H5Lexists(f, name, H5P_DEFAULT);
   if (there <= 0) return there < 0 ? -1 : 0;
-  hid_t d = strata_h5_open(f, name, H5I_DATASET);
-  hid_t sp = d >= 0 ? H5Dget_space(d) : -1;
-  int ok = sp >= 0 && H5Sget_simple_extent_ndims(sp) == rank &&
-           H5Sget_simple_extent_dims(sp, dims, NULL) == rank;
-  size_t n = 1;
-  for (int i = 0; ok && i < rank; i++) n *= (size_t)dims[i];
-  if (ok) *out = malloc(sizeof(double) * (n ? n : 1));
-  ok = ok && *out && (n == 0 || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) >= 0);
+  size_t n = 0;
+  hid_t d = strata_h5_open_data(f, name, H5T_FLOAT, rank, dims, &n);
+  int ok = d >= 0 && (*out = malloc(sizeof(double) * (n ? n : 1)));
+  ok = ok && (n == 0 || H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, *out) >= 0);
   uint64_t sum;
   if (ok && H5Aexists(d, "checksum") > 0 &&
       (strata_h5_get_u64(d, "checksum", &sum) != 0 || strata_h5_checksum(*out, n) != sum)) {
     strata_h5_set_detail("checksum mismatch: the data is damaged");
     ok = 0;
   }
-  if (sp >= 0) H5Sclose(sp);
-  if (d >= 0) H5Dclose(d);
+  if (d >= 0) H5Oclose(d);
   if (!ok) {
     free(*out);
     *out = NULL;
@@ -131,6 +126,18 @@ static void print_table(FILE *out, const strata_log_row *r, hsize_t n, const com
   free(wide);
 }
 
+/* An attribute that older logs lack: left as it is when absent, -1 when
+ * there and not one number. */
+static int opt_i64(hid_t f, const char *name, int64_t *v)
+{
+  return H5Aexists(f, name) > 0 && strata_h5_get_i64(f, name, v) != 0 ? -1 : 0;
+}
+
+static int opt_f64(hid_t f, const char *name, double *v)
+{
+  return H5Aexists(f, name) > 0 && strata_h5_get_f64(f, name, v) != 0 ? -1 : 0;
+}
+
 /* The summary the run printed at its end, from the attributes it left. */
 static int read_summary(hid_t f, strata_result *out, double *exact_out)
 {
@@ -149,17 +156,19 @@ static int read_summary(hid_t f, strata_result *out, double *exact_out)
     return -1;
   res.converged = (int)conv;
   /* Logs written before these attributes lack them: no verdict beyond
-   * converged. */
-  int64_t v = 0;
-  if (strata_h5_get_i64(f, "no_target", &v) == 0) res.no_target = (int)v;
-  if (strata_h5_get_i64(f, "lost", &v) == 0) res.lost = (int)v;
-  if (strata_h5_get_i64(f, "lost_itn", &v) == 0) res.lost_itn = (int)v;
-  strata_h5_get_f64(f, "lost_z", &res.lost_z);
-  strata_h5_get_f64(f, "lost_integral", &res.lost_integral);
-  strata_h5_get_f64(f, "lost_sigma", &res.lost_sigma);
-  strata_h5_get_f64(f, "neval_needed", &res.neval_needed);
-  if (strata_h5_get_i64(f, "thin", &v) == 0) res.thin = (int)v;
-  strata_h5_get_f64(f, "thin_neval", &res.thin_neval);
+   * converged.  One that is there is read as any other. */
+  int64_t v[3] = {0, 0, 0};
+  if (opt_i64(f, "no_target", &v[0]) || opt_i64(f, "lost", &v[1]) ||
+      opt_i64(f, "lost_itn", &v[2]) || opt_f64(f, "lost_z", &res.lost_z) ||
+      opt_f64(f, "lost_integral", &res.lost_integral) ||
+      opt_f64(f, "lost_sigma", &res.lost_sigma) ||
+      opt_f64(f, "neval_needed", &res.neval_needed))
+    return -1;
+  res.no_target = (int)v[0];
+  res.lost = (int)v[1];
+  res.lost_itn = (int)v[2];
+  if (opt_i64(f, "thin", &v[0]) || opt_f64(f, "thin_neval", &res.thin_neval)) return -1;
+  res.thin = (int)v[0];
   res.iterations = (int)itn;
   res.neval = neval;
   hsize_t d1[2], d2[2];
@@ -207,7 +216,7 @@ static int show(const char *path, int csv, FILE *out, int *again)
   H5Pset_metadata_read_attempts(fapl, 12);
   int failed;
   hid_t f = strata_ownfile_h5open(path, H5F_ACC_RDONLY, fapl, "log", "",
-                                  STRATA_OWNFILE_ANY_OWNER, &failed);
+                                  STRATA_TRUST_ANY_OWNER, &failed);
   H5Pclose(fapl);
   if (f < 0) {
     if (failed == STRATA_OWNFILE_REFUSED) return STRATA_EIO; /* the error says why */
@@ -223,20 +232,25 @@ static int show(const char *path, int csv, FILE *out, int *again)
   comp_rows cr = {0};
   hid_t d = -1, t = -1;
   if (strata_h5_get_str(f, "format", &format) != 0 || strcmp(format, STRATA_LOG_FORMAT)) {
-    *again = H5Aexists(f, "format") < 0;
-    strata_error(STRATA_EIO, "%s: not a strata log (no format = \"%s\" attribute)", path,
-                 STRATA_LOG_FORMAT);
+    const htri_t there = H5Aexists(f, "format");
+    /* (one there but unreadable may have met the writer's flush) */
+    *again = there < 0 || (there > 0 && !format);
+    if (!format && there > 0)
+      strata_error(STRATA_EIO, "%s: cannot read the log: %s", path, strata_h5_detail());
+    else
+      strata_error(STRATA_EIO, "%s: not a strata log (no format = \"%s\" attribute)", path,
+                   STRATA_LOG_FORMAT);
     goto out;
   }
-  d = strata_h5_open(f, "iterations", H5I_DATASET);
-  hid_t space = d >= 0 ? H5Dget_space(d) : -1;
-  hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
-  if (space >= 0) H5Sclose(space);
+  hsize_t di[1];
+  size_t n = 0;
+  d = strata_h5_open_data(f, "iterations", H5T_COMPOUND, 1, di, &n);
   t = strata_log_row_type(0);
-  if (n >= 0) rows = malloc(sizeof *rows * (size_t)(n > 0 ? n : 1));
-  if (n < 0 || !rows ||
-      (n > 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)) {
+  /* Zeroed: a member the file's rows lack is left as it is. */
+  if (d >= 0) rows = calloc(n > 0 ? n : 1, sizeof *rows);
+  if (d < 0 || !rows || (n > 0 && H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows) < 0)) {
     *again = 1;
+    if (d >= 0 && !rows) strata_h5_set_detail("out of memory");
     strata_error(STRATA_EIO, "%s: cannot read /iterations: %s", path, strata_h5_detail());
     goto out;
   }
@@ -245,6 +259,7 @@ static int show(const char *path, int csv, FILE *out, int *again)
       (cr.v && (cd[1] < 2 || cd[1] > STRATA_MAX_NCOMP ||
                 cd[2] != (hsize_t)STRATA_LOG_COMP_WIDTH((int)cd[1])))) {
     *again = 1;
+    if (cr.v) strata_h5_set_detail("its shape is no vector integrand's");
     strata_error(STRATA_EIO, "%s: cannot read /iterations_comp: %s", path, strata_h5_detail());
     goto out;
   }
@@ -285,7 +300,7 @@ out:
   free(status);
   free(rows);
   if (t >= 0) H5Tclose(t);
-  if (d >= 0) H5Dclose(d);
+  if (d >= 0) H5Oclose(d);
   H5Fclose(f);
   return rc;
 }

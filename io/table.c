@@ -1,17 +1,16 @@
 #include "table.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "error.h"
 #include "h5util.h"
+#include "ownfile.h"
 #include "usercode.h"
 
 /* --- the `tables =` list ---------------------------------------------------------- */
@@ -131,54 +130,13 @@ static int fail(int code, const strata_table_spec *s, const char *fmt, ...)
   return strata_error(code, "table %s (%s:%s): %s", s->name, s->file, s->dataset, why);
 }
 
-static const char *class_name(H5T_class_t c)
-{
-  switch (c) {
-  case H5T_STRING: return "strings";
-  case H5T_COMPOUND: return "a compound type";
-  case H5T_ENUM: return "an enum";
-  case H5T_ARRAY: return "an array type";
-  case H5T_VLEN: return "variable-length sequences";
-  case H5T_REFERENCE: return "references";
-  case H5T_OPAQUE: return "opaque data";
-  case H5T_BITFIELD: return "a bitfield";
-  case H5T_TIME: return "a time type";
-  default: return "a non-numeric type";
-  }
-}
-
-/* Integers and floating point of any size and byte order: HDF5 converts
- * them to double on reading. */
-static int numeric_type(hid_t obj_type, H5T_class_t *cls)
-{
-  *cls = H5Tget_class(obj_type);
-  return *cls == H5T_INTEGER || *cls == H5T_FLOAT;
-}
-
-/* Reads attribute name of obj, which must be numeric with exactly n
- * elements, into out[0..n-1]. */
+/* Reads attribute name of obj, which must hold exactly n numbers
+ * (integers or floating point, converted), into out[0..n-1]. */
 static int read_attr(const strata_table_spec *s, hid_t obj, const char *name, hssize_t n,
                      double *out)
 {
-  int rc = STRATA_OK;
-  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-  if (a < 0) return fail(STRATA_EIO, s, "cannot read attribute %s: %s", name, strata_h5_detail());
-  hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
-  H5T_class_t cls = H5T_NO_CLASS;
-  hssize_t have = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
-  if (t < 0 || sp < 0)
-    rc = fail(STRATA_EIO, s, "cannot read attribute %s: %s", name, strata_h5_detail());
-  else if (!numeric_type(t, &cls))
-    rc = fail(STRATA_EINVAL, s, "attribute %s holds %s, not numbers", name, class_name(cls));
-  else if (have != n)
-    rc = fail(STRATA_EINVAL, s, "attribute %s has %lld value%s where %lld %s expected", name,
-              (long long)have, have == 1 ? "" : "s", (long long)n, n == 1 ? "is" : "are");
-  else if (H5Aread(a, H5T_NATIVE_DOUBLE, out) < 0)
-    rc = fail(STRATA_EIO, s, "cannot read attribute %s: %s", name, strata_h5_detail());
-  if (sp >= 0) H5Sclose(sp);
-  if (t >= 0) H5Tclose(t);
-  H5Aclose(a);
-  return rc;
+  if (strata_h5_get_numbers(obj, name, (size_t)n, out) == 0) return STRATA_OK;
+  return fail(STRATA_EINVAL, s, "%s", strata_h5_detail());
 }
 
 /* One axis' grid: the array attribute `ax` (n values, strictly increasing)
@@ -239,28 +197,33 @@ static int load_one(const strata_table_spec *s, strata_table *t, double **mem, s
 {
   *mem = NULL;
   strata_h5_begin();
-  struct stat st;
-  if (stat(s->file, &st) != 0)
-    return fail(STRATA_EIO, s, "cannot open the file: %s", strerror(errno));
-  if (S_ISDIR(st.st_mode)) return fail(STRATA_EIO, s, "the file is a directory");
-  const htri_t is = H5Fis_hdf5(s->file);
-  if (is == 0) return fail(STRATA_EIO, s, "not an HDF5 file");
-  hid_t f = is > 0 ? H5Fopen(s->file, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+  /* Data the integrand computes with, from a file no one else could have
+   * written, checked on the descriptor that HDF5 then reads (ownfile.h):
+   * a FIFO is refused, never waited on. */
+  int failed;
+  hid_t f = strata_ownfile_h5open(s->file, H5F_ACC_RDONLY, H5P_DEFAULT, "file", "",
+                                  STRATA_TRUST_NOT_WRITABLE, &failed);
+  if (f < 0 && failed == STRATA_OWNFILE_REFUSED) {
+    char why[STRATA_TABLE_FILE_MAX + 256];
+    snprintf(why, sizeof why, "%s", strata_last_error());
+    /* "FILE: why": the table's message names the file already. */
+    const size_t n = strlen(s->file);
+    const int named = !strncmp(why, s->file, n) && !strncmp(why + n, ": ", 2);
+    return fail(STRATA_EIO, s, "%s", named ? why + n + 2 : why);
+  }
+  if (f < 0 && failed == STRATA_OWNFILE_NOT_HDF5) return fail(STRATA_EIO, s, "not an HDF5 file");
   if (f < 0) return fail(STRATA_EIO, s, "cannot open the file: %s", strata_h5_detail());
 
   int rc = STRATA_OK;
   hid_t d = -1, type = -1, space = -1;
   double *block = NULL, *grids = NULL;
-  /* H5Oopen rather than H5Dopen2 so that a group there is told apart
-   * from nothing there. */
-  d = H5Oopen(f, s->dataset, H5P_DEFAULT);
+  /* Integers or floating point, 1-D or 2-D, of a size the file can hold
+   * (h5util.h), reached by hard links only. */
+  hsize_t dims[2] = {1, 1};
+  int rank = 2;
+  d = strata_h5_open(f, s->dataset, H5I_DATASET);
   if (d < 0) {
-    rc = fail(STRATA_EIO, s, "no such dataset in the file");
-    goto done;
-  }
-  if (H5Iget_type(d) != H5I_DATASET) {
-    rc = fail(STRATA_EINVAL, s, "%s is not a dataset", H5Iget_type(d) == H5I_GROUP ? "a group"
-                                                                                   : "the object");
+    rc = fail(STRATA_EINVAL, s, "%s", strata_h5_detail());
     goto done;
   }
   type = H5Dget_type(d);
@@ -269,13 +232,13 @@ static int load_one(const strata_table_spec *s, strata_table *t, double **mem, s
     rc = fail(STRATA_EIO, s, "cannot read the dataset: %s", strata_h5_detail());
     goto done;
   }
-  H5T_class_t cls;
-  if (!numeric_type(type, &cls)) {
-    rc = fail(STRATA_EINVAL, s, "the dataset holds %s, not numbers", class_name(cls));
+  const H5T_class_t cls = H5Tget_class(type);
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT) {
+    rc = fail(STRATA_EINVAL, s, "the dataset holds %s, not numbers", strata_h5_class_name(cls));
     goto done;
   }
   const H5S_class_t sc = H5Sget_simple_extent_type(space);
-  const int rank = sc == H5S_SIMPLE ? H5Sget_simple_extent_ndims(space) : 0;
+  rank = sc == H5S_SIMPLE ? H5Sget_simple_extent_ndims(space) : 0;
   if (sc != H5S_SIMPLE) {
     rc = fail(STRATA_EINVAL, s, "the dataset is %s (tables are 1-D or 2-D)",
               sc == H5S_SCALAR ? "a scalar" : "empty");
@@ -285,8 +248,13 @@ static int load_one(const strata_table_spec *s, strata_table *t, double **mem, s
     rc = fail(STRATA_EINVAL, s, "the dataset has rank %d (tables are 1-D or 2-D)", rank);
     goto done;
   }
-  hsize_t dims[2] = {1, 1};
-  H5Sget_simple_extent_dims(space, dims, NULL);
+  H5Oclose(d);
+  d = strata_h5_open_data(f, s->dataset, H5T_NO_CLASS, rank, dims, NULL);
+  if (d < 0) {
+    rc = fail(STRATA_EINVAL, s, "%s", strata_h5_detail());
+    goto done;
+  }
+
   for (int a = 0; a < rank; a++) {
     if (dims[a] < 2 || dims[a] > INT_MAX) {
       rc = fail(STRATA_EINVAL, s, "the dataset has %llu point%s along axis %d (2 to %d needed)",

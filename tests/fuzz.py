@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Fuzzers of what strata reads: job files and command lines (job), and
-checkpoints and logs with a flipped bit or cut short (hdf5).
+checkpoints and logs with a flipped bit or cut short, and checkpoints, logs
+and tables whose attributes and datasets are crafted with h5py (hdf5).
 
     fuzz.py job|hdf5 STRATA        (the sanitized program, tests/strata-asan)
 
@@ -19,7 +20,11 @@ Each case fails when strata
     a job with a bad value must be refused, a resume from a damaged
     checkpoint or log must give the undamaged resume's bits, and
     `strata log` must print the undamaged log's table or fail,
-  - exits non-zero and the checkpoint it found is gone or changed.
+  - exits non-zero and the checkpoint it found is gone or changed,
+  - exits 0 reading a crafted file that must be refused: an attribute or
+    dataset of the wrong type, rank or size, a string with a NUL inside, a
+    soft or external link, or a dataset declaring more than the file holds.
+Crafted cases need h5py (python3-h5py); without it they are left out.
 """
 import concurrent.futures
 import hashlib
@@ -31,6 +36,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+try:
+    import h5py
+    import numpy as np
+except ImportError:
+    h5py = None
 
 SANITIZER_EXIT = 86
 TIME_LIMIT = 60  # seconds a case's strata may run: the slowest takes < 2
@@ -44,6 +55,8 @@ ENV = dict(os.environ,
            UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=%d" % SANITIZER_EXIT,
            OMP_NUM_THREADS="1")
 ENV.pop("STRATA_CACHE_DIR", None)
+# Run as root in CI: the integrands compiled for the table cases go to a
+# cache of the fuzzer's own (main() sets it).
 
 
 def run(strata, args, cwd, limit=TIME_LIMIT):
@@ -265,7 +278,158 @@ HDF5_JOB = ("[integral]\nintegrand = f4\ndim = 3\n[vegas]\nneval = 2000\nmaxiter
 RESUME = ["run", "job.ini", "--resume", "--force", "--set", "vegas.maxiter=6", "-q", "-j"]
 # Found by the fuzzer or by hand before it; each case is (file, byte, bit)
 # or (file, length).
-KNOWN = [("run.log.h5", 3215, 3), ("run.log.h5", 8935, 0)]
+KNOWN = [("run.log.h5", 3215, 3), ("run.log.h5", 8935, 0),
+         # the size of a string in the global heap: HDF5 read 32 kB past it
+         ("run.log.h5", 31073, 7)]
+
+
+# --- crafted files: every read checks type class, rank and size -------------------------
+# What each command reads, and must refuse when it is crafted: (path of the
+# object, kind).  Attributes: "i" integer, "f" floating point, "s" string.
+CK_READ = [("format_version", "i"), ("definition", "s"), ("definition_hash", "s"),
+           ("strata_version", "s"), ("backend", "s"), ("host", "s"), ("created", "s"),
+           ("ranks", "i"), ("iterations", "i"), ("neval_total", "i"), ("time_s", "f"),
+           ("/map", "d"), ("/allocation", "d"), ("/history/integral", "d"),
+           ("/history/sigma", "d"), ("/history/time_s", "d"), ("/history/neval", "d")]
+LOG_PRINT = [("format", "s"), ("status", "s"), ("converged", "i"), ("iterations", "i"),
+             ("neval", "i"), ("integral", "f"), ("sigma", "f"), ("chi2_dof", "f"), ("Q", "f"),
+             ("time_s", "f"), ("exact", "f"), ("no_target", "i"), ("lost", "i"),
+             ("lost_z", "f"), ("neval_needed", "f"), ("thin", "i"), ("/iterations", "d")]
+# Read on resume only (a log that fails them is set aside, the run goes on).
+LOG_RESUME = [("definition", "s"), ("definition_hash", "s"), ("checkpoint_iterations", "i"),
+              ("/map", "d"), ("/map_itn", "d"), ("/rank_sample_time", "d"), ("/sessions", "d")]
+TABLE_READ = [("/t", "d"), ("/u", "d"), ("/t:x0", "f"), ("/t:x1", "f"), ("/u:x", "f"),
+              ("/u:y0", "f")]
+TABLE_BODY = ("out[0] = strata_interp1(STRATA_TABLE(tables, t), x[0]) * "
+              "strata_interp2(STRATA_TABLE(tables, u), x[0], x[1]);")
+TABLE_RUN = ["run", "--threads", "1", "--set", "integral.integrand=inline", "--set",
+             "integral.form=extended", "--set", "integral.dim=2", "--set",
+             "integral.body=" + TABLE_BODY, "--set", "integral.tables=t=tbl.h5:/t, u=tbl.h5:/u",
+             "--set", "vegas.neval=1000", "--set", "vegas.maxiter=2", "--set", "vegas.skip=0",
+             "-q", "-j"]
+
+
+def make_table(path):
+    with h5py.File(path, "w") as f:
+        t = f.create_dataset("t", data=np.linspace(1.0, 2.0, 64))
+        t.attrs["x0"], t.attrs["x1"] = 0.0, 1.0
+        u = f.create_dataset("u", data=np.arange(64.0).reshape(8, 8) + 1.0)
+        u.attrs["x"] = np.linspace(0.0, 1.0, 8)
+        u.attrs["y0"], u.attrs["y1"] = 0.0, 1.0
+
+
+def bad_value(r, kind, old, any_number):
+    """A value of the wrong shape or type for an attribute of that kind
+    (any_number: integers and floating point both belong)."""
+    c = r.randrange(7)
+    if c == 0:  # an array where one value belongs (4,000: past any buffer)
+        return np.zeros(r.choice([0, 2, 4000]), dtype="S8" if kind == "s" else "i8")
+    if c == 1:  # two dimensions
+        return np.zeros((1, 1), dtype="i8" if kind == "i" else "f8")
+    if c == 2:  # a string with a NUL inside
+        text = old if isinstance(old, bytes) else str(old).encode()
+        return np.bytes_(text + b"\0" + r.choice([b"", b"x", text]) + b"!")
+    if c == 3:  # another class
+        return "3" if any_number else {"i": 1.5, "f": np.int64(3), "s": np.int64(7)}[kind]
+    if c == 4:
+        return np.array([(1, 2.0)], dtype=[("a", "i4"), ("b", "f8")])[0]
+    if c == 5:
+        return h5py.Empty("f8")
+    return np.array(["a", "b"], dtype=h5py.string_dtype())
+
+
+def craft(r, path, what, kind, extra, table):
+    """Makes the object what of the file at path wrong; returns what was done.
+    extra: a path in the file for a soft link, a file for an external one."""
+    with h5py.File(path, "r+") as f:
+        if ":" in what:  # an attribute of a dataset
+            obj, name = what.split(":")
+            owner = f[obj]
+        elif kind != "d":
+            owner, name = f, what
+        if kind != "d":
+            old = owner.attrs[name] if name in owner.attrs else b"x"
+            v = bad_value(r, kind, old, table)
+            del owner.attrs[name]
+            if isinstance(v, np.bytes_):
+                owner.attrs.create(name, v, dtype="S%d" % len(v))
+            else:
+                owner.attrs[name] = v
+            return "attribute %s set to %s %s" % (what, getattr(v, "dtype", type(v).__name__),
+                                                 getattr(v, "shape", ""))
+        old = f[what]
+        attrs = dict(old.attrs)
+        shape, dtype = old.shape, old.dtype
+        # Kept under another name: the dataset itself stays in the file.
+        f.move(what, what + "_")
+        old = f[what + "_"]
+        c = r.randrange(8)
+        if c == 0:  # declares far more than the file holds
+            n = 2 ** r.choice([40, 48, 60])
+            big = (n,) + tuple(shape[1:]) if len(shape) else (n,)
+            d = f.create_dataset(what, shape=big, maxshape=(None,) + big[1:], dtype=dtype,
+                                 chunks=(1,) + big[1:])
+            done = "declared %s" % (big,)
+        elif c == 1:  # another rank
+            data = np.zeros(tuple(shape) + (1,) if len(shape) < 3 else shape[:1], dtype=dtype)
+            d = f.create_dataset(what, data=data)
+            done = "rank %d" % data.ndim
+        elif c == 2:  # another class
+            others = ["S8", [("a", "i4"), ("b", "f8")]] + ([] if table else ["f8", "i8"])
+            other = r.choice([o for o in others if np.dtype(o).kind != dtype.kind])
+            d = f.create_dataset(what, shape=shape, dtype=other)
+            done = "class %s" % np.dtype(other).kind
+        elif c == 3:
+            d = f.create_dataset(what, data=np.float64(1.0))
+            done = "scalar"
+        elif c == 4:  # a soft link to another object of the file
+            f[what] = h5py.SoftLink(r.choice(["/", extra[0]]))
+            return "soft link"
+        elif c == 5:  # an external link, to a file strata did not open
+            f[what] = h5py.ExternalLink(extra[1], r.choice(["/t", "/map", "/iterations"]))
+            return "external link"
+        elif c == 6:
+            f.create_group(what)
+            return "group"
+        else:  # (a log of no rows is a log still, and its table empty)
+            if path.endswith("run.log.h5"):
+                f.move(what + "_", what)
+                return "dataset %s unchanged" % what
+            d = f.create_dataset(what, shape=(0,) + tuple(shape[1:]), dtype=dtype,
+                                 maxshape=(None,) + tuple(shape[1:]))
+            done = "no rows"
+        for k, v in attrs.items():
+            d.attrs[k] = v
+        return "dataset %s: %s" % (what, done)
+
+
+def crafted_case(strata, seed, n, root, ref):
+    r = random.Random("crafted %d/%d" % (seed, n))
+    d = tempfile.mkdtemp(dir=root)
+    for name in ("job.ini", "run.ck", "run.log.h5", "tbl.h5"):
+        shutil.copy(os.path.join(ref["dir"], name), d)
+    target = r.choice(["run.ck", "run.log.h5", "run.log.h5", "tbl.h5"])
+    path = os.path.join(d, target)
+    if target == "run.ck":
+        what, kind = r.choice(CK_READ)
+        tries = [(RESUME, "refused")]
+    elif target == "tbl.h5":
+        what, kind = r.choice(TABLE_READ)
+        tries = [(TABLE_RUN, "refused")]
+    else:
+        what, kind = r.choice(LOG_PRINT + LOG_RESUME)
+        tries = [(["log", "run.log.h5"], "refused" if (what, kind) in LOG_PRINT else "same"),
+                 (RESUME, "same")]
+    # The other object a link points to, and a file outside (another user's, say).
+    other = os.path.join(root, "ref", "tbl.h5" if target != "tbl.h5" else "run.log.h5")
+    try:
+        done = "%s: %s" % (target, craft(r, path, what, kind, ("/" + what.strip("/") + "_",
+                                                              other), target == "tbl.h5"))
+    except (OSError, ValueError, TypeError, KeyError) as e:
+        return n, "cannot craft %s of %s: %r" % (what, target, e), b"", d, [], 0
+    if done.endswith("unchanged"):
+        tries = [(args, "same") for args, want in tries]
+    return n, *judge(strata, d, tries, path, ref, done)
 
 
 def hdf5_damage(seed, n, folder):
@@ -297,32 +461,44 @@ def damage(path, where):
 
 
 def hdf5_case(strata, seed, n, root, ref):
+    # One case in three (past the known ones) is a crafted file, where h5py is there.
+    if h5py and n >= len(KNOWN) and n % 3 == 2:
+        return crafted_case(strata, seed, n, root, ref)
     d = tempfile.mkdtemp(dir=root)
     for name in ("job.ini", "run.ck", "run.log.h5"):
         shutil.copy(os.path.join(ref["dir"], name), d)
     target, where, what = hdf5_damage(seed, n, d)
     path = os.path.join(d, target)
     damage(path, where)
+    tries = [(["log", "run.log.h5"], "same")] if target == "run.log.h5" else []
+    return n, *judge(strata, d, tries + [(RESUME, "same")], path, ref, what)
+
+
+def judge(strata, d, tries, path, ref, what):
+    """Runs each (args, want) of tries on the damaged file at path: want
+    "refused", it must fail; "same", it may fail or give the undamaged
+    answer.  Returns (why or None, stderr, folder, args, exit status)."""
     damaged = digest(path)
-    tries = []
-    if target == "run.log.h5":
-        tries.append(["log", "run.log.h5"])
-    tries.append(RESUME)
-    for args in tries:
+    for args, want in tries:
         rc, out, err = run(strata, args, d)
+        if os.environ.get("FUZZ_CASE"):  # one case: say what it did and what came of it
+            print("%s; strata %s: exit %d: %s" % (what, args[0], rc,
+                                                 err.decode(errors="replace").strip()[-300:]))
         why = crash(rc, err)
         if not why and rc != 0:
             why = message(rc, err)
-            if not why and target == "run.ck" and not kept(path, damaged, d):
+            if not why and path.endswith("run.ck") and not kept(path, damaged, d):
                 why = "exit %d, and the damaged checkpoint is gone or changed" % rc
         if not why and rc == 0:
-            if args[0] == "log" and out != ref["log"]:
+            if want == "refused":
+                why = "a file that must be refused was read (exit 0)"
+            elif args[0] == "log" and out != ref["log"]:
                 why = "strata log printed another table (exit 0)"
             elif args[0] == "run" and result(out) != ref["resume"]:
                 why = "the resume gave %s, undamaged %s (exit 0)" % (result(out), ref["resume"])
         if why:
-            return n, "%s; %s" % (what, why), err, d, args, rc
-    return n, None, b"", d, tries[-1], rc
+            return "%s; %s" % (what, why), err, d, args, rc
+    return None, b"", d, tries[-1][0], rc
 
 
 def prepare_hdf5(strata, root):
@@ -334,6 +510,13 @@ def prepare_hdf5(strata, root):
     if rc != 0:
         sys.exit("fuzz: the reference run failed (%d): %s" % (rc, err.decode(errors="replace")))
     ref = {"dir": d}
+    if h5py:
+        make_table(os.path.join(d, "tbl.h5"))
+        rc, out, err = run(strata, TABLE_RUN, d)
+        if rc != 0:
+            sys.exit("fuzz: the table run failed (%d): %s" % (rc, err.decode(errors="replace")))
+    else:
+        print("fuzz hdf5: no h5py (python3-h5py): crafted files left out", flush=True)
     rc, ref["log"], err = run(strata, ["log", "run.log.h5"], d)
     r = os.path.join(root, "resumed")
     shutil.copytree(d, r)
@@ -377,6 +560,7 @@ def main():
     one = os.environ.get("FUZZ_CASE")
     cases = [int(one)] if one else range(ncases)
     root = tempfile.mkdtemp(prefix="strata-fuzz-")
+    ENV["STRATA_CACHE_DIR"] = os.path.join(root, "cache")
     print("fuzz %s: seed %d, %d cases, %s (FUZZ_SEED=%d FUZZ_CASES=%d to repeat)"
           % (what, seed, len(cases), strata, seed, ncases), flush=True)
     if what == "job":

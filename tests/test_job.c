@@ -261,7 +261,7 @@ START_TEST(test_control_characters)
                 "%s", app_message());
   printable(app_message());
   ck_assert_int_ne(strata_job_load(&job, "/nonexistent/a\nb\r.ini"), STRATA_OK);
-  ck_assert_msg(strstr(app_message(), "/nonexistent/a\\nb\\r.ini: cannot open"), "%s",
+  ck_assert_msg(strstr(app_message(), "/nonexistent/a\\nb\\r.ini: cannot read the job file"), "%s",
                 app_message());
   printable(app_message());
 }
@@ -327,7 +327,7 @@ START_TEST(test_directory_job)
   strata_job job;
   strata_job_init(&job);
   ck_assert_int_eq(strata_job_load(&job, "/tmp"), STRATA_EIO);
-  ck_assert_msg(strstr(app_message(), "/tmp: cannot read job file: is a directory") != NULL,
+  ck_assert_msg(strstr(app_message(), "/tmp: cannot read the job file: not a regular file (a directory)") != NULL,
                 "%s", app_message());
 }
 END_TEST
@@ -337,7 +337,7 @@ START_TEST(test_missing_file)
   strata_job job;
   strata_job_init(&job);
   ck_assert_int_eq(strata_job_load(&job, "/nonexistent/strata.ini"), STRATA_EIO);
-  ck_assert(strstr(app_message(), "/nonexistent/strata.ini: cannot open") != NULL);
+  ck_assert(strstr(app_message(), "/nonexistent/strata.ini: cannot read the job file: No such file") != NULL);
 }
 END_TEST
 

@@ -683,6 +683,22 @@ START_TEST(test_refused)
   put_scalar(d, "y0", 2.0);
   put_scalar(d, "y1", 2.0);
   H5Dclose(d);
+  /* A dataset declaring far more than the file holds (2^40 rows of 2,
+   * chunked, nothing written), and links to a good one. */
+  {
+    hsize_t big[2] = {(hsize_t)1 << 40, 2}, chunk[2] = {1, 2};
+    hid_t sp = H5Screate_simple(2, big, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 2, chunk);
+    H5Dclose(H5Dcreate2(f, "/huge", H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT));
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+  }
+  H5Dclose(put_ds(f, "/good", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, d4, v4));
+  H5Lcreate_soft("/good", f, "/soft", H5P_DEFAULT, H5P_DEFAULT);
+  H5Gclose(H5Gcreate2(f, "/g", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  H5Lcreate_soft("/g", f, "/gsoft", H5P_DEFAULT, H5P_DEFAULT);
+  H5Lcreate_hard(f, "/good", f, "/g/good", H5P_DEFAULT, H5P_DEFAULT);
+  H5Lcreate_external(path_in("good.h5"), "/g", f, "/ext", H5P_DEFAULT, H5P_DEFAULT);
   H5Fclose(f);
   FILE *txt = fopen(path_in("text.h5"), "w");
   ck_assert(txt != NULL);
@@ -714,6 +730,20 @@ START_TEST(test_refused)
   refused("e.h5", "/x_str", "attribute x holds strings");
   refused("e.h5", "/y_down", "y is not strictly increasing: y[2]");
   refused("e.h5", "/y_equal", "y1 = 2 is not greater than y0 = 2");
+  refused("e.h5", "/huge", "/huge declares 1099511627776 x 2 elements of 8 bytes, more than");
+  refused("e.h5", "/soft", "/soft is a soft link");
+  refused("e.h5", "/gsoft/good", "/gsoft is a soft link");
+  refused("e.h5", "/ext", "/ext is an external link");
+  /* Through hard links all the way, the same dataset is read. */
+  strata_table_set *ok = NULL;
+  ck_assert_msg(load1("tbl", "e.h5", "/g/good", &ok) == STRATA_OK, "%s", strata_last_error());
+  strata_tables_free(ok);
+  /* A file others may write, a FIFO: refused, the FIFO without waiting. */
+  ck_assert(chmod(path_in("e.h5"), 0664) == 0);
+  refused("e.h5", "/g/good", "cannot read the file: others may write it (mode 0664; chmod go-w)");
+  ck_assert(chmod(path_in("e.h5"), 0644) == 0);
+  ck_assert(mkfifo(path_in("fifo.h5"), 0600) == 0);
+  refused("fifo.h5", "/d", "not a regular file (a FIFO)");
 
   /* A failure after good tables leaves nothing behind. */
   put_1d("good.h5", "/g", 3, NULL, 0.0, 1.0, lin);

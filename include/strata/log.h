@@ -15,8 +15,9 @@ extern "C" {
  * with every column of the log at full precision (nan where the table
  * prints -), a vector integrand's components and their covariances
  * included.  Any user's log is read, but never through a link or from a
- * FIFO; a log that a run is writing reads as far as the run has flushed
- * it.  Nothing is written to out unless the whole log was read.
+ * FIFO, and every attribute and dataset only once its class, shape and
+ * size are checked (doc/file-formats.md); a log that a run is writing
+ * reads as far as the run has flushed it.  Nothing is written to out unless the whole log was read.
  * STRATA_OK; STRATA_EIO with a message naming the file (not a strata log,
  * refused, damaged, unreadable); STRATA_EINVAL for a NULL path or out. */
 int strata_log_print(const char *path, int csv, FILE *out);

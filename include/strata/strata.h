@@ -10,6 +10,7 @@
 #ifndef STRATA_STRATA_H
 #define STRATA_STRATA_H
 
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -292,8 +293,15 @@ void strata_source_free(strata_source *s);
  * STRATA_EINVAL naming the line) and sets pr->f or pr->fv, pr->source and
  * pr->ncomp.  s must outlive pr's runs. */
 int strata_problem_set_source(strata_problem *pr, strata_source *s);
-/* From a C file defining `function` (path as this process opens it: not
- * through a link, not writable by others; shown names it in messages), or
+/* Opens path for reading as strata opens what it runs or trusts (sources,
+ * job files, tables): a regular file (a FIFO is refused, never waited
+ * on), not through a symbolic link, owned by the effective user (or root)
+ * and writable by no one else.  The checks are made on the descriptor the
+ * stream then reads.  NULL, with a one-line error "PATH: cannot read the
+ * WHAT: why", otherwise. */
+FILE *strata_trusted_fopen(const char *path, const char *what);
+/* From a C file defining `function` (path opened by strata_trusted_fopen;
+ * shown names it in messages), or
  * from the body of one (its statements: the function around them is
  * strata's; shown names where the body came from).  Nothing is compiled
  * yet. */
@@ -319,8 +327,11 @@ uint64_t strata_source_hash(const strata_source *s);
 void strata_source_watch(void (*child)(int pid), int (*requested)(void));
 
 /* Tables a source reads (strata/table.h): "name=FILE.h5:/dataset, ...",
- * each dataset read from HDF5 (owner and mode checked); a relative FILE is
- * under dir (NULL or "": as given).  where names the text in messages. */
+ * each dataset read from HDF5, from a file checked as strata_trusted_fopen
+ * checks one (owner, mode, no link, a regular file, on the descriptor HDF5
+ * then reads), its class, rank and size checked before it is read; a
+ * relative FILE is under dir (NULL or "": as given).  where names the text
+ * in messages. */
 typedef struct strata_table_set strata_table_set;
 int strata_tables_read(const char *spec, const char *dir, const char *where,
                        strata_table_set **out);
