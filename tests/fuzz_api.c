@@ -280,6 +280,23 @@ static void fuzz_names(void)
     }
 }
 
+/* Trusted files: every odd path and description, and things that are no
+ * regular file of this user's (a directory, a device). */
+static void fuzz_trusted(void)
+{
+  static const char *paths[] = {"/dev/null", "/proc/self/status", "/etc/passwd"};
+  long k = 0;
+  for (int p = 0; p < NTEXTS + 3; p++)
+    for (int w = 0; w < 3; w++) {
+      const char *path = p < NTEXTS ? TEXTS[p] : paths[p - NTEXTS];
+      FILE *f = strata_trusted_fopen(path, w == 0 ? NULL : w == 1 ? "" : "table");
+      if (f && (!path || w == 0)) failed("strata_trusted_fopen", k, "took a NULL");
+      outcome("strata_trusted_fopen", k, f ? STRATA_OK : STRATA_EIO);
+      if (f) fclose(f);
+      k++;
+    }
+}
+
 static void fuzz_sources(void)
 {
   static const char code[] = "double f(const double *x, int dim, const double *params)\n"
@@ -674,7 +691,8 @@ static const char *covered[] = {
     "strata_request_stop", "strata_settings_init_checked", "strata_source_build",
     "strata_source_describe", "strata_source_free", "strata_source_from_body",
     "strata_source_from_file", "strata_source_from_string", "strata_source_hash",
-    "strata_source_watch", "strata_tables_free", "strata_tables_read", "strata_version",
+    "strata_source_watch", "strata_tables_free", "strata_tables_read", "strata_trusted_fopen",
+    "strata_version",
 #ifdef STRATA_FUZZ_MPI
     "strata_comm_mpi",
 #endif
@@ -694,6 +712,7 @@ int main(int argc, char **argv)
   fuzz_names();
   fuzz_params();
   fuzz_problem();
+  fuzz_trusted();
   fuzz_sources();
   fuzz_null_integrator();
   fuzz_alloc();
