@@ -247,7 +247,8 @@ def running_average(its):
     return mean, float(np.sum(w) ** -0.5), q
 
 
-def integrate(inst, neval, epsrels=(1e-2,), seed=1, maxiter=30, skip=SKIP, known=(), channels=True):
+def integrate(inst, neval, epsrels=(1e-2,), seed=1, maxiter=30, skip=SKIP, known=(), channels=True,
+              with_trace=False):
     """One run on an instance of the family; one result per epsrel (the
     sampling does not depend on epsrel; the run goes on to the smallest)."""
     import vegas
@@ -343,6 +344,8 @@ def integrate(inst, neval, epsrels=(1e-2,), seed=1, maxiter=30, skip=SKIP, known
         v = _verdict(trace, e, skip, channels and len(search.modes) >= 2)
         v.update(search_evals=search.evals, modes=len(search.modes), ascents=search.ascents,
                  modes_list=[dict(x=m.x.round(4).tolist(), logf=round(float(m.logf), 3)) for m in search.modes])
+        if with_trace:
+            v["trace"] = trace
         out.append(v)
     return out
 
