@@ -5,15 +5,17 @@ One run (integrate()):
 
 1. Search before the warm-up: a scrambled Sobol set of `SOBOL_STARTS`
    points is evaluated, and local ascents of log f (L-BFGS-B, central
-   finite differences, inside the cube) start from its largest values.
+   finite differences, inside the cube) start from some of them (3.).
 2. Warm-up: `skip` iterations of the VEGAS map alone (vegas's AdaptiveMap,
    trained on (f J)^2 as vegas does, alpha 0.5), not kept.  Ascents start
-   from each warm-up iteration's largest-weight samples.
-3. A start inside a known mode's basin (Mahalanobis radius of the chi2_d
-   quantile 1 - 1e-4 in the mode's curvature) is skipped; an ascent ending
-   within one Mahalanobis unit of a known mode is that mode.  A new mode
-   gets its curvature (the finite-difference Hessian H of -log f) and a
-   channel: a Student-t (nu = 5) at the mode with scale H^-1.
+   from each warm-up iteration's samples (3.).
+3. Starts are the points whose f the found modes' Laplace approximations
+   explain least (residual above log 4); an ascent ending within one
+   Mahalanobis unit of a known mode is that mode, and then the residual
+   log(f - A) is climbed from the same start.  A new mode gets its
+   curvature (the finite-difference Hessian H of -log f) and a channel, a
+   Student-t (nu = 5) at the mode with scale H^-1, if it carries at least
+   MIN_MASS of the largest mode's Laplace mass.
 4. With two or more modes the rest of the run samples the mixture
    g = a_0 g_map + sum_c a_c g_c + a_u (uniform, a_u = 0.02 fixed), each
    channel its share of the iteration's points (counts fixed before the
@@ -28,7 +30,7 @@ One run (integrate()):
 5. Every iteration after the warm-up is kept (shares set before an
    iteration keep it unbiased).  A claim needs strata's rule (two kept,
    Q >= 0.01, sigma <= epsrel |I|) and, with channels, every mode channel
-   at >= n_min points and the PSIS tail diagnostic k-hat of the latest
+   at >= n_min points and the PSIS tail diagnostic k-hat of every kept
    iteration's weights below min(1 - 1/log10 S, 0.7) (S points).
 
 Evaluations of the search are counted apart (`search_evals`) and in
@@ -41,14 +43,19 @@ from scipy import optimize, special, stats
 from scipy.stats import qmc
 
 import family
+from baseline import MIN_Q, SKIP, running_average
 
 SOBOL_STARTS = 1024
 SOBOL_ASCENTS = 8           # at most this many ascents from the Sobol set
 ASCENTS_PER_ITERATION = 4   # and from each iteration's samples
 RESIDUAL = math.log(4.0)    # f above 4 times the known modes' approximation: a start
+MIN_MASS = 1e-3             # a mode's Laplace mass, at least this share of the largest's
+MAX_MODES = 16
+MAX_ASCENTS = 32
+TRIED_RADIUS = 0.1          # no start this close to one that found nothing
 NU = 5.0                    # Student-t degrees of freedom of a mode channel
 UNIFORM_SHARE = 0.02
-SKIP, MIN_Q = 5, 0.01
+KHAT_OVER = "kept"          # k-hat judged in every kept iteration, or "last"
 H_STEP = 1e-4               # finite-difference step of the ascent and Hessian
 
 
@@ -110,6 +117,8 @@ class Mode:
         d = len(x)
         self.lognorm = (special.gammaln((NU + d) / 2) - special.gammaln(NU / 2)
                         - 0.5 * d * math.log(NU * math.pi) - float(np.sum(np.log(np.diag(self.chol)))))
+        # log of the Laplace approximation's mass, f(m) (2 pi)^(d/2) det(H)^(-1/2)
+        self.logmass = logf + 0.5 * d * math.log(2 * math.pi) + float(np.sum(np.log(np.diag(self.chol))))
 
     def maha2(self, x):
         z = (np.atleast_2d(x) - self.x) @ self.u.T
@@ -155,6 +164,7 @@ class Search:
         self.modes = []
         self.evals = 0
         self.ascents = 0
+        self.tried = []
         for x in known:
             x = np.atleast_2d(np.asarray(x, float))
             self.from_points(x, self.lf.log(x), 1)
@@ -205,46 +215,55 @@ class Search:
         for logt in (self.lf.log, self.residual_log(x0)):
             x, top = self.climb(logt, x0)
             if top > -1e6 and not any(m.maha2(x)[0] <= 1.0 for m in self.modes):
-                hs = hessian(logt, np.clip(x, H_STEP, 1 - H_STEP))
-                self.modes.append(Mode(x, top, hs))
-                new = True
+                mode = Mode(x, top, hessian(logt, np.clip(x, H_STEP, 1 - H_STEP)))
+                if self.carries_mass(mode, logt is self.lf.log):
+                    self.modes.append(mode)
+                    new = True
                 break
             if not self.modes:
                 break
         self.evals += self.lf.n - n0
         return new
 
+    def carries_mass(self, mode, of_f):
+        """A new mode must carry at least MIN_MASS of the largest one's
+        Laplace mass and not be another's own: a residual maximum only where
+        the known modes explain less than half of f."""
+        if len(self.modes) >= MAX_MODES:
+            return False
+        if self.modes and mode.logmass < max(m.logmass for m in self.modes) + math.log(MIN_MASS):
+            return False
+        if of_f:
+            return True
+        lf = self.lf.log(mode.x)[0]
+        return bool(self.explained(mode.x)[0] < lf + math.log(0.5))
+
     def from_points(self, x, logf, most):
         """Ascents from the points whose f the known modes explain least
         (log f above log of their Laplace approximation by more than
         RESIDUAL), most unexplained first, at most `most` of them; the
-        residuals are taken afresh after each new mode.  True if a new
-        mode was found."""
+        residuals are taken afresh after each new mode, and points within
+        TRIED_RADIUS of a start that found nothing are passed over.  True
+        if a new mode was found."""
         new = False
         ok = np.isfinite(logf)
         x, logf = x[ok], logf[ok]
         for _ in range(most):
-            if len(x) == 0:
+            if len(x) == 0 or self.ascents >= MAX_ASCENTS:
                 break
             r = logf - self.explained(x)
+            for t in self.tried:     # near a start that found nothing: not again
+                r[np.sum((x - t) ** 2, axis=1) < TRIED_RADIUS**2] = -np.inf
             i = int(np.argmax(r))
             if not r[i] > RESIDUAL:
                 break
             found = self.ascend(x[i])
+            if not found:
+                self.tried.append(x[i])
             new |= found
             keep = np.arange(len(x)) != i
             x, logf = x[keep], logf[keep]
         return new
-
-
-def running_average(its):
-    i = np.array([a for a, _ in its])
-    s = np.array([b for _, b in its])
-    w = 1 / s**2
-    mean = float(np.sum(w * i) / np.sum(w))
-    chi2 = float(np.sum((i - mean) ** 2 * w))
-    q = float(special.gammaincc((len(its) - 1) / 2, chi2 / 2)) if len(its) > 1 else float("nan")
-    return mean, float(np.sum(w) ** -0.5), q
 
 
 def integrate(inst, neval, epsrels=(1e-2,), seed=1, maxiter=30, skip=SKIP, known=(), channels=True,
@@ -344,32 +363,38 @@ def integrate(inst, neval, epsrels=(1e-2,), seed=1, maxiter=30, skip=SKIP, known
         v = _verdict(trace, e, skip, channels and len(search.modes) >= 2)
         v.update(search_evals=search.evals, modes=len(search.modes), ascents=search.ascents,
                  modes_list=[dict(x=m.x.round(4).tolist(), logf=round(float(m.logf), 3)) for m in search.modes])
-        if with_trace:
-            v["trace"] = trace
+        v["trace"] = trace if with_trace else [
+            [round(t["i"], 8), round(t["s"], 8), round(t["khat"], 3), int(t["restart"]), t["size"]] for t in trace]
         out.append(v)
     return out
 
 
-def _verdict(trace, epsrel, skip, gated):
-    kept, conv, reason = [], False, "maxiter"
+def _verdict(trace, epsrel, skip, gated, khat_over=None):
+    """strata's stopping rule over the kept iterations and, when gated, the
+    channels' minimum and k-hat in every kept iteration (khat_over="last":
+    in the latest only)."""
+    khat_over = khat_over or KHAT_OVER
+    kept, conv, reason = [], [], "maxiter"
     for k, t in enumerate(trace):
         if t["restart"]:
             kept = []
         elif k >= skip and t["s"] > 0:
-            kept.append((t["i"], t["s"]))
+            kept.append(t)
         if len(kept) >= 2:
-            mean, sdev, q = running_average(kept)
+            mean, sdev, q = running_average([(u["i"], u["s"]) for u in kept])
+            judged = kept if khat_over == "kept" else kept[-1:]
+            worst = max(judged, key=lambda u: u["khat"] - khat_limit(u["size"]))
             if q >= MIN_Q and sdev <= epsrel * abs(mean):
-                if gated and t["thin"]:
+                if gated and any(u["thin"] for u in judged):
                     reason = "a mode channel below its minimum"
-                elif gated and not (t["khat"] <= khat_limit(t["size"])):
-                    reason = f"k-hat {t['khat']:.2f}"
+                elif gated and not worst["khat"] <= khat_limit(worst["size"]):
+                    reason = f"k-hat {worst['khat']:.2f}"
                 else:
                     conv = True
                     break
     if kept:
-        mean, sdev, _ = running_average(kept)
+        mean, sdev, _ = running_average([(u["i"], u["s"]) for u in kept])
     else:
         mean, sdev = trace[k]["i"], trace[k]["s"]
-    return dict(integral=mean, sigma=sdev, converged=conv, neval_total=trace[k]["evals"],
+    return dict(integral=mean, sigma=sdev, converged=bool(conv), neval_total=trace[k]["evals"],
                 iterations=k + 1, khat=trace[k]["khat"], reason=None if conv else reason)
