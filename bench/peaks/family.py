@@ -229,19 +229,25 @@ class Density:
         return np.exp(self.log(x))
 
 
+def _put(path, text):
+    """Write whole or not at all: drivers running side by side write the
+    same instance, and a reader must never see half a file."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
 def write(dirname, which, count, first):
     os.makedirs(dirname, exist_ok=True)
     names = []
     for i in range(first, first + count):
         inst = instance(seed_of(which, i))
-        base = f"{which}-{inst['seed']}"
-        with open(os.path.join(dirname, base + ".c"), "w") as fh:
-            fh.write(c_source(inst))
-        with open(os.path.join(dirname, base + ".ini"), "w") as fh:
-            fh.write(job_file(inst, base + ".c"))
-        with open(os.path.join(dirname, base + ".json"), "w") as fh:
-            json.dump(as_json(inst), fh)
-        names.append(base)
+        base = os.path.join(dirname, f"{which}-{inst['seed']}")
+        _put(base + ".c", c_source(inst))
+        _put(base + ".ini", job_file(inst, os.path.basename(base) + ".c"))
+        _put(base + ".json", json.dumps(as_json(inst)))
+        names.append(os.path.basename(base))
     return names
 
 

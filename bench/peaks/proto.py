@@ -29,9 +29,10 @@ One run (integrate()):
    With one mode the run is the map alone, as in classic VEGAS.
 5. Every iteration after the warm-up is kept (shares set before an
    iteration keep it unbiased).  A claim needs strata's rule (two kept,
-   Q >= 0.01, sigma <= epsrel |I|) and, with channels, every mode channel
-   at >= n_min points and the PSIS tail diagnostic k-hat of every kept
-   iteration's weights below min(1 - 1/log10 S, 0.7) (S points).
+   Q >= 0.01, sigma <= epsrel |I|), every mode channel at >= n_min points
+   and the PSIS tail diagnostic k-hat of every kept iteration's weights
+   below min(1 - 1/log10 S, 0.7) (S points), map-only iterations included
+   (GATE = "channels" judges k-hat only once the run has channels).
 
 Evaluations of the search are counted apart (`search_evals`) and in
 `neval_total`.
@@ -56,6 +57,8 @@ TRIED_RADIUS = 0.1          # no start this close to one that found nothing
 NU = 5.0                    # Student-t degrees of freedom of a mode channel
 UNIFORM_SHARE = 0.02
 KHAT_OVER = "kept"          # k-hat judged in every kept iteration, or "last"
+GATE = "always"             # the gate on every run the search ran in, or "channels":
+                            # only from the iteration on which the run has channels
 H_STEP = 1e-4               # finite-difference step of the ascent and Hessian
 
 
@@ -355,26 +358,28 @@ def integrate(inst, neval, epsrels=(1e-2,), seed=1, maxiter=30, skip=SKIP, known
                 new = len(search.modes) - nch
                 alpha = np.append(alpha, np.full(new, alpha.sum() / (nch + 1)))
                 alpha *= (1 - UNIFORM_SHARE) / alpha.sum()
-        trace.append(dict(i=i_k, s=s_k, evals=lf.n, restart=restart, size=len(w), **gate))
-        if _verdict(trace, min(epsrels), skip, channels and len(search.modes) >= 2)["converged"]:
+        trace.append(dict(i=i_k, s=s_k, evals=lf.n, restart=restart, size=len(w),
+                          gated=channels and (GATE == "always" or mixing), **gate))
+        if _verdict(trace, min(epsrels), skip)["converged"]:
             break
     out = []
     for e in epsrels:
-        v = _verdict(trace, e, skip, channels and len(search.modes) >= 2)
+        v = _verdict(trace, e, skip)
         v.update(search_evals=search.evals, modes=len(search.modes), ascents=search.ascents,
                  modes_list=[dict(x=m.x.round(4).tolist(), logf=round(float(m.logf), 3)) for m in search.modes])
         v["trace"] = trace if with_trace else [
-            [round(t["i"], 8), round(t["s"], 8), round(t["khat"], 3), int(t["restart"]), t["size"]] for t in trace]
+            [round(t["i"], 8), round(t["s"], 8), round(t["khat"], 3), int(t["restart"]), t["size"],
+             int(t["gated"])] for t in trace]
         out.append(v)
     return out
 
 
-def _verdict(trace, epsrel, skip, gated, khat_over=None):
-    """strata's stopping rule over the kept iterations and, when gated, the
-    channels' minimum and k-hat in every kept iteration (khat_over="last":
-    in the latest only)."""
+def _verdict(trace, epsrel, skip, khat_over=None):
+    """strata's stopping rule over the kept iterations and, where the
+    iteration is gated (GATE), the channels' minimum and k-hat in every
+    kept iteration (khat_over="last": in the latest only)."""
     khat_over = khat_over or KHAT_OVER
-    kept, conv, reason = [], [], "maxiter"
+    kept, conv, reason = [], False, "maxiter"
     for k, t in enumerate(trace):
         if t["restart"]:
             kept = []
@@ -384,6 +389,7 @@ def _verdict(trace, epsrel, skip, gated, khat_over=None):
             mean, sdev, q = running_average([(u["i"], u["s"]) for u in kept])
             judged = kept if khat_over == "kept" else kept[-1:]
             worst = max(judged, key=lambda u: u["khat"] - khat_limit(u["size"]))
+            gated = t["gated"]
             if q >= MIN_Q and sdev <= epsrel * abs(mean):
                 if gated and any(u["thin"] for u in judged):
                     reason = "a mode channel below its minimum"
@@ -396,5 +402,5 @@ def _verdict(trace, epsrel, skip, gated, khat_over=None):
         mean, sdev, _ = running_average([(u["i"], u["s"]) for u in kept])
     else:
         mean, sdev = trace[k]["i"], trace[k]["s"]
-    return dict(integral=mean, sigma=sdev, converged=bool(conv), neval_total=trace[k]["evals"],
+    return dict(integral=mean, sigma=sdev, converged=conv, neval_total=trace[k]["evals"],
                 iterations=k + 1, khat=trace[k]["khat"], reason=None if conv else reason)
