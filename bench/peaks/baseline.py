@@ -36,7 +36,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
 import json
-import math
 import subprocess
 import sys
 import time
@@ -47,7 +46,6 @@ from scipy.special import gammaincc
 
 import family
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 SKIP, MIN_Q = 5, 0.01
 
 

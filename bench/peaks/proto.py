@@ -40,7 +40,7 @@ Evaluations of the search are counted apart (`search_evals`) and in
 import math
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import optimize, special
 from scipy.stats import qmc
 
 import family
