@@ -19,7 +19,7 @@ line per run (instance, settings, result, claim, pull).
   unclaimed at `maxiter` (30).  strata's refinements (neighbours' errors as
   weights, restarts, the lost-peak and thin rules) are not mirrored.
 - proto: bench/peaks/proto.py's multichannel prototype (its claim rule is
-  described there).
+  described there; PEAKS_GATE sets its GATE).
 
 vegas and proto make one run per instance, neval and seed, to the smallest
 epsrel, and read the other epsrels' verdicts from its trace of iterations
@@ -156,6 +156,7 @@ def run_vegas(base, inst, neval, epsrels, seed, maxiter):
 
 def run_proto(base, inst, neval, epsrels, seed, maxiter):
     import proto
+    proto.GATE = os.environ.get("PEAKS_GATE", proto.GATE)
     return proto.integrate(family.from_json(inst), neval=int(neval), epsrels=epsrels, seed=seed,
                            maxiter=maxiter)
 

@@ -58,7 +58,9 @@ NU = 5.0                    # Student-t degrees of freedom of a mode channel
 UNIFORM_SHARE = 0.02
 KHAT_OVER = "kept"          # k-hat judged in every kept iteration, or "last"
 GATE = "always"             # the gate on every run the search ran in, or "channels":
-                            # only from the iteration on which the run has channels
+                            # only from the iteration on which the run has channels,
+                            # or "unexplained": there, and where the largest weights
+                            # include a point the modes found do not explain
 H_STEP = 1e-4               # finite-difference step of the ascent and Hessian
 
 
@@ -218,7 +220,10 @@ class Search:
         for logt in (self.lf.log, self.residual_log(x0)):
             x, top = self.climb(logt, x0)
             if top > -1e6 and not any(m.maha2(x)[0] <= 1.0 for m in self.modes):
-                mode = Mode(x, top, hessian(logt, np.clip(x, H_STEP, 1 - H_STEP)))
+                hs = hessian(logt, np.clip(x, H_STEP, 1 - H_STEP))
+                if not np.all(np.isfinite(hs)):     # the target vanishes beside it: no peak
+                    break
+                mode = Mode(x, top, hs)
                 if self.carries_mass(mode, logt is self.lf.log):
                     self.modes.append(mode)
                     new = True
@@ -269,6 +274,15 @@ class Search:
         return new
 
 
+def unexplained_tail(search, x, logf, w):
+    """Whether the points of the M largest weights (k-hat's tail) include one
+    that the modes found so far do not explain (residual above RESIDUAL)."""
+    m = int(math.ceil(min(0.2 * len(w), 3 * math.sqrt(len(w)))))
+    top = np.argsort(w)[-m:]
+    r = logf[top] - search.explained(x[top])
+    return bool(np.any(np.isfinite(logf[top]) & (r > RESIDUAL)))
+
+
 def integrate(inst, neval, epsrels=(1e-2,), seed=1, maxiter=30, skip=SKIP, known=(), channels=True,
               with_trace=False):
     """One run on an instance of the family; one result per epsrel (the
@@ -300,7 +314,7 @@ def integrate(inst, neval, epsrels=(1e-2,), seed=1, maxiter=30, skip=SKIP, known
             s_k = float(np.std(w, ddof=1) / math.sqrt(len(w)))
             amap.add_training_data(y, w**2)
             amap.adapt(alpha=0.5)
-            gate = dict(khat=khat(w), thin=False)
+            gate = dict(khat=khat(w), thin=False, unexplained=unexplained_tail(search, x, logf, w))
             restart = False
             if channels:
                 search.from_points(x, logf, ASCENTS_PER_ITERATION)
@@ -352,14 +366,17 @@ def integrate(inst, neval, epsrels=(1e-2,), seed=1, maxiter=30, skip=SKIP, known
             a = share[: nch + 1] * np.sqrt(np.maximum(wc2, 0))
             if a.sum() > 0:
                 alpha = (1 - UNIFORM_SHARE) * a / a.sum()
-            gate = dict(khat=khat(w), thin=bool(np.any(counts[1:] < n_min)))
+            gate = dict(khat=khat(w), thin=bool(np.any(counts[1:] < n_min)),
+                        unexplained=unexplained_tail(search, x, logf, w))
             restart = search.from_points(x, logf, ASCENTS_PER_ITERATION)
             if restart:     # new channels start at the share of an average one
                 new = len(search.modes) - nch
                 alpha = np.append(alpha, np.full(new, alpha.sum() / (nch + 1)))
                 alpha *= (1 - UNIFORM_SHARE) / alpha.sum()
         trace.append(dict(i=i_k, s=s_k, evals=lf.n, restart=restart, size=len(w),
-                          gated=channels and (GATE == "always" or mixing), **gate))
+                          gated=channels and (GATE == "always" or mixing
+                                              or (GATE == "unexplained" and gate["unexplained"])),
+                          **gate))
         if _verdict(trace, min(epsrels), skip)["converged"]:
             break
     out = []
