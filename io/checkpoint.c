@@ -17,11 +17,10 @@
 #define FORMAT "strata checkpoint"
 /* 2: the map has as many increments as neval trains (map.h), no longer
  * always ninc.  3: a one-dimensional job's map has one increment, any
- * other at least two per stratum along an axis (map.h).  4: the samples
- * per increment grow with the dimension (map.h), finer maps below 1e6.
+ * other at least two per stratum along an axis (map.h).
  * An older file whose map has this job's count reads the same
  * (strata_checkpoint_check_version refuses the others). */
-#define FORMAT_VERSION 4
+#define FORMAT_VERSION 3
 
 static double now_s(void)
 {

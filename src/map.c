@@ -7,13 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t strata_map_samples_per_inc(int dim)
-{
-  static const int64_t base[3] = {10, 13, 16}; /* 10 x 2^(0, 1/3, 2/3), rounded */
-  const int k = dim < 2 ? 0 : dim - 2;
-  return base[k % 3] << (k / 3);
-}
-
 int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube)
 {
   if (dim == 1) return 1;
@@ -22,8 +15,6 @@ int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube)
     n = neval / STRATA_MAP_SAMPLES_PER_FINE_INC;
     if (n < STRATA_MAP_COARSE_INC) n = STRATA_MAP_COARSE_INC;
   }
-  const int64_t fine = neval / strata_map_samples_per_inc(dim);
-  if (fine > n) n = fine;
   const int64_t m = strata_strat_hcubes_per_axis(dim, neval, max_nhcube);
   if (m > 1 && n < 2 * m) n = 2 * m;
   return n >= ninc ? ninc : n > 1 ? (int)n : 1;

@@ -26,24 +26,16 @@ typedef struct {
 
 /* How many increments an iteration of neval samples can train.  An
  * increment's weight is a mean of (J f)^2 over samples spread through the
- * other axes, and its noise comes from those D - 1 axes: a map trained on
- * noise runs away (1000 increments of 10 samples in d=8 end f4 many sigma
- * low: doc/benchmarks.md, R16), one too coarse stops improving after a
- * dozen iterations (R57).  So every increment gets
- * strata_map_samples_per_inc(dim) samples on average, 10 in d=2, doubling
- * every three dimensions (40 in d=8, 104 in d=12: R58).  Never fewer
- * increments than the coarse rule that served every dimension before
- * gives: STRATA_MAP_SAMPLES_PER_INC samples each up to
- * STRATA_MAP_COARSE_INC increments, and STRATA_MAP_SAMPLES_PER_FINE_INC
- * for each further one, which still sets the count at small neval in
- * many dimensions (d >= 13 at 1e4 samples). */
+ * other axes, mostly noise from a few of them, and a map trained on noise
+ * runs away: every increment gets STRATA_MAP_SAMPLES_PER_INC samples on
+ * average, and beyond STRATA_MAP_COARSE_INC increments each further one
+ * STRATA_MAP_SAMPLES_PER_FINE_INC, so that the ceiling ninc = 1000 is
+ * reached at neval = 1e6, the finest map from there on.  A map of 1000
+ * increments trained on 1e4 samples ends runs many sigma low where one of
+ * 100 stays within its errors (doc/benchmarks.md, R16). */
 #define STRATA_MAP_SAMPLES_PER_INC 100
 #define STRATA_MAP_COARSE_INC 100
 #define STRATA_MAP_SAMPLES_PER_FINE_INC 1000
-
-/* The samples per increment in dim >= 2 dimensions: 10 x 2^((dim-2)/3),
- * rounded, in integers so that every rank and backend agrees. */
-int64_t strata_map_samples_per_inc(int dim);
 
 /* The increments per axis a map of dim axes trained on neval samples per
  * iteration uses: the rule above, never more than ninc (the ceiling), at
