@@ -88,7 +88,7 @@ int main(int argc, char **argv)
   strata_strat_restore(s, share);
 
   strata_backend *be = strata_backend_cpu_new(1);
-  strata_sample_job job = {.problem = &pr, .map = g, .strat = s, .seed = 1, .h0 = 0, .h1 = nh,
+  strata_plan job = {.problem = &pr, .map = g, .strat = s, .seed = 1, .h0 = 0, .h1 = nh,
                            .shift = 0.0, .map_scale = 1.0, .s1 = s1, .s2 = s2, .wsum = wsum,
                            .wcount = wcount};
   const int64_t total = s->start[nh];

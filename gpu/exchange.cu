@@ -52,11 +52,11 @@ int shared_slot(const strata_split *sp, long long h)
 
 /* The exchange's plan for this iteration: every rank's whole hypercubes
  * and every shared one, uploaded; this rank's partial ones in xa. */
-int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+int plan_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s,
                   ExchangeArgs *xa, cudaStream_t q)
 {
   const strata_comm *c = strata_cuda_peers_comm(st->peers);
-  const strata_split *sp = job->split;
+  const strata_split *sp = plan->split;
   const int R = c->size;
   if (!sp || sp->nranks != R)
     return strata_error(STRATA_EBACKEND, "cuda device %d: the iteration is split among %d "
@@ -93,18 +93,18 @@ int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_str
   if (n > 0)
     cudaMemcpyAsync(st->shared.p, st->h_shared.p, (size_t)n * sizeof(SharedHcube),
                     cudaMemcpyHostToDevice, q);
-  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  const int nc = plan->ncomp;
   xa->npart = nc == 1 ? 2 : nc + nc * (nc + 1) / 2;
   xa->nslot = R - 1;
   xa->nrank = R;
   xa->rank = c->rank;
-  xa->ncell = (long long)job->problem->dim * job->map->ninc;
+  xa->ncell = (long long)plan->problem->dim * plan->map->ninc;
   xa->shared = st->shared.p;
   xa->nshared = n;
   xa->seg = st->seg.p;
   xa->nhcube = s->nhcube;
   xa->V = 1.0 / (double)s->nhcube;
-  xa->shift = job->shift;
+  xa->shift = plan->shift;
   xa->kk = s->ladder ? s->ladder->kk : 0.0;
   return STRATA_OK;
 }
@@ -114,12 +114,12 @@ int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_str
  * hypercubes, and adapting, the map and the allocation as one GPU makes
  * them from the same sums and levels; then where the next iteration
  * splits. */
-int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+int launch_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s,
                     const strata_map *g, ExchangeArgs xa, bool realloc, bool refine)
 {
   cudaStream_t q = st->stream;
-  const bool adapt = job->adapt != 0;
-  const int nsplit = job->split->nranks;
+  const bool adapt = plan->adapt != 0;
+  const int nsplit = plan->split->nranks;
   const size_t nx = (size_t)xa.size(adapt);
   if (!st->xbuf.reserve(nx) || (realloc && !st->lv16.reserve((size_t)s->nhcube)) ||
       (realloc && (!st->split.reserve(4 * ((size_t)nsplit + 1)) ||
@@ -171,7 +171,7 @@ int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_s
   }
   if (refine) {
     cudaStreamWaitEvent(st->stream2, st->ev_map, 0);
-    launch_refine(st, g, job->alpha, st->stream2);
+    launch_refine(st, g, plan->alpha, st->stream2);
     cudaEventRecord(st->ev_join, st->stream2);
     cudaStreamWaitEvent(q, st->ev_join, 0);
   }

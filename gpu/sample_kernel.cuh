@@ -52,7 +52,7 @@ struct KernelArgs {
   unsigned long long seed;
   unsigned int iteration;
   double shift;
-  double map_scale;          /* strata_sample_job's */
+  double map_scale;          /* the plan's (src/plan.h) */
   int shared_acc;            /* map sums in shared memory */
   int spc;                   /* samples per chunk */
   /* QMC iterations: N = 2^log2n points per randomization */
@@ -62,7 +62,7 @@ struct KernelArgs {
   unsigned int qz[STRATA_MAX_DIM];   /* lattice generator */
   int log2n;
   /* Extended integrands: their tables (device copies), and with ncomp > 1
-   * the per-hypercube component sums (see strata_sample_job). */
+   * the per-hypercube component sums (see src/plan.h). */
   const strata_table *tables;
   double *c1, *c2;
   double cshift[STRATA_MAX_COMP];

@@ -92,7 +92,7 @@ static inline double adapting_value(const strata_problem *pr, int nc, double jac
  * in sample order, so that they all give the same bits for the same
  * values.  Returns the first component that is not finite (nothing added),
  * or -1. */
-static inline int add_values(const strata_sample_job *job, int nc, double jac, const double *f,
+static inline int add_values(const strata_plan *job, int nc, double jac, const double *f,
                              double *sum, double *c1, double *c2, double *w2)
 {
   double w[STRATA_MAX_COMP], dc[STRATA_MAX_COMP];
@@ -105,7 +105,7 @@ static inline int add_values(const strata_sample_job *job, int nc, double jac, c
   *w2 = ws * ws;
   sum[0] += dw;
   sum[1] += dw * dw;
-  if (job->c1) {
+  if (nc > 1) {
     for (int c = 0; c < nc; c++) {
       dc[c] = w[c] - job->cshift[c];
       c1[c] += dc[c];
@@ -125,13 +125,13 @@ typedef struct {
 } cell_sums;
 
 /* Cell cs->h is complete: its sums into the job, and on to the next. */
-static inline void cell_close(const strata_sample_job *job, int nc, cell_sums *cs)
+static inline void cell_close(const strata_plan *job, int nc, cell_sums *cs)
 {
   const int np = nc * (nc + 1) / 2;
   job->s1[cs->h] = cs->sum[0];
   job->s2[cs->h] = cs->sum[1];
   cs->sum[0] = cs->sum[1] = 0.0;
-  if (job->c1) {
+  if (nc > 1) {
     memcpy(job->c1 + (size_t)cs->h * (size_t)nc, cs->c1, sizeof(double) * (size_t)nc);
     memcpy(job->c2 + (size_t)cs->h * (size_t)np, cs->c2, sizeof(double) * (size_t)np);
     memset(cs->c1, 0, sizeof(double) * (size_t)nc);
@@ -146,7 +146,7 @@ static inline void cell_close(const strata_sample_job *job, int nc, cell_sums *c
  * component), or -1.  Always inlined, so that nc = 1 makes the scalar
  * integrand's loop of its own. */
 static inline __attribute__((always_inline)) int64_t
-add_batch(const strata_sample_job *job, int nc, int64_t i0, int64_t n, const double *jac,
+add_batch(const strata_plan *job, int nc, int64_t i0, int64_t n, const double *jac,
           const double *fv, double *w2, cell_sums *cs, int *bad)
 {
   const int64_t *start = job->strat->start;
@@ -209,7 +209,7 @@ static void map_sums_out(map_cell *map, size_t cells, int first, double *cw, dou
  * and the chunk's map sums into cw and cc.  Always inlined, for
  * add_batch's sake. */
 static inline __attribute__((always_inline)) void
-sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, int64_t B,
+sample_chunk_nc(const strata_plan *job, int nc, int64_t ha, int64_t hb, int64_t B,
                 cpu_scratch *sc, double *cw, double *cc, chunk_status *st)
 {
   const strata_problem *pr = job->problem;
@@ -256,7 +256,7 @@ sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, in
   if (job->adapt) map_sums_out(sc->map, sc->cells, !out, cw, cc);
 }
 
-static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb, int64_t B,
+static void sample_chunk(const strata_plan *job, int64_t ha, int64_t hb, int64_t B,
                          cpu_scratch *sc, double *cw, double *cc, chunk_status *st)
 {
   const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
@@ -277,7 +277,7 @@ static void scratch_free(cpu_scratch *sc)
 
 /* nt threads' working arrays for batches of B samples, with the map sums
  * zeroed: those kept from the last call where they are large enough. */
-static int scratch_reserve(cpu_backend *cb, int nt, const strata_sample_job *job, int64_t B)
+static int scratch_reserve(cpu_backend *cb, int nt, const strata_plan *job, int64_t B)
 {
   const strata_problem *pr = job->problem;
   const int dim = pr->dim, nc = pr->ncomp > 1 ? pr->ncomp : 1;
@@ -314,7 +314,7 @@ static int scratch_reserve(cpu_backend *cb, int nt, const strata_sample_job *job
 }
 
 /* The backends' shared message, naming the component of a vector integrand. */
-static int report_bad(const strata_sample_job *job, const chunk_status *st)
+static int report_bad(const strata_plan *job, const chunk_status *st)
 {
   int rc = strata_backend_report_nonfinite(job, st->bad_fx, st->bad_index, st->bad_x);
   if (st->bad_comp < 0) return rc;
@@ -324,7 +324,7 @@ static int report_bad(const strata_sample_job *job, const chunk_status *st)
                       job->problem->ncomp);
 }
 
-static int cpu_sample(strata_backend *b, strata_sample_job *job)
+static int cpu_sample(strata_backend *b, strata_plan *job)
 {
   cpu_backend *cb = b->self;
   const strata_strat *s = job->strat;
@@ -429,7 +429,7 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
       }
     }
   }
-  return job->part ? strata_backend_host_part(job) : STRATA_OK;
+  return job->combine != STRATA_COMBINE_CELLS ? strata_backend_host_part(job) : STRATA_OK;
 }
 
 static void cpu_free(strata_backend *b)

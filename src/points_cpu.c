@@ -24,7 +24,7 @@ _Static_assert(L % STRATA_PHILOX_LANE_STEP == 0 &&
                    L * ((STRATA_MAX_DIM + 3) / 4) <= STRATA_PHILOX_LANES_MAX,
                "a block's counters fit one Philox call");
 
-void strata_points_start(const strata_sample_job *job, int64_t h, strata_points_walk *w)
+void strata_points_start(const strata_plan *job, int64_t h, strata_points_walk *w)
 {
   w->h = h;
   w->qmc.next = -1;
@@ -43,7 +43,7 @@ static inline void next_coords(int *k, int dim, int M)
  * last sample's hypercube, so that their points stay in the unit cube;
  * nobody reads them.  Inlined into each of strata_points_block's clones. */
 static inline __attribute__((always_inline)) void
-uniform_points(const strata_sample_job *job, strata_points_walk *w, int64_t i0, int n,
+uniform_points(const strata_plan *job, strata_points_walk *w, int64_t i0, int n,
                double y[][L])
 {
   const strata_strat *s = job->strat;
@@ -80,7 +80,7 @@ uniform_points(const strata_sample_job *job, strata_points_walk *w, int64_t i0, 
 }
 
 POINTS_CLONES
-void strata_points_block(const strata_sample_job *job, strata_points_walk *w, int64_t i0, int n,
+void strata_points_block(const strata_plan *job, strata_points_walk *w, int64_t i0, int n,
                          double *x, double *jac, int *inc, size_t istride)
 {
   const strata_map *g = job->map;

@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "comm.h"
 #include "map.h"
+#include "plan.h"
 #include "qmc.h"
 #include "split.h"
 #include "state.h"
@@ -23,16 +24,15 @@ typedef struct strata_run {
   strata_strat *strat;      /* hypercubes; plain and qmc: their cells */
   strata_qmc *qmc;          /* qmc, and the vegas modes with qmc_map: the point sets */
   strata_strat *qcells;     /* qmc_map: the cells of the frozen-map iterations */
-  /* s1, s2 (per cell); for a vector integrand the components' c1, c2 (per
-   * cell, backend.h); the rank's part of a stratified estimate
-   * (STRATA_EST_PART); then wsum, wcount (dim*ninc each).  One allreduce
-   * combines the part and the map's sums, or, for plain MC and QMC, all of
-   * it. */
-  double *buf;
+  double *buf;              /* the iterations' sums, as the plan lays them out (plan.c) */
   double *levels;           /* vegas+: every hypercube's share of the next allocation, as
                              * its level (shares.h) */
   int64_t *slices;          /* [ranks + 1]: the ranks' slices of hypercubes */
-  strata_split *split;      /* ranks whose backends exchange: their split of the samples */
+  strata_split *split;      /* several ranks: their split of the samples, where their
+                             * backends exchange */
+  /* The components' shifts of the coming iteration and of the one after
+   * it, which its plan points to. */
+  double cshift[STRATA_MAX_COMP], next_cshift[STRATA_MAX_COMP];
   strata_ravg ravg;         /* the history and its running average */
   int ncomp;                /* 1 for a scalar integrand, else problem.ncomp */
   double *creport;          /* vector integrands: [maxiter][ncomp][STRATA_COMP_ROW], the

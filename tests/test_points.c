@@ -51,7 +51,7 @@ static void same_double(double a, double b, const char *what, int64_t i, int d)
 
 /* Samples from hypercube h0's first to the last, in blocks of sizes 1,
  * 2, ..., STRATA_POINT_BLOCK, 1, ...: each against the sample alone. */
-static void compare(const strata_sample_job *job, int64_t h0)
+static void compare(const strata_plan *job, int64_t h0)
 {
   const strata_strat *s = job->strat;
   const int dim = job->problem->dim;
@@ -78,10 +78,10 @@ static void compare(const strata_sample_job *job, int64_t h0)
   }
 }
 
-static strata_sample_job job_of(const strata_problem *pr, const strata_map *g,
+static strata_plan job_of(const strata_problem *pr, const strata_map *g,
                                 const strata_strat *s)
 {
-  return (strata_sample_job){.problem = pr, .map = g, .strat = s, .seed = 0x123456789abcdefULL,
+  return (strata_plan){.problem = pr, .map = g, .strat = s, .seed = 0x123456789abcdefULL,
                              .iteration = 7};
 }
 
@@ -104,7 +104,7 @@ START_TEST(test_uneven_hypercubes)
     }
     if (s->nhcube == 1) nh[0] = 500;
     strata_strat_restore(s, nh);
-    strata_sample_job job = job_of(&pr, g, s);
+    strata_plan job = job_of(&pr, g, s);
     compare(&job, 0);
     if (s->nhcube > 3) compare(&job, s->nhcube / 3); /* a chunk that starts later */
     free(nh);
@@ -126,7 +126,7 @@ START_TEST(test_large_indices)
   for (int h = 0; h < 64; h++) nh[h] = 1 + h % 5;
   nh[0] = (INT64_C(1) << 32) - 3;
   strata_strat_restore(s, nh);
-  strata_sample_job job = job_of(&pr, g, s);
+  strata_plan job = job_of(&pr, g, s);
   compare(&job, 1);
   strata_strat_free(s);
   strata_map_free(g);
@@ -140,7 +140,7 @@ START_TEST(test_shared_map)
   strata_map *g = rough_map(5, 80, 1);
   strata_strat *s = strata_strat_alloc(5, 2000, 4096, 0.75, 1);
   strata_strat_init(s);
-  strata_sample_job job = job_of(&pr, g, s);
+  strata_plan job = job_of(&pr, g, s);
   compare(&job, 0);
   strata_strat_free(s);
   strata_map_free(g);
@@ -159,7 +159,7 @@ START_TEST(test_qmc_cells)
       ck_assert_msg(q != NULL, "%s", strata_last_error());
       strata_qmc_randomize(q, 99, 4);
       strata_strat *s = strata_strat_alloc_cells(dim, 10, 3 << 9);
-      strata_sample_job job = job_of(&pr, g, s);
+      strata_plan job = job_of(&pr, g, s);
       job.qmc = q;
       compare(&job, 0);
       compare(&job, 4);
