@@ -545,23 +545,15 @@ int strata_integrator_set_map(strata_integrator *s, int naxes, int ninc, const d
   return strata_error(rc, "the map given: %s", msg);
 }
 
-/* The one-call form: the CPU backend, no peers, nothing saved. */
+/* The one-call form: an integrator on the CPU backend, no peers, nothing
+ * saved; its run goes through the session's loop like every other. */
 int strata_integrate(const strata_problem *pr, const strata_params *p,
                      strata_iteration_cb cb, void *ctx, strata_result *res)
 {
-  strata_backend *be = strata_backend_cpu_new(p->nthreads);
-  strata_comm *comm = strata_comm_serial();
-  strata_run *r = NULL;
-  int rc;
-  if (!be || !comm) {
-    rc = strata_error(STRATA_ENOMEM, "out of memory");
-    goto out;
-  }
-  rc = strata_run_alloc(pr, p, be, comm, &r);
-  if (rc == STRATA_OK) rc = strata_run_integrate(r, cb, ctx, res);
-out:
-  strata_run_free(r);
-  strata_comm_free(comm);
-  strata_backend_free(be);
+  strata_integrator *s = NULL;
+  int rc = strata_integrator_alloc_checked(STRATA_INTERFACE, sizeof *pr, sizeof *p, pr, p,
+                                           STRATA_BACKEND_CPU, NULL, &s);
+  if (rc == STRATA_OK) rc = strata_integrator_integrate(s, cb, ctx, res);
+  strata_integrator_free(s);
   return rc;
 }

@@ -561,60 +561,79 @@ static int finish_log(strata_session *s, const strata_run *r, const strata_resul
   return rc;
 }
 
+/* What the session does after each iteration of the run loop. */
+typedef struct {
+  strata_session *s;
+  strata_progress_cb progress;
+  void *ctx;
+  double *buf;          /* [ranks + 1]: the stop request and every rank's time */
+  int stop;             /* a stop was asked for */
+  int failed;           /* the error ending the loop is the session's, not the step's */
+} after_iteration;
+
+static int session_failed(after_iteration *a, int rc)
+{
+  a->failed = 1;
+  return rc;
+}
+
+/* Every rank agrees whether any was asked to stop, rank 0 records the
+ * iteration, progress sees it and may stop the run. */
+static int after_step(strata_run *r, const strata_iteration *it, int *stop, void *ctx)
+{
+  after_iteration *a = ctx;
+  strata_session *s = a->s;
+  const int root = s->comm->rank == 0, size = s->comm->size;
+  double *buf = a->buf;
+  s->ran++;
+  /* One sum tells every rank whether any rank was asked to stop, and
+   * rank 0 every rank's time in the backend, for the log. */
+  memset(buf, 0, sizeof(double) * ((size_t)size + 1));
+  buf[0] = strata_stop_pending() ? 1.0 : 0.0;
+  buf[1 + s->comm->rank] = r->sample_time_s;
+  int rc = agree(s, buf, (size_t)size + 1);
+  if (rc != STRATA_OK) return session_failed(a, rc);
+  a->stop = buf[0] > 0.0;
+  int finished = strata_run_finished(r);
+  rc = root ? record(s, r, it, buf + 1, a->stop, finished) : STRATA_OK;
+  /* The row after its record: once row n shows, the checkpoint of n-1 is
+   * on disk and that of n on its way, so a kill -9 loses at most the
+   * iteration whose row is the last one shown (bench/fault_inject.sh).
+   * A row whose record failed is shown all the same, before the error. */
+  int asked = a->progress ? a->progress(it, a->ctx) != 0 : 0;
+  /* Any rank's progress may stop the run (a rank may have none: the
+   * program prints on rank 0 alone): the count of ranks asking rides in
+   * the sum that agrees on rank 0's record. */
+  double n = !a->stop && !finished ? asked : 0;
+  rc = agree_status_count(s, rc, &n);
+  if (rc != STRATA_OK) return session_failed(a, rc);
+  if (n > 0.0) {
+    a->stop = 1;
+    rc = agree_status(s, root ? record_stop(s, r) : STRATA_OK);
+    if (rc != STRATA_OK) return session_failed(a, rc);
+  }
+  if (a->stop && !finished) s->stopped = *stop = 1;
+  return STRATA_OK;
+}
+
 int strata_session_integrate(strata_session *s, strata_run *r, strata_progress_cb progress,
                              void *ctx, strata_result *res)
 {
   const int root = s->comm->rank == 0, size = s->comm->size;
   for (int k = 0; progress && k < s->nrows; k++) progress(&s->rows[k], ctx);
-  double *buf = calloc((size_t)size + 1, sizeof(double));
-  if (!buf) {
+  after_iteration a = {.s = s, .progress = progress, .ctx = ctx,
+                       .buf = calloc((size_t)size + 1, sizeof(double))};
+  if (!a.buf) {
     s->agreed = 0;
     return strata_error(STRATA_ENOMEM, "out of memory");
   }
-  int rc = STRATA_OK, stop = 0;
-  while (!strata_run_finished(r)) {
-    strata_iteration it;
-    rc = strata_run_step(r, &it);
-    if (rc != STRATA_OK) { /* this rank's own error (a NaN it drew), or the ranks' check */
-      s->agreed = r->error_agreed;
-      break;
-    }
-    s->ran++;
-    /* One sum tells every rank whether any rank was asked to stop, and
-     * rank 0 every rank's time in the backend, for the log. */
-    memset(buf, 0, sizeof(double) * ((size_t)size + 1));
-    buf[0] = strata_stop_pending() ? 1.0 : 0.0;
-    buf[1 + s->comm->rank] = r->sample_time_s;
-    rc = agree(s, buf, (size_t)size + 1);
-    if (rc != STRATA_OK) break;
-    stop = buf[0] > 0.0;
-    int finished = strata_run_finished(r);
-    rc = root ? record(s, r, &it, buf + 1, stop, finished) : STRATA_OK;
-    /* The row after its record: once row n shows, the checkpoint of n-1 is
-     * on disk and that of n on its way, so a kill -9 loses at most the
-     * iteration whose row is the last one shown (bench/fault_inject.sh).
-     * A row whose record failed is shown all the same, before the error. */
-    int asked = progress ? progress(&it, ctx) != 0 : 0;
-    /* Any rank's progress may stop the run (a rank may have none: the
-     * program prints on rank 0 alone): the count of ranks asking rides in
-     * the sum that agrees on rank 0's record. */
-    double a = !stop && !finished ? asked : 0;
-    rc = agree_status_count(s, rc, &a);
-    if (rc != STRATA_OK) break;
-    if (a > 0.0) {
-      stop = 1;
-      rc = agree_status(s, root ? record_stop(s, r) : STRATA_OK);
-      if (rc != STRATA_OK) break;
-    }
-    if (stop && !finished) {
-      s->stopped = 1;
-      break;
-    }
-  }
+  int rc = strata_run_loop(r, after_step, &a);
+  /* A step's own error (a NaN this rank drew), or the ranks' check. */
+  if (rc != STRATA_OK && !a.failed) s->agreed = r->error_agreed;
   /* A request is for the run in progress: acted on (or come as it
    * finished), it must not stop the next one. */
-  if (stop) stop_asked = 0;
-  free(buf);
+  if (a.stop) stop_asked = 0;
+  free(a.buf);
   if (rc != STRATA_OK) return rc;
   strata_result result;
   strata_run_result(r, &result);

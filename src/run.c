@@ -774,15 +774,38 @@ void strata_run_result(const strata_run *r, strata_result *res)
   res->comm_time_s = r->comm_time_s;
 }
 
-int strata_run_integrate(strata_run *r, strata_iteration_cb cb, void *ctx,
-                         strata_result *res)
+int strata_run_loop(strata_run *r, strata_run_after after, void *ctx)
 {
   while (!strata_run_finished(r)) {
     strata_iteration it;
-    int rc = strata_run_step(r, &it);
+    int stop = 0, rc = strata_run_step(r, &it);
+    if (rc == STRATA_OK && after) rc = after(r, &it, &stop, ctx);
     if (rc != STRATA_OK) return rc;
-    if (cb) cb(&it, ctx);
+    if (stop) break;
   }
-  if (res) strata_run_result(r, res);
   return STRATA_OK;
+}
+
+/* strata_run_integrate's callback, which cannot stop the run. */
+typedef struct {
+  strata_iteration_cb cb;
+  void *ctx;
+} report;
+
+static int call_report(strata_run *r, const strata_iteration *it, int *stop, void *ctx)
+{
+  (void)r;
+  (void)stop;
+  const report *rep = ctx;
+  if (rep->cb) rep->cb(it, rep->ctx);
+  return STRATA_OK;
+}
+
+int strata_run_integrate(strata_run *r, strata_iteration_cb cb, void *ctx,
+                         strata_result *res)
+{
+  report rep = {cb, ctx};
+  int rc = strata_run_loop(r, call_report, &rep);
+  if (rc == STRATA_OK && res) strata_run_result(r, res);
+  return rc;
 }

@@ -79,7 +79,17 @@ int strata_run_step(strata_run *r, strata_iteration *out);
 /* Nonzero once converged or out of iterations or evaluations. */
 int strata_run_finished(const strata_run *r);
 void strata_run_result(const strata_run *r, strata_result *res);
-/* Steps until finished, calling cb after each iteration. */
+/* What the run's loop does after each iteration (the session: agree with
+ * the other ranks, record, report progress): STRATA_OK, or an error that
+ * ends the loop; setting *stop ends it after this iteration. */
+typedef int (*strata_run_after)(strata_run *r, const strata_iteration *it, int *stop,
+                                void *ctx);
+/* The run loop, the one every caller's run goes through (api/session.c):
+ * steps until finished, an error (a step's, or after's), or a stop. */
+int strata_run_loop(strata_run *r, strata_run_after after, void *ctx);
+/* strata_run_loop with cb (may be NULL) after each iteration, and the
+ * result into res (may be NULL): for tests and benchmarks of the run
+ * alone. */
 int strata_run_integrate(strata_run *r, strata_iteration_cb cb, void *ctx,
                          strata_result *res);
 /* This rank's hypercubes: a contiguous slice holding about 1/size of the
