@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
+#include "backend_cpu.h"
 #include "map.h"
 #include "strat.h"
 #include "strata/strata.h"

@@ -1,9 +1,10 @@
 /* The narrow interface between the algorithm and whatever evaluates samples
- * (CPU threads here, CUDA in gpu/).  A backend receives each iteration's
+ * (threads of this CPU, a GPU).  A backend receives each iteration's
  * plan (plan.h) and carries it out: it samples its slice into the buffers
  * the plan names, reduces a stratified iteration to the few numbers the
  * driver needs, and adapts the map and the allocation where the plan says.
- * A GPU thus keeps an iteration's sums, the map and the allocation on the
+ * The backends live beside src/: cpu/ (OpenMP threads) and gpu/ (CUDA).
+ * A GPU keeps an iteration's sums, the map and the allocation on the
  * device: the driver sees the estimate, and the full state only when it
  * asks (pull).  The arithmetic both sides share is in hcube.h,
  * maplookup.h, maprefine.h and shares.h. */
@@ -55,8 +56,6 @@ int strata_backend_host_part(strata_plan *plan);
 int strata_backend_host_adapt(strata_backend *b, const strata_plan *plan, strata_map *map,
                               strata_strat *s);
 
-/* nthreads 0: all available. */
-strata_backend *strata_backend_cpu_new(int nthreads);
 void strata_backend_free(strata_backend *b);
 
 /* The pseudo-random point y of global sample i in the hypercube with

@@ -6,6 +6,7 @@
 #   src/             the algorithm: also comm/ (how it talks to its peers)
 #   compile/         users' integrands compiled at run time: also src/
 #   io/              checkpoints and logs: also comm/ and compile/
+#   cpu/             the CPU backend: also src/
 #   gpu/             the CUDA backend: also comm/ and compile/
 #   api/             the public integrator: every layer of the library
 #   app/             the program: the public headers and its own
@@ -29,7 +30,7 @@ trap 'rm -f "$edges"' EXIT
 # where NAME FROM: the file a quoted include of NAME from folder FROM is.
 where() {
   if [ -f "$2/$1" ]; then echo "$2/$1"; return; fi
-  for d in include src comm compile io api app gpu; do
+  for d in include src cpu comm compile io api app gpu; do
     if [ -f "$d/$1" ]; then echo "$d/$1"; return; fi
   done
   echo "?"
@@ -73,8 +74,9 @@ if [ "$part" != app ]; then
   check src include src comm
   check compile include src compile
   check io include src comm compile io
+  check cpu include src cpu
   check gpu include src comm compile gpu
-  check api include src comm compile io gpu api
+  check api include src comm compile io cpu gpu api
 fi
 if [ "$part" != lib ]; then
   check app include app

@@ -18,7 +18,7 @@
 #include <omp.h>
 #endif
 
-#include "backend.h"
+#include "backend_cpu.h"
 #include "error.h"
 #include "points_cpu.h"
 
