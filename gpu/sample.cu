@@ -256,8 +256,8 @@ int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *p
   cudaError_t e;
   /* Map sums go to shared memory whenever they fit: global atomics on a
    * few thousand cells serialise, and adapting kernels through shared
-   * memory are several times faster at every neval (doc/benchmarks.md,
-   * R6, "Map sums in shared memory"). */
+   * memory are several times faster at every neval (doc/design.md, "Map
+   * sums in shared memory"). */
   size_t smem = 0;
   if (plan->adapt) {
     const size_t need = cells * (sizeof(double) + sizeof(unsigned int));
@@ -283,8 +283,8 @@ int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *p
   const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
   if (blocks > resident_blocks) blocks = resident_blocks;
   /* Every block clears and flushes all cells: give each at least half a
-   * sample per cell, the fastest of the floors doc/benchmarks.md compares
-   * (R6). */
+   * sample per cell, the fastest of the floors compared (doc/design.md,
+   * "Map sums in shared memory"). */
   if (a.shared_acc) {
     long long cap = 2 * a.total / (long long)cells;
     if (cap < 1) cap = 1;
