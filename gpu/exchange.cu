@@ -12,10 +12,11 @@ namespace strata_cuda {
 namespace {
 
 /* Rank q's part of the iteration (the split sp): samples [i0, i1) in
- * hypercubes [h0, h1), of which [e0, e1) whole.  A partial hypercube holds
- * a split point strictly inside; its slot is that of the first such point. */
+ * hypercubes [h0, h1), of which [whole0, whole1) whole.  A partial
+ * hypercube holds a split point strictly inside; its slot is that of the
+ * first such point. */
 struct RankPart {
-  long long i0, i1, h0, h1, e0, e1;
+  long long i0, i1, h0, h1, whole0, whole1;
 };
 
 RankPart rank_part(const strata_split *sp, int q)
@@ -29,14 +30,14 @@ RankPart rank_part(const strata_split *sp, int q)
   p.h0 = h0;
   p.h1 = h1;
   if (p.i1 <= p.i0) {
-    p.e0 = p.e1 = p.h0;
+    p.whole0 = p.whole1 = p.h0;
     return p;
   }
   const bool first_partial = p.i0 > hs[q] || he[q] > p.i1;
   const bool last_partial = p.h1 - 1 != p.h0 && p.i1 > hs[q + 1];
-  p.e0 = p.h0 + (first_partial ? 1 : 0);
-  p.e1 = p.h1 - (last_partial ? 1 : 0);
-  if (p.e1 < p.e0) p.e1 = p.e0;
+  p.whole0 = p.h0 + (first_partial ? 1 : 0);
+  p.whole1 = p.h1 - (last_partial ? 1 : 0);
+  if (p.whole1 < p.whole0) p.whole1 = p.whole0;
   return p;
 }
 
@@ -68,15 +69,15 @@ int plan_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s
   memset(xa, 0, sizeof *xa);
   for (int k = 0; k < R; k++) {
     const RankPart p = rank_part(sp, k);
-    st->h_seg.p[k] = p.e0;
-    st->h_seg.p[R + k] = p.e1;
+    st->h_seg.p[k] = p.whole0;
+    st->h_seg.p[R + k] = p.whole1;
     if (k != c->rank) continue;
-    xa->e0 = p.e0;
-    xa->e1 = p.e1;
+    xa->whole0 = p.whole0;
+    xa->whole1 = p.whole1;
     const long long ends[2] = {p.h0, p.h1 - 1};
     for (int j = 0; j < 2 && p.i1 > p.i0; j++) {
       const long long h = ends[j];
-      if ((h >= p.e0 && h < p.e1) || (j == 1 && h == p.h0)) continue;
+      if ((h >= p.whole0 && h < p.whole1) || (j == 1 && h == p.h0)) continue;
       const int slot = shared_slot(sp, h);
       if (slot < 0)
         return strata_error(STRATA_EBACKEND, "cuda device %d: hypercube %lld is partial but "
@@ -105,7 +106,7 @@ int plan_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s
   xa->nhcube = s->nhcube;
   xa->V = 1.0 / (double)s->nhcube;
   xa->shift = plan->shift;
-  xa->kk = s->ladder ? s->ladder->kk : 0.0;
+  xa->slope = s->ladder ? s->ladder->slope : 0.0;
   return STRATA_OK;
 }
 
@@ -136,7 +137,7 @@ int launch_exchange(cuda_state *st, const strata_plan *plan, const strata_strat 
   xa.lv16 = st->lv16.p;
   const unsigned cblocks = (unsigned)grid_for(adapt ? xa.ncell : 1, kAdaptThreads, st->nsm);
   if (realloc)
-    pack_levels_kernel<<<(unsigned)grid_for(xa.e1 - xa.e0, kAdaptThreads, st->nsm),
+    pack_levels_kernel<<<(unsigned)grid_for(xa.whole1 - xa.whole0, kAdaptThreads, st->nsm),
                          kAdaptThreads, 0, q>>>(xa);
   cudaMemsetAsync(xa.x, 0, nx * sizeof(double), q);
   pack_kernel<<<cblocks, kAdaptThreads, 0, q>>>(xa, adapt);

@@ -30,7 +30,7 @@ void launch_frozen(cuda_state *st, const strata_plan *plan, const strata_strat *
     void *args[] = {&a};
     cudaLaunchKernel(n.k, dim3(n.blocks), dim3(kThreads), args, n.smem, q);
   }
-  launch_resident(st, plan, s, g, n.nh_uniform, n.xa.e0, n.xa.e1, false, false, rec);
+  launch_resident(st, plan, s, g, n.nh_uniform, n.xa.whole0, n.xa.whole1, false, false, rec);
   ExchangeArgs xa = n.xa;
   const size_t nx = (size_t)xa.size(false);
   xa.x = st->xbuf.p + (size_t)slot * nx;

@@ -100,19 +100,19 @@ int prepare(cuda_state *st, const strata_plan *plan, const Sizes &z)
   int trc = upload_tables(st, pr, q);
   if (trc != STRATA_OK) return trc;
   if (nc > 1) {
-    if (!reserve_sums(st->c1, st->c1_dirt, (size_t)s->nhcube * nc) ||
-        !reserve_sums(st->c2, st->c2_dirt, (size_t)s->nhcube * np) ||
+    if (!reserve_sums(st->c1, st->c1_dirty, (size_t)s->nhcube * nc) ||
+        !reserve_sums(st->c2, st->c2_dirty, (size_t)s->nhcube * np) ||
         (!resident(plan) && (!st->h_c1.reserve((size_t)nh * nc) || !st->h_c2.reserve((size_t)nh * np))))
       return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the sums of %d "
                           "components", st->device, nc);
-    st->c1_dirt.wipe(q, (size_t)(plan->h0 * nc), (size_t)(plan->h1 * nc), st->c1.p);
-    st->c2_dirt.wipe(q, (size_t)(plan->h0 * np), (size_t)(plan->h1 * np), st->c2.p);
+    st->c1_dirty.wipe(q, (size_t)(plan->h0 * nc), (size_t)(plan->h1 * nc), st->c1.p);
+    st->c2_dirty.wipe(q, (size_t)(plan->h0 * np), (size_t)(plan->h1 * np), st->c2.p);
   }
   rrc = reserve_resident(st, s, g, resident(plan), reallocates_here(plan), refines_here(plan));
   if (rrc != STRATA_OK) return rrc;
-  st->sums_dirt.wipe(q, (size_t)plan->h0, (size_t)(plan->h1 > plan->h0 ? plan->h1 : plan->h0),
+  st->sums_dirty.wipe(q, (size_t)plan->h0, (size_t)(plan->h1 > plan->h0 ? plan->h1 : plan->h0),
                      st->s1.p, st->s2.p);
-  if (plan->adapt) st->map_dirt.wipe(q, 0, cells, st->wsum.p, st->wcnt.p);
+  if (plan->adapt) st->map_dirty.wipe(q, 0, cells, st->wsum.p, st->wcnt.p);
   cudaMemcpyAsync(st->rec.p, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
   return STRATA_OK;
 }
@@ -277,8 +277,8 @@ int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *p
     st->occ_smem = smem;
     st->occ_per_sm = e != cudaSuccess || per_sm < 1 ? 1 : per_sm;
   }
-  a.spc = a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
-  const long long nchunk = (a.total + a.spc - 1) / a.spc;
+  a.chunk = a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
+  const long long nchunk = (a.total + a.chunk - 1) / a.chunk;
   long long blocks = (nchunk + kThreads - 1) / kThreads;
   const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
   if (blocks > resident_blocks) blocks = resident_blocks;
@@ -332,14 +332,14 @@ int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z)
   cudaError_t e;
   int rrc;
   ExchangeArgs xa;
-  long long e0 = plan->h0, e1 = plan->h1;
+  long long whole0 = plan->h0, whole1 = plan->h1;
   if (exchange) {
     int prc = plan_exchange(st, plan, s, &xa, q);
     if (prc != STRATA_OK) return prc;
-    e0 = xa.e0;
-    e1 = xa.e1;
+    whole0 = xa.whole0;
+    whole1 = xa.whole1;
   }
-  int arc = launch_resident(st, plan, s, g, z.nh_uniform, e0, e1, reallocates_here(plan) && !exchange,
+  int arc = launch_resident(st, plan, s, g, z.nh_uniform, whole0, whole1, reallocates_here(plan) && !exchange,
                             refines_here(plan) && !exchange, rec);
   if (arc == STRATA_OK && exchange)
     arc = launch_exchange(st, plan, s, g, xa, reallocates_here(plan), refines_here(plan));
@@ -365,7 +365,7 @@ int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z)
       plan->wcount[c] = (double)st->h_c.p[c];
     }
   if (adapts_here(plan)) {
-    if (refines_here(plan)) st->map_dirt.clear(); /* (the refinement clears them) */
+    if (refines_here(plan)) st->map_dirty.clear(); /* (the refinement clears them) */
     st->adapted_total = out.total;
   }
   return STRATA_OK;
@@ -428,10 +428,10 @@ int read_record(cuda_state *st, strata_plan *plan, const IterRecord &out)
   if (out.bad != kNoBad) return report_bad(plan, (long long)out.bad);
   if (out.bad_h != LLONG_MAX) return report_overflow(st, plan, out.bad_h);
   const int nc = plan->ncomp;
-  st->sums_dirt.clear();
+  st->sums_dirty.clear();
   if (nc > 1) { /* (a scalar run leaves what the component sums held as it was) */
-    st->c1_dirt.clear();
-    st->c2_dirt.clear();
+    st->c1_dirty.clear();
+    st->c2_dirty.clear();
   }
   if (nc == 1) {
     plan->part[0] = out.part[0];

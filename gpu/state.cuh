@@ -59,7 +59,7 @@ template <typename T> using hbuf = growbuf<T, host_alloc, cudaFreeHost>;
  * kernels that read them clear behind the read, so an iteration clears
  * only what an earlier one left.  Memory fresh from the allocator holds
  * whatever its last owner wrote: it is dirty whole. */
-struct dirt {
+struct dirty_range {
   size_t lo = 0, hi = 0;
   void mark(size_t a, size_t b)
   {
@@ -85,7 +85,7 @@ struct dirt {
 
 /* Reserves and, where the buffer came new from the allocator (perhaps at
  * the old address), marks it dirty whole. */
-template <typename T> bool reserve_sums(dbuf<T> &b, dirt &d, size_t want)
+template <typename T> bool reserve_sums(dbuf<T> &b, dirty_range &d, size_t want)
 {
   const size_t had = b.n;
   if (!b.reserve(want)) return false;
@@ -136,9 +136,9 @@ struct cuda_state {
   dbuf<unsigned long long> dshare, hist;
   dbuf<long long> count;
   dbuf<unsigned char> cub_tmp;
-  dirt sums_dirt;                /* s1 and s2, in hypercubes */
-  dirt map_dirt;                 /* wsum and wcnt, in cells */
-  dirt c1_dirt, c2_dirt;         /* c1 and c2, in doubles */
+  dirty_range sums_dirty;        /* s1 and s2, in hypercubes */
+  dirty_range map_dirty;         /* wsum and wcnt, in cells */
+  dirty_range c1_dirty, c2_dirty; /* c1 and c2, in doubles */
   long long adapted_total = 0;   /* the samples of the allocation the last plan made here */
   /* Several ranks (comm/peers_cuda.h): the exchange buffer, the levels in two bytes,
    * the shared hypercubes and each rank's whole ones, and where the next
@@ -217,7 +217,7 @@ int cuda_pull(strata_backend *b, strata_map *g, strata_strat *s);
 void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q);
 void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream_t q);
 int launch_resident(cuda_state *st, const strata_plan *plan, const strata_strat *s,
-                    const strata_map *g, long long nh_uniform, long long e0, long long e1,
+                    const strata_map *g, long long nh_uniform, long long whole0, long long whole1,
                     bool realloc, bool refine, IterRecord *rec);
 
 /* exchange.cu: several ranks' exchange of a stratified iteration. */

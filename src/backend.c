@@ -42,13 +42,13 @@ int strata_backend_report_nonfinite(const strata_plan *plan, double fx,
 int strata_backend_host_part(strata_plan *plan)
 {
   const int nc = plan->ncomp;
-  const double *e1 = nc > 1 ? plan->c1 : plan->s1, *e2 = nc > 1 ? plan->c2 : plan->s2;
-  const double *eshift = nc > 1 ? plan->cshift : &plan->shift;
+  const double *sum1 = nc > 1 ? plan->c1 : plan->s1, *sum2 = nc > 1 ? plan->c2 : plan->s2;
+  const double *shifts = nc > 1 ? plan->cshift : &plan->shift;
   double scratch[2];
   plan->bad = -1;
-  if (strata_estimate_part(plan->strat, nc, e1, e2, eshift, plan->h0, plan->h1, plan->part,
+  if (strata_estimate_part(plan->strat, nc, sum1, sum2, shifts, plan->h0, plan->h1, plan->part,
                            &plan->bad) != 0) {
-    plan->bad_near = e1[plan->bad * nc] / (double)plan->strat->nh[plan->bad] + eshift[0];
+    plan->bad_near = sum1[plan->bad * nc] / (double)plan->strat->nh[plan->bad] + shifts[0];
     return STRATA_OK;
   }
   /* A vector integrand adapts to its own quantity, whose sums can

@@ -653,13 +653,13 @@ static int combine(strata_run *r, strata_plan *p)
   if (p->combine != STRATA_COMBINE_CELLS) return STRATA_OK;
   const strata_strat *cells = p->strat;
   const int nc = p->ncomp;
-  const double *e1 = nc > 1 ? p->c1 : p->s1, *e2 = nc > 1 ? p->c2 : p->s2;
-  const double *eshift = nc > 1 ? p->cshift : &p->shift;
+  const double *sum1 = nc > 1 ? p->c1 : p->s1, *sum2 = nc > 1 ? p->c2 : p->s2;
+  const double *shifts = nc > 1 ? p->cshift : &p->shift;
   int64_t bad = -1, adapt_bad = -1;
   double scratch[2];
-  if (strata_estimate_cov(p->estimator, cells, nc, e1, e2, eshift, r->params.nrand, p->part,
+  if (strata_estimate_cov(p->estimator, cells, nc, sum1, sum2, shifts, r->params.nrand, p->part,
                           p->part + nc, &bad) != 0)
-    return overflowed(r, cells, bad, e1[bad * nc] / (double)cells->nh[bad] + eshift[0]);
+    return overflowed(r, cells, bad, sum1[bad * nc] / (double)cells->nh[bad] + shifts[0]);
   if (nc > 1 && strata_estimate(p->estimator, cells, p->s1, p->s2, p->shift, r->params.nrand,
                                 &scratch[0], &scratch[1], &adapt_bad) != 0)
     return overflowed(r, cells, adapt_bad,

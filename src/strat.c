@@ -169,7 +169,7 @@ void strata_strat_levels(const strata_strat *s, const double *s1, const double *
 #endif
   for (int64_t h = h0; h < h1; h++)
     level[h] = strata_share_level(strata_share_var(s1[h], s2[h], (double)s->nh[h]),
-                                  s->ladder->kk);
+                                  s->ladder->slope);
 }
 
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)
