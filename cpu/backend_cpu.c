@@ -324,6 +324,53 @@ static int report_bad(const strata_plan *job, const chunk_status *st)
                       job->problem->ncomp);
 }
 
+/* The nchunk chunks' hypercubes, bounds[0 .. nchunk]: their boundaries
+ * balance samples, not hypercubes (VEGAS+ piles samples into few
+ * hypercubes), and each chunk holds at least one. */
+static void chunk_bounds(const strata_plan *job, int nchunk, int64_t *bounds)
+{
+  const strata_strat *s = job->strat;
+  const int64_t first = s->start[job->h0], total = s->start[job->h1] - first;
+  bounds[0] = job->h0;
+  for (int c = 1; c < nchunk; c++) {
+    int64_t h = strata_strat_find(s, first + total * c / nchunk);
+    if (h <= bounds[c - 1]) h = bounds[c - 1] + 1;
+    if (h > job->h1 - (nchunk - c)) h = job->h1 - (nchunk - c);
+    bounds[c] = h;
+  }
+  bounds[nchunk] = job->h1;
+}
+
+/* The chunks' map sums (chunk_w) into the plan's: per increment 0.0 +
+ * chunk 0 + chunk 1 + ..., in chunk order, a stretch of increments at a
+ * time, chunk by chunk, so that each chunk's sums are read in order. */
+static void add_chunks_map_sums(const strata_plan *job, const double *chunk_w, int nchunk,
+                                size_t cells, int nt)
+{
+  enum { STRETCH = 512 };
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#else
+  (void)nt;
+#endif
+  for (size_t i0 = 0; i0 < cells; i0 += STRETCH) {
+    const size_t m = cells - i0 < STRETCH ? cells - i0 : STRETCH;
+    double w[STRETCH], n[STRETCH];
+    for (size_t i = 0; i < m; i++) w[i] = n[i] = 0.0;
+    for (int c = 0; c < nchunk; c++) {
+      const double *cw = chunk_w + (size_t)c * 2 * cells + i0, *cc = cw + cells;
+      for (size_t i = 0; i < m; i++) {
+        w[i] += cw[i];
+        n[i] += cc[i];
+      }
+    }
+    for (size_t i = 0; i < m; i++) {
+      job->wsum[i0 + i] += w[i];
+      job->wcount[i0 + i] += n[i];
+    }
+  }
+}
+
 static int cpu_sample(strata_backend *b, strata_plan *job)
 {
   cpu_backend *cb = b->self;
@@ -349,17 +396,8 @@ static int cpu_sample(strata_backend *b, strata_plan *job)
     }
   }
 
-  /* Chunk boundaries balance samples, not hypercubes: VEGAS+ piles samples
-   * into few hypercubes. */
   int64_t bounds[CPU_MAX_CHUNKS + 1];
-  bounds[0] = job->h0;
-  for (int c = 1; c < nchunk; c++) {
-    int64_t h = strata_strat_find(s, first + total * c / nchunk);
-    if (h <= bounds[c - 1]) h = bounds[c - 1] + 1;
-    if (h > job->h1 - (nchunk - c)) h = job->h1 - (nchunk - c);
-    bounds[c] = h;
-  }
-  bounds[nchunk] = job->h1;
+  chunk_bounds(job, nchunk, bounds);
 
   /* The batch: the caller's for fb (no longer than the longest chunk,
    * whose batches are then the same), else CPU_BATCH. */
@@ -403,32 +441,7 @@ static int cpu_sample(strata_backend *b, strata_plan *job)
   if (worst >= 0)
     return report_bad(job, &st[worst]);
 
-  if (job->adapt) {
-    /* Per increment 0.0 + chunk 0 + chunk 1 + ..., in chunk order, then
-     * into the job's sums: a stretch of increments at a time, chunk by
-     * chunk, so that each chunk's sums are read in order. */
-    enum { STRETCH = 512 };
-    const double *cwb = cb->chunk_w;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt)
-#endif
-    for (size_t i0 = 0; i0 < cells; i0 += STRETCH) {
-      const size_t m = cells - i0 < STRETCH ? cells - i0 : STRETCH;
-      double w[STRETCH], n[STRETCH];
-      for (size_t i = 0; i < m; i++) w[i] = n[i] = 0.0;
-      for (int c = 0; c < nchunk; c++) {
-        const double *cw = cwb + (size_t)c * 2 * cells + i0, *cc = cw + cells;
-        for (size_t i = 0; i < m; i++) {
-          w[i] += cw[i];
-          n[i] += cc[i];
-        }
-      }
-      for (size_t i = 0; i < m; i++) {
-        job->wsum[i0 + i] += w[i];
-        job->wcount[i0 + i] += n[i];
-      }
-    }
-  }
+  if (job->adapt) add_chunks_map_sums(job, cb->chunk_w, nchunk, cells, nt);
   return job->combine != STRATA_COMBINE_CELLS ? strata_backend_host_part(job) : STRATA_OK;
 }
 
