@@ -41,7 +41,7 @@ struct strata_integrator {
   /* strata_integrator_settings: the caller's, with its strings copied. */
   strata_settings settings;
   char *log, *checkpoint, *identity, *name, *map;
-  strata_session_words words;  /* the settings' names, the library's where none */
+  strata_session_names names;  /* the settings' names, the library's where none */
   int stopped;
   int error_shared;            /* the last error was every rank's (rank 0's message) */
   char exchange[160];
@@ -218,7 +218,7 @@ static int alloc_with(int interface, size_t problem_size, size_t params_size,
   s->problem = *pr;
   s->params = *p;
   s->comm = comm;
-  strata_session_words_merge(NULL, &s->words);
+  strata_session_names_merge(NULL, &s->names);
   if (!comm) {
     s->comm = strata_comm_serial();
     s->own_comm = 1;
@@ -376,8 +376,8 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
   s->settings.identity = s->identity = id;
   s->settings.name = s->name = name;
   s->settings.map = s->map = map;
-  strata_session_words_merge(st->names, &s->words);
-  s->settings.names = &s->words;
+  strata_session_names_merge(st->names, &s->names);
+  s->settings.names = &s->names;
   memcpy(s->definition, def, sizeof def);
   s->run->check_ranks = st->check_ranks;
   return STRATA_OK;
@@ -405,7 +405,7 @@ int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, voi
       .exact = s->settings.size ? st->exact : NAN,
       .verbose = st->verbose,
       .notes = st->notes,
-      .words = &s->words};
+      .names = &s->names};
   strata_result mine;
   s->stopped = 0;
   int rc = strata_session_open(&ss, s->run);
@@ -459,7 +459,7 @@ int strata_integrator_save(strata_integrator *s, const char *path)
 static int fits(const strata_integrator *s, const strata_checkpoint *c, const char *name)
 {
   int rc = strata_jobdef_compare_as(c->definition, s->definition, s->settings.new_stop_keys,
-                                    s->words.new_stop_keys, name, "checkpoint",
+                                    s->names.new_stop_keys, name, "checkpoint",
                                     "this integrator");
   if (rc == STRATA_OK)
     rc = strata_checkpoint_check_version(c, name, s->run->map->ninc, s->params.neval,

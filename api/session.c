@@ -22,14 +22,14 @@
 #include "runlog.h"
 #include "warmstart.h"
 
-static const strata_session_words library_words = {
+static const strata_session_names library_names = {
     "strata_settings.resume", "strata_settings.resume", "STRATA_RESUME_AUTO",
     "strata_settings.new_stop_keys", "strata_settings.checkpoint", "strata_settings.log",
     "strata_settings.map", NULL};
 
-void strata_session_words_merge(const strata_settings_names *given, strata_session_words *out)
+void strata_session_names_merge(const strata_settings_names *given, strata_session_names *out)
 {
-  const strata_session_words *l = &library_words;
+  const strata_session_names *l = &library_names;
   const strata_settings_names none = {0}, *g = given ? given : &none;
   out->resume = g->resume ? g->resume : l->resume;
   out->resume_key = g->resume_key ? g->resume_key : l->resume_key;
@@ -99,7 +99,7 @@ static int same_file(const char *a, const char *b)
  * as it was. */
 static int decide(strata_session *s, const strata_run *r, int *resume, strata_checkpoint **ck)
 {
-  const strata_session_words *w = s->words;
+  const strata_session_names *w = s->names;
   const char *cp = present(s->checkpoint) ? s->checkpoint : NULL;
   const char *lp = present(s->log) ? s->log : NULL;
   int want = s->resume == STRATA_RESUME_YES;
@@ -271,7 +271,7 @@ static int share_map(strata_session *s, given_map *g)
     if (rc != STRATA_OK) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", strata_last_error());
-      rc = strata_error(rc, "%s: %s = '%s': %s", s->name, s->words->map, s->map, msg);
+      rc = strata_error(rc, "%s: %s = '%s': %s", s->name, s->names->map, s->map, msg);
     }
   }
   rc = agree_status(s, rc);
@@ -281,14 +281,14 @@ static int share_map(strata_session *s, given_map *g)
     head[1] = m->ninc;
     head[2] = (double)m->nhcube;
   }
-  if (rc == STRATA_OK) rc = share(s, head, sizeof head, s->words->map);
+  if (rc == STRATA_OK) rc = share(s, head, sizeof head, s->names->map);
   size_t nedges = (size_t)head[0] * (size_t)(head[1] + 1), n = nedges + (size_t)head[2];
   if (rc == STRATA_OK) {
     g->buf = calloc(n > 0 ? n : 1, sizeof(double));
     double fail = g->buf ? 0.0 : 1.0;
     rc = agree(s, &fail, 1);
     if (rc == STRATA_OK && fail > 0)
-      rc = strata_error(STRATA_ENOMEM, "out of memory reading %s", s->words->map);
+      rc = strata_error(STRATA_ENOMEM, "out of memory reading %s", s->names->map);
   }
   if (rc == STRATA_OK && root) {
     memcpy(g->buf, m->edges, sizeof(double) * nedges);
@@ -299,7 +299,7 @@ static int share_map(strata_session *s, given_map *g)
               m->nhcube ? ", and its allocation where the hypercubes match" : "");
   }
   strata_mapfile_free(m);
-  if (rc == STRATA_OK) rc = share(s, g->buf, sizeof(double) * n, s->words->map);
+  if (rc == STRATA_OK) rc = share(s, g->buf, sizeof(double) * n, s->names->map);
   if (rc != STRATA_OK) return rc;
   g->naxes = (int)head[0];
   g->ninc = (int)head[1];
@@ -324,7 +324,7 @@ static int start_from_map(strata_session *s, strata_run *r, const given_map *g)
   if (rc != STRATA_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", strata_last_error());
-    return strata_error(rc, "%s: %s = '%s': %s", s->name, s->words->map, s->map, msg);
+    return strata_error(rc, "%s: %s = '%s': %s", s->name, s->names->map, s->map, msg);
   }
   if (s->verbose && s->comm->rank == 0)
     fprintf(stderr, "strata: the map %s, the allocation %s\n",
@@ -347,7 +347,7 @@ static void runlog_info(const strata_session *s, const strata_run *r, strata_run
       .backend = s->backend,
       .host = s->host,
       .checkpoint = present(s->checkpoint) ? s->checkpoint : "",
-      .override = s->words->new_stop_keys,
+      .override = s->names->new_stop_keys,
       .dim = r->problem.dim,
       .ranks = s->comm->size,
       .gpus = !strcmp(s->backend, "cuda") ? s->comm->size : 0,
@@ -405,7 +405,7 @@ int strata_session_open(strata_session *s, strata_run *r)
   s->late_rc = 0;
   s->agreed = 1;
   s->lockfd = -1;
-  if (!s->words) s->words = &library_words;
+  if (!s->names) s->names = &library_names;
   if (!s->host) s->host = "";
   int rc = strata_session_define(r, s->identity, s->name, s->definition, sizeof s->definition);
   if (rc != STRATA_OK) return rc; /* the same on every rank */
@@ -507,7 +507,7 @@ static int write_checkpoint(strata_session *s, const strata_run *r, int last)
  * (the final checkpoint, the log's last word) does not cost the result:
  * the run goes to its end, the result is returned, and the first such
  * error is returned with it. */
-static int keep_late(strata_session *s, int rc)
+static int defer_late_error(strata_session *s, int rc)
 {
   if (!s->late_rc) {
     snprintf(s->late_msg, sizeof s->late_msg, "%s (after the last iteration: the run's "
@@ -537,7 +537,7 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
             (s->checkpoint_every_s > 0 &&
              now_s() - s->last_checkpoint >= s->checkpoint_every_s);
   if (rc == STRATA_OK && due) rc = write_checkpoint(s, r, finished || stop);
-  return rc != STRATA_OK && finished ? keep_late(s, rc) : rc;
+  return rc != STRATA_OK && finished ? defer_late_error(s, rc) : rc;
 }
 
 /* Rank 0, after progress asked to stop: the checkpoint of this iteration,
@@ -643,7 +643,7 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_progress_c
     s->logf = NULL;
     if (rc == STRATA_OK) rc = crc;
   }
-  if (rc != STRATA_OK && !s->stopped) rc = keep_late(s, rc);
+  if (rc != STRATA_OK && !s->stopped) rc = defer_late_error(s, rc);
   rc = agree_status(s, rc);
   if (rc != STRATA_OK) return rc;
   rc = agree_status(s, s->late_rc);

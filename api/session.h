@@ -22,9 +22,9 @@ struct strata_commit;
 /* How the session's messages name the ways out: the caller's
  * (strata_settings.names: a program's options and keys), else the
  * library's own (the fields of strata_settings). */
-typedef strata_settings_names strata_session_words;
+typedef strata_settings_names strata_session_names;
 /* The caller's names where it gave them, the library's for the rest. */
-void strata_session_words_merge(const strata_settings_names *given, strata_session_words *out);
+void strata_session_names_merge(const strata_settings_names *given, strata_session_names *out);
 
 typedef struct {
   /* Set by the caller. */
@@ -45,7 +45,7 @@ typedef struct {
   double exact;          /* NaN where unknown: recorded in the log */
   int verbose;
   int notes;             /* say on stderr when a damaged log was set aside */
-  const strata_session_words *words;
+  const strata_session_names *names;
   /* Results. */
   int stopped;           /* a stop request ended the run, its state saved */
   int agreed;            /* the error returned is every rank's; rank 0 has the message */
