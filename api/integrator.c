@@ -386,26 +386,16 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
 int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, void *ctx,
                           strata_result *res)
 {
-  const strata_settings *st = &s->settings;
-  strata_session ss = {
-      .name = s->name ? s->name : "(libstrata)",
-      .log = s->log,
-      .log_map = st->log_map,
-      .checkpoint = s->checkpoint,
-      .checkpoint_every = st->checkpoint_every,
-      .checkpoint_every_s = st->checkpoint_every_s,
-      .resume = st->resume,
-      .map = s->map,
-      .identity = s->identity,
-      .force = st->new_stop_keys,
-      .threads = s->params.nthreads,
-      .comm = s->comm,
-      .backend = s->backend->name,
-      .host = s->host,
-      .exact = s->settings.size ? st->exact : NAN,
-      .verbose = st->verbose,
-      .notes = st->notes,
-      .names = &s->names};
+  /* The session holds the caller's settings (none given: the defaults),
+   * under the names the caller gave them. */
+  strata_session ss = {.name = s->name ? s->name : "(libstrata)",
+                       .settings = s->settings,
+                       .threads = s->params.nthreads,
+                       .comm = s->comm,
+                       .backend = s->backend->name,
+                       .host = s->host};
+  if (!s->settings.size) strata_settings_init(&ss.settings);
+  ss.settings.names = &s->names;
   strata_result mine;
   s->stopped = 0;
   int rc = strata_session_open(&ss, s->run);

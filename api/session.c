@@ -99,11 +99,11 @@ static int same_file(const char *a, const char *b)
  * as it was. */
 static int decide(strata_session *s, const strata_run *r, int *resume, strata_checkpoint **ck)
 {
-  const strata_session_names *w = s->names;
-  const char *cp = present(s->checkpoint) ? s->checkpoint : NULL;
-  const char *lp = present(s->log) ? s->log : NULL;
-  int want = s->resume == STRATA_RESUME_YES;
-  int autom = s->resume == STRATA_RESUME_AUTO;
+  const strata_session_names *w = s->settings.names;
+  const char *cp = present(s->settings.checkpoint) ? s->settings.checkpoint : NULL;
+  const char *lp = present(s->settings.log) ? s->settings.log : NULL;
+  int want = s->settings.resume == STRATA_RESUME_YES;
+  int autom = s->settings.resume == STRATA_RESUME_AUTO;
   *resume = 0;
   /* Before anything looks at the checkpoint or its temporary files: a
    * second run on it, even one that is refused, must touch nothing. */
@@ -133,7 +133,7 @@ static int decide(strata_session *s, const strata_run *r, int *resume, strata_ch
   if (rc != STRATA_OK || !exists) return rc;
   rc = strata_checkpoint_read(cp, ck);
   if (rc == STRATA_OK)
-    rc = strata_jobdef_compare_as((*ck)->definition, s->definition, s->force, w->new_stop_keys, cp,
+    rc = strata_jobdef_compare_as((*ck)->definition, s->definition, s->settings.new_stop_keys, w->new_stop_keys, cp,
                                   "checkpoint", s->name);
   if (rc == STRATA_OK)
     rc = strata_checkpoint_check_version(*ck, cp, r->map->ninc, r->params.neval, r->problem.dim);
@@ -266,12 +266,13 @@ static int share_map(strata_session *s, given_map *g)
   strata_mapfile *m = NULL;
   int rc = STRATA_OK;
   if (root) {
-    rc = strata_mapfile_read(s->map, &m);
+    rc = strata_mapfile_read(s->settings.map, &m);
     if (rc == STRATA_OK) rc = strata_mapfile_fits(m, s->definition);
     if (rc != STRATA_OK) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", strata_last_error());
-      rc = strata_error(rc, "%s: %s = '%s': %s", s->name, s->names->map, s->map, msg);
+      rc = strata_error(rc, "%s: %s = '%s': %s", s->name, s->settings.names->map,
+                        s->settings.map, msg);
     }
   }
   rc = agree_status(s, rc);
@@ -281,25 +282,25 @@ static int share_map(strata_session *s, given_map *g)
     head[1] = m->ninc;
     head[2] = (double)m->nhcube;
   }
-  if (rc == STRATA_OK) rc = share(s, head, sizeof head, s->names->map);
+  if (rc == STRATA_OK) rc = share(s, head, sizeof head, s->settings.names->map);
   size_t nedges = (size_t)head[0] * (size_t)(head[1] + 1), n = nedges + (size_t)head[2];
   if (rc == STRATA_OK) {
     g->buf = calloc(n > 0 ? n : 1, sizeof(double));
     double fail = g->buf ? 0.0 : 1.0;
     rc = agree(s, &fail, 1);
     if (rc == STRATA_OK && fail > 0)
-      rc = strata_error(STRATA_ENOMEM, "out of memory reading %s", s->names->map);
+      rc = strata_error(STRATA_ENOMEM, "out of memory reading %s", s->settings.names->map);
   }
   if (rc == STRATA_OK && root) {
     memcpy(g->buf, m->edges, sizeof(double) * nedges);
     for (size_t h = 0; h < (size_t)m->nhcube; h++) g->buf[nedges + h] = (double)m->nh[h];
-    if (s->verbose)
+    if (s->settings.verbose)
       fprintf(stderr, "strata: starting from the map of %s (a %s, after iteration %d: %d x %d "
-              "edges%s)\n", s->map, m->kind, m->itn, m->naxes, m->ninc,
+              "edges%s)\n", s->settings.map, m->kind, m->itn, m->naxes, m->ninc,
               m->nhcube ? ", and its allocation where the hypercubes match" : "");
   }
   strata_mapfile_free(m);
-  if (rc == STRATA_OK) rc = share(s, g->buf, sizeof(double) * n, s->names->map);
+  if (rc == STRATA_OK) rc = share(s, g->buf, sizeof(double) * n, s->settings.names->map);
   if (rc != STRATA_OK) return rc;
   g->naxes = (int)head[0];
   g->ninc = (int)head[1];
@@ -324,9 +325,10 @@ static int start_from_map(strata_session *s, strata_run *r, const given_map *g)
   if (rc != STRATA_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", strata_last_error());
-    return strata_error(rc, "%s: %s = '%s': %s", s->name, s->names->map, s->map, msg);
+    return strata_error(rc, "%s: %s = '%s': %s", s->name, s->settings.names->map,
+                        s->settings.map, msg);
   }
-  if (s->verbose && s->comm->rank == 0)
+  if (s->settings.verbose && s->comm->rank == 0)
     fprintf(stderr, "strata: the map %s, the allocation %s\n",
             g->ninc == r->map->ninc ? "as it was" : "rebinned to this job's ninc",
             took ? "too (the same hypercubes)" : "even (as in any first iteration)");
@@ -346,13 +348,13 @@ static void runlog_info(const strata_session *s, const strata_run *r, strata_run
       .mode = strata_mode_name(r->params.mode),
       .backend = s->backend,
       .host = s->host,
-      .checkpoint = present(s->checkpoint) ? s->checkpoint : "",
-      .override = s->names->new_stop_keys,
+      .checkpoint = present(s->settings.checkpoint) ? s->settings.checkpoint : "",
+      .override = s->settings.names->new_stop_keys,
       .dim = r->problem.dim,
       .ranks = s->comm->size,
       .gpus = !strcmp(s->backend, "cuda") ? s->comm->size : 0,
       .threads = threads,
-      .exact = s->exact,
+      .exact = s->settings.exact,
       .naxes = strata_map_naxes(r->map),
       .ninc = r->map->ninc,
       .ncomp = r->ncomp};
@@ -362,12 +364,12 @@ static int open_log(strata_session *s, strata_run *r, int resumed)
 {
   strata_runlog_info li;
   runlog_info(s, r, &li);
-  if (!resumed && s->resume != STRATA_RESUME_AUTO)
-    return strata_runlog_create(s->log, &li, &s->logf);
+  if (!resumed && s->settings.resume != STRATA_RESUME_AUTO)
+    return strata_runlog_create(s->settings.log, &li, &s->logf);
   char notice[STRATA_PATH_MAX + 1024];
-  int rc = strata_runlog_resume(s->log, &li, s->force, s->rows, resumed ? s->nrows : 0,
+  int rc = strata_runlog_resume(s->settings.log, &li, s->settings.new_stop_keys, s->rows, resumed ? s->nrows : 0,
                                 &s->logf, notice, (int)sizeof notice);
-  if (rc == STRATA_OK && notice[0] && (s->notes || s->verbose))
+  if (rc == STRATA_OK && notice[0] && (s->settings.notes || s->settings.verbose))
     fprintf(stderr, "strata: note: %s\n", notice);
   return rc;
 }
@@ -405,13 +407,13 @@ int strata_session_open(strata_session *s, strata_run *r)
   s->late_rc = 0;
   s->agreed = 1;
   s->lockfd = -1;
-  if (!s->names) s->names = &library_names;
+  if (!s->settings.names) s->settings.names = &library_names;
   if (!s->host) s->host = "";
-  int rc = strata_session_define(r, s->identity, s->name, s->definition, sizeof s->definition);
+  int rc = strata_session_define(r, s->settings.identity, s->name, s->definition, sizeof s->definition);
   if (rc != STRATA_OK) return rc; /* the same on every rank */
 
   given_map map = {0};
-  if (present(s->map)) {
+  if (present(s->settings.map)) {
     rc = share_map(s, &map);
     if (rc != STRATA_OK) {
       free(map.buf);
@@ -432,7 +434,7 @@ int strata_session_open(strata_session *s, strata_run *r)
   }
   resume = v[1] != 0.0;
   /* A resumed run has its state; the map only started it. */
-  if (!resume && present(s->map)) rc = start_from_map(s, r, &map);
+  if (!resume && present(s->settings.map)) rc = start_from_map(s, r, &map);
   free(map.buf);
   if (rc != STRATA_OK) {
     strata_checkpoint_free(ck);
@@ -444,11 +446,11 @@ int strata_session_open(strata_session *s, strata_run *r)
     if (rc != STRATA_OK && s->agreed) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", strata_last_error());
-      rc = strata_error(rc, "%s: %s", s->checkpoint, msg);
+      rc = strata_error(rc, "%s: %s", s->settings.checkpoint, msg);
     }
-    if (rc == STRATA_OK && root && s->verbose) {
+    if (rc == STRATA_OK && root && s->settings.verbose) {
       fprintf(stderr, "strata: resuming from %s after iteration %d (written %s by strata %s "
-              "on %d rank%s, backend %s)\n", s->checkpoint, r->ravg.n, ck->created,
+              "on %d rank%s, backend %s)\n", s->settings.checkpoint, r->ravg.n, ck->created,
               ck->strata_version, ck->ranks, ck->ranks == 1 ? "" : "s", ck->backend);
       fflush(stderr);
     }
@@ -457,7 +459,7 @@ int strata_session_open(strata_session *s, strata_run *r)
   }
 
   rc = STRATA_OK;
-  if (root && present(s->log)) rc = open_log(s, r, resume);
+  if (root && present(s->settings.log)) rc = open_log(s, r, resume);
   rc = agree_status(s, rc);
   if (rc != STRATA_OK) return rc;
   s->last_checkpoint = now_s();
@@ -473,7 +475,7 @@ static int settle_checkpoint(strata_session *s)
   int rc = strata_atomic_wait(s->pending, &secs);
   s->pending = NULL;
   if (rc != STRATA_OK) return rc;
-  if (s->verbose)
+  if (s->settings.verbose)
     fprintf(stderr, "strata: checkpoint after iteration %d synced to disk in %.4f s (in the "
             "background)\n", s->pending_itn, secs);
   return s->logf ? strata_runlog_checkpointed(s->logf, s->pending_itn) : STRATA_OK;
@@ -493,13 +495,13 @@ static int write_checkpoint(strata_session *s, const strata_run *r, int last)
   size_t bytes = 0;
   strata_run_state st;
   strata_run_state_get(r, &st);
-  rc = strata_checkpoint_start(s->checkpoint, &st, &info, &s->pending, &secs, &bytes);
+  rc = strata_checkpoint_start(s->settings.checkpoint, &st, &info, &s->pending, &secs, &bytes);
   if (rc != STRATA_OK) return rc;
   s->pending_itn = st.itn;
   s->last_checkpoint = now_s();
-  if (s->verbose)
+  if (s->settings.verbose)
     fprintf(stderr, "strata: checkpoint after iteration %d written to %s: %.2f MB in %.4f s\n",
-            st.itn, s->checkpoint, (double)bytes / 1e6, secs);
+            st.itn, s->settings.checkpoint, (double)bytes / 1e6, secs);
   return last ? settle_checkpoint(s) : STRATA_OK;
 }
 
@@ -525,17 +527,17 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
   int rc = STRATA_OK;
   if (s->logf) {
     rc = strata_runlog_append(s->logf, it, r->time_s, rank_s, s->comm->size);
-    if (rc == STRATA_OK && s->log_map > 0 && r->ravg.n % s->log_map == 0)
+    if (rc == STRATA_OK && s->settings.log_map > 0 && r->ravg.n % s->settings.log_map == 0)
       rc = strata_runlog_map(s->logf, r->ravg.n, strata_run_edges(r));
   }
-  if (rc != STRATA_OK || !present(s->checkpoint)) return rc;
+  if (rc != STRATA_OK || !present(s->settings.checkpoint)) return rc;
   /* The last checkpoint's sync has long finished; a failure of it stops
    * the run now rather than at the next checkpoint. */
   rc = settle_checkpoint(s);
   int due = finished || stop ||
-            (s->checkpoint_every > 0 && r->ravg.n % s->checkpoint_every == 0) ||
-            (s->checkpoint_every_s > 0 &&
-             now_s() - s->last_checkpoint >= s->checkpoint_every_s);
+            (s->settings.checkpoint_every > 0 && r->ravg.n % s->settings.checkpoint_every == 0) ||
+            (s->settings.checkpoint_every_s > 0 &&
+             now_s() - s->last_checkpoint >= s->settings.checkpoint_every_s);
   if (rc == STRATA_OK && due) rc = write_checkpoint(s, r, finished || stop);
   return rc != STRATA_OK && finished ? defer_late_error(s, rc) : rc;
 }
@@ -544,7 +546,7 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
  * whole on disk, unless record wrote it already. */
 static int record_stop(strata_session *s, const strata_run *r)
 {
-  if (!present(s->checkpoint)) return STRATA_OK;
+  if (!present(s->settings.checkpoint)) return STRATA_OK;
   if (s->pending && s->pending_itn == r->ravg.n) return settle_checkpoint(s);
   return write_checkpoint(s, r, 1);
 }
@@ -555,7 +557,7 @@ static int finish_log(strata_session *s, const strata_run *r, const strata_resul
   if (!s->logf) return STRATA_OK;
   int rc = STRATA_OK;
   /* (A resumed run that had nothing left to do has its snapshot already.) */
-  if (s->ran > 0 && !(s->log_map > 0 && r->ravg.n % s->log_map == 0))
+  if (s->ran > 0 && !(s->settings.log_map > 0 && r->ravg.n % s->settings.log_map == 0))
     rc = strata_runlog_map(s->logf, r->ravg.n, strata_run_edges(r));
   if (rc == STRATA_OK) rc = strata_runlog_finish(s->logf, res);
   return rc;
