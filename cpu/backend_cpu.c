@@ -92,7 +92,7 @@ static inline double adapting_value(const strata_problem *pr, int nc, double jac
  * in sample order, so that they all give the same bits for the same
  * values.  Returns the first component that is not finite (nothing added),
  * or -1. */
-static inline int add_values(const strata_plan *job, int nc, double jac, const double *f,
+static inline int add_values(const strata_plan *plan, int nc, double jac, const double *f,
                              double *sum, double *c1, double *c2, double *w2)
 {
   double w[STRATA_MAX_COMP], dc[STRATA_MAX_COMP];
@@ -100,14 +100,14 @@ static inline int add_values(const strata_plan *job, int nc, double jac, const d
     if (!isfinite(f[c])) return c;
     w[c] = jac * f[c];
   }
-  double gw = adapting_value(job->problem, nc, jac, w, f), ws = gw * job->map_scale,
-         dw = gw - job->shift;
+  double gw = adapting_value(plan->problem, nc, jac, w, f), ws = gw * plan->map_scale,
+         dw = gw - plan->shift;
   *w2 = ws * ws;
   sum[0] += dw;
   sum[1] += dw * dw;
   if (nc > 1) {
     for (int c = 0; c < nc; c++) {
-      dc[c] = w[c] - job->cshift[c];
+      dc[c] = w[c] - plan->cshift[c];
       c1[c] += dc[c];
     }
     for (int a = 0, p = 0; a < nc; a++)
@@ -124,16 +124,16 @@ typedef struct {
   double c1[STRATA_MAX_COMP], c2[STRATA_MAX_COMP * (STRATA_MAX_COMP + 1) / 2];
 } cell_sums;
 
-/* Cell cs->h is complete: its sums into the job, and on to the next. */
-static inline void cell_close(const strata_plan *job, int nc, cell_sums *cs)
+/* Cell cs->h is complete: its sums into the plan, and on to the next. */
+static inline void cell_close(const strata_plan *plan, int nc, cell_sums *cs)
 {
   const int np = nc * (nc + 1) / 2;
-  job->s1[cs->h] = cs->sum[0];
-  job->s2[cs->h] = cs->sum[1];
+  plan->s1[cs->h] = cs->sum[0];
+  plan->s2[cs->h] = cs->sum[1];
   cs->sum[0] = cs->sum[1] = 0.0;
   if (nc > 1) {
-    memcpy(job->c1 + (size_t)cs->h * (size_t)nc, cs->c1, sizeof(double) * (size_t)nc);
-    memcpy(job->c2 + (size_t)cs->h * (size_t)np, cs->c2, sizeof(double) * (size_t)np);
+    memcpy(plan->c1 + (size_t)cs->h * (size_t)nc, cs->c1, sizeof(double) * (size_t)nc);
+    memcpy(plan->c2 + (size_t)cs->h * (size_t)np, cs->c2, sizeof(double) * (size_t)np);
     memset(cs->c1, 0, sizeof(double) * (size_t)nc);
     memset(cs->c2, 0, sizeof(double) * (size_t)np);
   }
@@ -146,20 +146,20 @@ static inline void cell_close(const strata_plan *job, int nc, cell_sums *cs)
  * component), or -1.  Always inlined, so that nc = 1 makes the scalar
  * integrand's loop of its own. */
 static inline __attribute__((always_inline)) int64_t
-add_batch(const strata_plan *job, int nc, int64_t i0, int64_t n, const double *jac,
+add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *jac,
           const double *fv, double *w2, cell_sums *cs, int *bad)
 {
-  const int64_t *start = job->strat->start;
+  const int64_t *start = plan->strat->start;
   /* The running sums in a local, which the compiler keeps in registers. */
   double sum[2] = {cs->sum[0], cs->sum[1]};
   for (int64_t j = 0; j < n; j++) {
     while (i0 + j >= start[cs->h + 1]) {
       cs->sum[0] = sum[0];
       cs->sum[1] = sum[1];
-      cell_close(job, nc, cs);
+      cell_close(plan, nc, cs);
       sum[0] = sum[1] = 0.0;
     }
-    *bad = add_values(job, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
+    *bad = add_values(plan, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
     if (*bad >= 0) return j;
   }
   cs->sum[0] = sum[0];
@@ -209,22 +209,22 @@ static void map_sums_out(map_cell *map, size_t cells, int first, double *cw, dou
  * and the chunk's map sums into cw and cc.  Always inlined, for
  * add_batch's sake. */
 static inline __attribute__((always_inline)) void
-sample_chunk_nc(const strata_plan *job, int nc, int64_t ha, int64_t hb, int64_t B,
+sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t B,
                 cpu_scratch *sc, double *cw, double *cc, chunk_status *st)
 {
-  const strata_problem *pr = job->problem;
-  const int dim = pr->dim, ninc = job->map->ninc;
+  const strata_problem *pr = plan->problem;
+  const int dim = pr->dim, ninc = plan->map->ninc;
   st->bad_index = -1;
   strata_points_walk walk;
-  strata_points_start(job, ha, &walk);
+  strata_points_start(plan, ha, &walk);
   cell_sums cs = {.h = ha};
   int64_t counted = 0; /* samples in the map's counts since they last went out */
   int out = 0;         /* times they went out */
-  const int64_t iend = job->strat->start[hb];
-  for (int64_t i0 = job->strat->start[ha]; i0 < iend; i0 += B) {
+  const int64_t iend = plan->strat->start[hb];
+  for (int64_t i0 = plan->strat->start[ha]; i0 < iend; i0 += B) {
     const int64_t n = iend - i0 < B ? iend - i0 : B;
     for (int64_t j = 0; j < n; j += STRATA_POINT_BLOCK)
-      strata_points_block(job, &walk, i0 + j,
+      strata_points_block(plan, &walk, i0 + j,
                           (int)(n - j < STRATA_POINT_BLOCK ? n - j : STRATA_POINT_BLOCK),
                           sc->x + j * dim, sc->jac + j, sc->inc + j, (size_t)B);
     if (pr->f)
@@ -237,13 +237,13 @@ sample_chunk_nc(const strata_plan *job, int nc, int64_t ha, int64_t hb, int64_t 
     else
       for (int64_t j = 0; j < n; j++) pr->fu(sc->x + j * dim, dim, pr->user, sc->fv + j * nc);
     int bad;
-    const int64_t j = add_batch(job, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad);
+    const int64_t j = add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad);
     if (j >= 0) {
       mark_bad(st, i0 + j, sc->fv[j * nc + bad], nc > 1 ? bad : -1, sc->x + j * dim, dim);
       memset(sc->map, 0, sizeof(map_cell) * sc->cells); /* as the next chunk expects it */
       return;
     }
-    if (job->adapt) {
+    if (plan->adapt) {
       if (counted + n > UINT32_MAX) {
         map_counts_out(sc->map, sc->cells, !out++, cc);
         counted = 0;
@@ -252,16 +252,16 @@ sample_chunk_nc(const strata_plan *job, int nc, int64_t ha, int64_t hb, int64_t 
       counted += n;
     }
   }
-  while (cs.h < hb) cell_close(job, nc, &cs);
-  if (job->adapt) map_sums_out(sc->map, sc->cells, !out, cw, cc);
+  while (cs.h < hb) cell_close(plan, nc, &cs);
+  if (plan->adapt) map_sums_out(sc->map, sc->cells, !out, cw, cc);
 }
 
-static void sample_chunk(const strata_plan *job, int64_t ha, int64_t hb, int64_t B,
+static void sample_chunk(const strata_plan *plan, int64_t ha, int64_t hb, int64_t B,
                          cpu_scratch *sc, double *cw, double *cc, chunk_status *st)
 {
-  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
-  if (nc == 1) sample_chunk_nc(job, 1, ha, hb, B, sc, cw, cc, st);
-  else sample_chunk_nc(job, nc, ha, hb, B, sc, cw, cc, st);
+  const int nc = plan->problem->ncomp > 1 ? plan->problem->ncomp : 1;
+  if (nc == 1) sample_chunk_nc(plan, 1, ha, hb, B, sc, cw, cc, st);
+  else sample_chunk_nc(plan, nc, ha, hb, B, sc, cw, cc, st);
 }
 
 static void scratch_free(cpu_scratch *sc)
@@ -277,11 +277,11 @@ static void scratch_free(cpu_scratch *sc)
 
 /* nt threads' working arrays for batches of B samples, with the map sums
  * zeroed: those kept from the last call where they are large enough. */
-static int scratch_reserve(cpu_backend *cb, int nt, const strata_plan *job, int64_t B)
+static int scratch_reserve(cpu_backend *cb, int nt, const strata_plan *plan, int64_t B)
 {
-  const strata_problem *pr = job->problem;
+  const strata_problem *pr = plan->problem;
   const int dim = pr->dim, nc = pr->ncomp > 1 ? pr->ncomp : 1;
-  const size_t cells = (size_t)dim * (size_t)job->map->ninc;
+  const size_t cells = (size_t)dim * (size_t)plan->map->ninc;
   if (nt > cb->nscratch) {
     cpu_scratch *more = realloc(cb->scratch, sizeof *more * (size_t)nt);
     if (!more) return -1;
@@ -314,37 +314,37 @@ static int scratch_reserve(cpu_backend *cb, int nt, const strata_plan *job, int6
 }
 
 /* The backends' shared message, naming the component of a vector integrand. */
-static int report_bad(const strata_plan *job, const chunk_status *st)
+static int report_bad(const strata_plan *plan, const chunk_status *st)
 {
-  int rc = strata_backend_report_nonfinite(job, st->bad_fx, st->bad_index, st->bad_x);
+  int rc = strata_backend_report_nonfinite(plan, st->bad_fx, st->bad_index, st->bad_x);
   if (st->bad_comp < 0) return rc;
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", strata_last_error());
   return strata_error(rc, "%s in component %d of %d", msg, st->bad_comp,
-                      job->problem->ncomp);
+                      plan->problem->ncomp);
 }
 
 /* The nchunk chunks' hypercubes, bounds[0 .. nchunk]: their boundaries
  * balance samples, not hypercubes (VEGAS+ piles samples into few
  * hypercubes), and each chunk holds at least one. */
-static void chunk_bounds(const strata_plan *job, int nchunk, int64_t *bounds)
+static void chunk_bounds(const strata_plan *plan, int nchunk, int64_t *bounds)
 {
-  const strata_strat *s = job->strat;
-  const int64_t first = s->start[job->h0], total = s->start[job->h1] - first;
-  bounds[0] = job->h0;
+  const strata_strat *s = plan->strat;
+  const int64_t first = s->start[plan->h0], total = s->start[plan->h1] - first;
+  bounds[0] = plan->h0;
   for (int c = 1; c < nchunk; c++) {
     int64_t h = strata_strat_find(s, first + total * c / nchunk);
     if (h <= bounds[c - 1]) h = bounds[c - 1] + 1;
-    if (h > job->h1 - (nchunk - c)) h = job->h1 - (nchunk - c);
+    if (h > plan->h1 - (nchunk - c)) h = plan->h1 - (nchunk - c);
     bounds[c] = h;
   }
-  bounds[nchunk] = job->h1;
+  bounds[nchunk] = plan->h1;
 }
 
 /* The chunks' map sums (chunk_w) into the plan's: per increment 0.0 +
  * chunk 0 + chunk 1 + ..., in chunk order, a stretch of increments at a
  * time, chunk by chunk, so that each chunk's sums are read in order. */
-static void add_chunks_map_sums(const strata_plan *job, const double *chunk_w, int nchunk,
+static void add_chunks_map_sums(const strata_plan *plan, const double *chunk_w, int nchunk,
                                 size_t cells, int nt)
 {
   enum { STRETCH = 512 };
@@ -365,26 +365,26 @@ static void add_chunks_map_sums(const strata_plan *job, const double *chunk_w, i
       }
     }
     for (size_t i = 0; i < m; i++) {
-      job->wsum[i0 + i] += w[i];
-      job->wcount[i0 + i] += n[i];
+      plan->wsum[i0 + i] += w[i];
+      plan->wcount[i0 + i] += n[i];
     }
   }
 }
 
-static int cpu_sample(strata_backend *b, strata_plan *job)
+static int cpu_sample(strata_backend *b, strata_plan *plan)
 {
   cpu_backend *cb = b->self;
-  const strata_strat *s = job->strat;
-  const int64_t nh = job->h1 - job->h0;
+  const strata_strat *s = plan->strat;
+  const int64_t nh = plan->h1 - plan->h0;
   if (nh <= 0) return STRATA_OK;
-  const int64_t first = s->start[job->h0], total = s->start[job->h1] - first;
+  const int64_t first = s->start[plan->h0], total = s->start[plan->h1] - first;
   int64_t want = total / CPU_MIN_CHUNK_SAMPLES;
   if (want > CPU_MAX_CHUNKS) want = CPU_MAX_CHUNKS;
   if (want > nh) want = nh;
   const int nchunk = want < 1 ? 1 : (int)want;
-  const size_t cells = (size_t)job->problem->dim * (size_t)job->map->ninc;
+  const size_t cells = (size_t)plan->problem->dim * (size_t)plan->map->ninc;
 
-  if (job->adapt) {
+  if (plan->adapt) {
     size_t need = (size_t)nchunk * 2 * cells;
     if (need > cb->chunk_w_len) {
       free(cb->chunk_w);
@@ -397,11 +397,11 @@ static int cpu_sample(strata_backend *b, strata_plan *job)
   }
 
   int64_t bounds[CPU_MAX_CHUNKS + 1];
-  chunk_bounds(job, nchunk, bounds);
+  chunk_bounds(plan, nchunk, bounds);
 
   /* The batch: the caller's for fb (no longer than the longest chunk,
    * whose batches are then the same), else CPU_BATCH. */
-  const strata_problem *pr = job->problem;
+  const strata_problem *pr = plan->problem;
   int64_t B = pr->fb ? (pr->batch > 0 ? pr->batch : 1024) : CPU_BATCH, longest = 1;
   for (int c = 0; c < nchunk; c++)
     if (s->start[bounds[c + 1]] - s->start[bounds[c]] > longest)
@@ -414,7 +414,7 @@ static int cpu_sample(strata_backend *b, strata_plan *job)
 #else
   nt = 1;
 #endif
-  if (scratch_reserve(cb, nt, job, B) != 0)
+  if (scratch_reserve(cb, nt, plan, B) != 0)
     return strata_error(STRATA_ENOMEM, "cpu backend: no memory for %d threads' batches of "
                         "%lld points", nt, (long long)B);
 
@@ -427,8 +427,8 @@ static int cpu_sample(strata_backend *b, strata_plan *job)
 #ifdef _OPENMP
     t = omp_get_thread_num();
 #endif
-    double *cw = job->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
-    sample_chunk(job, bounds[c], bounds[c + 1], B, &cb->scratch[t], cw, cw ? cw + cells : NULL,
+    double *cw = plan->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
+    sample_chunk(plan, bounds[c], bounds[c + 1], B, &cb->scratch[t], cw, cw ? cw + cells : NULL,
                  &st[c]);
   }
 
@@ -439,10 +439,10 @@ static int cpu_sample(strata_backend *b, strata_plan *job)
       break; /* chunks are in sample order: the first one has the first bad sample */
     }
   if (worst >= 0)
-    return report_bad(job, &st[worst]);
+    return report_bad(plan, &st[worst]);
 
-  if (job->adapt) add_chunks_map_sums(job, cb->chunk_w, nchunk, cells, nt);
-  return job->combine != STRATA_COMBINE_CELLS ? strata_backend_host_part(job) : STRATA_OK;
+  if (plan->adapt) add_chunks_map_sums(plan, cb->chunk_w, nchunk, cells, nt);
+  return plan->combine != STRATA_COMBINE_CELLS ? strata_backend_host_part(plan) : STRATA_OK;
 }
 
 static void cpu_free(strata_backend *b)
