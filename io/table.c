@@ -235,6 +235,47 @@ static int read_axis(const strata_table_spec *s, hid_t d, const char *ax, hsize_
 }
 
 /* Reads table s into *t, its values and grids into one block *mem. */
+/* That the object d is a dataset (of type and space, both opened) of
+ * numbers, 1-D or 2-D, with 2 to INT_MAX points along each axis: its rank
+ * and dims. */
+static int check_dataset(const strata_table_spec *s, hid_t d, hid_t type, hid_t space,
+                         int *rank, hsize_t dims[2])
+{
+  if (H5Iget_type(d) != H5I_DATASET)
+    return fail(STRATA_EINVAL, s, "%s is not a dataset",
+                H5Iget_type(d) == H5I_GROUP ? "a group" : "the object");
+  if (type < 0 || space < 0)
+    return fail(STRATA_EIO, s, "cannot read the dataset: %s", strata_h5_detail());
+  H5T_class_t cls;
+  if (!numeric_type(type, &cls))
+    return fail(STRATA_EINVAL, s, "the dataset holds %s, not numbers", class_name(cls));
+  const H5S_class_t sc = H5Sget_simple_extent_type(space);
+  if (sc != H5S_SIMPLE)
+    return fail(STRATA_EINVAL, s, "the dataset is %s (tables are 1-D or 2-D)",
+                sc == H5S_SCALAR ? "a scalar" : "empty");
+  *rank = H5Sget_simple_extent_ndims(space);
+  if (*rank < 1 || *rank > 2)
+    return fail(STRATA_EINVAL, s, "the dataset has rank %d (tables are 1-D or 2-D)", *rank);
+  H5Sget_simple_extent_dims(space, dims, NULL);
+  for (int a = 0; a < *rank; a++)
+    if (dims[a] < 2 || dims[a] > INT_MAX)
+      return fail(STRATA_EINVAL, s, "the dataset has %llu point%s along axis %d (2 to %d "
+                  "needed)", (unsigned long long)dims[a], dims[a] == 1 ? "" : "s", a, INT_MAX);
+  return STRATA_OK;
+}
+
+/* That the nv values of a table of rank rank (ny per row) are finite. */
+static int check_finite(const strata_table_spec *s, const double *v, size_t nv, int rank,
+                        size_t ny)
+{
+  for (size_t k = 0; k < nv; k++) {
+    if (isfinite(v[k])) continue;
+    if (rank == 1) return fail(STRATA_EINVAL, s, "value [%zu] = %g is not finite", k, v[k]);
+    return fail(STRATA_EINVAL, s, "value [%zu][%zu] = %g is not finite", k / ny, k % ny, v[k]);
+  }
+  return STRATA_OK;
+}
+
 static int load_one(const strata_table_spec *s, strata_table *t, double **mem, size_t *ndoubles)
 {
   *mem = NULL;
@@ -258,42 +299,14 @@ static int load_one(const strata_table_spec *s, strata_table *t, double **mem, s
     rc = fail(STRATA_EIO, s, "no such dataset in the file");
     goto done;
   }
-  if (H5Iget_type(d) != H5I_DATASET) {
-    rc = fail(STRATA_EINVAL, s, "%s is not a dataset", H5Iget_type(d) == H5I_GROUP ? "a group"
-                                                                                   : "the object");
-    goto done;
-  }
-  type = H5Dget_type(d);
-  space = H5Dget_space(d);
-  if (type < 0 || space < 0) {
-    rc = fail(STRATA_EIO, s, "cannot read the dataset: %s", strata_h5_detail());
-    goto done;
-  }
-  H5T_class_t cls;
-  if (!numeric_type(type, &cls)) {
-    rc = fail(STRATA_EINVAL, s, "the dataset holds %s, not numbers", class_name(cls));
-    goto done;
-  }
-  const H5S_class_t sc = H5Sget_simple_extent_type(space);
-  const int rank = sc == H5S_SIMPLE ? H5Sget_simple_extent_ndims(space) : 0;
-  if (sc != H5S_SIMPLE) {
-    rc = fail(STRATA_EINVAL, s, "the dataset is %s (tables are 1-D or 2-D)",
-              sc == H5S_SCALAR ? "a scalar" : "empty");
-    goto done;
-  }
-  if (rank < 1 || rank > 2) {
-    rc = fail(STRATA_EINVAL, s, "the dataset has rank %d (tables are 1-D or 2-D)", rank);
-    goto done;
-  }
+  int rank = 0;
   hsize_t dims[2] = {1, 1};
-  H5Sget_simple_extent_dims(space, dims, NULL);
-  for (int a = 0; a < rank; a++) {
-    if (dims[a] < 2 || dims[a] > INT_MAX) {
-      rc = fail(STRATA_EINVAL, s, "the dataset has %llu point%s along axis %d (2 to %d needed)",
-                (unsigned long long)dims[a], dims[a] == 1 ? "" : "s", a, INT_MAX);
-      goto done;
-    }
+  if (H5Iget_type(d) == H5I_DATASET) {
+    type = H5Dget_type(d);
+    space = H5Dget_space(d);
   }
+  rc = check_dataset(s, d, type, space, &rank, dims);
+  if (rc != STRATA_OK) goto done;
   const size_t nx = (size_t)dims[0], ny = (size_t)dims[1];
   if (nx > (SIZE_MAX / sizeof(double) - nx - ny) / ny) {
     rc = fail(STRATA_ENOMEM, s, "%zu x %zu values do not fit in memory", nx, ny);
@@ -321,14 +334,7 @@ static int load_one(const strata_table_spec *s, strata_table *t, double **mem, s
     rc = fail(STRATA_EIO, s, "cannot read the values: %s", strata_h5_detail());
     goto done;
   }
-  for (size_t k = 0; k < nv; k++) {
-    if (isfinite(block[k])) continue;
-    if (rank == 1)
-      rc = fail(STRATA_EINVAL, s, "value [%zu] = %g is not finite", k, block[k]);
-    else
-      rc = fail(STRATA_EINVAL, s, "value [%zu][%zu] = %g is not finite", k / ny, k % ny, block[k]);
-    goto done;
-  }
+  if ((rc = check_finite(s, block, nv, rank, ny)) != STRATA_OK) goto done;
   memcpy(block + nv, grids, gx * sizeof(double));
   memcpy(block + nv + gx, grids + nx, gy * sizeof(double));
   t->v = block;
