@@ -11,6 +11,7 @@
 #include <omp.h>
 #endif
 
+#include "backend_cpu.h"
 #include "error.h"
 #ifdef HAVE_CUDA
 #include "backend_cuda.h"

@@ -41,7 +41,7 @@ struct strata_integrator {
   /* strata_integrator_settings: the caller's, with its strings copied. */
   strata_settings settings;
   char *log, *checkpoint, *identity, *name, *map;
-  strata_session_words words;  /* the settings' names, the library's where none */
+  strata_session_names names;  /* the settings' names, the library's where none */
   int stopped;
   int error_shared;            /* the last error was every rank's (rank 0's message) */
   char exchange[160];
@@ -223,7 +223,7 @@ static int alloc_with(int interface, size_t problem_size, size_t params_size,
   s->problem = *pr;
   s->params = *p;
   s->comm = comm;
-  strata_session_words_merge(NULL, &s->words);
+  strata_session_names_merge(NULL, &s->names);
   if (!comm) {
     s->comm = strata_comm_serial();
     s->own_comm = 1;
@@ -398,8 +398,8 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
   s->settings.identity = s->identity = id;
   s->settings.name = s->name = name;
   s->settings.map = s->map = map;
-  strata_session_words_merge(st->names, &s->words);
-  s->settings.names = &s->words;
+  strata_session_names_merge(st->names, &s->names);
+  s->settings.names = &s->names;
   memcpy(s->definition, def, sizeof def);
   s->run->check_ranks = st->check_ranks;
   return STRATA_OK;
@@ -409,26 +409,16 @@ int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, voi
                           strata_result *res)
 {
   STRATA_GIVEN(s, "integrator");
-  const strata_settings *st = &s->settings;
-  strata_session ss = {
-      .name = s->name ? s->name : "(libstrata)",
-      .log = s->log,
-      .log_map = st->log_map,
-      .checkpoint = s->checkpoint,
-      .checkpoint_every = st->checkpoint_every,
-      .checkpoint_every_s = st->checkpoint_every_s,
-      .resume = st->resume,
-      .map = s->map,
-      .identity = s->identity,
-      .force = st->new_stop_keys,
-      .threads = s->params.nthreads,
-      .comm = s->comm,
-      .backend = s->backend->name,
-      .host = s->host,
-      .exact = s->settings.size ? st->exact : NAN,
-      .verbose = st->verbose,
-      .notes = st->notes,
-      .words = &s->words};
+  /* The session holds the caller's settings (none given: the defaults),
+   * under the names the caller gave them. */
+  strata_session ss = {.name = s->name ? s->name : "(libstrata)",
+                       .settings = s->settings,
+                       .threads = s->params.nthreads,
+                       .comm = s->comm,
+                       .backend = s->backend->name,
+                       .host = s->host};
+  if (!s->settings.size) strata_settings_init(&ss.settings);
+  ss.settings.names = &s->names;
   strata_result mine;
   s->stopped = 0;
   int rc = strata_session_open(&ss, s->run);
@@ -495,7 +485,7 @@ int strata_integrator_save(strata_integrator *s, const char *path)
 static int fits(const strata_integrator *s, const strata_checkpoint *c, const char *name)
 {
   int rc = strata_jobdef_compare_as(c->definition, s->definition, s->settings.new_stop_keys,
-                                    s->words.new_stop_keys, name, "checkpoint",
+                                    s->names.new_stop_keys, name, "checkpoint",
                                     "this integrator");
   if (rc == STRATA_OK)
     rc = strata_checkpoint_check_version(c, name, s->run->map->ninc, s->params.neval,
@@ -611,26 +601,18 @@ int strata_integrator_start_from(strata_integrator *s, strata_integrator *from)
   return strata_error(rc, "the run started from: %s", msg);
 }
 
-/* The one-call form: the CPU backend, no peers, nothing saved. */
+/* The one-call form: an integrator on the CPU backend, no peers, nothing
+ * saved; its run goes through the session's loop like every other. */
 int strata_integrate(const strata_problem *pr, const strata_params *p,
                      strata_iteration_cb cb, void *ctx, strata_result *res)
 {
   STRATA_GIVEN(pr, "problem");
   STRATA_GIVEN(p, "params");
   STRATA_GIVEN(res, "result to fill");
-  strata_backend *be = strata_backend_cpu_new(p->nthreads);
-  strata_comm *comm = strata_comm_serial();
-  strata_run *r = NULL;
-  int rc;
-  if (!be || !comm) {
-    rc = strata_error(STRATA_ENOMEM, "out of memory");
-    goto out;
-  }
-  rc = strata_run_alloc(pr, p, be, comm, &r);
-  if (rc == STRATA_OK) rc = strata_run_integrate(r, cb, ctx, res);
-out:
-  strata_run_free(r);
-  strata_comm_free(comm);
-  strata_backend_free(be);
+  strata_integrator *s = NULL;
+  int rc = strata_integrator_alloc_checked(STRATA_INTERFACE, sizeof *pr, sizeof *p, pr, p,
+                                           STRATA_BACKEND_CPU, NULL, &s);
+  if (rc == STRATA_OK) rc = strata_integrator_integrate(s, cb, ctx, res);
+  strata_integrator_free(s);
   return rc;
 }

@@ -22,14 +22,14 @@
 #include "runlog.h"
 #include "warmstart.h"
 
-static const strata_session_words library_words = {
+static const strata_session_names library_names = {
     "strata_settings.resume", "strata_settings.resume", "STRATA_RESUME_AUTO",
     "strata_settings.new_stop_keys", "strata_settings.checkpoint", "strata_settings.log",
     "strata_settings.map", NULL};
 
-void strata_session_words_merge(const strata_settings_names *given, strata_session_words *out)
+void strata_session_names_merge(const strata_settings_names *given, strata_session_names *out)
 {
-  const strata_session_words *l = &library_words;
+  const strata_session_names *l = &library_names;
   const strata_settings_names none = {0}, *g = given ? given : &none;
   out->resume = g->resume ? g->resume : l->resume;
   out->resume_key = g->resume_key ? g->resume_key : l->resume_key;
@@ -99,11 +99,11 @@ static int same_file(const char *a, const char *b)
  * as it was. */
 static int decide(strata_session *s, const strata_run *r, int *resume, strata_checkpoint **ck)
 {
-  const strata_session_words *w = s->words;
-  const char *cp = present(s->checkpoint) ? s->checkpoint : NULL;
-  const char *lp = present(s->log) ? s->log : NULL;
-  int want = s->resume == STRATA_RESUME_YES;
-  int autom = s->resume == STRATA_RESUME_AUTO;
+  const strata_session_names *w = s->settings.names;
+  const char *cp = present(s->settings.checkpoint) ? s->settings.checkpoint : NULL;
+  const char *lp = present(s->settings.log) ? s->settings.log : NULL;
+  int want = s->settings.resume == STRATA_RESUME_YES;
+  int autom = s->settings.resume == STRATA_RESUME_AUTO;
   *resume = 0;
   /* A directory at either name is a setting that names the wrong thing,
    * not a file of a run: said before a lock is made beside it. */
@@ -145,7 +145,7 @@ static int decide(strata_session *s, const strata_run *r, int *resume, strata_ch
   if (cp && want && !exists && !unstarted)
     return strata_error(STRATA_EIO, "%s: no checkpoint to resume from (%s)", cp,
                         "No such file or directory");
-  if (unstarted && (s->notes || s->verbose))
+  if (unstarted && (s->settings.notes || s->settings.verbose))
     fprintf(stderr, "strata: note: %s: no checkpoint: the run stopped before it started, and "
             "starts now\n", cp);
   if (cp && exists && !want && !autom)
@@ -159,7 +159,7 @@ static int decide(strata_session *s, const strata_run *r, int *resume, strata_ch
   if (rc != STRATA_OK || !exists) return rc;
   rc = strata_checkpoint_read(cp, ck);
   if (rc == STRATA_OK)
-    rc = strata_jobdef_compare_as((*ck)->definition, s->definition, s->force, w->new_stop_keys, cp,
+    rc = strata_jobdef_compare_as((*ck)->definition, s->definition, s->settings.new_stop_keys, w->new_stop_keys, cp,
                                   "checkpoint", s->name);
   if (rc == STRATA_OK)
     rc = strata_checkpoint_check_version(*ck, cp, r->map->ninc, r->params.neval, r->problem.dim);
@@ -292,12 +292,13 @@ static int share_map(strata_session *s, given_map *g)
   strata_mapfile *m = NULL;
   int rc = STRATA_OK;
   if (root) {
-    rc = strata_mapfile_read(s->map, &m);
+    rc = strata_mapfile_read(s->settings.map, &m);
     if (rc == STRATA_OK) rc = strata_mapfile_fits(m, s->definition);
     if (rc != STRATA_OK) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", strata_last_error());
-      rc = strata_error(rc, "%s: %s = '%s': %s", s->name, s->words->map, s->map, msg);
+      rc = strata_error(rc, "%s: %s = '%s': %s", s->name, s->settings.names->map,
+                        s->settings.map, msg);
     }
   }
   rc = agree_status(s, rc);
@@ -307,25 +308,25 @@ static int share_map(strata_session *s, given_map *g)
     head[1] = m->ninc;
     head[2] = (double)m->nhcube;
   }
-  if (rc == STRATA_OK) rc = share(s, head, sizeof head, s->words->map);
+  if (rc == STRATA_OK) rc = share(s, head, sizeof head, s->settings.names->map);
   size_t nedges = (size_t)head[0] * (size_t)(head[1] + 1), n = nedges + (size_t)head[2];
   if (rc == STRATA_OK) {
     g->buf = calloc(n > 0 ? n : 1, sizeof(double));
     double fail = g->buf ? 0.0 : 1.0;
     rc = agree(s, &fail, 1);
     if (rc == STRATA_OK && fail > 0)
-      rc = strata_error(STRATA_ENOMEM, "out of memory reading %s", s->words->map);
+      rc = strata_error(STRATA_ENOMEM, "out of memory reading %s", s->settings.names->map);
   }
   if (rc == STRATA_OK && root) {
     memcpy(g->buf, m->edges, sizeof(double) * nedges);
     for (size_t h = 0; h < (size_t)m->nhcube; h++) g->buf[nedges + h] = (double)m->nh[h];
-    if (s->verbose)
+    if (s->settings.verbose)
       fprintf(stderr, "strata: starting from the map of %s (a %s, after iteration %d: %d x %d "
-              "edges%s)\n", s->map, m->kind, m->itn, m->naxes, m->ninc,
+              "edges%s)\n", s->settings.map, m->kind, m->itn, m->naxes, m->ninc,
               m->nhcube ? ", and its allocation where the hypercubes match" : "");
   }
   strata_mapfile_free(m);
-  if (rc == STRATA_OK) rc = share(s, g->buf, sizeof(double) * n, s->words->map);
+  if (rc == STRATA_OK) rc = share(s, g->buf, sizeof(double) * n, s->settings.names->map);
   if (rc != STRATA_OK) return rc;
   g->naxes = (int)head[0];
   g->ninc = (int)head[1];
@@ -350,9 +351,10 @@ static int start_from_map(strata_session *s, strata_run *r, const given_map *g)
   if (rc != STRATA_OK) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", strata_last_error());
-    return strata_error(rc, "%s: %s = '%s': %s", s->name, s->words->map, s->map, msg);
+    return strata_error(rc, "%s: %s = '%s': %s", s->name, s->settings.names->map,
+                        s->settings.map, msg);
   }
-  if (s->verbose && s->comm->rank == 0)
+  if (s->settings.verbose && s->comm->rank == 0)
     fprintf(stderr, "strata: the map %s, the allocation %s\n",
             g->ninc == r->map->ninc ? "as it was" : "rebinned to this job's ninc",
             took ? "too (the same hypercubes)" : "even (as in any first iteration)");
@@ -372,13 +374,13 @@ static void runlog_info(const strata_session *s, const strata_run *r, strata_run
       .mode = strata_mode_name(r->params.mode),
       .backend = s->backend,
       .host = s->host,
-      .checkpoint = present(s->checkpoint) ? s->checkpoint : "",
-      .override = s->words->new_stop_keys,
+      .checkpoint = present(s->settings.checkpoint) ? s->settings.checkpoint : "",
+      .override = s->settings.names->new_stop_keys,
       .dim = r->problem.dim,
       .ranks = s->comm->size,
       .gpus = !strcmp(s->backend, "cuda") ? s->comm->size : 0,
       .threads = threads,
-      .exact = s->exact,
+      .exact = s->settings.exact,
       .naxes = strata_map_naxes(r->map),
       .ninc = r->map->ninc,
       .ncomp = r->ncomp};
@@ -388,12 +390,12 @@ static int open_log(strata_session *s, strata_run *r, int resumed)
 {
   strata_runlog_info li;
   runlog_info(s, r, &li);
-  if (!resumed && s->resume != STRATA_RESUME_AUTO)
-    return strata_runlog_create(s->log, &li, &s->logf);
+  if (!resumed && s->settings.resume != STRATA_RESUME_AUTO)
+    return strata_runlog_create(s->settings.log, &li, &s->logf);
   char notice[STRATA_PATH_MAX + 1024];
-  int rc = strata_runlog_resume(s->log, &li, s->force, s->rows, resumed ? s->nrows : 0,
+  int rc = strata_runlog_resume(s->settings.log, &li, s->settings.new_stop_keys, s->rows, resumed ? s->nrows : 0,
                                 &s->logf, notice, (int)sizeof notice);
-  if (rc == STRATA_OK && notice[0] && (s->notes || s->verbose))
+  if (rc == STRATA_OK && notice[0] && (s->settings.notes || s->settings.verbose))
     fprintf(stderr, "strata: note: %s\n", notice);
   return rc;
 }
@@ -431,13 +433,13 @@ int strata_session_open(strata_session *s, strata_run *r)
   s->late_rc = 0;
   s->agreed = 1;
   s->lockfd = -1;
-  if (!s->words) s->words = &library_words;
+  if (!s->settings.names) s->settings.names = &library_names;
   if (!s->host) s->host = "";
-  int rc = strata_session_define(r, s->identity, s->name, s->definition, sizeof s->definition);
+  int rc = strata_session_define(r, s->settings.identity, s->name, s->definition, sizeof s->definition);
   if (rc != STRATA_OK) return rc; /* the same on every rank */
 
   given_map map = {0};
-  if (present(s->map)) {
+  if (present(s->settings.map)) {
     rc = share_map(s, &map);
     if (rc != STRATA_OK) {
       free(map.buf);
@@ -458,7 +460,7 @@ int strata_session_open(strata_session *s, strata_run *r)
   }
   resume = v[1] != 0.0;
   /* A resumed run has its state; the map only started it. */
-  if (!resume && present(s->map)) rc = start_from_map(s, r, &map);
+  if (!resume && present(s->settings.map)) rc = start_from_map(s, r, &map);
   free(map.buf);
   if (rc != STRATA_OK) {
     strata_checkpoint_free(ck);
@@ -470,11 +472,11 @@ int strata_session_open(strata_session *s, strata_run *r)
     if (rc != STRATA_OK && s->agreed) {
       char msg[1024];
       snprintf(msg, sizeof msg, "%s", strata_last_error());
-      rc = strata_error(rc, "%s: %s", s->checkpoint, msg);
+      rc = strata_error(rc, "%s: %s", s->settings.checkpoint, msg);
     }
-    if (rc == STRATA_OK && root && s->verbose) {
+    if (rc == STRATA_OK && root && s->settings.verbose) {
       fprintf(stderr, "strata: resuming from %s after iteration %d (written %s by strata %s "
-              "on %d rank%s, backend %s)\n", s->checkpoint, r->ravg.n, ck->created,
+              "on %d rank%s, backend %s)\n", s->settings.checkpoint, r->ravg.n, ck->created,
               ck->strata_version, ck->ranks, ck->ranks == 1 ? "" : "s", ck->backend);
       fflush(stderr);
     }
@@ -483,7 +485,7 @@ int strata_session_open(strata_session *s, strata_run *r)
   }
 
   rc = STRATA_OK;
-  if (root && present(s->log)) rc = open_log(s, r, resume);
+  if (root && present(s->settings.log)) rc = open_log(s, r, resume);
   rc = agree_status(s, rc);
   if (rc != STRATA_OK) return rc;
   s->last_checkpoint = now_s();
@@ -499,7 +501,7 @@ static int settle_checkpoint(strata_session *s)
   int rc = strata_atomic_wait(s->pending, &secs);
   s->pending = NULL;
   if (rc != STRATA_OK) return rc;
-  if (s->verbose)
+  if (s->settings.verbose)
     fprintf(stderr, "strata: checkpoint after iteration %d synced to disk in %.4f s (in the "
             "background)\n", s->pending_itn, secs);
   return s->logf ? strata_runlog_checkpointed(s->logf, s->pending_itn) : STRATA_OK;
@@ -519,13 +521,13 @@ static int write_checkpoint(strata_session *s, const strata_run *r, int last)
   size_t bytes = 0;
   strata_run_state st;
   strata_run_state_get(r, &st);
-  rc = strata_checkpoint_start(s->checkpoint, &st, &info, &s->pending, &secs, &bytes);
+  rc = strata_checkpoint_start(s->settings.checkpoint, &st, &info, &s->pending, &secs, &bytes);
   if (rc != STRATA_OK) return rc;
   s->pending_itn = st.itn;
   s->last_checkpoint = now_s();
-  if (s->verbose)
+  if (s->settings.verbose)
     fprintf(stderr, "strata: checkpoint after iteration %d written to %s: %.2f MB in %.4f s\n",
-            st.itn, s->checkpoint, (double)bytes / 1e6, secs);
+            st.itn, s->settings.checkpoint, (double)bytes / 1e6, secs);
   return last ? settle_checkpoint(s) : STRATA_OK;
 }
 
@@ -533,7 +535,7 @@ static int write_checkpoint(strata_session *s, const strata_run *r, int last)
  * (the final checkpoint, the log's last word) does not cost the result:
  * the run goes to its end, the result is returned, and the first such
  * error is returned with it. */
-static int keep_late(strata_session *s, int rc)
+static int defer_late_error(strata_session *s, int rc)
 {
   if (!s->late_rc) {
     snprintf(s->late_msg, sizeof s->late_msg, "%s (after the last iteration: the run's "
@@ -551,26 +553,26 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
   int rc = STRATA_OK;
   if (s->logf) {
     rc = strata_runlog_append(s->logf, it, r->time_s, rank_s, s->comm->size);
-    if (rc == STRATA_OK && s->log_map > 0 && r->ravg.n % s->log_map == 0)
+    if (rc == STRATA_OK && s->settings.log_map > 0 && r->ravg.n % s->settings.log_map == 0)
       rc = strata_runlog_map(s->logf, r->ravg.n, strata_run_edges(r));
   }
-  if (rc != STRATA_OK || !present(s->checkpoint)) return rc;
+  if (rc != STRATA_OK || !present(s->settings.checkpoint)) return rc;
   /* The last checkpoint's sync has long finished; a failure of it stops
    * the run now rather than at the next checkpoint. */
   rc = settle_checkpoint(s);
   int due = finished || stop ||
-            (s->checkpoint_every > 0 && r->ravg.n % s->checkpoint_every == 0) ||
-            (s->checkpoint_every_s > 0 &&
-             now_s() - s->last_checkpoint >= s->checkpoint_every_s);
+            (s->settings.checkpoint_every > 0 && r->ravg.n % s->settings.checkpoint_every == 0) ||
+            (s->settings.checkpoint_every_s > 0 &&
+             now_s() - s->last_checkpoint >= s->settings.checkpoint_every_s);
   if (rc == STRATA_OK && due) rc = write_checkpoint(s, r, finished || stop);
-  return rc != STRATA_OK && finished ? keep_late(s, rc) : rc;
+  return rc != STRATA_OK && finished ? defer_late_error(s, rc) : rc;
 }
 
 /* Rank 0, after progress asked to stop: the checkpoint of this iteration,
  * whole on disk, unless record wrote it already. */
 static int record_stop(strata_session *s, const strata_run *r)
 {
-  if (!present(s->checkpoint)) return STRATA_OK;
+  if (!present(s->settings.checkpoint)) return STRATA_OK;
   if (s->pending && s->pending_itn == r->ravg.n) return settle_checkpoint(s);
   return write_checkpoint(s, r, 1);
 }
@@ -581,13 +583,13 @@ static int finish_log(strata_session *s, const strata_run *r, const strata_resul
   if (!s->logf) return STRATA_OK;
   int rc = STRATA_OK;
   /* (A resumed run that had nothing left to do has its snapshot already.) */
-  if (s->ran > 0 && !(s->log_map > 0 && r->ravg.n % s->log_map == 0))
+  if (s->ran > 0 && !(s->settings.log_map > 0 && r->ravg.n % s->settings.log_map == 0))
     rc = strata_runlog_map(s->logf, r->ravg.n, strata_run_edges(r));
   if (rc != STRATA_OK) return rc;
   /* More components than res holds: all of them. */
   const size_t n = res && r->ncomp > STRATA_MAX_COMP ? (size_t)r->ncomp : 0;
   double *v = n ? malloc(sizeof(double) * n * (n + 4)) : NULL;
-  if (n && !v) return strata_error(STRATA_ENOMEM, "%s: out of memory for the result", s->log);
+  if (n && !v) return strata_error(STRATA_ENOMEM, "%s: out of memory for the result", s->settings.log);
   strata_report_comps all = {(int)n, v, v + n, v + 2 * n, v + 3 * n, v + 4 * n};
   if (v) strata_run_components(r, (int)n, v, v + n, v + 2 * n, v + 3 * n, v + 4 * n);
   rc = strata_runlog_finish(s->logf, res, v ? &all : NULL);
@@ -595,60 +597,79 @@ static int finish_log(strata_session *s, const strata_run *r, const strata_resul
   return rc;
 }
 
+/* What the session does after each iteration of the run loop. */
+typedef struct {
+  strata_session *s;
+  strata_progress_cb progress;
+  void *ctx;
+  double *buf;          /* [ranks + 1]: the stop request and every rank's time */
+  int stop;             /* a stop was asked for */
+  int failed;           /* the error ending the loop is the session's, not the step's */
+} after_iteration;
+
+static int session_failed(after_iteration *a, int rc)
+{
+  a->failed = 1;
+  return rc;
+}
+
+/* Every rank agrees whether any was asked to stop, rank 0 records the
+ * iteration, progress sees it and may stop the run. */
+static int after_step(strata_run *r, const strata_iteration *it, int *stop, void *ctx)
+{
+  after_iteration *a = ctx;
+  strata_session *s = a->s;
+  const int root = s->comm->rank == 0, size = s->comm->size;
+  double *buf = a->buf;
+  s->ran++;
+  /* One sum tells every rank whether any rank was asked to stop, and
+   * rank 0 every rank's time in the backend, for the log. */
+  memset(buf, 0, sizeof(double) * ((size_t)size + 1));
+  buf[0] = strata_stop_pending() ? 1.0 : 0.0;
+  buf[1 + s->comm->rank] = r->sample_time_s;
+  int rc = agree(s, buf, (size_t)size + 1);
+  if (rc != STRATA_OK) return session_failed(a, rc);
+  a->stop = buf[0] > 0.0;
+  int finished = strata_run_finished(r);
+  rc = root ? record(s, r, it, buf + 1, a->stop, finished) : STRATA_OK;
+  /* The row after its record: once row n shows, the checkpoint of n-1 is
+   * on disk and that of n on its way, so a kill -9 loses at most the
+   * iteration whose row is the last one shown (bench/fault_inject.sh).
+   * A row whose record failed is shown all the same, before the error. */
+  int asked = a->progress ? a->progress(it, a->ctx) != 0 : 0;
+  /* Any rank's progress may stop the run (a rank may have none: the
+   * program prints on rank 0 alone): the count of ranks asking rides in
+   * the sum that agrees on rank 0's record. */
+  double n = !a->stop && !finished ? asked : 0;
+  rc = agree_status_count(s, rc, &n);
+  if (rc != STRATA_OK) return session_failed(a, rc);
+  if (n > 0.0) {
+    a->stop = 1;
+    rc = agree_status(s, root ? record_stop(s, r) : STRATA_OK);
+    if (rc != STRATA_OK) return session_failed(a, rc);
+  }
+  if (a->stop && !finished) s->stopped = *stop = 1;
+  return STRATA_OK;
+}
+
 int strata_session_integrate(strata_session *s, strata_run *r, strata_progress_cb progress,
                              void *ctx, strata_result *res)
 {
   const int root = s->comm->rank == 0, size = s->comm->size;
   for (int k = 0; progress && k < s->nrows; k++) progress(&s->rows[k], ctx);
-  double *buf = calloc((size_t)size + 1, sizeof(double));
-  if (!buf) {
+  after_iteration a = {.s = s, .progress = progress, .ctx = ctx,
+                       .buf = calloc((size_t)size + 1, sizeof(double))};
+  if (!a.buf) {
     s->agreed = 0;
     return strata_error(STRATA_ENOMEM, "out of memory");
   }
-  int rc = STRATA_OK, stop = 0;
-  while (!strata_run_finished(r)) {
-    strata_iteration it;
-    rc = strata_run_step(r, &it);
-    if (rc != STRATA_OK) { /* this rank's own error (a NaN it drew), or the ranks' check */
-      s->agreed = r->error_agreed;
-      break;
-    }
-    s->ran++;
-    /* One sum tells every rank whether any rank was asked to stop, and
-     * rank 0 every rank's time in the backend, for the log. */
-    memset(buf, 0, sizeof(double) * ((size_t)size + 1));
-    buf[0] = strata_stop_pending() ? 1.0 : 0.0;
-    buf[1 + s->comm->rank] = r->sample_time_s;
-    rc = agree(s, buf, (size_t)size + 1);
-    if (rc != STRATA_OK) break;
-    stop = buf[0] > 0.0;
-    int finished = strata_run_finished(r);
-    rc = root ? record(s, r, &it, buf + 1, stop, finished) : STRATA_OK;
-    /* The row after its record: once row n shows, the checkpoint of n-1 is
-     * on disk and that of n on its way, so a kill -9 loses at most the
-     * iteration whose row is the last one shown (bench/fault_inject.sh).
-     * A row whose record failed is shown all the same, before the error. */
-    int asked = progress ? progress(&it, ctx) != 0 : 0;
-    /* Any rank's progress may stop the run (a rank may have none: the
-     * program prints on rank 0 alone): the count of ranks asking rides in
-     * the sum that agrees on rank 0's record. */
-    double a = !stop && !finished ? asked : 0;
-    rc = agree_status_count(s, rc, &a);
-    if (rc != STRATA_OK) break;
-    if (a > 0.0) {
-      stop = 1;
-      rc = agree_status(s, root ? record_stop(s, r) : STRATA_OK);
-      if (rc != STRATA_OK) break;
-    }
-    if (stop && !finished) {
-      s->stopped = 1;
-      break;
-    }
-  }
+  int rc = strata_run_loop(r, after_step, &a);
+  /* A step's own error (a NaN this rank drew), or the ranks' check. */
+  if (rc != STRATA_OK && !a.failed) s->agreed = r->error_agreed;
   /* A request is for the run in progress: acted on (or come as it
    * finished), it must not stop the next one. */
-  if (stop) stop_asked = 0;
-  free(buf);
+  if (a.stop) stop_asked = 0;
+  free(a.buf);
   if (rc != STRATA_OK) return rc;
   strata_result result;
   strata_run_result(r, &result);
@@ -658,7 +679,7 @@ int strata_session_integrate(strata_session *s, strata_run *r, strata_progress_c
     s->logf = NULL;
     if (rc == STRATA_OK) rc = crc;
   }
-  if (rc != STRATA_OK && !s->stopped) rc = keep_late(s, rc);
+  if (rc != STRATA_OK && !s->stopped) rc = defer_late_error(s, rc);
   rc = agree_status(s, rc);
   if (rc != STRATA_OK) return rc;
   rc = agree_status(s, s->late_rc);

@@ -22,30 +22,22 @@ struct strata_commit;
 /* How the session's messages name the ways out: the caller's
  * (strata_settings.names: a program's options and keys), else the
  * library's own (the fields of strata_settings). */
-typedef strata_settings_names strata_session_words;
+typedef strata_settings_names strata_session_names;
 /* The caller's names where it gave them, the library's for the rest. */
-void strata_session_words_merge(const strata_settings_names *given, strata_session_words *out);
+void strata_session_names_merge(const strata_settings_names *given, strata_session_names *out);
 
 typedef struct {
   /* Set by the caller. */
   const char *name;      /* the job file, "(default job)" or the library caller's name */
-  const char *log;       /* "" or NULL: none */
-  int log_map;
-  const char *checkpoint; /* "" or NULL: none */
-  int checkpoint_every;
-  double checkpoint_every_s;
-  int resume;            /* STRATA_RESUME_* */
-  const char *map;       /* another run's checkpoint or log to start from; "" or NULL: none */
-  const char *identity;  /* the caller's data, strata_settings.identity; NULL: none */
-  int force;             /* take the new values of the keys that only decide when to stop */
+  /* The caller's settings, as given (the strings the caller's): the log,
+   * the checkpoint and when it is due, resume, the map to start from, the
+   * identity, new_stop_keys, exact, verbose, notes and their names.  "" or
+   * NULL for a path: none. */
+  strata_settings settings;
   int threads;           /* the job's threads, for the checkpoint (0: all) */
   strata_comm *comm;
   const char *backend;   /* the backend's name */
   const char *host;      /* this rank's host, for the checkpoint and the log */
-  double exact;          /* NaN where unknown: recorded in the log */
-  int verbose;
-  int notes;             /* say on stderr when a damaged log was set aside */
-  const strata_session_words *words;
   /* Results. */
   int stopped;           /* a stop request ended the run, its state saved */
   int agreed;            /* the error returned is every rank's; rank 0 has the message */

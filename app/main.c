@@ -145,7 +145,16 @@ static void json_line(const strata_integrator *it, const strata_result *res,
   free(v);
 }
 
-static int cmd_run(int argc, char **argv, strata_world *w)
+/* strata run's command line. */
+typedef struct {
+  int json, quiet, verbose, resume, force, nset;
+  const char *sets[256], *threads;
+  const char *path; /* the job file; NULL: the default job */
+} run_options;
+
+/* Reads run's options into *o: 0, STRATA_CLI_DONE (--help, --print-job)
+ * or a usage status. */
+static int run_options_read(int argc, char **argv, run_options *o)
 {
   static const struct option opts[] = {
       {"set", required_argument, 0, 's'},   {"json", no_argument, 0, 'j'},
@@ -153,8 +162,7 @@ static int cmd_run(int argc, char **argv, strata_world *w)
       {"threads", required_argument, 0, 't'}, {"print-job", no_argument, 0, 'p'},
       {"resume", no_argument, 0, 'r'},      {"force", no_argument, 0, 'f'},
       {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-  int json = 0, quiet = 0, verbose = 0, nset = 0, resume = 0, force = 0;
-  const char *sets[256], *threads = NULL;
+  memset(o, 0, sizeof *o);
   int c, st = 0;
   optind = 1;
   /* Errors before the ranks agree are this rank's alone; a rank that
@@ -165,15 +173,15 @@ static int cmd_run(int argc, char **argv, strata_world *w)
     char shown[3] = {'-', (char)optopt, '\0'};
     switch (c) {
     case 's':
-      if (nset == 256) st = usage_status("too many --set options", NULL);
-      else sets[nset++] = optarg;
+      if (o->nset == 256) st = usage_status("too many --set options", NULL);
+      else o->sets[o->nset++] = optarg;
       break;
-    case 'j': json = 1; break;
-    case 'q': quiet = 1; break;
-    case 'v': verbose = 1; break;
-    case 't': threads = optarg; break;
-    case 'r': resume = 1; break;
-    case 'f': force = 1; break;
+    case 'j': o->json = 1; break;
+    case 'q': o->quiet = 1; break;
+    case 'v': o->verbose = 1; break;
+    case 't': o->threads = optarg; break;
+    case 'r': o->resume = 1; break;
+    case 'f': o->force = 1; break;
     case 'p': fputs(strata_default_job, stdout); st = STRATA_CLI_DONE; break;
     case 'h': fputs(usage_text, stdout); st = STRATA_CLI_DONE; break;
     case ':': st = usage_status("missing value for", argv[optind - 1]); break;
@@ -182,8 +190,76 @@ static int cmd_run(int argc, char **argv, strata_world *w)
   }
   if (st == 0 && argc - optind > 1)
     st = usage_status("run takes at most one job file, got", argv[optind + 1]);
-  const char *path = optind < argc ? argv[optind] : NULL;
+  o->path = optind < argc ? argv[optind] : NULL;
+  return st;
+}
 
+/* The job file with the options' changes, its problem, and the integrand's
+ * code and tables read: STRATA_OK or this rank's error. */
+static int run_job_load(const run_options *o, strata_world *w, strata_job *job,
+                        strata_problem *pr, const strata_builtin **b, strata_source **src,
+                        strata_table_set **tables)
+{
+  int rc = strata_job_load(job, o->path);
+  for (int i = 0; rc == STRATA_OK && i < o->nset; i++) rc = strata_job_set(job, o->sets[i]);
+  if (rc == STRATA_OK && o->threads) {
+    char a[64];
+    snprintf(a, sizeof a, "run.threads=%s", o->threads);
+    rc = strata_job_set(job, a);
+  }
+  if (rc == STRATA_OK) rc = strata_job_resolve(job, pr, b);
+  if (rc == STRATA_OK) strata_backend_prepare(strata_job_backend(job), w->peers);
+  if (rc == STRATA_OK) rc = strata_cli_integrand_load(job, pr, src, tables);
+  return rc;
+}
+
+/* The job's [run] keys and the options as the library's settings, under
+ * the program's names for them. */
+static void run_settings(const strata_job *job, const run_options *o, double exact,
+                         strata_settings_names *names, strata_settings *set)
+{
+  *names = option_names;
+  if (o->resume) names->resume_key = "--resume";
+  strata_settings_init(set);
+  set->name = job->source;
+  set->log = job->log;
+  set->log_map = job->log_map;
+  set->checkpoint = job->checkpoint;
+  set->checkpoint_every = job->checkpoint_every;
+  set->checkpoint_every_s = job->checkpoint_every_s;
+  set->resume = o->resume ? STRATA_RESUME_YES : job->resume;
+  set->new_stop_keys = o->force;
+  set->check_ranks = job->check_ranks;
+  set->verbose = o->verbose;
+  set->map = job->map;
+  set->exact = exact;
+  set->notes = 1;
+  set->names = names;
+}
+
+/* Rank 0's summary and JSON line of a run that finished. */
+static void run_report(const run_options *o, strata_world *w, const strata_job *job,
+                       const strata_problem *pr, const strata_source *src,
+                       strata_integrator *it, const strata_result *res, double exact)
+{
+  if (!o->quiet) strata_report_summary(stdout, res, exact);
+  if (!o->json) return;
+  const strata_integrator_info *in = strata_integrator_describe(it);
+  char source[17];
+  if (src) snprintf(source, sizeof source, "%016llx",
+                    (unsigned long long)strata_source_hash(src));
+  strata_report_info info = {pr->name, pr->dim, strata_mode_name(job->p.mode), in->backend,
+                             w->size, exact, job->p.seed, pr->params, pr->nparams,
+                             src ? source : NULL, job->source, in->definition_hash,
+                             job->map[0] ? job->map : NULL, in->exchange,
+                             in->exchange_setup_s};
+  json_line(it, res, &info);
+}
+
+static int cmd_run(int argc, char **argv, strata_world *w)
+{
+  run_options o;
+  int st = run_options_read(argc, argv, &o);
   strata_job job;
   strata_job_init(&job);
   strata_problem pr;
@@ -191,18 +267,8 @@ static int cmd_run(int argc, char **argv, strata_world *w)
   const strata_builtin *b = NULL;
   strata_source *src = NULL;
   strata_table_set *tables = NULL;
-  int rc = st == 0 ? strata_job_load(&job, path) : STRATA_OK;
-  for (int i = 0; st == 0 && rc == STRATA_OK && i < nset; i++) rc = strata_job_set(&job, sets[i]);
-  if (st == 0 && rc == STRATA_OK && threads) {
-    char a[64];
-    snprintf(a, sizeof a, "run.threads=%s", threads);
-    rc = strata_job_set(&job, a);
-  }
-  if (st == 0 && rc == STRATA_OK) rc = strata_job_resolve(&job, &pr, &b);
-  if (st == 0 && rc == STRATA_OK) strata_backend_prepare(strata_job_backend(&job), w->peers);
-  if (st == 0 && rc == STRATA_OK) rc = strata_cli_integrand_load(&job, &pr, &src, &tables);
-  if (st == 0 && rc != STRATA_OK) st = 1;
-  if (verbose && w->rank == 0 && st == 0)
+  if (st == 0 && run_job_load(&o, w, &job, &pr, &b, &src, &tables) != STRATA_OK) st = 1;
+  if (o.verbose && w->rank == 0 && st == 0)
     fprintf(stderr, "strata: %d rank%s, %s\n", w->size, w->size == 1 ? "" : "s",
             strata_world_how());
   /* Every rank read its job, code and tables; only if all could does any
@@ -219,32 +285,18 @@ static int cmd_run(int argc, char **argv, strata_world *w)
   snprintf(guard, sizeof guard, "strata: %sthe integrand's code called exit() before the run "
            "finished (exit status 1)\n", who);
   strata_stop_guard_exit(guard);
-  st = strata_cli_integrand_build(w, verbose, &pr, src);
+  st = strata_cli_integrand_build(w, o.verbose, &pr, src);
 
   double exact = NAN;
   if (b && job.nlower == 0 && job.nupper == 0) exact = b->exact(pr.dim, pr.params);
-  strata_settings_names names = option_names;
-  if (resume) names.resume_key = "--resume";
+  strata_settings_names names;
   strata_settings set;
-  strata_settings_init(&set);
-  set.name = job.source;
-  set.log = job.log;
-  set.log_map = job.log_map;
-  set.checkpoint = job.checkpoint;
-  set.checkpoint_every = job.checkpoint_every;
-  set.checkpoint_every_s = job.checkpoint_every_s;
-  set.resume = resume ? STRATA_RESUME_YES : job.resume;
-  set.new_stop_keys = force;
-  set.check_ranks = job.check_ranks;
-  set.verbose = verbose;
-  set.map = job.map;
-  set.exact = exact;
-  set.notes = 1;
-  set.names = &names;
+  run_settings(&job, &o, exact, &names, &set);
   /* The ranks agree on the job (the first key that differs names the rank),
    * choose their backends, set up their exchange and allocate: each step
    * agreed inside, so every rank returns with its error or STRATA_EPEER. */
   strata_integrator *it = NULL;
+  int rc;
   if (st == 0) {
     rc = strata_integrator_open(&pr, &job.p, strata_job_backend(&job), w->peers, &set, &it);
     st = strata_cli_agree(w, strata_cli_status(rc), 1);
@@ -256,7 +308,7 @@ static int cmd_run(int argc, char **argv, strata_world *w)
   }
 
   int talk = w->rank == 0;
-  FILE *table = talk && !quiet ? stdout : NULL;
+  FILE *table = talk && !o.quiet ? stdout : NULL;
   strata_result res;
   /* Caught since start-up; a job without a checkpoint has nothing to save
    * from here on, so the signals end it as they would any program. */
@@ -286,21 +338,7 @@ static int cmd_run(int argc, char **argv, strata_world *w)
   /* A finished run whose final checkpoint could not be written: its
    * result, then the error (exit status 1). */
   int whole = rc == STRATA_OK || (shared && strata_integrator_finished(it));
-  if (whole && talk && !stopped) {
-    if (!quiet) strata_report_summary(stdout, &res, exact);
-    if (json) {
-      const strata_integrator_info *in = strata_integrator_describe(it);
-      char source[17];
-      if (src) snprintf(source, sizeof source, "%016llx",
-                        (unsigned long long)strata_source_hash(src));
-      strata_report_info info = {pr.name, pr.dim, strata_mode_name(job.p.mode), in->backend,
-                                 w->size, exact, job.p.seed, pr.params, pr.nparams,
-                                 src ? source : NULL, job.source, in->definition_hash,
-                                 job.map[0] ? job.map : NULL, in->exchange,
-                                 in->exchange_setup_s};
-      json_line(it, &res, &info);
-    }
-  }
+  if (whole && talk && !stopped) run_report(&o, w, &job, &pr, src, it, &res, exact);
   strata_integrator_free(it);
   strata_cli_integrand_free(src, tables);
   /* An error every rank knows about (a file rank 0 could not use): rank 0

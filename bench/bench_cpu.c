@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
+#include "backend_cpu.h"
 #include "map.h"
 #include "strat.h"
 #include "strata/strata.h"
@@ -88,7 +88,7 @@ int main(int argc, char **argv)
   strata_strat_restore(s, share);
 
   strata_backend *be = strata_backend_cpu_new(1);
-  strata_sample_job job = {.problem = &pr, .map = g, .strat = s, .seed = 1, .h0 = 0, .h1 = nh,
+  strata_plan plan = {.problem = &pr, .map = g, .strat = s, .seed = 1, .h0 = 0, .h1 = nh,
                            .shift = 0.0, .map_scale = 1.0, .s1 = s1, .s2 = s2, .wsum = wsum,
                            .wcount = wcount};
   const int64_t total = s->start[nh];
@@ -96,11 +96,11 @@ int main(int argc, char **argv)
   printf("# bench_cpu: %s d=%d, %lld samples in %lld hypercubes, ninc %d, one thread\n", name,
          dim, (long long)total, (long long)nh, ninc);
   for (int adapt = 1; adapt >= 0; adapt--) {
-    job.adapt = adapt;
+    plan.adapt = adapt;
     for (int k = 0; k < reps; k++) {
-      job.iteration = (uint32_t)k;
+      plan.iteration = (uint32_t)k;
       const double t0 = cpu_s();
-      if (be->sample(be, &job) != STRATA_OK) {
+      if (be->sample(be, &plan) != STRATA_OK) {
         fprintf(stderr, "bench_cpu: %s\n", strata_last_error());
         return 1;
       }

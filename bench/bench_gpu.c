@@ -36,6 +36,7 @@
 #include "backend_cuda.h"
 #include "job.h"
 #include "options.h"
+#include "backend_cpu.h"
 #include "run.h"
 #include "usercode.h"
 

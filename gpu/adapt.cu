@@ -51,8 +51,8 @@ void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream
 
 /* The estimate, and with one rank the new allocation and map, queued
  * behind the sampling kernel. */
-int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
-                    const strata_map *g, long long nh_uniform, long long e0, long long e1,
+int launch_resident(cuda_state *st, const strata_plan *plan, const strata_strat *s,
+                    const strata_map *g, long long nh_uniform, long long whole0, long long whole1,
                     bool realloc, bool refine, IterRecord *rec)
 {
   cudaStream_t q = st->stream;
@@ -60,20 +60,20 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
   ea.s1 = st->s1.p;
   ea.s2 = st->s2.p;
   ea.start = st->start.p;
-  ea.h0 = e0;
-  ea.h1 = e1;
+  ea.h0 = whole0;
+  ea.h1 = whole1;
   ea.nh_uniform = nh_uniform;
   ea.V = 1.0 / (double)s->nhcube;
   ea.nhcube = s->nhcube;
-  ea.shift = job->shift;
-  ea.level = job->level ? st->level.p : nullptr;
-  ea.kk = s->ladder ? s->ladder->kk : 0.0;
+  ea.shift = plan->shift;
+  ea.level = plan->reallocate ? st->level.p : nullptr;
+  ea.slope = s->ladder ? s->ladder->slope : 0.0;
   ea.rec = rec;
-  ea.nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  ea.nc = plan->ncomp;
   ea.c1 = st->c1.p;
   ea.c2 = st->c2.p;
-  for (int c = 0; ea.nc > 1 && c < ea.nc; c++) ea.cshift[c] = job->cshift[c];
-  const unsigned blocks = (unsigned)grid_for(e1 - e0, kAdaptThreads, st->nsm);
+  for (int c = 0; ea.nc > 1 && c < ea.nc; c++) ea.cshift[c] = plan->cshift[c];
+  const unsigned blocks = (unsigned)grid_for(whole1 - whole0, kAdaptThreads, st->nsm);
   estimate_kernel<<<blocks, kAdaptThreads, 0, q>>>(ea);
   if (ea.nc > 1) launch_estimate_vec(blocks, q, ea);
   if (realloc) launch_allocation(st, s, q);
@@ -81,7 +81,7 @@ int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_s
     /* The map's refinement needs only the map sums: it runs beside the
      * estimate and the allocation, on a stream of its own. */
     cudaStreamWaitEvent(st->stream2, st->ev1, 0);
-    launch_refine(st, g, job->alpha, st->stream2);
+    launch_refine(st, g, plan->alpha, st->stream2);
     cudaEventRecord(st->ev_join, st->stream2);
     cudaStreamWaitEvent(q, st->ev_join, 0);
   }

@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateA
     sI += a.V * m; /* the shift's share is added once, below (estimate.c) */
     if (v > 0.0) sv += a.V * a.V * v;
     if (a.level) {
-      const double t = strata_share_level(strata_share_var(S1, S2, n), a.kk);
+      const double t = strata_share_level(strata_share_var(S1, S2, n), a.slope);
       a.level[h] = t;
       if (t > -INFINITY && (int)t > tmax) tmax = (int)t;
     }

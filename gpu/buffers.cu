@@ -138,9 +138,9 @@ int reserve_core(cuda_state *st, const strata_strat *s, const strata_map *g)
   const size_t cells = (size_t)g->dim * (size_t)g->ninc;
   const size_t nedges = (size_t)strata_map_naxes(g) * (size_t)(g->ninc + 1);
   if (!st->edges.reserve(nedges) || !st->start.reserve((size_t)s->nhcube + 1) ||
-      !reserve_sums(st->s1, st->sums_dirt, (size_t)s->nhcube) ||
-      !reserve_sums(st->s2, st->sums_dirt, (size_t)s->nhcube) ||
-      !reserve_sums(st->wsum, st->map_dirt, cells) || !reserve_sums(st->wcnt, st->map_dirt, cells))
+      !reserve_sums(st->s1, st->sums_dirty, (size_t)s->nhcube) ||
+      !reserve_sums(st->s2, st->sums_dirty, (size_t)s->nhcube) ||
+      !reserve_sums(st->wsum, st->map_dirty, cells) || !reserve_sums(st->wcnt, st->map_dirty, cells))
     return strata_error(STRATA_ENOMEM, "cuda device %d (%s): not enough device memory for "
                         "%lld hypercubes and %zu map cells", st->device, st->name,
                         (long long)s->nhcube, cells);

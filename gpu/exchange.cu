@@ -12,10 +12,11 @@ namespace strata_cuda {
 namespace {
 
 /* Rank q's part of the iteration (the split sp): samples [i0, i1) in
- * hypercubes [h0, h1), of which [e0, e1) whole.  A partial hypercube holds
- * a split point strictly inside; its slot is that of the first such point. */
+ * hypercubes [h0, h1), of which [whole0, whole1) whole.  A partial
+ * hypercube holds a split point strictly inside; its slot is that of the
+ * first such point. */
 struct RankPart {
-  long long i0, i1, h0, h1, e0, e1;
+  long long i0, i1, h0, h1, whole0, whole1;
 };
 
 RankPart rank_part(const strata_split *sp, int q)
@@ -29,14 +30,14 @@ RankPart rank_part(const strata_split *sp, int q)
   p.h0 = h0;
   p.h1 = h1;
   if (p.i1 <= p.i0) {
-    p.e0 = p.e1 = p.h0;
+    p.whole0 = p.whole1 = p.h0;
     return p;
   }
   const bool first_partial = p.i0 > hs[q] || he[q] > p.i1;
   const bool last_partial = p.h1 - 1 != p.h0 && p.i1 > hs[q + 1];
-  p.e0 = p.h0 + (first_partial ? 1 : 0);
-  p.e1 = p.h1 - (last_partial ? 1 : 0);
-  if (p.e1 < p.e0) p.e1 = p.e0;
+  p.whole0 = p.h0 + (first_partial ? 1 : 0);
+  p.whole1 = p.h1 - (last_partial ? 1 : 0);
+  if (p.whole1 < p.whole0) p.whole1 = p.whole0;
   return p;
 }
 
@@ -52,11 +53,11 @@ int shared_slot(const strata_split *sp, long long h)
 
 /* The exchange's plan for this iteration: every rank's whole hypercubes
  * and every shared one, uploaded; this rank's partial ones in xa. */
-int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+int plan_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s,
                   ExchangeArgs *xa, cudaStream_t q)
 {
   const strata_comm *c = strata_cuda_peers_comm(st->peers);
-  const strata_split *sp = job->split;
+  const strata_split *sp = plan->split;
   const int R = c->size;
   if (!sp || sp->nranks != R)
     return strata_error(STRATA_EBACKEND, "cuda device %d: the iteration is split among %d "
@@ -68,15 +69,15 @@ int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_str
   memset(xa, 0, sizeof *xa);
   for (int k = 0; k < R; k++) {
     const RankPart p = rank_part(sp, k);
-    st->h_seg.p[k] = p.e0;
-    st->h_seg.p[R + k] = p.e1;
+    st->h_seg.p[k] = p.whole0;
+    st->h_seg.p[R + k] = p.whole1;
     if (k != c->rank) continue;
-    xa->e0 = p.e0;
-    xa->e1 = p.e1;
+    xa->whole0 = p.whole0;
+    xa->whole1 = p.whole1;
     const long long ends[2] = {p.h0, p.h1 - 1};
     for (int j = 0; j < 2 && p.i1 > p.i0; j++) {
       const long long h = ends[j];
-      if ((h >= p.e0 && h < p.e1) || (j == 1 && h == p.h0)) continue;
+      if ((h >= p.whole0 && h < p.whole1) || (j == 1 && h == p.h0)) continue;
       const int slot = shared_slot(sp, h);
       if (slot < 0)
         return strata_error(STRATA_EBACKEND, "cuda device %d: hypercube %lld is partial but "
@@ -93,19 +94,19 @@ int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_str
   if (n > 0)
     cudaMemcpyAsync(st->shared.p, st->h_shared.p, (size_t)n * sizeof(SharedHcube),
                     cudaMemcpyHostToDevice, q);
-  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  const int nc = plan->ncomp;
   xa->npart = nc == 1 ? 2 : nc + nc * (nc + 1) / 2;
   xa->nslot = R - 1;
   xa->nrank = R;
   xa->rank = c->rank;
-  xa->ncell = (long long)job->problem->dim * job->map->ninc;
+  xa->ncell = (long long)plan->problem->dim * plan->map->ninc;
   xa->shared = st->shared.p;
   xa->nshared = n;
   xa->seg = st->seg.p;
   xa->nhcube = s->nhcube;
   xa->V = 1.0 / (double)s->nhcube;
-  xa->shift = job->shift;
-  xa->kk = s->ladder ? s->ladder->kk : 0.0;
+  xa->shift = plan->shift;
+  xa->slope = s->ladder ? s->ladder->slope : 0.0;
   return STRATA_OK;
 }
 
@@ -114,12 +115,12 @@ int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_str
  * hypercubes, and adapting, the map and the allocation as one GPU makes
  * them from the same sums and levels; then where the next iteration
  * splits. */
-int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+int launch_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s,
                     const strata_map *g, ExchangeArgs xa, bool realloc, bool refine)
 {
   cudaStream_t q = st->stream;
-  const bool adapt = job->adapt != 0;
-  const int nsplit = job->split->nranks;
+  const bool adapt = plan->adapt != 0;
+  const int nsplit = plan->split->nranks;
   const size_t nx = (size_t)xa.size(adapt);
   if (!st->xbuf.reserve(nx) || (realloc && !st->lv16.reserve((size_t)s->nhcube)) ||
       (realloc && (!st->split.reserve(4 * ((size_t)nsplit + 1)) ||
@@ -136,7 +137,7 @@ int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_s
   xa.lv16 = st->lv16.p;
   const unsigned cblocks = (unsigned)grid_for(adapt ? xa.ncell : 1, kAdaptThreads, st->nsm);
   if (realloc)
-    pack_levels_kernel<<<(unsigned)grid_for(xa.e1 - xa.e0, kAdaptThreads, st->nsm),
+    pack_levels_kernel<<<(unsigned)grid_for(xa.whole1 - xa.whole0, kAdaptThreads, st->nsm),
                          kAdaptThreads, 0, q>>>(xa);
   cudaMemsetAsync(xa.x, 0, nx * sizeof(double), q);
   pack_kernel<<<cblocks, kAdaptThreads, 0, q>>>(xa, adapt);
@@ -171,7 +172,7 @@ int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_s
   }
   if (refine) {
     cudaStreamWaitEvent(st->stream2, st->ev_map, 0);
-    launch_refine(st, g, job->alpha, st->stream2);
+    launch_refine(st, g, plan->alpha, st->stream2);
     cudaEventRecord(st->ev_join, st->stream2);
     cudaStreamWaitEvent(q, st->ev_join, 0);
   }

@@ -56,7 +56,7 @@ __global__ void __launch_bounds__(kAdaptThreads) pack_kernel(const ExchangeArgs 
 __global__ void __launch_bounds__(kAdaptThreads) pack_levels_kernel(const ExchangeArgs a)
 {
   const int tmax = a.rec->tmax;
-  for (long long h = a.e0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.e1;
+  for (long long h = a.whole0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.whole1;
        h += (long long)gridDim.x * blockDim.x) {
     const double t = a.level[h];
     const double rel = (double)tmax - t;
@@ -116,7 +116,7 @@ __global__ void finish_kernel(const ExchangeArgs a)
     part[0] += a.V * m + a.shift * a.V;
     if (v > 0.0) part[1] += a.V * a.V * v;
     if (a.level) {
-      const double t = strata_share_level(strata_share_var(S1, S2, n), a.kk);
+      const double t = strata_share_level(strata_share_var(S1, S2, n), a.slope);
       a.level[sh.h] = t;
       if (t > -INFINITY && (int)t > tmax) tmax = (int)t;
     }

@@ -1,5 +1,5 @@
 /* Frozen iterations of several ranks overlap (cuda_state's next):
- * iteration k + 1, the same job one iteration on (strata_sample_job's
+ * iteration k + 1, the same plan one iteration on (src/plan.h's
  * next_alike), is queued behind iteration k's exchange before the host
  * waits for k's estimate, so the device goes on sampling while the host
  * reads it; if the run stops, or asks anything else, that iteration is
@@ -11,10 +11,10 @@ namespace strata_cuda {
 namespace {
 
 /* Frozen iterations of several ranks (cuda_state's next): the sampling,
- * estimate and packing of job (its iteration and shifts; the rest as
+ * estimate and packing of plan (its iteration and shifts; the rest as
  * next's) into record and buffer slot `slot`, queued on the sampling
  * stream. */
-void launch_frozen(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+void launch_frozen(cuda_state *st, const strata_plan *plan, const strata_strat *s,
                    const strata_map *g, int slot)
 {
   auto &n = st->next;
@@ -22,15 +22,15 @@ void launch_frozen(cuda_state *st, const strata_sample_job *job, const strata_st
   IterRecord *rec = st->rec.p + slot;
   cudaMemcpyAsync(rec, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
   KernelArgs a = n.a;
-  a.iteration = job->iteration;
-  a.shift = job->shift;
-  for (int c = 0; job->cshift && c < job->problem->ncomp; c++) a.cshift[c] = job->cshift[c];
+  a.iteration = plan->iteration;
+  a.shift = plan->shift;
+  for (int c = 0; plan->ncomp > 1 && c < plan->ncomp; c++) a.cshift[c] = plan->cshift[c];
   a.bad = &rec->bad;
   if (a.total > 0) {
     void *args[] = {&a};
     cudaLaunchKernel(n.k, dim3(n.blocks), dim3(kThreads), args, n.smem, q);
   }
-  launch_resident(st, job, s, g, n.nh_uniform, n.xa.e0, n.xa.e1, false, false, rec);
+  launch_resident(st, plan, s, g, n.nh_uniform, n.xa.whole0, n.xa.whole1, false, false, rec);
   ExchangeArgs xa = n.xa;
   const size_t nx = (size_t)xa.size(false);
   xa.x = st->xbuf.p + (size_t)slot * nx;
@@ -45,24 +45,24 @@ void launch_frozen(cuda_state *st, const strata_sample_job *job, const strata_st
 /* The first of the frozen iterations: its plan of the exchange and how
  * its sampling kernel k runs (a, blocks, smem), kept for those that
  * follow, then queued into slot 0 and exchanged. */
-int start_frozen(cuda_state *st, strata_sample_job *job, const void *k,
+int start_frozen(cuda_state *st, strata_plan *plan, const void *k,
                  const KernelArgs &a, unsigned blocks, size_t smem, long long nh_uniform)
 {
-  const strata_strat *s = job->strat;
-  const strata_map *g = job->map;
+  const strata_strat *s = plan->strat;
+  const strata_map *g = plan->map;
   auto &n = st->next;
-  int prc = plan_exchange(st, job, s, &n.xa, st->stream);
+  int prc = plan_exchange(st, plan, s, &n.xa, st->stream);
   if (prc != STRATA_OK) return prc;
   if (!st->xbuf.reserve(2 * (size_t)n.xa.size(false)))
     return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the ranks' exchange",
                         st->device);
   n.xa.s1 = st->s1.p;
   n.xa.s2 = st->s2.p;
-  n.pr = job->problem;
-  n.seed = job->seed;
-  n.shift = job->shift;
-  n.i0 = job->i0;
-  n.i1 = job->i1;
+  n.pr = plan->problem;
+  n.seed = plan->seed;
+  n.shift = plan->shift;
+  n.i0 = plan->i0;
+  n.i1 = plan->i1;
   n.map_gen = g->generation;
   n.strat_gen = s->generation;
   n.k = k;
@@ -70,9 +70,9 @@ int start_frozen(cuda_state *st, strata_sample_job *job, const void *k,
   n.blocks = blocks;
   n.smem = smem;
   n.nh_uniform = nh_uniform;
-  n.iteration = job->iteration;
-  launch_frozen(st, job, s, g, 0);
-  return frozen_exchange(st, job, s, g, 0);
+  n.iteration = plan->iteration;
+  launch_frozen(st, plan, s, g, 0);
+  return frozen_exchange(st, plan, s, g, 0);
 }
 
 /* The iteration in slot `slot`, sampled already or queued: its exchange
@@ -83,7 +83,7 @@ int start_frozen(cuda_state *st, strata_sample_job *job, const void *k,
  * wait for a free SM, and a peer's would spin, holding one of this
  * rank's blocks back, until then; ordered, the device pauses only for
  * the exchange's latency and the host never waits for a round trip. */
-int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *s,
+int frozen_exchange(cuda_state *st, strata_plan *plan, const strata_strat *s,
                     const strata_map *g, int slot)
 {
   auto &n = st->next;
@@ -91,7 +91,7 @@ int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *
   const size_t nx = (size_t)xa.size(false);
   xa.x = st->xbuf.p + (size_t)slot * nx;
   xa.rec = st->rec.p + slot;
-  xa.shift = job->shift;
+  xa.shift = plan->shift;
   cudaStream_t x = st->xstream;
   cudaStreamWaitEvent(x, st->ev_pack[slot], 0);
   int rc = strata_cuda_peers_allreduce(st->peers, xa.x, nx, x);
@@ -99,37 +99,37 @@ int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *
   finish_kernel<<<1, 1, 0, x>>>(xa);
   cudaMemcpyAsync(&st->h_rec.p[1 + slot], xa.rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, x);
   cudaEventRecord(st->ev_done[slot], x);
-  n.on = job->next_alike != 0;
+  n.on = plan->next_alike != 0;
   if (n.on) {
-    const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 0;
+    const int nc = plan->ncomp > 1 ? plan->ncomp : 0;
     n.slot = 1 - slot;
-    n.iteration = job->iteration + 1;
-    n.shift = job->next_shift;
-    for (int c = 0; c < nc; c++) n.cshift[c] = job->next_cshift[c];
-    strata_sample_job next = *job;
+    n.iteration = plan->iteration + 1;
+    n.shift = plan->next_shift;
+    for (int c = 0; c < nc; c++) n.cshift[c] = plan->next_cshift[c];
+    strata_plan next = *plan;
     next.iteration = n.iteration;
     next.shift = n.shift;
-    next.cshift = nc ? n.cshift : nullptr;
+    next.cshift = n.cshift;
     cudaStreamWaitEvent(st->stream, st->ev_done[slot], 0);
     launch_frozen(st, &next, s, g, n.slot);
   }
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) e = cudaEventSynchronize(st->ev_done[slot]);
   if (e != cudaSuccess) return cuda_fail(e, "running the iteration", st->device);
-  return read_record(st, job, st->h_rec.p[1 + slot]);
+  return read_record(st, plan, st->h_rec.p[1 + slot]);
 }
 
-/* Whether job is the frozen iteration already in flight. */
-bool next_is(const cuda_state *st, const strata_sample_job *job)
+/* Whether plan is the frozen iteration already in flight. */
+bool next_is(const cuda_state *st, const strata_plan *plan)
 {
   const auto &n = st->next;
-  if (!(n.on && job->exchange && !job->adapt && job->part && job->iteration == n.iteration &&
-        job->problem == n.pr && job->seed == n.seed && job->shift == n.shift &&
-        job->i0 == n.i0 && job->i1 == n.i1 && job->map->generation == n.map_gen &&
-        job->strat->generation == n.strat_gen))
+  if (!(n.on && exchanges(plan) && !plan->adapt && plan->iteration == n.iteration &&
+        plan->problem == n.pr && plan->seed == n.seed && plan->shift == n.shift &&
+        plan->i0 == n.i0 && plan->i1 == n.i1 && plan->map->generation == n.map_gen &&
+        plan->strat->generation == n.strat_gen))
     return false;
-  for (int c = 0; job->cshift && c < job->problem->ncomp; c++)
-    if (job->cshift[c] != n.cshift[c]) return false;
+  for (int c = 0; plan->ncomp > 1 && c < plan->ncomp; c++)
+    if (plan->cshift[c] != n.cshift[c]) return false;
   return true;
 }
 

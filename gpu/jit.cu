@@ -71,8 +71,8 @@ double now_s()
 
 /* NVRTC is opened when a user's integrand first needs it, not when strata
  * starts: its library is large, and opening it was a good part of every
- * GPU job's cold start, built-in integrands included (doc/benchmarks.md,
- * R27, "NVRTC opened on first use"). */
+ * GPU job's cold start, built-in integrands included (doc/design.md,
+ * "NVRTC opened on first use"). */
 struct nvrtc_api {
   decltype(&nvrtcCreateProgram) CreateProgram;
   decltype(&nvrtcAddNameExpression) AddNameExpression;

@@ -42,7 +42,7 @@ struct EstimateArgs {
   long long h0, h1, nh_uniform, nhcube;
   double V, shift;             /* 1 / nhcube, the iteration's shift */
   double *level;               /* NULL: no shares this iteration */
-  double kk;
+  double slope;
   IterRecord *rec;
   /* A vector integrand's (estimate_vec_kernel): per hypercube its nc
    * components' sums and the np sums of their products, and their shifts. */
@@ -95,11 +95,11 @@ struct ExchangeArgs {
   /* after the sum: every shared hypercube, once */
   const SharedHcube *shared;
   int nshared;
-  double V, shift, kk;
+  double V, shift, slope;
   double *level;        /* NULL: no reallocation this iteration */
   unsigned short *lv16; /* the levels in two bytes */
   const long long *seg; /* each rank's whole hypercubes [seg[r], seg[R + r]) */
-  long long e0, e1;     /* this rank's */
+  long long whole0, whole1; /* the hypercubes this rank holds whole */
   long long nhcube;
 
   __host__ __device__ long long tmax_at() const { return npart + 2LL * nslot; }

@@ -92,28 +92,26 @@ int upload_state(cuda_state *st, const strata_map *g, const strata_strat *s, boo
   return STRATA_OK;
 }
 
-/* After a sample call that adapted on the device (one rank, or ranks that
- * exchanged there), only the host's bookkeeping is left, with where the
- * ranks' next samples split; otherwise (sums that came back to the host:
- * plain MC and QMC points, or ranks without peers on their devices) the
- * host adapts its own copies, and the next iteration uploads what
- * changed. */
-int cuda_adapt(strata_backend *b, const strata_adapt_job *job)
+/* After a plan that adapted on the device (STRATA_ADAPT_BACKEND: one
+ * rank, or ranks that exchanged there), only the host's bookkeeping is
+ * left, with where the ranks' next samples split; otherwise (sums that
+ * came back to the host: ranks without peers on their devices) the host
+ * adapts its own copies, and the next iteration uploads what changed. */
+int cuda_adapt(strata_backend *b, const strata_plan *plan, strata_map *g, strata_strat *s)
 {
   cuda_state *st = static_cast<cuda_state *>(b->self);
-  const bool split_new = st->adapted && st->split_new && job->reallocate && job->split;
+  const bool here = adapts_here(plan);
+  const bool split_new = here && st->split_new && plan->reallocate && plan->split;
   st->split_new = false;
-  if (!st->adapted) {
-    int rc = cuda_pull(b, job->map, job->strat);
-    return rc != STRATA_OK ? rc : strata_backend_host_adapt(b, job);
+  if (!here) {
+    int rc = cuda_pull(b, g, s);
+    return rc != STRATA_OK ? rc : strata_backend_host_adapt(b, plan, g, s);
   }
-  st->adapted = false;
-  mark_adapted(st, job->map, job->strat, job->alpha != 0.0, job->reallocate != 0,
-               st->adapted_total);
+  mark_adapted(st, g, s, plan->refine != 0, plan->reallocate != 0, st->adapted_total);
   if (split_new) {
-    strata_split *sp = job->split;
+    strata_split *sp = plan->split;
     memcpy(sp->h, st->h_split.p, 4 * ((size_t)sp->nranks + 1) * sizeof(int64_t));
-    sp->of = job->strat->generation;
+    sp->of = s->generation;
   }
   return STRATA_OK;
 }

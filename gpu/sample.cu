@@ -1,4 +1,4 @@
-/* One iteration's sampling on the device: the plan (what runs where),
+/* One iteration's sampling on the device, as its plan (src/plan.h) says:
  * the kernel, the buffers and copies it needs, its arguments and launch
  * shape, the launch, and what comes back: the record of a stratified
  * iteration kept on the device, or the cells' sums of plain MC and QMC.
@@ -19,23 +19,15 @@ namespace strata_cuda {
 
 namespace {
 
-/* What an iteration runs where. */
-struct SamplePlan {
+/* The sizes of an iteration on this rank.  What runs where is the plan's
+ * (src/plan.h): read through the helpers of state.cuh, never decided
+ * again here. */
+struct Sizes {
   size_t cells;            /* dim x ninc map cells */
   long long nh;            /* this rank's hypercubes */
   int nc, np;              /* components, and their products' sums per hypercube */
-  /* Several ranks that exchange on their devices; a rank whose share is
-   * empty takes part in the exchange and adapts with the others all the
-   * same. */
-  bool exchange;
-  /* Stratified iterations stay on the device: the estimate, and the
-   * adaptation too, follow the sampling there, and one record comes back.
-   * Otherwise (plain MC and QMC, which have few cells) the cells' sums come
-   * back. */
-  bool resident;
   bool uniform;            /* every hypercube has nh_uniform samples */
   long long nh_uniform;
-  bool adapt_here, realloc_here, refine_here; /* the adaptation made on the device */
 };
 
 /* How the sampling kernel runs. */
@@ -45,40 +37,34 @@ struct Launch {
   size_t smem;
 };
 
-SamplePlan plan(const cuda_state *st, const strata_sample_job *job)
+Sizes sizes_of(const strata_plan *plan)
 {
-  const strata_problem *pr = job->problem;
-  const strata_strat *s = job->strat;
-  SamplePlan p;
-  p.cells = (size_t)pr->dim * (size_t)job->map->ninc;
-  p.nh = job->h1 - job->h0;
-  p.nc = pr->ncomp > 1 ? pr->ncomp : 1;
-  p.np = p.nc * (p.nc + 1) / 2;
-  p.exchange = job->part && job->exchange && st->peers;
-  p.resident = job->part != nullptr;
-  p.uniform = !s->adaptive && (s->even || s->start[s->nhcube] == s->nh[0] * s->nhcube);
-  p.nh_uniform = !p.uniform ? 0 : s->even ? s->even_q : s->nh[0];
-  p.adapt_here = p.resident && job->adapt && (job->local || p.exchange);
-  p.realloc_here = p.adapt_here && job->level;
-  p.refine_here = p.adapt_here && job->alpha != 0.0;
-  return p;
+  const strata_strat *s = plan->strat;
+  Sizes z;
+  z.cells = (size_t)plan->problem->dim * (size_t)plan->map->ninc;
+  z.nh = plan->h1 - plan->h0;
+  z.nc = plan->ncomp;
+  z.np = z.nc * (z.nc + 1) / 2;
+  z.uniform = !s->adaptive && (s->even || s->start[s->nhcube] == s->nh[0] * s->nhcube);
+  z.nh_uniform = !z.uniform ? 0 : s->even ? s->even_q : s->nh[0];
+  return z;
 }
 
 /* The sampling kernel: a built-in integrand's (kernels.cu), or a user's
  * compiled by NVRTC (jit.cu). */
-int find_kernel(cuda_state *st, const strata_sample_job *job, const void **k)
+int find_kernel(cuda_state *st, const strata_plan *plan, const void **k)
 {
-  const strata_problem *pr = job->problem;
-  const int pts = !job->qmc ? kPhilox : job->qmc->rule == STRATA_QMC_SOBOL ? kSobol : kLattice;
+  const strata_problem *pr = plan->problem;
+  const int pts = !plan->qmc ? kPhilox : plan->qmc->rule == STRATA_QMC_SOBOL ? kSobol : kLattice;
   const int id = pr->f ? builtin_id(pr->f) : -1;
   if (id >= 0) {
-    *k = (const void *)builtin_kernel(id, pr->dim, st->generic, job->adapt, pts);
+    *k = (const void *)builtin_kernel(id, pr->dim, st->generic, plan->adapt, pts);
     return STRATA_OK;
   }
   if (pr->source) {
     if (!st->jit && !(st->jit = strata_jit_new(st->device)))
       return strata_error(STRATA_ENOMEM, "out of memory");
-    return strata_jit_kernel(st->jit, pr->source, pr->dim, job->adapt, pts, k);
+    return strata_jit_kernel(st->jit, pr->source, pr->dim, plan->adapt, pts, k);
   }
   return strata_error(STRATA_EBACKEND, "integrand '%s' has no GPU version: the CUDA backend "
                       "runs the built-in integrands and integrand sources that strata "
@@ -88,59 +74,58 @@ int find_kernel(cuda_state *st, const strata_sample_job *job, const void **k)
 
 /* Buffers reserved, what the device lacks copied there, the sums that
  * will be added into cleared, and the record set to its start. */
-int prepare(cuda_state *st, const strata_sample_job *job, const SamplePlan &p)
+int prepare(cuda_state *st, const strata_plan *plan, const Sizes &z)
 {
-  const strata_problem *pr = job->problem;
-  const strata_map *g = job->map;
-  const strata_strat *s = job->strat;
-  const size_t cells = p.cells;
-  const long long nh = p.nh;
-  const int nc = p.nc, np = p.np;
+  const strata_problem *pr = plan->problem;
+  const strata_map *g = plan->map;
+  const strata_strat *s = plan->strat;
+  const size_t cells = z.cells;
+  const long long nh = z.nh;
+  const int nc = z.nc, np = z.np;
   int rrc = reserve_core(st, s, g);
   if (rrc != STRATA_OK) return rrc;
   /* Page-locked staging only for what crosses PCIe on this path: locking
    * memory takes milliseconds per megabyte, more than a short run. */
   if (!st->h_w.reserve(cells) || !st->h_c.reserve(cells + 1) ||
-      (!p.resident && (!st->h_s1.reserve((size_t)nh) || !st->h_s2.reserve((size_t)nh))))
+      (!resident(plan) && (!st->h_s1.reserve((size_t)nh) || !st->h_s2.reserve((size_t)nh))))
     return strata_error(STRATA_ENOMEM, "cuda device %d: cannot lock %zu MB of host memory "
                         "for transfers", st->device, (size_t)(2 * nh + 2 * (long long)cells) * 8 >> 20);
   cudaStream_t q = st->stream;
-  rrc = upload_state(st, g, s, !p.uniform, q);
+  rrc = upload_state(st, g, s, !z.uniform, q);
   if (rrc != STRATA_OK) return rrc;
-  if (job->qmc) {
-    int rc = upload_qmc(st, job->qmc, q);
+  if (plan->qmc) {
+    int rc = upload_qmc(st, plan->qmc, q);
     if (rc != STRATA_OK) return rc;
   }
   int trc = upload_tables(st, pr, q);
   if (trc != STRATA_OK) return trc;
   if (nc > 1) {
-    if (!reserve_sums(st->c1, st->c1_dirt, (size_t)s->nhcube * nc) ||
-        !reserve_sums(st->c2, st->c2_dirt, (size_t)s->nhcube * np) ||
-        (!p.resident && (!st->h_c1.reserve((size_t)nh * nc) || !st->h_c2.reserve((size_t)nh * np))))
+    if (!reserve_sums(st->c1, st->c1_dirty, (size_t)s->nhcube * nc) ||
+        !reserve_sums(st->c2, st->c2_dirty, (size_t)s->nhcube * np) ||
+        (!resident(plan) && (!st->h_c1.reserve((size_t)nh * nc) || !st->h_c2.reserve((size_t)nh * np))))
       return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the sums of %d "
                           "components", st->device, nc);
-    st->c1_dirt.wipe(q, (size_t)(job->h0 * nc), (size_t)(job->h1 * nc), st->c1.p);
-    st->c2_dirt.wipe(q, (size_t)(job->h0 * np), (size_t)(job->h1 * np), st->c2.p);
+    st->c1_dirty.wipe(q, (size_t)(plan->h0 * nc), (size_t)(plan->h1 * nc), st->c1.p);
+    st->c2_dirty.wipe(q, (size_t)(plan->h0 * np), (size_t)(plan->h1 * np), st->c2.p);
   }
-  st->adapted = false;
-  rrc = reserve_resident(st, s, g, p.resident, p.realloc_here, p.refine_here);
+  rrc = reserve_resident(st, s, g, resident(plan), reallocates_here(plan), refines_here(plan));
   if (rrc != STRATA_OK) return rrc;
-  st->sums_dirt.wipe(q, (size_t)job->h0, (size_t)(job->h1 > job->h0 ? job->h1 : job->h0),
+  st->sums_dirty.wipe(q, (size_t)plan->h0, (size_t)(plan->h1 > plan->h0 ? plan->h1 : plan->h0),
                      st->s1.p, st->s2.p);
-  if (job->adapt) st->map_dirt.wipe(q, 0, cells, st->wsum.p, st->wcnt.p);
+  if (plan->adapt) st->map_dirty.wipe(q, 0, cells, st->wsum.p, st->wcnt.p);
   cudaMemcpyAsync(st->rec.p, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
   return STRATA_OK;
 }
 
 /* Names the first bad sample like the CPU backend would: the point is
  * recomputed on the host from the same counters. */
-int report_bad(const strata_sample_job *job, long long i)
+int report_bad(const strata_plan *plan, long long i)
 {
-  const strata_problem *pr = job->problem;
+  const strata_problem *pr = plan->problem;
   int inc[STRATA_MAX_DIM];
   double y[STRATA_MAX_DIM], x[STRATA_MAX_DIM], out[STRATA_MAX_COMP];
-  strata_backend_point(job, i, y);
-  strata_map_apply(job->map, y, x, inc);
+  strata_backend_point(plan, i, y);
+  strata_map_apply(plan->map, y, x, inc);
   double fx = NAN;
   if (pr->f) {
     fx = pr->f(x, pr->dim, pr->params);
@@ -149,7 +134,7 @@ int report_bad(const strata_sample_job *job, long long i)
     for (int c = 0; c < (pr->ncomp > 1 ? pr->ncomp : 1) && isfinite(fx = out[c]); c++) {
     }
   }
-  return strata_backend_report_nonfinite(job, isfinite(fx) ? NAN : fx, i, x);
+  return strata_backend_report_nonfinite(plan, isfinite(fx) ? NAN : fx, i, x);
 }
 
 void read_kernel_time(cuda_state *st)
@@ -160,36 +145,36 @@ void read_kernel_time(cuda_state *st)
 
 /* Names the hypercube whose sums overflowed, with the value they came to,
  * as the host's estimate would. */
-int report_overflow(cuda_state *st, strata_sample_job *job, long long h)
+int report_overflow(cuda_state *st, strata_plan *plan, long long h)
 {
-  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
+  const int nc = plan->ncomp;
   double s1 = 0.0, c1 = 0.0;
   long long se[2] = {0, 0};
   cudaMemcpy(&s1, st->s1.p + h, sizeof s1, cudaMemcpyDeviceToHost);
   if (nc > 1) cudaMemcpy(&c1, st->c1.p + h * nc, sizeof c1, cudaMemcpyDeviceToHost);
   cudaMemcpy(se, st->start.p + h, sizeof se, cudaMemcpyDeviceToHost);
-  const strata_strat *s = job->strat;
+  const strata_strat *s = plan->strat;
   const double n = !s->adaptive ? (double)(s->even ? s->even_q : s->nh[0])
                                  : (double)(se[1] - se[0]);
-  job->bad = h;
-  job->bad_near = s1 / n + job->shift;
+  plan->bad = h;
+  plan->bad_near = s1 / n + plan->shift;
   /* A vector integrand's first component, as the host's estimate names it,
    * where that is what overflowed. */
-  if (nc > 1 && !isfinite(c1 / n + job->cshift[0])) job->bad_near = c1 / n + job->cshift[0];
+  if (nc > 1 && !isfinite(c1 / n + plan->cshift[0])) plan->bad_near = c1 / n + plan->cshift[0];
   return STRATA_OK;
 }
 
 /* The sampling kernel's arguments; for a frozen map, its table in x made
  * first where the map changed. */
-int fill_args(cuda_state *st, const strata_sample_job *job, const SamplePlan &p,
+int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
               KernelArgs *out)
 {
-  const strata_problem *pr = job->problem;
-  const strata_map *g = job->map;
-  const strata_strat *s = job->strat;
-  const int dim = pr->dim, ninc = g->ninc, nc = p.nc;
-  const bool exchange = p.exchange, uniform = p.uniform;
-  const long long nh_uniform = p.nh_uniform;
+  const strata_problem *pr = plan->problem;
+  const strata_map *g = plan->map;
+  const strata_strat *s = plan->strat;
+  const int dim = pr->dim, ninc = g->ninc, nc = z.nc;
+  const bool exchange = exchanges(plan), uniform = z.uniform;
+  const long long nh_uniform = z.nh_uniform;
   IterRecord *rec = st->rec.p;
   cudaStream_t q = st->stream;
   KernelArgs &a = *out;
@@ -210,29 +195,29 @@ int fill_args(cuda_state *st, const strata_sample_job *job, const SamplePlan &p,
   a.c1 = st->c1.p;
   a.c2 = st->c2.p;
   a.adapt_comp = pr->adapt_comp;
-  for (int c = 0; nc > 1 && c < nc; c++) a.cshift[c] = job->cshift[c];
+  for (int c = 0; nc > 1 && c < nc; c++) a.cshift[c] = plan->cshift[c];
   a.dim = dim;
   a.ninc = ninc;
   a.axis_stride = g->shared ? 0 : ninc + 1;
   a.M = s->M;
   a.invM = 1.0 / s->M;
-  a.h0 = job->h0;
-  a.h1 = job->h1;
+  a.h0 = plan->h0;
+  a.h1 = plan->h1;
   /* (An allocation adapted on the device has a stale start[] here: its
    * ends and the ranks' split points are known.) */
-  a.first = exchange ? job->i0 : start_known(st, s, job->h0);
-  const long long last = exchange ? job->i1 : start_known(st, s, job->h1);
+  a.first = exchange ? plan->i0 : start_known(st, s, plan->h0);
+  const long long last = exchange ? plan->i1 : start_known(st, s, plan->h1);
   if (a.first < 0 || last < 0)
     return strata_error(STRATA_EBACKEND, "cuda device %d: hypercubes %lld..%lld are not where "
-                        "the allocation on the device splits", st->device, (long long)job->h0,
-                        (long long)job->h1);
+                        "the allocation on the device splits", st->device, (long long)plan->h0,
+                        (long long)plan->h1);
   a.total = last - a.first;
   a.nh_uniform = nh_uniform;
   if (!uniform && s->even) {
     a.even_q = s->even_q;
     a.even_rem = s->even_rem;
   }
-  if (!job->adapt) {
+  if (!plan->adapt) {
     const double2 *had = st->xmap.p;
     if (!st->xmap.reserve((size_t)dim * ninc))
       return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the map's table",
@@ -245,16 +230,16 @@ int fill_args(cuda_state *st, const strata_sample_job *job, const SamplePlan &p,
     a.xmap = st->xmap.p;
     a.jscale = pow((double)ninc, dim);
   }
-  a.seed = job->seed;
-  a.iteration = job->iteration;
-  a.shift = job->shift;
-  a.map_scale = job->map_scale;
-  if (job->qmc) {
-    a.log2n = job->qmc->log2n;
+  a.seed = plan->seed;
+  a.iteration = plan->iteration;
+  a.shift = plan->shift;
+  a.map_scale = plan->map_scale;
+  if (plan->qmc) {
+    a.log2n = plan->qmc->log2n;
     a.qdirs = st->qdirs.p;
     a.qdshift = st->qdshift.p;
     a.qshift = st->qshift.p;
-    for (int d = 0; d < dim; d++) a.qz[d] = job->qmc->z[d];
+    for (int d = 0; d < dim; d++) a.qz[d] = plan->qmc->z[d];
   }
   return STRATA_OK;
 }
@@ -262,19 +247,19 @@ int fill_args(cuda_state *st, const strata_sample_job *job, const SamplePlan &p,
 /* How the kernel runs: the map sums in shared memory where they fit, and
  * as many blocks as the device holds at once, fewer where each would see
  * too few samples per map cell. */
-int shape(cuda_state *st, const strata_sample_job *job, const SamplePlan &p, KernelArgs *pa,
+int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *pa,
           Launch *l)
 {
   KernelArgs &a = *pa;
   const void *k = l->k;
-  const size_t cells = p.cells;
+  const size_t cells = z.cells;
   cudaError_t e;
   /* Map sums go to shared memory whenever they fit: global atomics on a
    * few thousand cells serialise, and adapting kernels through shared
-   * memory are several times faster at every neval (doc/benchmarks.md,
-   * R6, "Map sums in shared memory"). */
+   * memory are several times faster at every neval (doc/design.md, "Map
+   * sums in shared memory"). */
   size_t smem = 0;
-  if (job->adapt) {
+  if (plan->adapt) {
     const size_t need = cells * (sizeof(double) + sizeof(unsigned int));
     if (need <= st->smem_optin) {
       a.shared_acc = 1;
@@ -292,14 +277,14 @@ int shape(cuda_state *st, const strata_sample_job *job, const SamplePlan &p, Ker
     st->occ_smem = smem;
     st->occ_per_sm = e != cudaSuccess || per_sm < 1 ? 1 : per_sm;
   }
-  a.spc = a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
-  const long long nchunk = (a.total + a.spc - 1) / a.spc;
+  a.chunk = a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
+  const long long nchunk = (a.total + a.chunk - 1) / a.chunk;
   long long blocks = (nchunk + kThreads - 1) / kThreads;
   const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
   if (blocks > resident_blocks) blocks = resident_blocks;
   /* Every block clears and flushes all cells: give each at least half a
-   * sample per cell, the fastest of the floors doc/benchmarks.md compares
-   * (R6). */
+   * sample per cell, the fastest of the floors compared (doc/design.md,
+   * "Map sums in shared memory"). */
   if (a.shared_acc) {
     long long cap = 2 * a.total / (long long)cells;
     if (cap < 1) cap = 1;
@@ -333,55 +318,54 @@ int launch(cuda_state *st, const KernelArgs &a, const Launch &l)
 
 /* A stratified iteration kept on the device: the estimate and, where
  * made here, the adaptation or the ranks' exchange queued behind the
- * sampling, then its record read; where the host adapts (one rank's
- * backend that does not keep the map sums), the map sums and levels too. */
-int finish_resident(cuda_state *st, strata_sample_job *job, const SamplePlan &p)
+ * sampling, then its record read; where the host adapts (ranks whose
+ * devices do not exchange), the map sums and levels too. */
+int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z)
 {
-  const strata_map *g = job->map;
-  const strata_strat *s = job->strat;
-  const bool exchange = p.exchange;
-  const size_t cells = p.cells;
-  const long long nh = p.nh;
+  const strata_map *g = plan->map;
+  const strata_strat *s = plan->strat;
+  const bool exchange = exchanges(plan);
+  const size_t cells = z.cells;
+  const long long nh = z.nh;
   IterRecord *rec = st->rec.p;
   cudaStream_t q = st->stream;
   cudaError_t e;
   int rrc;
   ExchangeArgs xa;
-  long long e0 = job->h0, e1 = job->h1;
+  long long whole0 = plan->h0, whole1 = plan->h1;
   if (exchange) {
-    int prc = plan_exchange(st, job, s, &xa, q);
+    int prc = plan_exchange(st, plan, s, &xa, q);
     if (prc != STRATA_OK) return prc;
-    e0 = xa.e0;
-    e1 = xa.e1;
+    whole0 = xa.whole0;
+    whole1 = xa.whole1;
   }
-  int arc = launch_resident(st, job, s, g, p.nh_uniform, e0, e1, p.realloc_here && !exchange,
-                            p.refine_here && !exchange, rec);
+  int arc = launch_resident(st, plan, s, g, z.nh_uniform, whole0, whole1, reallocates_here(plan) && !exchange,
+                            refines_here(plan) && !exchange, rec);
   if (arc == STRATA_OK && exchange)
-    arc = launch_exchange(st, job, s, g, xa, p.realloc_here, p.refine_here);
+    arc = launch_exchange(st, plan, s, g, xa, reallocates_here(plan), refines_here(plan));
   if (arc != STRATA_OK) return arc;
   cudaMemcpyAsync(&st->h_rec.p[1], rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
-  if (!job->local && !exchange) {
+  if (plan->adapt_at == STRATA_ADAPT_HOST) {
     cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
     cudaMemcpyAsync(st->h_c.p, st->wcnt.p, cells * sizeof(unsigned long long),
                     cudaMemcpyDeviceToHost, q);
-    if (job->level)
-      cudaMemcpyAsync(job->level + job->h0, st->level.p + job->h0, (size_t)nh * sizeof(double),
+    if (plan->reallocate)
+      cudaMemcpyAsync(plan->level + plan->h0, st->level.p + plan->h0, (size_t)nh * sizeof(double),
                       cudaMemcpyDeviceToHost, q);
   }
   e = cudaStreamSynchronize(q);
   if (e != cudaSuccess) return cuda_fail(e, "running the iteration", st->device);
   read_kernel_time(st);
   const IterRecord &out = st->h_rec.p[1];
-  rrc = read_record(st, job, out);
+  rrc = read_record(st, plan, out);
   if (rrc != STRATA_OK) return rrc;
-  if (job->adapt && !job->local && !exchange)
+  if (plan->adapt_at == STRATA_ADAPT_HOST)
     for (size_t c = 0; c < cells; c++) {
-      job->wsum[c] = st->h_w.p[c];
-      job->wcount[c] = (double)st->h_c.p[c];
+      plan->wsum[c] = st->h_w.p[c];
+      plan->wcount[c] = (double)st->h_c.p[c];
     }
-  if (p.adapt_here) {
-    st->adapted = true;
-    if (p.refine_here) st->map_dirt.clear(); /* (the refinement clears them) */
+  if (adapts_here(plan)) {
+    if (refines_here(plan)) st->map_dirty.clear(); /* (the refinement clears them) */
     st->adapted_total = out.total;
   }
   return STRATA_OK;
@@ -389,27 +373,27 @@ int finish_resident(cuda_state *st, strata_sample_job *job, const SamplePlan &p)
 
 /* Plain MC and QMC (few cells) and ranks whose devices do not exchange:
  * the cells' sums and, adapting, the map sums come back to the host. */
-int read_sums(cuda_state *st, strata_sample_job *job, const SamplePlan &p)
+int read_sums(cuda_state *st, strata_plan *plan, const Sizes &z)
 {
-  const size_t cells = p.cells;
-  const long long nh = p.nh;
-  const int nc = p.nc, np = p.np;
+  const size_t cells = z.cells;
+  const long long nh = z.nh;
+  const int nc = z.nc, np = z.np;
   IterRecord *rec = st->rec.p;
   cudaStream_t q = st->stream;
   cudaError_t e;
   unsigned long long *bad = st->h_c.p + cells; /* (the spare slot prepare reserved) */
-  cudaMemcpyAsync(st->h_s1.p, st->s1.p + job->h0, (size_t)nh * sizeof(double),
+  cudaMemcpyAsync(st->h_s1.p, st->s1.p + plan->h0, (size_t)nh * sizeof(double),
                   cudaMemcpyDeviceToHost, q);
-  cudaMemcpyAsync(st->h_s2.p, st->s2.p + job->h0, (size_t)nh * sizeof(double),
+  cudaMemcpyAsync(st->h_s2.p, st->s2.p + plan->h0, (size_t)nh * sizeof(double),
                   cudaMemcpyDeviceToHost, q);
   cudaMemcpyAsync(bad, &rec->bad, sizeof *bad, cudaMemcpyDeviceToHost, q);
   if (nc > 1) {
-    cudaMemcpyAsync(st->h_c1.p, st->c1.p + job->h0 * nc, (size_t)nh * nc * sizeof(double),
+    cudaMemcpyAsync(st->h_c1.p, st->c1.p + plan->h0 * nc, (size_t)nh * nc * sizeof(double),
                     cudaMemcpyDeviceToHost, q);
-    cudaMemcpyAsync(st->h_c2.p, st->c2.p + job->h0 * np, (size_t)nh * np * sizeof(double),
+    cudaMemcpyAsync(st->h_c2.p, st->c2.p + plan->h0 * np, (size_t)nh * np * sizeof(double),
                     cudaMemcpyDeviceToHost, q);
   }
-  if (job->adapt) {
+  if (plan->adapt) {
     cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
     cudaMemcpyAsync(st->h_c.p, st->wcnt.p, cells * sizeof(unsigned long long),
                     cudaMemcpyDeviceToHost, q);
@@ -417,75 +401,75 @@ int read_sums(cuda_state *st, strata_sample_job *job, const SamplePlan &p)
   e = cudaStreamSynchronize(q);
   if (e != cudaSuccess) return cuda_fail(e, "running the sampling kernel", st->device);
   read_kernel_time(st);
-  if (*bad != kNoBad) return report_bad(job, (long long)*bad);
-  memcpy(job->s1 + job->h0, st->h_s1.p, (size_t)nh * sizeof(double));
-  memcpy(job->s2 + job->h0, st->h_s2.p, (size_t)nh * sizeof(double));
+  if (*bad != kNoBad) return report_bad(plan, (long long)*bad);
+  memcpy(plan->s1 + plan->h0, st->h_s1.p, (size_t)nh * sizeof(double));
+  memcpy(plan->s2 + plan->h0, st->h_s2.p, (size_t)nh * sizeof(double));
   if (nc > 1) {
-    memcpy(job->c1 + job->h0 * nc, st->h_c1.p, (size_t)nh * nc * sizeof(double));
-    memcpy(job->c2 + job->h0 * np, st->h_c2.p, (size_t)nh * np * sizeof(double));
+    memcpy(plan->c1 + plan->h0 * nc, st->h_c1.p, (size_t)nh * nc * sizeof(double));
+    memcpy(plan->c2 + plan->h0 * np, st->h_c2.p, (size_t)nh * np * sizeof(double));
   }
   /* (Set, not added: this backend is its rank's only contributor, and the
    * caller leaves the host's map sums alone where the device kept them.) */
-  if (job->adapt)
+  if (plan->adapt)
     for (size_t c = 0; c < cells; c++) {
-      job->wsum[c] = st->h_w.p[c];
-      job->wcount[c] = (double)st->h_c.p[c];
+      plan->wsum[c] = st->h_w.p[c];
+      plan->wcount[c] = (double)st->h_c.p[c];
     }
-  return job->part ? strata_backend_host_part(job) : STRATA_OK;
+  return STRATA_OK;
 }
 } // namespace
 
 /* What an iteration's record brings back: the first bad sample or
  * overflowing hypercube, reported as the host would, else its estimate
  * (a vector integrand's covariance from its upper triangle, mirrored)
- * into job->part.  The estimate kernels cleared the sums behind them. */
-int read_record(cuda_state *st, strata_sample_job *job, const IterRecord &out)
+ * into plan->part.  The estimate kernels cleared the sums behind them. */
+int read_record(cuda_state *st, strata_plan *plan, const IterRecord &out)
 {
-  if (out.bad != kNoBad) return report_bad(job, (long long)out.bad);
-  if (out.bad_h != LLONG_MAX) return report_overflow(st, job, out.bad_h);
-  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
-  st->sums_dirt.clear();
+  if (out.bad != kNoBad) return report_bad(plan, (long long)out.bad);
+  if (out.bad_h != LLONG_MAX) return report_overflow(st, plan, out.bad_h);
+  const int nc = plan->ncomp;
+  st->sums_dirty.clear();
   if (nc > 1) { /* (a scalar run leaves what the component sums held as it was) */
-    st->c1_dirt.clear();
-    st->c2_dirt.clear();
+    st->c1_dirty.clear();
+    st->c2_dirty.clear();
   }
   if (nc == 1) {
-    job->part[0] = out.part[0];
-    job->part[1] = out.part[1];
+    plan->part[0] = out.part[0];
+    plan->part[1] = out.part[1];
     return STRATA_OK;
   }
-  for (int c = 0; c < nc; c++) job->part[c] = out.vpart[c];
+  for (int c = 0; c < nc; c++) plan->part[c] = out.vpart[c];
   for (int x = 0, p = 0; x < nc; x++)
     for (int y = x; y < nc; y++, p++)
-      job->part[nc + x * nc + y] = job->part[nc + y * nc + x] = out.vpart[nc + p];
+      plan->part[nc + x * nc + y] = plan->part[nc + y * nc + x] = out.vpart[nc + p];
   return STRATA_OK;
 }
 
-int cuda_sample(strata_backend *b, strata_sample_job *job)
+int cuda_sample(strata_backend *b, strata_plan *plan)
 {
   cuda_state *st = static_cast<cuda_state *>(b->self);
   st->last_kernel_s = 0.0;
-  const SamplePlan p = plan(st, job);
-  if (p.nh <= 0 && !p.exchange) return STRATA_OK;
+  const Sizes z = sizes_of(plan);
+  if (z.nh <= 0 && !exchanges(plan)) return STRATA_OK;
   cudaError_t e = cudaSetDevice(st->device);
   if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", st->device);
   if (st->next.on) {
-    if (next_is(st, job)) return frozen_exchange(st, job, job->strat, job->map, st->next.slot);
+    if (next_is(st, plan)) return frozen_exchange(st, plan, plan->strat, plan->map, st->next.slot);
     int drc = drop_next(st);
     if (drc != STRATA_OK) return drc;
   }
   Launch l;
   KernelArgs a;
-  int rc = find_kernel(st, job, &l.k);
-  if (rc == STRATA_OK) rc = prepare(st, job, p);
-  if (rc == STRATA_OK) rc = fill_args(st, job, p, &a);
-  if (rc == STRATA_OK) rc = shape(st, job, p, &a, &l);
+  int rc = find_kernel(st, plan, &l.k);
+  if (rc == STRATA_OK) rc = prepare(st, plan, z);
+  if (rc == STRATA_OK) rc = fill_args(st, plan, z, &a);
+  if (rc == STRATA_OK) rc = shape(st, plan, z, &a, &l);
   if (rc != STRATA_OK) return rc;
-  if (p.exchange && !job->adapt)
-    return start_frozen(st, job, l.k, a, (unsigned)l.blocks, l.smem, p.nh_uniform);
+  if (exchanges(plan) && !plan->adapt)
+    return start_frozen(st, plan, l.k, a, (unsigned)l.blocks, l.smem, z.nh_uniform);
   rc = launch(st, a, l);
   if (rc != STRATA_OK) return rc;
-  return p.resident ? finish_resident(st, job, p) : read_sums(st, job, p);
+  return resident(plan) ? finish_resident(st, plan, z) : read_sums(st, plan, z);
 }
 
 } // namespace strata_cuda

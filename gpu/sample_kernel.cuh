@@ -1,11 +1,11 @@
 /* The sampling kernel of one iteration, written once for the built-in
- * integrands (compiled by nvcc into backend_cuda.cu) and for users' own
+ * integrands (compiled by nvcc into kernels.cu, the module) and for users' own
  * (compiled at run time by NVRTC with the user's code: gpu/jit.cu).  It
  * includes nothing NVRTC lacks: cuRAND's Philox header and strata's own
  * host/device headers; the limits STRATA_MAX_* come from strata.h under
  * nvcc and as -D options under NVRTC, so they cannot drift apart.
  *
- * Work split: every thread takes chunks of SPT consecutive global sample
+ * Work split: every thread takes chunks of `chunk` consecutive global sample
  * indices, whatever hypercubes they fall in, so VEGAS+'s uneven allocation
  * costs no divergence; a thread finds its hypercube by binary search on the
  * allocation's prefix sums and walks forward.  Sums of a hypercube are kept
@@ -52,9 +52,9 @@ struct KernelArgs {
   unsigned long long seed;
   unsigned int iteration;
   double shift;
-  double map_scale;          /* strata_sample_job's */
+  double map_scale;          /* the plan's (src/plan.h) */
   int shared_acc;            /* map sums in shared memory */
-  int spc;                   /* samples per chunk */
+  int chunk;                 /* samples per chunk */
   /* QMC iterations: N = 2^log2n points per randomization */
   const unsigned long long *qdirs;   /* sobol: nrand x dim x 64 */
   const unsigned long long *qdshift; /* sobol: nrand x dim */
@@ -62,7 +62,7 @@ struct KernelArgs {
   unsigned int qz[STRATA_MAX_DIM];   /* lattice generator */
   int log2n;
   /* Extended integrands: their tables (device copies), and with ncomp > 1
-   * the per-hypercube component sums (see strata_sample_job). */
+   * the per-hypercube component sums (see src/plan.h). */
   const strata_table *tables;
   double *c1, *c2;
   double cshift[STRATA_MAX_COMP];
@@ -169,7 +169,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     __syncthreads();
   }
   const uint2 key = make_uint2((unsigned int)a.seed, (unsigned int)(a.seed >> 32));
-  const long long nchunk = (a.total + a.spc - 1) / a.spc;
+  const long long nchunk = (a.total + a.chunk - 1) / a.chunk;
   const long long stride = (long long)gridDim.x * blockDim.x;
   const int lane = threadIdx.x & 31;
   /* The loop runs warp by warp, so every lane of a warp makes the same
@@ -178,8 +178,8 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
        base += stride) {
     const long long c = base + lane;
     const bool valid = c < nchunk;
-    long long i = a.first + c * a.spc;
-    const long long iend = valid ? min(i + a.spc, a.first + a.total) : i;
+    long long i = a.first + c * a.chunk;
+    const long long iend = valid ? min(i + a.chunk, a.first + a.total) : i;
     long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
     int k[MAXD];
     /* Frozen Philox points: where the hypercube starts on each axis, in
@@ -244,10 +244,10 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
                 sx[d] = __ldg(a.qdshift + r * dim + d) ^
                         strata_sobol_digits(reinterpret_cast<const uint64_t *>(v + 64 * d), j);
           } else {
-            const int kk = strata_sobol_step(j);
+            const int bit = strata_sobol_step(j);
 #pragma unroll
             for (int d = 0; d < MAXD; d++)
-              if (d < dim) sx[d] ^= __ldg(v + 64 * d + kk);
+              if (d < dim) sx[d] ^= __ldg(v + 64 * d + bit);
           }
           qnext = i + 1;
 #pragma unroll

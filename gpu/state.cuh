@@ -59,7 +59,7 @@ template <typename T> using hbuf = growbuf<T, host_alloc, cudaFreeHost>;
  * kernels that read them clear behind the read, so an iteration clears
  * only what an earlier one left.  Memory fresh from the allocator holds
  * whatever its last owner wrote: it is dirty whole. */
-struct dirt {
+struct dirty_range {
   size_t lo = 0, hi = 0;
   void mark(size_t a, size_t b)
   {
@@ -85,7 +85,7 @@ struct dirt {
 
 /* Reserves and, where the buffer came new from the allocator (perhaps at
  * the old address), marks it dirty whole. */
-template <typename T> bool reserve_sums(dbuf<T> &b, dirt &d, size_t want)
+template <typename T> bool reserve_sums(dbuf<T> &b, dirty_range &d, size_t want)
 {
   const size_t had = b.n;
   if (!b.reserve(want)) return false;
@@ -136,11 +136,10 @@ struct cuda_state {
   dbuf<unsigned long long> dshare, hist;
   dbuf<long long> count;
   dbuf<unsigned char> cub_tmp;
-  dirt sums_dirt;                /* s1 and s2, in hypercubes */
-  dirt map_dirt;                 /* wsum and wcnt, in cells */
-  dirt c1_dirt, c2_dirt;         /* c1 and c2, in doubles */
-  bool adapted = false;          /* the last sample call also adapted */
-  long long adapted_total = 0;   /* ... and the samples of its new allocation */
+  dirty_range sums_dirty;        /* s1 and s2, in hypercubes */
+  dirty_range map_dirty;         /* wsum and wcnt, in cells */
+  dirty_range c1_dirty, c2_dirty; /* c1 and c2, in doubles */
+  long long adapted_total = 0;   /* the samples of the allocation the last plan made here */
   /* Several ranks (comm/peers_cuda.h): the exchange buffer, the levels in two bytes,
    * the shared hypercubes and each rank's whole ones, and where the next
    * iteration splits among the ranks (strata_split's layout). */
@@ -161,7 +160,7 @@ struct cuda_state {
     bool on = false;
     int slot = 0;
     unsigned iteration = 0;
-    /* what the next job must be for the iteration in flight to be its */
+    /* what the next plan must be for the iteration in flight to be its */
     const strata_problem *pr = nullptr;
     unsigned long long seed = 0;
     double shift = 0.0, cshift[STRATA_MAX_COMP] = {0};
@@ -182,6 +181,17 @@ struct cuda_state {
 
 int cuda_fail(cudaError_t e, const char *what, int device);
 
+/* The plan's decisions (src/plan.h), as this backend reads them. */
+inline bool exchanges(const strata_plan *plan) { return plan->combine == STRATA_COMBINE_EXCHANGE; }
+/* A stratified iteration stays on the device: the estimate, and the
+ * adaptation where it is made here, follow the sampling there, and one
+ * record comes back.  Otherwise (plain MC and QMC, which have few cells)
+ * the cells' sums come back. */
+inline bool resident(const strata_plan *plan) { return plan->combine != STRATA_COMBINE_CELLS; }
+inline bool adapts_here(const strata_plan *plan) { return plan->adapt_at == STRATA_ADAPT_BACKEND; }
+inline bool reallocates_here(const strata_plan *plan) { return adapts_here(plan) && plan->reallocate; }
+inline bool refines_here(const strata_plan *plan) { return adapts_here(plan) && plan->refine; }
+
 inline long long grid_for(long long n, int threads, int nsm)
 {
   long long b = (n + threads - 1) / threads, cap = 8LL * nsm;
@@ -200,34 +210,34 @@ void release_buffers(cuda_state *st);
 long long start_known(const cuda_state *st, const strata_strat *s, int64_t h);
 int upload_state(cuda_state *st, const strata_map *g, const strata_strat *s, bool allocation,
                  cudaStream_t q);
-int cuda_adapt(strata_backend *b, const strata_adapt_job *job);
+int cuda_adapt(strata_backend *b, const strata_plan *plan, strata_map *g, strata_strat *s);
 int cuda_pull(strata_backend *b, strata_map *g, strata_strat *s);
 
 /* adapt.cu: the estimate and the adaptation, behind the sampling. */
 void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q);
 void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream_t q);
-int launch_resident(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
-                    const strata_map *g, long long nh_uniform, long long e0, long long e1,
+int launch_resident(cuda_state *st, const strata_plan *plan, const strata_strat *s,
+                    const strata_map *g, long long nh_uniform, long long whole0, long long whole1,
                     bool realloc, bool refine, IterRecord *rec);
 
 /* exchange.cu: several ranks' exchange of a stratified iteration. */
-int plan_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+int plan_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s,
                   ExchangeArgs *xa, cudaStream_t q);
-int launch_exchange(cuda_state *st, const strata_sample_job *job, const strata_strat *s,
+int launch_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s,
                     const strata_map *g, ExchangeArgs xa, bool realloc, bool refine);
 
 /* frozen.cu: frozen iterations of several ranks, each queued behind the
  * exchange of the one before. */
-int start_frozen(cuda_state *st, strata_sample_job *job, const void *k,
+int start_frozen(cuda_state *st, strata_plan *plan, const void *k,
                  const KernelArgs &a, unsigned blocks, size_t smem, long long nh_uniform);
-int frozen_exchange(cuda_state *st, strata_sample_job *job, const strata_strat *s,
+int frozen_exchange(cuda_state *st, strata_plan *plan, const strata_strat *s,
                     const strata_map *g, int slot);
-bool next_is(const cuda_state *st, const strata_sample_job *job);
+bool next_is(const cuda_state *st, const strata_plan *plan);
 int drop_next(cuda_state *st);
 
 /* sample.cu: one iteration's sampling. */
-int cuda_sample(strata_backend *b, strata_sample_job *job);
-int read_record(cuda_state *st, strata_sample_job *job, const IterRecord &out);
+int cuda_sample(strata_backend *b, strata_plan *plan);
+int read_record(cuda_state *st, strata_plan *plan, const IterRecord &out);
 
 } // namespace strata_cuda
 #endif

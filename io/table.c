@@ -192,6 +192,64 @@ static int read_axis(const strata_table_spec *s, hid_t d, const char *ax, hsize_
   return STRATA_OK;
 }
 
+/* That dataset d holds numbers (integers or floating point), 1-D or 2-D:
+ * its rank. */
+static int dataset_shape(const strata_table_spec *s, hid_t d, int *rank)
+{
+  const hid_t type = H5Dget_type(d), space = type >= 0 ? H5Dget_space(d) : -1;
+  int rc = STRATA_OK;
+  if (type < 0 || space < 0) {
+    rc = fail(STRATA_EIO, s, "cannot read the dataset: %s", strata_h5_detail());
+  } else {
+    const H5T_class_t cls = H5Tget_class(type);
+    const H5S_class_t sc = H5Sget_simple_extent_type(space);
+    *rank = sc == H5S_SIMPLE ? H5Sget_simple_extent_ndims(space) : 0;
+    if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+      rc = fail(STRATA_EINVAL, s, "the dataset holds %s, not numbers", strata_h5_class_name(cls));
+    else if (sc != H5S_SIMPLE)
+      rc = fail(STRATA_EINVAL, s, "the dataset is %s (tables are 1-D or 2-D)",
+                sc == H5S_SCALAR ? "a scalar" : "empty");
+    else if (*rank < 1 || *rank > 2)
+      rc = fail(STRATA_EINVAL, s, "the dataset has rank %d (tables are 1-D or 2-D)", *rank);
+  }
+  if (space >= 0) H5Sclose(space);
+  if (type >= 0) H5Tclose(type);
+  return rc;
+}
+
+/* Table s's dataset in file f, opened into *d (closed by the caller
+ * however this ends): numbers, 1-D or 2-D, of a size the file can hold
+ * (h5util.h), reached by hard links only, with 2 to INT_MAX points along
+ * each axis: its rank and dims. */
+static int open_dataset(const strata_table_spec *s, hid_t f, hid_t *d, int *rank,
+                        hsize_t dims[2])
+{
+  *d = strata_h5_open(f, s->dataset, H5I_DATASET);
+  if (*d < 0) return fail(STRATA_EINVAL, s, "%s", strata_h5_detail());
+  int rc = dataset_shape(s, *d, rank);
+  if (rc != STRATA_OK) return rc;
+  H5Oclose(*d);
+  *d = strata_h5_open_data(f, s->dataset, H5T_NO_CLASS, *rank, dims, NULL);
+  if (*d < 0) return fail(STRATA_EINVAL, s, "%s", strata_h5_detail());
+  for (int a = 0; a < *rank; a++)
+    if (dims[a] < 2 || dims[a] > INT_MAX)
+      return fail(STRATA_EINVAL, s, "the dataset has %llu point%s along axis %d (2 to %d "
+                  "needed)", (unsigned long long)dims[a], dims[a] == 1 ? "" : "s", a, INT_MAX);
+  return STRATA_OK;
+}
+
+/* That the nv values of a table of rank rank (ny per row) are finite. */
+static int check_finite(const strata_table_spec *s, const double *v, size_t nv, int rank,
+                        size_t ny)
+{
+  for (size_t k = 0; k < nv; k++) {
+    if (isfinite(v[k])) continue;
+    if (rank == 1) return fail(STRATA_EINVAL, s, "value [%zu] = %g is not finite", k, v[k]);
+    return fail(STRATA_EINVAL, s, "value [%zu][%zu] = %g is not finite", k / ny, k % ny, v[k]);
+  }
+  return STRATA_OK;
+}
+
 /* Reads table s into *t, its values and grids into one block *mem. */
 static int load_one(const strata_table_spec *s, strata_table *t, double **mem, size_t *ndoubles)
 {
@@ -214,54 +272,12 @@ static int load_one(const strata_table_spec *s, strata_table *t, double **mem, s
   if (f < 0 && failed == STRATA_OWNFILE_NOT_HDF5) return fail(STRATA_EIO, s, "not an HDF5 file");
   if (f < 0) return fail(STRATA_EIO, s, "cannot open the file: %s", strata_h5_detail());
 
-  int rc = STRATA_OK;
-  hid_t d = -1, type = -1, space = -1;
+  hid_t d = -1;
   double *block = NULL, *grids = NULL;
-  /* Integers or floating point, 1-D or 2-D, of a size the file can hold
-   * (h5util.h), reached by hard links only. */
   hsize_t dims[2] = {1, 1};
   int rank = 2;
-  d = strata_h5_open(f, s->dataset, H5I_DATASET);
-  if (d < 0) {
-    rc = fail(STRATA_EINVAL, s, "%s", strata_h5_detail());
-    goto done;
-  }
-  type = H5Dget_type(d);
-  space = H5Dget_space(d);
-  if (type < 0 || space < 0) {
-    rc = fail(STRATA_EIO, s, "cannot read the dataset: %s", strata_h5_detail());
-    goto done;
-  }
-  const H5T_class_t cls = H5Tget_class(type);
-  if (cls != H5T_INTEGER && cls != H5T_FLOAT) {
-    rc = fail(STRATA_EINVAL, s, "the dataset holds %s, not numbers", strata_h5_class_name(cls));
-    goto done;
-  }
-  const H5S_class_t sc = H5Sget_simple_extent_type(space);
-  rank = sc == H5S_SIMPLE ? H5Sget_simple_extent_ndims(space) : 0;
-  if (sc != H5S_SIMPLE) {
-    rc = fail(STRATA_EINVAL, s, "the dataset is %s (tables are 1-D or 2-D)",
-              sc == H5S_SCALAR ? "a scalar" : "empty");
-    goto done;
-  }
-  if (rank < 1 || rank > 2) {
-    rc = fail(STRATA_EINVAL, s, "the dataset has rank %d (tables are 1-D or 2-D)", rank);
-    goto done;
-  }
-  H5Oclose(d);
-  d = strata_h5_open_data(f, s->dataset, H5T_NO_CLASS, rank, dims, NULL);
-  if (d < 0) {
-    rc = fail(STRATA_EINVAL, s, "%s", strata_h5_detail());
-    goto done;
-  }
-
-  for (int a = 0; a < rank; a++) {
-    if (dims[a] < 2 || dims[a] > INT_MAX) {
-      rc = fail(STRATA_EINVAL, s, "the dataset has %llu point%s along axis %d (2 to %d needed)",
-                (unsigned long long)dims[a], dims[a] == 1 ? "" : "s", a, INT_MAX);
-      goto done;
-    }
-  }
+  int rc = open_dataset(s, f, &d, &rank, dims);
+  if (rc != STRATA_OK) goto done;
   const size_t nx = (size_t)dims[0], ny = (size_t)dims[1];
   if (nx > (SIZE_MAX / sizeof(double) - nx - ny) / ny) {
     rc = fail(STRATA_ENOMEM, s, "%zu x %zu values do not fit in memory", nx, ny);
@@ -289,14 +305,7 @@ static int load_one(const strata_table_spec *s, strata_table *t, double **mem, s
     rc = fail(STRATA_EIO, s, "cannot read the values: %s", strata_h5_detail());
     goto done;
   }
-  for (size_t k = 0; k < nv; k++) {
-    if (isfinite(block[k])) continue;
-    if (rank == 1)
-      rc = fail(STRATA_EINVAL, s, "value [%zu] = %g is not finite", k, block[k]);
-    else
-      rc = fail(STRATA_EINVAL, s, "value [%zu][%zu] = %g is not finite", k / ny, k % ny, block[k]);
-    goto done;
-  }
+  if ((rc = check_finite(s, block, nv, rank, ny)) != STRATA_OK) goto done;
   memcpy(block + nv, grids, gx * sizeof(double));
   memcpy(block + nv + gx, grids + nx, gy * sizeof(double));
   t->v = block;
@@ -311,8 +320,6 @@ static int load_one(const strata_table_spec *s, strata_table *t, double **mem, s
 done:
   free(grids);
   free(block);
-  if (space >= 0) H5Sclose(space);
-  if (type >= 0) H5Tclose(type);
   if (d >= 0) H5Oclose(d);
   H5Fclose(f);
   return rc;

@@ -431,8 +431,7 @@ static int newest_beyond_kept(const strata_ravg *ra, int c, int side)
  * of the average before it: finding more of a peak moves the estimate by
  * percents, while a map that has settled moves it by its errors, and
  * without the bound a settled map's chance rise restarts the average and
- * throws good iterations away (doc/benchmarks.md, R28, "The climb's 1%
- * bound"). */
+ * throws good iterations away (doc/design.md, "A climb's 1% bound"). */
 #define STRATA_CLIMB_RISE 0.01
 
 static int climbs(const strata_ravg *ra, int c, double before)

@@ -11,64 +11,65 @@ void strata_backend_free(strata_backend *b)
   if (b && b->free) b->free(b);
 }
 
-void strata_backend_point(const strata_sample_job *job, int64_t i, double *y)
+void strata_backend_point(const strata_plan *plan, int64_t i, double *y)
 {
-  const strata_strat *s = job->strat;
-  if (job->qmc) {
+  const strata_strat *s = plan->strat;
+  if (plan->qmc) {
     strata_qmc_cursor cur = {.next = -1};
-    strata_qmc_point(job->qmc, &cur, i, y);
+    strata_qmc_point(plan->qmc, &cur, i, y);
     return;
   }
   int k[STRATA_MAX_DIM];
   double u[STRATA_MAX_DIM];
   strata_strat_coords(s, strata_strat_find(s, i), k);
-  strata_sample_point(job, k, i, u, y);
+  strata_sample_point(plan, k, i, u, y);
 }
 
-int strata_backend_report_nonfinite(const strata_sample_job *job, double fx,
+int strata_backend_report_nonfinite(const strata_plan *plan, double fx,
                                     int64_t index, const double *x)
 {
   char pt[STRATA_MAX_DIM * 26 + 8];
   int len = 0;
-  for (int d = 0; d < job->problem->dim && len < (int)sizeof pt - 26; d++)
+  for (int d = 0; d < plan->problem->dim && len < (int)sizeof pt - 26; d++)
     len += snprintf(pt + len, sizeof pt - (size_t)len, "%s%.17g", d ? ", " : "", x[d]);
   return strata_error(STRATA_ENOTFINITE,
                       "integrand '%s' returned %s at x = (%s) (iteration %u, sample %lld)",
-                      job->problem->name ? job->problem->name : "(unnamed)",
+                      plan->problem->name ? plan->problem->name : "(unnamed)",
                       isnan(fx) ? "NaN" : (fx > 0 ? "+Inf" : "-Inf"), pt,
-                      job->iteration + 1, (long long)index);
+                      plan->iteration + 1, (long long)index);
 }
 
-int strata_backend_host_part(strata_sample_job *job)
+int strata_backend_host_part(strata_plan *plan)
 {
-  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
-  const double *e1 = nc > 1 ? job->c1 : job->s1, *e2 = nc > 1 ? job->c2 : job->s2;
-  const double *eshift = nc > 1 ? job->cshift : &job->shift;
+  const int nc = plan->ncomp;
+  const double *sum1 = nc > 1 ? plan->c1 : plan->s1, *sum2 = nc > 1 ? plan->c2 : plan->s2;
+  const double *shifts = nc > 1 ? plan->cshift : &plan->shift;
   double scratch[2];
-  job->bad = -1;
+  plan->bad = -1;
   /* Many components (no c1): the backend streamed their part already. */
-  if ((nc == 1 || job->c1) &&
-      strata_estimate_part(job->strat, nc, e1, e2, eshift, job->h0, job->h1, job->part,
-                           &job->bad) != 0) {
-    job->bad_near = e1[job->bad * nc] / (double)job->strat->nh[job->bad] + eshift[0];
+  if ((nc == 1 || plan->c1) &&
+      strata_estimate_part(plan->strat, nc, sum1, sum2, shifts, plan->h0, plan->h1, plan->part,
+                           &plan->bad) != 0) {
+    plan->bad_near = sum1[plan->bad * nc] / (double)plan->strat->nh[plan->bad] + shifts[0];
     return STRATA_OK;
   }
   /* A vector integrand adapts to its own quantity, whose sums can
    * overflow where no component's do. */
-  if (nc > 1 && strata_estimate_part(job->strat, 1, job->s1, job->s2, &job->shift, job->h0,
-                                     job->h1, scratch, &job->bad) != 0) {
-    job->bad_near = job->s1[job->bad] / (double)job->strat->nh[job->bad] + job->shift;
+  if (nc > 1 && strata_estimate_part(plan->strat, 1, plan->s1, plan->s2, &plan->shift, plan->h0,
+                                     plan->h1, scratch, &plan->bad) != 0) {
+    plan->bad_near = plan->s1[plan->bad] / (double)plan->strat->nh[plan->bad] + plan->shift;
     return STRATA_OK;
   }
-  if (job->level)
-    strata_strat_levels(job->strat, job->s1, job->s2, job->h0, job->h1, job->level);
+  if (plan->reallocate)
+    strata_strat_levels(plan->strat, plan->s1, plan->s2, plan->h0, plan->h1, plan->level);
   return STRATA_OK;
 }
 
-int strata_backend_host_adapt(strata_backend *b, const strata_adapt_job *job)
+int strata_backend_host_adapt(strata_backend *b, const strata_plan *plan, strata_map *map,
+                              strata_strat *s)
 {
   (void)b;
-  strata_map_refine(job->map, job->wsum, job->wcount, job->alpha);
-  if (job->reallocate) strata_strat_allocate(job->strat, job->level);
+  strata_map_refine(map, plan->wsum, plan->wcount, plan->alpha);
+  if (plan->reallocate) strata_strat_allocate(s, plan->level);
   return STRATA_OK;
 }

@@ -21,7 +21,7 @@
 #include "shares.h"
 
 typedef struct strata_ladder_s {
-  double kk;         /* 8 e: levels are 128 log2 x^e */
+  double slope;      /* 8 e: levels are 128 log2 x^e, slope levels per 1/16 of log2 x */
   double step[STRATA_SHARE_STEPS]; /* 2^(i/128) */
 } strata_ladder;
 
@@ -29,7 +29,7 @@ typedef struct strata_ladder_s {
 static inline int strata_ladder_init(strata_ladder *l, double e)
 {
   if (!(e > 0.0 && e <= 2.0)) return -1;
-  l->kk = 8.0 * e;
+  l->slope = 8.0 * e;
   double root[7]; /* root[i] = 2^(2^i / 128), by square roots of 2 */
   root[6] = sqrt(2.0);
   for (int i = 5; i >= 0; i--) root[i] = sqrt(root[i + 1]);
@@ -45,7 +45,7 @@ static inline int strata_ladder_init(strata_ladder *l, double e)
 static inline double strata_ladder_pow(const strata_ladder *l, double x)
 {
   if (isinf(x)) return x;
-  const double t = strata_share_level(x, l->kk);
+  const double t = strata_share_level(x, l->slope);
   if (!(t > -INFINITY)) return 0.0;
   const int64_t ti = (int64_t)t;
   const int64_t r = ((ti % STRATA_SHARE_STEPS) + STRATA_SHARE_STEPS) % STRATA_SHARE_STEPS;

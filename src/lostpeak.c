@@ -66,7 +66,8 @@ double strata_lost_z_family(int ncomp)
  * The stratification is what keeps sampling there: every hypercube gets at
  * least two samples in every iteration wherever the map put its density,
  * and the allocation follows any variance they find.  Gaussians of width
- * 0.1 on the diagonal of the unit cube in d = 8 (doc/benchmarks.md): two
+ * 0.1 on the diagonal of the unit cube in d = 8 (doc/design.md, "The
+ * stratification's floor"): two
  * peaks are lost with one hypercube per axis and found with two; three
  * peaks are lost with two per axis (the middle one sits on the corner that
  * all hypercubes share) and found with three, at the smallest neval that

@@ -32,7 +32,7 @@ typedef struct {
  * STRATA_MAP_SAMPLES_PER_FINE_INC, so that the ceiling ninc = 1000 is
  * reached at neval = 1e6, the finest map from there on.  A map of 1000
  * increments trained on 1e4 samples ends runs many sigma low where one of
- * 100 stays within its errors (doc/benchmarks.md, R16). */
+ * 100 stays within its errors (doc/design.md, "The map's resolution"). */
 #define STRATA_MAP_SAMPLES_PER_INC 100
 #define STRATA_MAP_COARSE_INC 100
 #define STRATA_MAP_SAMPLES_PER_FINE_INC 1000
@@ -46,8 +46,8 @@ typedef struct {
  * training) the strata split each increment evenly and the map cannot
  * shape the density inside a stratum: a peak's tail then lies in a sliver
  * of a wide outer increment that a stratum's 2 to 4 samples miss (fB in
- * d=2 at 1e3 samples: doc/benchmarks.md, R22).  So the map has at least
- * two increments per stratum.
+ * d=2 at 1e3 samples: doc/design.md, "The map's resolution").  So the map
+ * has at least two increments per stratum.
  * In one dimension the map keeps one increment and the stratification
  * (neval / 4 strata, doc/algorithm.md) adapts alone.  There each step of
  * the integrand lies in a single stratum of a few samples, and only the
@@ -55,7 +55,8 @@ typedef struct {
  * a map that moves carries the step into another stratum every iteration,
  * and its creeping edge leaves slivers few samples reach: a step in d=1
  * reads far beyond its errors with a map and within them without one, at
- * the price of a larger error on smooth peaks (doc/benchmarks.md, R22). */
+ * the price of a larger error on smooth peaks (doc/design.md, "The map's
+ * resolution"). */
 int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube);
 
 /* Edges given from outside (a checkpoint, another run's map): the first

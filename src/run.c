@@ -30,19 +30,6 @@ static int adapting(const strata_run *r, int k)
   return strata_ravg_adapting(&r->ravg, k);
 }
 
-/* Iteration k draws QMC points: always in mode qmc, and once the map is
- * frozen with qmc_map. */
-static int qmc_points(const strata_run *r, int k)
-{
-  return r->qmc && !adapting(r, k);
-}
-
-/* The cells iteration k samples. */
-static const strata_strat *cells_of(const strata_run *r, int k)
-{
-  return qmc_points(r, k) && r->qcells ? r->qcells : r->strat;
-}
-
 /* The first iteration in the average: skip drops the ones made while the
  * map was still poor, which only the adapting modes have. */
 static int first_kept(const strata_params *p)
@@ -65,16 +52,6 @@ static strata_strat *qmc_cells(const strata_params *p, int dim, int log2n)
   int lb = log2n - 12;
   lb = lb < 0 ? 0 : lb > 8 ? 8 : lb;
   return strata_strat_alloc_cells(dim, (int64_t)p->nrand << lb, (int64_t)p->nrand << log2n);
-}
-
-/* The components' sums per cell (c1 and c2 of backend.h); none for a
- * scalar integrand, whose s1 and s2 say it all, nor for more components
- * than STRATA_MAX_COMP, whose backend adds each hypercube's moments into
- * the estimate as it completes it (backend.h, streamed). */
-static size_t comp_sums_per_cell(int ncomp)
-{
-  return ncomp > 1 && ncomp <= STRATA_MAX_COMP
-             ? (size_t)ncomp + (size_t)ncomp * (size_t)(ncomp + 1) / 2 : 0;
 }
 
 /* Iterations whose rows strata_iteration.comp keeps: every one up to
@@ -149,10 +126,11 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   size_t cells = (size_t)pr->dim * (size_t)r->map->ninc;
   int64_t ncell = r->strat->nhcube;
   if (r->qcells && r->qcells->nhcube > ncell) ncell = r->qcells->nhcube;
-  r->buf = malloc(sizeof(double) * ((2 + comp_sums_per_cell(r->ncomp)) * (size_t)ncell +
-                                    STRATA_EST_PART(r->ncomp) + 2 * cells));
+  r->buf = malloc(sizeof(double) * strata_plan_buffer_size(ncell, r->ncomp, cells));
   r->slices = malloc(sizeof(int64_t) * ((size_t)comm->size + 1));
-  if (!r->buf || !r->slices) goto nomem;
+  r->cshift = calloc(2 * (size_t)r->ncomp, sizeof(double));
+  if (!r->buf || !r->slices || !r->cshift) goto nomem;
+  r->next_cshift = r->cshift + r->ncomp;
   if (strata_strat_moves(r->strat) &&
       !(r->levels = malloc(sizeof(double) * (size_t)r->strat->nhcube)))
     goto nomem;
@@ -180,6 +158,7 @@ void strata_run_free(strata_run *r)
   free(r->levels);
   strata_ravg_free(&r->ravg);
   free(r->creport);
+  free(r->cshift);
   free(r);
 }
 
@@ -606,66 +585,6 @@ static int check_ranks(strata_run *r)
   return rc;
 }
 
-/* The iteration whose estimate iteration k shifts its sums by: the one
- * before it, but for iterations of the frozen map from the third on, the
- * one two before.  A frozen map's estimates all sit as near J f, and each
- * such iteration's shift is then known while the iteration before it
- * runs, so that it can start before that one's estimate is combined
- * (strata_sample_job's next_alike). */
-static int shift_source(const strata_run *r, int k)
-{
-  const int k0 = r->params.adapt_iters;
-  if (vegas_mode(&r->params) && k0 >= 1 && k - 2 >= k0 && strata_ravg_frozen_alike(&r->ravg, k))
-    return k - 2;
-  return k - 1;
-}
-
-/* The shift of component c for iteration k: the estimate shift_source
- * names, where it is near enough to J f_c; a wild one (early iterations of
- * a peaked integrand) would only add rounding. */
-static double comp_shift(const strata_run *r, int k, int c)
-{
-  const int src = shift_source(r, k);
-  if (src < 0) return 0.0;
-  double sigma, I = strata_ravg_value(&r->ravg, src, c, &sigma);
-  return sigma < 0.1 * fabs(I) ? I : 0.0;
-}
-
-/* The shift of the quantity that adapts (backend.h): its component's, or
- * for the sum of magnitudes the sum of the components' magnitudes, which
- * it approaches where no component changes sign. */
-static double sum_shift(const strata_run *r, const double *cshift)
-{
-  if (r->ncomp == 1 || r->problem.adapt_comp >= 0)
-    return cshift[r->ncomp == 1 ? 0 : r->problem.adapt_comp];
-  double s = 0.0;
-  for (int c = 0; c < r->ncomp; c++) s += fabs(cshift[c]);
-  return s;
-}
-
-/* The map learns from (J f)^2, which underflows to 0 below |J f| = 1.5e-162:
- * fB's first iterations often see only values like 1e-181, and a map
- * trained on zeros never moves towards the peak (the default fB job:
- * doc/algorithm.md).  After
- * an iteration whose estimate m of the adapting quantity was that small, J f
- * is scaled by the power of two that brings m * neval, about its largest
- * sample, near 1.  A power of two scales exactly, and the map only reads the
- * weights' ratios. */
-static double map_scale(const strata_run *r)
-{
-  if (r->ravg.n == 0) return 1.0;
-  double m = 0.0, sigma;
-  if (r->ncomp == 1 || r->problem.adapt_comp >= 0)
-    m = fabs(strata_ravg_value(&r->ravg, r->ravg.n - 1, r->ncomp == 1 ? 0 : r->problem.adapt_comp,
-                               &sigma));
-  else
-    for (int c = 0; c < r->ncomp; c++)
-      m += fabs(strata_ravg_value(&r->ravg, r->ravg.n - 1, c, &sigma));
-  if (!(m > 0.0) || m >= sqrt(DBL_MIN)) return 1.0;
-  int e = -(ilogb(m) + ilogb((double)r->params.neval));
-  return ldexp(1.0, e > 1000 ? 1000 : e);
-}
-
 static int overflowed(const strata_run *r, const strata_strat *cells, int64_t bad, double near)
 {
   return strata_error(STRATA_ENOTFINITE,
@@ -722,147 +641,99 @@ int strata_run_sync(strata_run *r)
   return r->backend->pull ? r->backend->pull(r->backend, r->map, r->strat) : STRATA_OK;
 }
 
-/* Whether the iteration after the coming one, should the run go on, is
- * the coming one's job but for its number and shift (strata_sample_job's
- * next_alike): both draw pseudo-random points of the frozen map, the
- * later one's shift is known already, and the budget allows it. */
-static int next_alike(const strata_run *r, int exchange)
+/* The plan's samples drawn by the backend, into the sums it names. */
+static int sample(strata_run *r, strata_plan *p)
 {
-  const int k = r->ravg.n;
-  const int64_t n = strata_strat_total(cells_of(r, k));
-  return exchange && k + 1 < r->params.maxiter && strata_ravg_frozen_alike(&r->ravg, k) &&
-         strata_ravg_frozen_alike(&r->ravg, k + 1) && shift_source(r, k + 1) < k &&
-         r->neval_total + 2 * n <= r->params.maxeval;
-}
-
-int strata_run_step(strata_run *r, strata_iteration *out)
-{
-  if (r->sync_rc != STRATA_OK) return r->sync_rc;
-  const strata_params *p = &r->params;
-  const int dim = r->problem.dim;
-  const int adapt = adapting(r, r->ravg.n), qmc = qmc_points(r, r->ravg.n);
-  const strata_strat *cells = cells_of(r, r->ravg.n);
-  const int64_t nhc = cells->nhcube;
-  const size_t mapcells = (size_t)dim * (size_t)r->map->ninc;
-  double t0 = now_s();
-
-  const int nc = r->ncomp;
-  const size_t ncs = comp_sums_per_cell(nc) * (size_t)nhc;
-  double *s1 = r->buf, *s2 = r->buf + nhc, *c1 = r->buf + 2 * nhc;
-  double *c2 = c1 + (size_t)nc * (size_t)nhc, *part = c1 + ncs;
-  double *wsum = part + STRATA_EST_PART(nc), *wcount = wsum + mapcells;
-  strata_estimator est = qmc ? STRATA_EST_RANDOMIZED
-                         : p->mode == STRATA_MODE_PLAIN ? STRATA_EST_POOLED
-                                                        : STRATA_EST_STRATIFIED;
-  /* A stratified estimate is a sum over hypercubes, so each rank's backend
-   * adds its own and only those sums cross the network
-   * (doc/distributed.md); plain MC and QMC have few cells and combine their
-   * sums per cell, which keeps their results the same bits on any number
-   * of ranks. */
-  const int by_part = est == STRATA_EST_STRATIFIED;
-  const int realloc = adapt && strata_strat_moves(r->strat);
-  /* One rank with a backend that adapts on its device, or ranks whose
-   * backends exchange among themselves (on their devices): the map sums
-   * stay there, and only the estimate comes back, every rank's combined.
-   * Those ranks split the samples themselves, not the hypercubes, so that
-   * none waits for another's larger share. */
-  const int local = r->comm->size == 1;
-  const int exchange = by_part && !local && r->backend->exchanges;
-  const int sums_here = !((local || exchange) && by_part && r->backend->pull);
-  /* A backend that keeps the stratified iteration on its device (on any
-   * number of ranks) makes its own copy of the first, even allocation, and
-   * the ranks' slices of it follow from its formula; everything else reads
-   * the host's. */
-  if (!(by_part && r->backend->pull)) strata_strat_materialize(r->strat);
-  int64_t h0, h1, i0 = 0, i1 = 0;
-  if (exchange) {
-    /* A vector integrand's ranks hold whole hypercubes: the covariance of
-     * a hypercube shared between ranks is not combined. */
-    if (!strata_split_current(r->split, r->strat)) strata_split_make(r->split, r->strat, nc > 1);
-    strata_split_part(r->split, r->comm->rank, &i0, &i1, &h0, &h1);
-  } else {
-    strata_run_slice(cells, r->comm->rank, r->comm->size, &h0, &h1);
-  }
-  double *red = by_part ? part : r->buf;
-  const size_t nred = (size_t)(wsum - red) + (adapt && sums_here ? 2 * mapcells : 0);
-  memset(red, 0, sizeof(double) * nred);
-  if (qmc) strata_qmc_randomize(r->qmc, p->seed, (uint32_t)r->ravg.n);
-  double cshift[nc], next_cshift[nc];
-  const int alike = next_alike(r, exchange);
-  for (int c = 0; c < nc; c++) {
-    cshift[c] = comp_shift(r, r->ravg.n, c);
-    next_cshift[c] = alike ? comp_shift(r, r->ravg.n + 1, c) : 0.0;
-  }
-
-  strata_sample_job job = {
-      .problem = &r->problem, .map = r->map, .strat = cells,
-      .qmc = qmc ? r->qmc : NULL,
-      .seed = p->seed, .iteration = (uint32_t)r->ravg.n, .adapt = adapt,
-      .shift = sum_shift(r, cshift), .map_scale = map_scale(r), .h0 = h0, .h1 = h1,
-      .s1 = s1, .s2 = s2, .wsum = wsum, .wcount = wcount,
-      .cshift = nc > 1 ? cshift : NULL, .c1 = comp_sums_per_cell(nc) ? c1 : NULL,
-      .c2 = comp_sums_per_cell(nc) ? c2 : NULL,
-      .part = by_part ? part : NULL, .level = by_part && realloc ? r->levels : NULL,
-      .local = local, .alpha = p->alpha, .exchange = exchange, .split = r->split,
-      .i0 = i0, .i1 = i1,
-      .next_alike = alike, .next_shift = sum_shift(r, next_cshift),
-      .next_cshift = nc > 1 ? next_cshift : NULL, .bad = -1};
+  memset(p->reduce, 0, sizeof(double) * p->nreduce);
+  if (p->qmc) strata_qmc_randomize(r->qmc, r->params.seed, p->iteration);
   double ts = now_s();
-  int rc = r->backend->sample(r->backend, &job);
+  int rc = r->backend->sample(r->backend, p);
   r->sample_time_s = now_s() - ts;
   if (rc != STRATA_OK) return rc;
   /* Sums beyond the largest double are this rank's to report when it
    * holds them alone (main ends the other ranks). */
-  if (job.bad >= 0) return overflowed(r, cells, job.bad, job.bad_near);
+  return p->bad >= 0 ? overflowed(r, p->strat, p->bad, p->bad_near) : STRATA_OK;
+}
 
+/* The ranks' sums added where the plan says, and from the cells' sums of
+ * plain MC and QMC the estimate, the same on every rank. */
+static int combine(strata_run *r, strata_plan *p)
+{
   double tc = now_s();
-  int crc = exchange ? 0 : r->comm->allreduce_sum(r->comm, red, nred);
-  if (crc == 0 && realloc && by_part && !local && !exchange) {
-    slice_bounds(r, cells, r->slices);
-    crc = r->comm->allgather(r->comm, r->levels, r->slices);
+  int crc = 0;
+  if (p->combine != STRATA_COMBINE_EXCHANGE)
+    crc = r->comm->allreduce_sum(r->comm, p->reduce, p->nreduce);
+  if (crc == 0 && p->gather_levels) {
+    slice_bounds(r, p->strat, r->slices);
+    crc = r->comm->allgather(r->comm, p->level, r->slices);
   }
   r->comm_time_s += now_s() - tc;
   if (crc != 0)
     return strata_error(STRATA_ECOMM, "rank %d: combining the iteration's sums failed",
                         r->comm->rank);
-  if (!by_part) {
-    /* Every cell's sums are here now: the same estimate on every rank. */
-    const double *e1 = nc > 1 ? c1 : s1, *e2 = nc > 1 ? c2 : s2;
-    const double *eshift = nc > 1 ? cshift : &job.shift;
-    int64_t bad = -1, adapt_bad = -1;
-    double scratch[2];
-    if (strata_estimate_cov(est, cells, nc, e1, e2, eshift, p->nrand, part, part + nc,
-                            &bad) != 0)
-      return overflowed(r, cells, bad, e1[bad * nc] / (double)cells->nh[bad] + eshift[0]);
-    if (nc > 1 && strata_estimate(est, cells, s1, s2, job.shift, p->nrand, &scratch[0],
-                                  &scratch[1], &adapt_bad) != 0)
-      return overflowed(r, cells, adapt_bad,
-                        s1[adapt_bad] / (double)cells->nh[adapt_bad] + job.shift);
-  }
-  if ((rc = record_estimate(r, part)) != STRATA_OK) return rc;
+  if (p->combine != STRATA_COMBINE_CELLS) return STRATA_OK;
+  const strata_strat *cells = p->strat;
+  const int nc = p->ncomp;
+  const double *sum1 = nc > 1 ? p->c1 : p->s1, *sum2 = nc > 1 ? p->c2 : p->s2;
+  const double *shifts = nc > 1 ? p->cshift : &p->shift;
+  int64_t bad = -1, adapt_bad = -1;
+  double scratch[2];
+  if (strata_estimate_cov(p->estimator, cells, nc, sum1, sum2, shifts, r->params.nrand, p->part,
+                          p->part + nc, &bad) != 0)
+    return overflowed(r, cells, bad, sum1[bad * nc] / (double)cells->nh[bad] + shifts[0]);
+  if (nc > 1 && strata_estimate(p->estimator, cells, p->s1, p->s2, p->shift, r->params.nrand,
+                                &scratch[0], &scratch[1], &adapt_bad) != 0)
+    return overflowed(r, cells, adapt_bad,
+                      p->s1[adapt_bad] / (double)cells->nh[adapt_bad] + p->shift);
+  return STRATA_OK;
+}
+
+/* The iteration's estimate into the history. */
+static int record(strata_run *r, const strata_plan *p)
+{
+  int rc = record_estimate(r, p->part);
+  if (rc != STRATA_OK) return rc;
   strata_itn_record *rec = &r->ravg.hist[r->ravg.n];
-  rec->neval = strata_strat_total(cells);
+  rec->neval = strata_strat_total(p->strat);
   r->neval_total += rec->neval;
   r->ravg.n++;
+  return STRATA_OK;
+}
 
-  if (adapt) {
-    strata_adapt_job aj = {.map = r->map, .strat = r->strat, .alpha = p->alpha,
-                           .reallocate = realloc, .wsum = wsum, .wcount = wcount,
-                           .level = r->levels, .split = r->split};
-    if ((rc = r->backend->adapt(r->backend, &aj)) != STRATA_OK) return rc;
-    /* After the last adapting iteration, so that a checkpoint written now
-     * already holds the frozen iterations' allocation. */
-    if (r->ravg.n == p->adapt_iters && p->neval_frozen && p->neval_frozen != r->strat->neval) {
-      if ((rc = strata_run_sync(r)) != STRATA_OK) return rc;
-      strata_strat_rescale(r->strat, p->neval_frozen);
-    }
+/* The map and the allocation adapted where the plan says. */
+static int adapt(strata_run *r, const strata_plan *p)
+{
+  if (p->adapt_at == STRATA_ADAPT_NONE) return STRATA_OK;
+  const strata_params *prm = &r->params;
+  int rc = r->backend->adapt(r->backend, p, r->map, r->strat);
+  if (rc != STRATA_OK) return rc;
+  /* After the last adapting iteration, so that a checkpoint written now
+   * already holds the frozen iterations' allocation. */
+  if (r->ravg.n == prm->adapt_iters && prm->neval_frozen &&
+      prm->neval_frozen != r->strat->neval) {
+    if ((rc = strata_run_sync(r)) != STRATA_OK) return rc;
+    strata_strat_rescale(r->strat, prm->neval_frozen);
   }
-  int restarted = strata_ravg_update(&r->ravg, adapt);
+  return STRATA_OK;
+}
+
+int strata_run_step(strata_run *r, strata_iteration *out)
+{
+  if (r->sync_rc != STRATA_OK) return r->sync_rc;
+  double t0 = now_s();
+  strata_plan plan;
+  strata_plan_make(r, &plan);
+  int rc = sample(r, &plan);
+  if (rc == STRATA_OK) rc = combine(r, &plan);
+  if (rc == STRATA_OK) rc = record(r, &plan);
+  if (rc == STRATA_OK) rc = adapt(r, &plan);
+  if (rc != STRATA_OK) return rc;
+  int restarted = strata_ravg_update(&r->ravg, plan.adapt);
   r->converged = check_converged(r);
   double dt = now_s() - t0;
   r->time_s += dt;
-  rec->time_s = dt;
-  if (out) describe(r, restarted, adapt, out);
+  r->ravg.hist[r->ravg.n - 1].time_s = dt;
+  if (out) describe(r, restarted, plan.adapt, out);
   return r->check_ranks && r->comm->size > 1 ? check_ranks(r) : STRATA_OK;
 }
 
@@ -871,7 +742,7 @@ int strata_run_finished(const strata_run *r)
   if (r->converged || r->ravg.n >= r->params.maxiter) return 1;
   /* The next iteration draws about neval samples (its cells' current
    * total); do not start one that would break maxeval. */
-  return r->neval_total + strata_strat_total(cells_of(r, r->ravg.n)) > r->params.maxeval;
+  return r->neval_total + strata_strat_total(strata_plan_cells(r, r->ravg.n)) > r->params.maxeval;
 }
 
 void strata_run_components(const strata_run *r, int n, double *integral, double *sigma,
@@ -928,15 +799,38 @@ void strata_run_result(const strata_run *r, strata_result *res)
   res->comm_time_s = r->comm_time_s;
 }
 
-int strata_run_integrate(strata_run *r, strata_iteration_cb cb, void *ctx,
-                         strata_result *res)
+int strata_run_loop(strata_run *r, strata_run_after after, void *ctx)
 {
   while (!strata_run_finished(r)) {
     strata_iteration it;
-    int rc = strata_run_step(r, &it);
+    int stop = 0, rc = strata_run_step(r, &it);
+    if (rc == STRATA_OK && after) rc = after(r, &it, &stop, ctx);
     if (rc != STRATA_OK) return rc;
-    if (cb) cb(&it, ctx);
+    if (stop) break;
   }
-  if (res) strata_run_result(r, res);
   return STRATA_OK;
+}
+
+/* strata_run_integrate's callback, which cannot stop the run. */
+typedef struct {
+  strata_iteration_cb cb;
+  void *ctx;
+} report;
+
+static int call_report(strata_run *r, const strata_iteration *it, int *stop, void *ctx)
+{
+  (void)r;
+  (void)stop;
+  const report *rep = ctx;
+  if (rep->cb) rep->cb(it, rep->ctx);
+  return STRATA_OK;
+}
+
+int strata_run_integrate(strata_run *r, strata_iteration_cb cb, void *ctx,
+                         strata_result *res)
+{
+  report rep = {cb, ctx};
+  int rc = strata_run_loop(r, call_report, &rep);
+  if (rc == STRATA_OK && res) strata_run_result(r, res);
+  return rc;
 }

@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "comm.h"
 #include "map.h"
+#include "plan.h"
 #include "qmc.h"
 #include "split.h"
 #include "state.h"
@@ -23,16 +24,15 @@ typedef struct strata_run {
   strata_strat *strat;      /* hypercubes; plain and qmc: their cells */
   strata_qmc *qmc;          /* qmc, and the vegas modes with qmc_map: the point sets */
   strata_strat *qcells;     /* qmc_map: the cells of the frozen-map iterations */
-  /* s1, s2 (per cell); for a vector integrand the components' c1, c2 (per
-   * cell, backend.h); the rank's part of a stratified estimate
-   * (STRATA_EST_PART); then wsum, wcount (dim*ninc each).  One allreduce
-   * combines the part and the map's sums, or, for plain MC and QMC, all of
-   * it. */
-  double *buf;
+  double *buf;              /* the iterations' sums, as the plan lays them out (plan.c) */
   double *levels;           /* vegas+: every hypercube's share of the next allocation, as
                              * its level (shares.h) */
   int64_t *slices;          /* [ranks + 1]: the ranks' slices of hypercubes */
-  strata_split *split;      /* ranks whose backends exchange: their split of the samples */
+  strata_split *split;      /* several ranks: their split of the samples, where their
+                             * backends exchange */
+  /* [ncomp]: the components' shifts of the coming iteration and of the
+   * one after it, which its plan points to. */
+  double *cshift, *next_cshift;
   strata_ravg ravg;         /* the history and its running average */
   int ncomp;                /* 1 for a scalar integrand, else problem.ncomp */
   double *creport;          /* vector integrands: [maxiter, or 1 beyond STRATA_MAX_COMP
@@ -84,7 +84,17 @@ void strata_run_result(const strata_run *r, strata_result *res);
  * their covariance into cov[a * n + b]. */
 void strata_run_components(const strata_run *r, int n, double *integral, double *sigma,
                            double *chi2_dof, double *q, double *cov);
-/* Steps until finished, calling cb after each iteration. */
+/* What the run's loop does after each iteration (the session: agree with
+ * the other ranks, record, report progress): STRATA_OK, or an error that
+ * ends the loop; setting *stop ends it after this iteration. */
+typedef int (*strata_run_after)(strata_run *r, const strata_iteration *it, int *stop,
+                                void *ctx);
+/* The run loop, the one every caller's run goes through (api/session.c):
+ * steps until finished, an error (a step's, or after's), or a stop. */
+int strata_run_loop(strata_run *r, strata_run_after after, void *ctx);
+/* strata_run_loop with cb (may be NULL) after each iteration, and the
+ * result into res (may be NULL): for tests and benchmarks of the run
+ * alone. */
 int strata_run_integrate(strata_run *r, strata_iteration_cb cb, void *ctx,
                          strata_result *res);
 /* This rank's hypercubes: a contiguous slice holding about 1/size of the

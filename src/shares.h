@@ -58,11 +58,11 @@ STRATA_HD double strata_share_var(double s1, double s2, double n)
   return var > 1e-6 * m2 ? var : 0.0;
 }
 
-/* The level of the share var^(kk/8) (kk = 4 beta): -INFINITY for none.
+/* The level of the share var^(slope/8) (slope = 4 beta): -INFINITY for none.
  * log2 var is read to 1/16 from the exponent and the top four bits of the
  * mantissa (16 log2(1 + (j + 1/2)/16), rounded, minus one, in the nibbles
  * of the constant), so the level cannot move with the last bits of var. */
-STRATA_HD double strata_share_level(double var, double kk)
+STRATA_HD double strata_share_level(double var, double slope)
 {
   const uint64_t log16 = 0xFEDCCBA987654210ull; /* nibble j: entry j - 1 */
   if (!(var > 0.0) || !(var < INFINITY)) return -INFINITY;
@@ -70,7 +70,7 @@ STRATA_HD double strata_share_level(double var, double kk)
   /* (A subnormal var reads as about 2^-1023: its share is as good as 0.) */
   const double L = 16.0 * (double)((int64_t)(b >> 52) - 1023) +
                    (double)((log16 >> (4 * ((b >> 48) & 15))) & 15) + 1.0;
-  return floor(strata_mul_add_rn(L, kk, 0.5));
+  return floor(strata_mul_add_rn(L, slope, 0.5));
 }
 
 /* The histogram bin of a level, 0..STRATA_SHARE_BINS-1 upwards, or -1 for

@@ -7,7 +7,7 @@
  *
  * The host makes the split from an allocation it holds; a backend that
  * makes the allocation on its device makes the split there too and fills
- * it in (strata_adapt_job), which is all the host then knows of that
+ * it in (its adapt, backend.h), which is all the host then knows of that
  * allocation. */
 #ifndef STRATA_SPLIT_H
 #define STRATA_SPLIT_H

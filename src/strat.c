@@ -162,13 +162,14 @@ void strata_strat_levels(const strata_strat *s, const double *s1, const double *
   /* Spread over the cores only when there are very many (element-wise, so
    * the result does not depend on how): below that the serial passes that
    * follow cost more, and on a small machine the cores' threads, spinning
-   * after the loop, slow them down (doc/benchmarks.md, R4). */
+   * after the loop, slow them down (doc/design.md, "The host's passes on
+   * the cores"). */
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) if (h1 - h0 > 262144)
 #endif
   for (int64_t h = h0; h < h1; h++)
     level[h] = strata_share_level(strata_share_var(s1[h], s2[h], (double)s->nh[h]),
-                                  s->ladder->kk);
+                                  s->ladder->slope);
 }
 
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2)

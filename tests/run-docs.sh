@@ -27,7 +27,7 @@ for f in doc/*.md; do
   case $f in doc/benchmarks.md) ;; *) docs="$docs $f" ;; esac
 done
 code=
-for d in src app gpu io api mpi compile include comm; do
+for d in src cpu app gpu io api mpi compile include comm; do
   [ -d "$d" ] && code="$code $(find "$d" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \
     -o -name '*.cuh' -o -name '*.md' \) | sort)"
 done

@@ -2,10 +2,13 @@
 # The layout's rules (README.md, "Layout"), from the lowest layer up:
 #
 #   include/strata/  the public headers: include nothing else of strata
-#   comm/            the peers: the public headers and src/error.h
-#   src/             the algorithm: also comm/ (how it talks to its peers)
+#   src/             the algorithm, with the interfaces of its backends
+#                    (backend.h) and peers (comm.h)
+#   comm/            the peers: the public headers, src/comm.h (the interface
+#                    they implement) and src/error.h
 #   compile/         users' integrands compiled at run time: also src/
 #   io/              checkpoints and logs: also comm/ and compile/
+#   cpu/             the CPU backend: also src/
 #   gpu/             the CUDA backend: also comm/ and compile/
 #   api/             the public integrator: every layer of the library
 #   app/             the program: the public headers and its own
@@ -29,7 +32,7 @@ trap 'rm -f "$edges"' EXIT
 # where NAME FROM: the file a quoted include of NAME from folder FROM is.
 where() {
   if [ -f "$2/$1" ]; then echo "$2/$1"; return; fi
-  for d in include src comm compile io api app gpu; do
+  for d in include src cpu comm compile io api app gpu; do
     if [ -f "$d/$1" ]; then echo "$d/$1"; return; fi
   done
   echo "?"
@@ -57,8 +60,9 @@ check() {
       top=${to%%/*}
       ok=0
       for a in "$@"; do [ "$top" = "$a" ] && ok=1; done
-      # comm/ takes the library's error reporting from src/, nothing else.
-      [ "$folder" = comm ] && [ "$to" = src/error.h ] && ok=1
+      # comm/ takes its interface and the library's error reporting from
+      # src/, nothing else.
+      [ "$folder" = comm ] && { [ "$to" = src/comm.h ] || [ "$to" = src/error.h ]; } && ok=1
       if [ $ok -eq 0 ]; then
         echo "FAIL: $f includes \"$inc\" ($to): $folder/ may include only $*"
         fails=$((fails + 1))
@@ -69,12 +73,13 @@ check() {
 
 if [ "$part" != app ]; then
   check include include
+  check src include src
   check comm include comm
-  check src include src comm
   check compile include src compile
   check io include src comm compile io
+  check cpu include src cpu
   check gpu include src comm compile gpu
-  check api include src comm compile io gpu api
+  check api include src comm compile io cpu gpu api
 fi
 if [ "$part" != lib ]; then
   check app include app

@@ -7,6 +7,7 @@
 
 #include "backend.h"
 #include "comm.h"
+#include "backend_cpu.h"
 #include "run.h"
 #include "testutil.h"
 

@@ -13,6 +13,7 @@
 
 #include "backend_cuda.h"
 #include "error.h"
+#include "backend_cpu.h"
 #include "run.h"
 #include "testcomm.h"
 #include "testutil.h"

@@ -51,24 +51,24 @@ static void same_double(double a, double b, const char *what, int64_t i, int d)
 
 /* Samples from hypercube h0's first to the last, in blocks of sizes 1,
  * 2, ..., STRATA_POINT_BLOCK, 1, ...: each against the sample alone. */
-static void compare(const strata_sample_job *job, int64_t h0)
+static void compare(const strata_plan *plan, int64_t h0)
 {
-  const strata_strat *s = job->strat;
-  const int dim = job->problem->dim;
+  const strata_strat *s = plan->strat;
+  const int dim = plan->problem->dim;
   double x[STRATA_POINT_BLOCK * STRATA_MAX_DIM], jac[STRATA_POINT_BLOCK];
   int inc[STRATA_MAX_DIM * STRATA_POINT_BLOCK];
   strata_points_walk w;
-  strata_points_start(job, h0, &w);
+  strata_points_start(plan, h0, &w);
   int64_t i = s->start[h0];
   const int64_t end = s->start[s->nhcube];
   for (int n = 1; i < end; n = n % STRATA_POINT_BLOCK + 1) {
     const int m = end - i < n ? (int)(end - i) : n;
-    strata_points_block(job, &w, i, m, x, jac, inc, STRATA_POINT_BLOCK);
+    strata_points_block(plan, &w, i, m, x, jac, inc, STRATA_POINT_BLOCK);
     for (int j = 0; j < m; j++, i++) {
       double y[STRATA_MAX_DIM], xr[STRATA_MAX_DIM];
       int ir[STRATA_MAX_DIM];
-      strata_backend_point(job, i, y);
-      same_double(jac[j], strata_map_apply(job->map, y, xr, ir), "Jacobian", i, -1);
+      strata_backend_point(plan, i, y);
+      same_double(jac[j], strata_map_apply(plan->map, y, xr, ir), "Jacobian", i, -1);
       for (int d = 0; d < dim; d++) {
         same_double(x[j * dim + d], xr[d], "x", i, d);
         ck_assert_msg(inc[d * STRATA_POINT_BLOCK + j] == ir[d], "increment of sample %lld axis %d",
@@ -78,10 +78,10 @@ static void compare(const strata_sample_job *job, int64_t h0)
   }
 }
 
-static strata_sample_job job_of(const strata_problem *pr, const strata_map *g,
+static strata_plan plan_of(const strata_problem *pr, const strata_map *g,
                                 const strata_strat *s)
 {
-  return (strata_sample_job){.problem = pr, .map = g, .strat = s, .seed = 0x123456789abcdefULL,
+  return (strata_plan){.problem = pr, .map = g, .strat = s, .seed = 0x123456789abcdefULL,
                              .iteration = 7};
 }
 
@@ -104,9 +104,9 @@ START_TEST(test_uneven_hypercubes)
     }
     if (s->nhcube == 1) nh[0] = 500;
     strata_strat_restore(s, nh);
-    strata_sample_job job = job_of(&pr, g, s);
-    compare(&job, 0);
-    if (s->nhcube > 3) compare(&job, s->nhcube / 3); /* a chunk that starts later */
+    strata_plan plan = plan_of(&pr, g, s);
+    compare(&plan, 0);
+    if (s->nhcube > 3) compare(&plan, s->nhcube / 3); /* a chunk that starts later */
     free(nh);
     strata_strat_free(s);
     strata_map_free(g);
@@ -126,8 +126,8 @@ START_TEST(test_large_indices)
   for (int h = 0; h < 64; h++) nh[h] = 1 + h % 5;
   nh[0] = (INT64_C(1) << 32) - 3;
   strata_strat_restore(s, nh);
-  strata_sample_job job = job_of(&pr, g, s);
-  compare(&job, 1);
+  strata_plan plan = plan_of(&pr, g, s);
+  compare(&plan, 1);
   strata_strat_free(s);
   strata_map_free(g);
 }
@@ -140,8 +140,8 @@ START_TEST(test_shared_map)
   strata_map *g = rough_map(5, 80, 1);
   strata_strat *s = strata_strat_alloc(5, 2000, 4096, 0.75, 1);
   strata_strat_init(s);
-  strata_sample_job job = job_of(&pr, g, s);
-  compare(&job, 0);
+  strata_plan plan = plan_of(&pr, g, s);
+  compare(&plan, 0);
   strata_strat_free(s);
   strata_map_free(g);
 }
@@ -159,10 +159,10 @@ START_TEST(test_qmc_cells)
       ck_assert_msg(q != NULL, "%s", strata_last_error());
       strata_qmc_randomize(q, 99, 4);
       strata_strat *s = strata_strat_alloc_cells(dim, 10, 3 << 9);
-      strata_sample_job job = job_of(&pr, g, s);
-      job.qmc = q;
-      compare(&job, 0);
-      compare(&job, 4);
+      strata_plan plan = plan_of(&pr, g, s);
+      plan.qmc = q;
+      compare(&plan, 0);
+      compare(&plan, 4);
       strata_strat_free(s);
       strata_qmc_free(q);
       strata_map_free(g);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "qmc.h"
+#include "backend_cpu.h"
 #include "run.h"
 #include "testutil.h"
 #ifdef HAVE_CURAND

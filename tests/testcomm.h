@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "backend_cpu.h"
 #include "run.h"
 
 #define TESTCOMM_MAXRANK 8

@@ -5,6 +5,7 @@
 #define STRATA_TESTRUN_H
 #include "checkpoint.h"
 #include "jobdef.h"
+#include "backend_cpu.h"
 #include "run.h"
 #include "testutil.h"
 

@@ -25,7 +25,7 @@
 #include <omp.h>
 #endif
 
-#include "backend.h"
+#include "backend_cpu.h"
 #include "compstream.h"
 #include "error.h"
 #include "points_cpu.h"
@@ -98,9 +98,9 @@ static inline double adapting_value(const strata_problem *pr, int nc, double jac
 
 /* The adapting value gw of a sample into its hypercube's sums (sum[0],
  * sum[1]), and its square for the map's sums into *w2. */
-static inline void add_adapting(const strata_sample_job *job, double gw, double *sum, double *w2)
+static inline void add_adapting(const strata_plan *plan, double gw, double *sum, double *w2)
 {
-  const double ws = gw * job->map_scale, dw = gw - job->shift;
+  const double ws = gw * plan->map_scale, dw = gw - plan->shift;
   *w2 = ws * ws;
   sum[0] += dw;
   sum[1] += dw * dw;
@@ -112,7 +112,7 @@ static inline void add_adapting(const strata_sample_job *job, double gw, double 
  * in sample order, so that they all give the same bits for the same
  * values.  Returns the first component that is not finite (nothing added),
  * or -1. */
-static inline int add_values(const strata_sample_job *job, int nc, double jac, const double *f,
+static inline int add_values(const strata_plan *plan, int nc, double jac, const double *f,
                              double *sum, double *c1, double *c2, double *w2)
 {
   double w[STRATA_MAX_COMP], dc[STRATA_MAX_COMP];
@@ -120,10 +120,10 @@ static inline int add_values(const strata_sample_job *job, int nc, double jac, c
     if (!isfinite(f[c])) return c;
     w[c] = jac * f[c];
   }
-  add_adapting(job, adapting_value(job->problem, nc, jac, w, f), sum, w2);
-  if (job->c1) {
+  add_adapting(plan, adapting_value(plan->problem, nc, jac, w, f), sum, w2);
+  if (nc > 1) {
     for (int c = 0; c < nc; c++) {
-      dc[c] = w[c] - job->cshift[c];
+      dc[c] = w[c] - plan->cshift[c];
       c1[c] += dc[c];
     }
     for (int a = 0, p = 0; a < nc; a++)
@@ -133,14 +133,14 @@ static inline int add_values(const strata_sample_job *job, int nc, double jac, c
 }
 
 /* add_values for many components, into the stream. */
-static inline int add_streamed(const strata_sample_job *job, double jac, const double *f,
+static inline int add_streamed(const strata_plan *plan, double jac, const double *f,
                                double *sum, double *w2, strata_compstream *cst)
 {
   double abs_sum;
   const int bad = strata_compstream_scan(cst, f, &abs_sum);
   if (bad >= 0) return bad;
-  const int k = job->problem->adapt_comp;
-  add_adapting(job, jac * (k >= 0 ? f[k] : abs_sum), sum, w2);
+  const int k = plan->problem->adapt_comp;
+  add_adapting(plan, jac * (k >= 0 ? f[k] : abs_sum), sum, w2);
   strata_compstream_add(cst, jac);
   return -1;
 }
@@ -155,28 +155,28 @@ typedef struct {
   strata_compstream *cst;
 } cell_sums;
 
-/* The volume of one of job's hypercubes. */
-static double hcube_volume(const strata_sample_job *job)
+/* The volume of one of the plan's hypercubes. */
+static double hcube_volume(const strata_plan *plan)
 {
-  return 1.0 / (double)job->strat->nhcube;
+  return 1.0 / (double)plan->strat->nhcube;
 }
 
-/* Cell cs->h is complete: its sums into the job, and on to the next. */
-static inline void cell_close(const strata_sample_job *job, int nc, cell_sums *cs)
+/* Cell cs->h is complete: its sums into the plan, and on to the next. */
+static inline void cell_close(const strata_plan *plan, int nc, cell_sums *cs)
 {
   const int np = nc * (nc + 1) / 2;
   if (cs->cst) {
-    const int64_t *start = job->strat->start, h = cs->h;
-    strata_compstream_close(cs->cst, h, start[h + 1] - start[h], hcube_volume(job));
-    if (h + 1 < job->strat->nhcube)
-      strata_compstream_open(cs->cst, start[h + 2] - start[h + 1], hcube_volume(job));
+    const int64_t *start = plan->strat->start, h = cs->h;
+    strata_compstream_close(cs->cst, h, start[h + 1] - start[h], hcube_volume(plan));
+    if (h + 1 < plan->strat->nhcube)
+      strata_compstream_open(cs->cst, start[h + 2] - start[h + 1], hcube_volume(plan));
   }
-  job->s1[cs->h] = cs->sum[0];
-  job->s2[cs->h] = cs->sum[1];
+  plan->s1[cs->h] = cs->sum[0];
+  plan->s2[cs->h] = cs->sum[1];
   cs->sum[0] = cs->sum[1] = 0.0;
-  if (job->c1) {
-    memcpy(job->c1 + (size_t)cs->h * (size_t)nc, cs->c1, sizeof(double) * (size_t)nc);
-    memcpy(job->c2 + (size_t)cs->h * (size_t)np, cs->c2, sizeof(double) * (size_t)np);
+  if (plan->c1) {
+    memcpy(plan->c1 + (size_t)cs->h * (size_t)nc, cs->c1, sizeof(double) * (size_t)nc);
+    memcpy(plan->c2 + (size_t)cs->h * (size_t)np, cs->c2, sizeof(double) * (size_t)np);
     memset(cs->c1, 0, sizeof(double) * (size_t)nc);
     memset(cs->c2, 0, sizeof(double) * (size_t)np);
   }
@@ -189,21 +189,21 @@ static inline void cell_close(const strata_sample_job *job, int nc, cell_sums *c
  * component), or -1.  Always inlined, so that nc = 1 makes the scalar
  * integrand's loop of its own. */
 static inline __attribute__((always_inline)) int64_t
-add_batch(const strata_sample_job *job, int nc, int64_t i0, int64_t n, const double *jac,
+add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *jac,
           const double *fv, double *w2, cell_sums *cs, int *bad)
 {
-  const int64_t *start = job->strat->start;
+  const int64_t *start = plan->strat->start;
   /* The running sums in a local, which the compiler keeps in registers. */
   double sum[2] = {cs->sum[0], cs->sum[1]};
   for (int64_t j = 0; j < n; j++) {
     while (i0 + j >= start[cs->h + 1]) {
       cs->sum[0] = sum[0];
       cs->sum[1] = sum[1];
-      cell_close(job, nc, cs);
+      cell_close(plan, nc, cs);
       sum[0] = sum[1] = 0.0;
     }
-    *bad = cs->cst ? add_streamed(job, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
-                   : add_values(job, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
+    *bad = cs->cst ? add_streamed(plan, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
+                   : add_values(plan, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
     if (*bad >= 0) return j;
   }
   cs->sum[0] = sum[0];
@@ -253,28 +253,28 @@ static void map_sums_out(map_cell *map, size_t cells, int first, double *cw, dou
  * and the chunk's map sums into cw and cc.  Always inlined, for
  * add_batch's sake. */
 static inline __attribute__((always_inline)) void
-sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, int64_t B,
+sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t B,
                 cpu_scratch *sc, strata_compstream *cst, double *cw, double *cc,
                 chunk_status *st)
 {
-  const strata_problem *pr = job->problem;
-  const int dim = pr->dim, ninc = job->map->ninc;
+  const strata_problem *pr = plan->problem;
+  const int dim = pr->dim, ninc = plan->map->ninc;
   st->bad_index = -1;
   strata_points_walk walk;
-  strata_points_start(job, ha, &walk);
+  strata_points_start(plan, ha, &walk);
   cell_sums cs = {.h = ha, .cst = cst};
   if (cst) {
     strata_compstream_clear(cst);
-    strata_compstream_open(cst, job->strat->start[ha + 1] - job->strat->start[ha],
-                           hcube_volume(job));
+    strata_compstream_open(cst, plan->strat->start[ha + 1] - plan->strat->start[ha],
+                           hcube_volume(plan));
   }
   int64_t counted = 0; /* samples in the map's counts since they last went out */
   int out = 0;         /* times they went out */
-  const int64_t iend = job->strat->start[hb];
-  for (int64_t i0 = job->strat->start[ha]; i0 < iend; i0 += B) {
+  const int64_t iend = plan->strat->start[hb];
+  for (int64_t i0 = plan->strat->start[ha]; i0 < iend; i0 += B) {
     const int64_t n = iend - i0 < B ? iend - i0 : B;
     for (int64_t j = 0; j < n; j += STRATA_POINT_BLOCK)
-      strata_points_block(job, &walk, i0 + j,
+      strata_points_block(plan, &walk, i0 + j,
                           (int)(n - j < STRATA_POINT_BLOCK ? n - j : STRATA_POINT_BLOCK),
                           sc->x + j * dim, sc->jac + j, sc->inc + j, (size_t)B);
     if (pr->f)
@@ -287,13 +287,13 @@ sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, in
     else
       for (int64_t j = 0; j < n; j++) pr->fu(sc->x + j * dim, dim, pr->user, sc->fv + j * nc);
     int bad;
-    const int64_t j = add_batch(job, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad);
+    const int64_t j = add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad);
     if (j >= 0) {
       mark_bad(st, i0 + j, sc->fv[j * nc + bad], nc > 1 ? bad : -1, sc->x + j * dim, dim);
       memset(sc->map, 0, sizeof(map_cell) * sc->cells); /* as the next chunk expects it */
       return;
     }
-    if (job->adapt) {
+    if (plan->adapt) {
       if (counted + n > UINT32_MAX) {
         map_counts_out(sc->map, sc->cells, !out++, cc);
         counted = 0;
@@ -302,18 +302,18 @@ sample_chunk_nc(const strata_sample_job *job, int nc, int64_t ha, int64_t hb, in
       counted += n;
     }
   }
-  while (cs.h < hb) cell_close(job, nc, &cs);
-  if (job->adapt) map_sums_out(sc->map, sc->cells, !out, cw, cc);
+  while (cs.h < hb) cell_close(plan, nc, &cs);
+  if (plan->adapt) map_sums_out(sc->map, sc->cells, !out, cw, cc);
 }
 
-static void sample_chunk(const strata_sample_job *job, int64_t ha, int64_t hb, int64_t B,
+static void sample_chunk(const strata_plan *plan, int64_t ha, int64_t hb, int64_t B,
                          cpu_scratch *sc, strata_compstream *cst, double *cw, double *cc,
                          chunk_status *st)
 {
-  const int nc = job->problem->ncomp > 1 ? job->problem->ncomp : 1;
-  if (nc == 1) sample_chunk_nc(job, 1, ha, hb, B, sc, NULL, cw, cc, st);
-  else if (!cst) sample_chunk_nc(job, nc, ha, hb, B, sc, NULL, cw, cc, st);
-  else sample_chunk_nc(job, nc, ha, hb, B, sc, cst, cw, cc, st);
+  const int nc = plan->problem->ncomp > 1 ? plan->problem->ncomp : 1;
+  if (nc == 1) sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, st);
+  else if (!cst) sample_chunk_nc(plan, nc, ha, hb, B, sc, NULL, cw, cc, st);
+  else sample_chunk_nc(plan, nc, ha, hb, B, sc, cst, cw, cc, st);
 }
 
 /* n streams of nc components, those kept from the last call where they fit. */
@@ -345,11 +345,11 @@ static void scratch_free(cpu_scratch *sc)
 
 /* nt threads' working arrays for batches of B samples, with the map sums
  * zeroed: those kept from the last call where they are large enough. */
-static int scratch_reserve(cpu_backend *cb, int nt, const strata_sample_job *job, int64_t B)
+static int scratch_reserve(cpu_backend *cb, int nt, const strata_plan *plan, int64_t B)
 {
-  const strata_problem *pr = job->problem;
+  const strata_problem *pr = plan->problem;
   const int dim = pr->dim, nc = pr->ncomp > 1 ? pr->ncomp : 1;
-  const size_t cells = (size_t)dim * (size_t)job->map->ninc;
+  const size_t cells = (size_t)dim * (size_t)plan->map->ninc;
   if (nt > cb->nscratch) {
     cpu_scratch *more = realloc(cb->scratch, sizeof *more * (size_t)nt);
     if (!more) return -1;
@@ -382,30 +382,112 @@ static int scratch_reserve(cpu_backend *cb, int nt, const strata_sample_job *job
 }
 
 /* The backends' shared message, naming the component of a vector integrand. */
-static int report_bad(const strata_sample_job *job, const chunk_status *st)
+static int report_bad(const strata_plan *plan, const chunk_status *st)
 {
-  int rc = strata_backend_report_nonfinite(job, st->bad_fx, st->bad_index, st->bad_x);
+  int rc = strata_backend_report_nonfinite(plan, st->bad_fx, st->bad_index, st->bad_x);
   if (st->bad_comp < 0) return rc;
   char msg[1024];
   snprintf(msg, sizeof msg, "%s", strata_last_error());
   return strata_error(rc, "%s in component %d of %d", msg, st->bad_comp,
-                      job->problem->ncomp);
+                      plan->problem->ncomp);
 }
 
-static int cpu_sample(strata_backend *b, strata_sample_job *job)
+/* The nchunk chunks' hypercubes, bounds[0 .. nchunk]: their boundaries
+ * balance samples, not hypercubes (VEGAS+ piles samples into few
+ * hypercubes), and each chunk holds at least one. */
+static void chunk_bounds(const strata_plan *plan, int nchunk, int64_t *bounds)
+{
+  const strata_strat *s = plan->strat;
+  const int64_t first = s->start[plan->h0], total = s->start[plan->h1] - first;
+  bounds[0] = plan->h0;
+  for (int c = 1; c < nchunk; c++) {
+    int64_t h = strata_strat_find(s, first + total * c / nchunk);
+    if (h <= bounds[c - 1]) h = bounds[c - 1] + 1;
+    if (h > plan->h1 - (nchunk - c)) h = plan->h1 - (nchunk - c);
+    bounds[c] = h;
+  }
+  bounds[nchunk] = plan->h1;
+}
+
+/* The chunks' map sums (chunk_w) into the plan's: per increment 0.0 +
+ * chunk 0 + chunk 1 + ..., in chunk order, a stretch of increments at a
+ * time, chunk by chunk, so that each chunk's sums are read in order. */
+static void add_chunks_map_sums(const strata_plan *plan, const double *chunk_w, int nchunk,
+                                size_t cells, int nt)
+{
+  enum { STRETCH = 512 };
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(nt)
+#else
+  (void)nt;
+#endif
+  for (size_t i0 = 0; i0 < cells; i0 += STRETCH) {
+    const size_t m = cells - i0 < STRETCH ? cells - i0 : STRETCH;
+    double w[STRETCH], n[STRETCH];
+    for (size_t i = 0; i < m; i++) w[i] = n[i] = 0.0;
+    for (int c = 0; c < nchunk; c++) {
+      const double *cw = chunk_w + (size_t)c * 2 * cells + i0, *cc = cw + cells;
+      for (size_t i = 0; i < m; i++) {
+        w[i] += cw[i];
+        n[i] += cc[i];
+      }
+    }
+    for (size_t i = 0; i < m; i++) {
+      plan->wsum[i0 + i] += w[i];
+      plan->wcount[i0 + i] += n[i];
+    }
+  }
+}
+
+/* The nchunk chunks sampled by nt threads, each chunk's outcome into st:
+ * in one wave, or where many components stream (streamed) in waves of nt
+ * chunks, whose parts of the estimate are added into the plan's in chunk
+ * order. */
+static void sample_chunks(cpu_backend *cb, strata_plan *plan, const int64_t *bounds, int nchunk,
+                          int64_t B, int nt, int streamed, chunk_status *st)
+{
+  const size_t cells = (size_t)plan->problem->dim * (size_t)plan->map->ninc;
+  const int wave = streamed ? nt : nchunk;
+  plan->bad = -1;
+  for (int w0 = 0; w0 < nchunk; w0 += wave) {
+    const int w1 = nchunk - w0 < wave ? nchunk : w0 + wave;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+#endif
+    for (int c = w0; c < w1; c++) {
+      int t = 0;
+#ifdef _OPENMP
+      t = omp_get_thread_num();
+#endif
+      double *cw = plan->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
+      sample_chunk(plan, bounds[c], bounds[c + 1], B, &cb->scratch[t],
+                   streamed ? cb->streams[c - w0] : NULL, cw, cw ? cw + cells : NULL, &st[c]);
+    }
+    for (int c = w0; streamed && c < w1; c++) {
+      const strata_compstream *cst = cb->streams[c - w0];
+      if (plan->bad < 0 && cst->bad >= 0) {
+        plan->bad = cst->bad;
+        plan->bad_near = cst->bad_near;
+      }
+      strata_compstream_into_part(cst, plan->part);
+    }
+  }
+}
+
+static int cpu_sample(strata_backend *b, strata_plan *plan)
 {
   cpu_backend *cb = b->self;
-  const strata_strat *s = job->strat;
-  const int64_t nh = job->h1 - job->h0;
+  const strata_strat *s = plan->strat;
+  const int64_t nh = plan->h1 - plan->h0;
   if (nh <= 0) return STRATA_OK;
-  const int64_t first = s->start[job->h0], total = s->start[job->h1] - first;
+  const int64_t first = s->start[plan->h0], total = s->start[plan->h1] - first;
   int64_t want = total / CPU_MIN_CHUNK_SAMPLES;
   if (want > CPU_MAX_CHUNKS) want = CPU_MAX_CHUNKS;
   if (want > nh) want = nh;
   const int nchunk = want < 1 ? 1 : (int)want;
-  const size_t cells = (size_t)job->problem->dim * (size_t)job->map->ninc;
+  const size_t cells = (size_t)plan->problem->dim * (size_t)plan->map->ninc;
 
-  if (job->adapt) {
+  if (plan->adapt) {
     size_t need = (size_t)nchunk * 2 * cells;
     if (need > cb->chunk_w_len) {
       free(cb->chunk_w);
@@ -417,21 +499,12 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
     }
   }
 
-  /* Chunk boundaries balance samples, not hypercubes: VEGAS+ piles samples
-   * into few hypercubes. */
   int64_t bounds[CPU_MAX_CHUNKS + 1];
-  bounds[0] = job->h0;
-  for (int c = 1; c < nchunk; c++) {
-    int64_t h = strata_strat_find(s, first + total * c / nchunk);
-    if (h <= bounds[c - 1]) h = bounds[c - 1] + 1;
-    if (h > job->h1 - (nchunk - c)) h = job->h1 - (nchunk - c);
-    bounds[c] = h;
-  }
-  bounds[nchunk] = job->h1;
+  chunk_bounds(plan, nchunk, bounds);
 
   /* The batch: the caller's for fb (no longer than the longest chunk,
    * whose batches are then the same), else CPU_BATCH. */
-  const strata_problem *pr = job->problem;
+  const strata_problem *pr = plan->problem;
   int64_t B = pr->fb ? (pr->batch > 0 ? pr->batch : 1024) : CPU_BATCH, longest = 1;
   for (int c = 0; c < nchunk; c++)
     if (s->start[bounds[c + 1]] - s->start[bounds[c]] > longest)
@@ -444,41 +517,18 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
 #else
   nt = 1;
 #endif
-  if (scratch_reserve(cb, nt, job, B) != 0)
+  if (scratch_reserve(cb, nt, plan, B) != 0)
     return strata_error(STRATA_ENOMEM, "cpu backend: no memory for %d threads' batches of "
                         "%lld points", nt, (long long)B);
 
-  /* Many components (streamed) in waves of nt chunks; else one wave. */
-  const int streamed = pr->ncomp > 1 && !job->c1, wave = streamed ? nt : nchunk;
-  if (streamed && streams_reserve(cb, wave, pr->ncomp) != 0)
+  /* Many components (streamed): a part of the estimate for each chunk of a wave. */
+  const int streamed = pr->ncomp > 1 && !plan->c1;
+  if (streamed && streams_reserve(cb, nt, pr->ncomp) != 0)
     return strata_error(STRATA_ENOMEM, "cpu backend: no memory for %d threads' sums of %d "
                         "components (%zu MB each)", nt, pr->ncomp,
                         (size_t)pr->ncomp * (size_t)(pr->ncomp + 1) / 2 * sizeof(double) >> 20);
   chunk_status st[CPU_MAX_CHUNKS];
-  job->bad = -1;
-  for (int w0 = 0; w0 < nchunk; w0 += wave) {
-    const int w1 = nchunk - w0 < wave ? nchunk : w0 + wave;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-#endif
-    for (int c = w0; c < w1; c++) {
-      int t = 0;
-#ifdef _OPENMP
-      t = omp_get_thread_num();
-#endif
-      double *cw = job->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
-      sample_chunk(job, bounds[c], bounds[c + 1], B, &cb->scratch[t],
-                   streamed ? cb->streams[c - w0] : NULL, cw, cw ? cw + cells : NULL, &st[c]);
-    }
-    for (int c = w0; streamed && c < w1; c++) {
-      const strata_compstream *cst = cb->streams[c - w0];
-      if (job->bad < 0 && cst->bad >= 0) {
-        job->bad = cst->bad;
-        job->bad_near = cst->bad_near;
-      }
-      strata_compstream_into_part(cst, job->part);
-    }
-  }
+  sample_chunks(cb, plan, bounds, nchunk, B, nt, streamed, st);
 
   int worst = -1;
   for (int c = 0; c < nchunk; c++)
@@ -487,39 +537,14 @@ static int cpu_sample(strata_backend *b, strata_sample_job *job)
       break; /* chunks are in sample order: the first one has the first bad sample */
     }
   if (worst >= 0)
-    return report_bad(job, &st[worst]);
+    return report_bad(plan, &st[worst]);
 
-  if (job->adapt) {
-    /* Per increment 0.0 + chunk 0 + chunk 1 + ..., in chunk order, then
-     * into the job's sums: a stretch of increments at a time, chunk by
-     * chunk, so that each chunk's sums are read in order. */
-    enum { STRETCH = 512 };
-    const double *cwb = cb->chunk_w;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static) num_threads(nt)
-#endif
-    for (size_t i0 = 0; i0 < cells; i0 += STRETCH) {
-      const size_t m = cells - i0 < STRETCH ? cells - i0 : STRETCH;
-      double w[STRETCH], n[STRETCH];
-      for (size_t i = 0; i < m; i++) w[i] = n[i] = 0.0;
-      for (int c = 0; c < nchunk; c++) {
-        const double *cw = cwb + (size_t)c * 2 * cells + i0, *cc = cw + cells;
-        for (size_t i = 0; i < m; i++) {
-          w[i] += cw[i];
-          n[i] += cc[i];
-        }
-      }
-      for (size_t i = 0; i < m; i++) {
-        job->wsum[i0 + i] += w[i];
-        job->wcount[i0 + i] += n[i];
-      }
-    }
-  }
+  if (plan->adapt) add_chunks_map_sums(plan, cb->chunk_w, nchunk, cells, nt);
   if (streamed) {
-    strata_compstream_mirror(pr->ncomp, job->part);
-    if (job->bad >= 0) return STRATA_OK;
+    strata_compstream_mirror(plan->ncomp, plan->part);
+    if (plan->bad >= 0) return STRATA_OK;
   }
-  return job->part ? strata_backend_host_part(job) : STRATA_OK;
+  return plan->combine != STRATA_COMBINE_CELLS ? strata_backend_host_part(plan) : STRATA_OK;
 }
 
 static void cpu_free(strata_backend *b)

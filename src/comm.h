@@ -1,5 +1,5 @@
-/* How the algorithm talks to its peers: the ranks of an MPI job (comm_mpi.c), or
- * nobody (the serial communicator here).  Every rank runs the same
+/* How the algorithm talks to its peers: the ranks of an MPI job
+ * (comm/comm_mpi.c), or nobody (comm/comm_serial.c).  Every rank runs the same
  * algorithm on the same reduced sums, so this is all it needs. */
 #ifndef STRATA_COMM_H
 #define STRATA_COMM_H

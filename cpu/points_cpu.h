@@ -28,12 +28,12 @@ typedef struct {
 } strata_points_walk;
 
 /* A walk that starts at hypercube h's first sample. */
-void strata_points_start(const strata_sample_job *job, int64_t h, strata_points_walk *w);
+void strata_points_start(const strata_plan *plan, int64_t h, strata_points_walk *w);
 
 /* The points of the next n samples of the walk, i0 .. i0 + n - 1 with
  * 1 <= n <= STRATA_POINT_BLOCK: sample i0 + j's point in the box at
  * x[j * dim ..], its Jacobian at jac[j] and its map increment on axis d at
  * inc[d * istride + j]. */
-void strata_points_block(const strata_sample_job *job, strata_points_walk *w, int64_t i0, int n,
+void strata_points_block(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n,
                          double *x, double *jac, int *inc, size_t istride);
 #endif

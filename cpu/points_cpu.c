@@ -24,11 +24,11 @@ _Static_assert(L % STRATA_PHILOX_LANE_STEP == 0 &&
                    L * ((STRATA_MAX_DIM + 3) / 4) <= STRATA_PHILOX_LANES_MAX,
                "a block's counters fit one Philox call");
 
-void strata_points_start(const strata_sample_job *job, int64_t h, strata_points_walk *w)
+void strata_points_start(const strata_plan *plan, int64_t h, strata_points_walk *w)
 {
   w->h = h;
   w->qmc.next = -1;
-  if (!job->qmc) strata_strat_coords(job->strat, h, w->k);
+  if (!plan->qmc) strata_strat_coords(plan->strat, h, w->k);
 }
 
 /* The coordinates of hypercube h + 1 from those of h: counting in base M,
@@ -43,11 +43,11 @@ static inline void next_coords(int *k, int dim, int M)
  * last sample's hypercube, so that their points stay in the unit cube;
  * nobody reads them.  Inlined into each of strata_points_block's clones. */
 static inline __attribute__((always_inline)) void
-uniform_points(const strata_sample_job *job, strata_points_walk *w, int64_t i0, int n,
+uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n,
                double y[][L])
 {
-  const strata_strat *s = job->strat;
-  const int dim = job->problem->dim;
+  const strata_strat *s = plan->strat;
+  const int dim = plan->problem->dim;
   const double invM = 1.0 / s->M;
   /* Each lane's hypercube, run by run of lanes in one: a run writes its
    * coordinates to all the L lanes from its first, a loop of fixed length,
@@ -69,33 +69,33 @@ uniform_points(const strata_sample_job *job, strata_points_walk *w, int64_t i0, 
     for (int j = 0; j < L; j++) {
       const uint64_t index = (uint64_t)(i0 + j);
       c.w[0][b * L + j] = (uint32_t)b;
-      c.w[1][b * L + j] = job->iteration;
+      c.w[1][b * L + j] = plan->iteration;
       c.w[2][b * L + j] = (uint32_t)index;
       c.w[3][b * L + j] = (uint32_t)(index >> 32);
     }
-  strata_philox4x32_10_lanes(&c, nb * L, job->seed);
+  strata_philox4x32_10_lanes(&c, nb * L, plan->seed);
   for (int d = 0; d < dim; d++)
     for (int j = 0; j < L; j++)
       y[d][j] = (k[d][j] + STRATA_U32_TO_UNIT(c.w[d % 4][d / 4 * L + j])) * invM;
 }
 
 POINTS_CLONES
-void strata_points_block(const strata_sample_job *job, strata_points_walk *w, int64_t i0, int n,
+void strata_points_block(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n,
                          double *x, double *jac, int *inc, size_t istride)
 {
-  const strata_map *g = job->map;
+  const strata_map *g = plan->map;
   const int dim = g->dim, ninc = g->ninc;
   double y[STRATA_MAX_DIM][L], xs[STRATA_MAX_DIM][L], jl[L];
   int il[STRATA_MAX_DIM][L];
-  if (job->qmc) {
+  if (plan->qmc) {
     /* The QMC rule's cursor steps from point to point: one at a time. */
     double yi[STRATA_MAX_DIM];
     for (int j = 0; j < L; j++) {
-      if (j < n) strata_qmc_point(job->qmc, &w->qmc, i0 + j, yi);
+      if (j < n) strata_qmc_point(plan->qmc, &w->qmc, i0 + j, yi);
       for (int d = 0; d < dim; d++) y[d][j] = yi[d];
     }
   } else {
-    uniform_points(job, w, i0, n, y);
+    uniform_points(plan, w, i0, n, y);
   }
   /* strata_map_apply, axis by axis over the block. */
   for (int j = 0; j < L; j++) jl[j] = 1.0;

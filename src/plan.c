@@ -1,0 +1,206 @@
+/* The iteration plan (plan.h): each decision about the next iteration,
+ * made here and nowhere else. */
+#include "plan.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "run.h"
+
+/* Iteration k draws QMC points: always in mode qmc, and once the map is
+ * frozen with qmc_map. */
+static int qmc_points(const strata_run *r, int k)
+{
+  return r->qmc && !strata_ravg_adapting(&r->ravg, k);
+}
+
+const strata_strat *strata_plan_cells(const strata_run *r, int k)
+{
+  return qmc_points(r, k) && r->qcells ? r->qcells : r->strat;
+}
+
+/* The components' sums per cell (c1 and c2); none for a scalar integrand,
+ * whose s1 and s2 say it all, nor for more components than
+ * STRATA_MAX_COMP, whose backend adds each hypercube's moments into the
+ * estimate as it completes it (plan.h, c1 and c2). */
+static size_t comp_sums_per_cell(int ncomp)
+{
+  return ncomp > 1 && ncomp <= STRATA_MAX_COMP
+             ? (size_t)ncomp + (size_t)ncomp * (size_t)(ncomp + 1) / 2 : 0;
+}
+
+/* The buffer's layout: s1, s2 (per cell); for a vector integrand the
+ * components' c1, c2 (per cell); the estimate's part; then wsum, wcount.
+ * One allreduce combines the part and the map's sums, or, for plain MC and
+ * QMC, all of it. */
+size_t strata_plan_buffer_size(int64_t ncell, int ncomp, size_t mapcells)
+{
+  return (2 + comp_sums_per_cell(ncomp)) * (size_t)ncell + STRATA_EST_PART(ncomp) +
+         2 * mapcells;
+}
+
+/* The iteration whose estimate iteration k shifts its sums by: the one
+ * before it, but for iterations of the frozen map from the third on, the
+ * one two before.  A frozen map's estimates all sit as near J f, and each
+ * such iteration's shift is then known while the iteration before it
+ * runs, so that it can start before that one's estimate is combined
+ * (next_alike). */
+static int shift_source(const strata_run *r, int k)
+{
+  const int k0 = r->ravg.nadapt;
+  if (k0 >= 1 && k - 2 >= k0 && strata_ravg_frozen_alike(&r->ravg, k)) return k - 2;
+  return k - 1;
+}
+
+/* The shift of component c for iteration k: the estimate shift_source
+ * names, where it is near enough to J f_c; a wild one (early iterations of
+ * a peaked integrand) would only add rounding. */
+static double comp_shift(const strata_run *r, int k, int c)
+{
+  const int src = shift_source(r, k);
+  if (src < 0) return 0.0;
+  double sigma, I = strata_ravg_value(&r->ravg, src, c, &sigma);
+  return sigma < 0.1 * fabs(I) ? I : 0.0;
+}
+
+/* The shift of the quantity that adapts: its component's, or for the sum
+ * of magnitudes the sum of the components' magnitudes, which it approaches
+ * where no component changes sign. */
+static double sum_shift(const strata_run *r, const double *cshift)
+{
+  if (r->ncomp == 1 || r->problem.adapt_comp >= 0)
+    return cshift[r->ncomp == 1 ? 0 : r->problem.adapt_comp];
+  double s = 0.0;
+  for (int c = 0; c < r->ncomp; c++) s += fabs(cshift[c]);
+  return s;
+}
+
+/* The map learns from (J f)^2, which underflows to 0 below |J f| = 1.5e-162:
+ * fB's first iterations often see only values like 1e-181, and a map
+ * trained on zeros never moves towards the peak (the default fB job:
+ * doc/algorithm.md).  After an iteration whose estimate m of the adapting
+ * quantity was that small, J f is scaled by the power of two that brings
+ * m * neval, about its largest sample, near 1.  A power of two scales
+ * exactly, and the map only reads the weights' ratios. */
+static double map_scale(const strata_run *r)
+{
+  if (r->ravg.n == 0) return 1.0;
+  double m = 0.0, sigma;
+  if (r->ncomp == 1 || r->problem.adapt_comp >= 0)
+    m = fabs(strata_ravg_value(&r->ravg, r->ravg.n - 1, r->ncomp == 1 ? 0 : r->problem.adapt_comp,
+                               &sigma));
+  else
+    for (int c = 0; c < r->ncomp; c++)
+      m += fabs(strata_ravg_value(&r->ravg, r->ravg.n - 1, c, &sigma));
+  if (!(m > 0.0) || m >= sqrt(DBL_MIN)) return 1.0;
+  int e = -(ilogb(m) + ilogb((double)r->params.neval));
+  return ldexp(1.0, e > 1000 ? 1000 : e);
+}
+
+/* Whether the iteration after the coming one, should the run go on, is
+ * the coming one's plan but for its number and shift: both draw
+ * pseudo-random points of the frozen map, the later one's shift is known
+ * already, and the budget allows it.  Only backends that exchange among
+ * themselves start it early. */
+static int next_alike(const strata_run *r, strata_combine combine)
+{
+  const int k = r->ravg.n;
+  const int64_t n = strata_strat_total(strata_plan_cells(r, k));
+  return combine == STRATA_COMBINE_EXCHANGE && k + 1 < r->params.maxiter &&
+         strata_ravg_frozen_alike(&r->ravg, k) && strata_ravg_frozen_alike(&r->ravg, k + 1) &&
+         shift_source(r, k + 1) < k && r->neval_total + 2 * n <= r->params.maxeval;
+}
+
+/* Where the sums meet.  A stratified estimate is a sum over hypercubes, so
+ * each rank's backend adds its own and only those sums cross the network
+ * (doc/distributed.md); plain MC and QMC have few cells and combine their
+ * sums per cell, which keeps their results the same bits on any number of
+ * ranks. */
+static strata_combine combine_at(const strata_run *r, strata_estimator est)
+{
+  if (est != STRATA_EST_STRATIFIED) return STRATA_COMBINE_CELLS;
+  return r->comm->size > 1 && r->backend->exchanges ? STRATA_COMBINE_EXCHANGE
+                                                     : STRATA_COMBINE_PARTS;
+}
+
+/* Where the adaptation happens: by a backend that keeps the stratified
+ * iteration where it sampled, when it holds every sum that adapts (one
+ * rank, or ranks that exchange); else on the host. */
+static strata_adapt_at adapt_at(const strata_run *r, int adapt, strata_combine combine)
+{
+  if (!adapt) return STRATA_ADAPT_NONE;
+  const int holds_all = r->comm->size == 1 || combine == STRATA_COMBINE_EXCHANGE;
+  return combine != STRATA_COMBINE_CELLS && holds_all && r->backend->keeps_state
+             ? STRATA_ADAPT_BACKEND
+             : STRATA_ADAPT_HOST;
+}
+
+/* The plan's buffers in the run's one buffer (strata_plan_buffer_size),
+ * and what of it the host adds over the ranks. */
+static void lay_out(strata_run *r, strata_plan *p)
+{
+  const int64_t nhc = p->strat->nhcube;
+  const int nc = p->ncomp;
+  const size_t mapcells = (size_t)r->problem.dim * (size_t)r->map->ninc;
+  double *c1 = r->buf + 2 * nhc;
+  p->s1 = r->buf;
+  p->s2 = r->buf + nhc;
+  p->c1 = comp_sums_per_cell(nc) ? c1 : NULL;
+  p->c2 = comp_sums_per_cell(nc) ? c1 + (size_t)nc * (size_t)nhc : NULL;
+  p->part = c1 + comp_sums_per_cell(nc) * (size_t)nhc;
+  p->wsum = p->part + STRATA_EST_PART(nc);
+  p->wcount = p->wsum + mapcells;
+  p->level = p->reallocate ? r->levels : NULL;
+  p->reduce = p->combine == STRATA_COMBINE_CELLS ? r->buf : p->part;
+  p->nreduce = (size_t)(p->wsum - p->reduce) +
+               (p->adapt_at == STRATA_ADAPT_HOST ? 2 * mapcells : 0);
+}
+
+/* This rank's slice: of the samples where the backends exchange (a vector
+ * integrand's ranks hold whole hypercubes: the covariance of a hypercube
+ * shared between ranks is not combined), else of the hypercubes. */
+static void slice(strata_run *r, strata_plan *p)
+{
+  p->i0 = p->i1 = 0;
+  if (p->combine == STRATA_COMBINE_EXCHANGE) {
+    if (!strata_split_current(r->split, r->strat))
+      strata_split_make(r->split, r->strat, p->ncomp > 1);
+    strata_split_part(r->split, r->comm->rank, &p->i0, &p->i1, &p->h0, &p->h1);
+  } else {
+    strata_run_slice(p->strat, r->comm->rank, r->comm->size, &p->h0, &p->h1);
+  }
+}
+
+void strata_plan_make(strata_run *r, strata_plan *p)
+{
+  const strata_params *prm = &r->params;
+  const int k = r->ravg.n, adapt = strata_ravg_adapting(&r->ravg, k);
+  const int qmc = qmc_points(r, k);
+  const strata_estimator est = qmc ? STRATA_EST_RANDOMIZED
+                               : prm->mode == STRATA_MODE_PLAIN ? STRATA_EST_POOLED
+                                                                : STRATA_EST_STRATIFIED;
+  const strata_combine combine = combine_at(r, est);
+  const strata_adapt_at where = adapt_at(r, adapt, combine);
+  *p = (strata_plan){
+      .problem = &r->problem, .map = r->map, .strat = strata_plan_cells(r, k),
+      .qmc = qmc ? r->qmc : NULL, .seed = prm->seed, .iteration = (uint32_t)k,
+      .estimator = est, .ncomp = r->ncomp, .nchannels = 1, .split = r->split,
+      .combine = combine, .adapt_at = where, .adapt = where != STRATA_ADAPT_NONE,
+      .reallocate = adapt && strata_strat_moves(r->strat), .refine = prm->alpha != 0.0,
+      .alpha = prm->alpha,
+      .host_allocation = combine == STRATA_COMBINE_CELLS || !r->backend->keeps_state,
+      .cshift = r->cshift, .next_cshift = r->next_cshift, .bad = -1};
+  p->gather_levels = p->reallocate && where == STRATA_ADAPT_HOST &&
+                     combine == STRATA_COMBINE_PARTS && r->comm->size > 1;
+  p->next_alike = next_alike(r, combine);
+  for (int c = 0; c < r->ncomp; c++) {
+    r->cshift[c] = comp_shift(r, k, c);
+    r->next_cshift[c] = p->next_alike ? comp_shift(r, k + 1, c) : 0.0;
+  }
+  p->shift = sum_shift(r, r->cshift);
+  p->next_shift = sum_shift(r, r->next_cshift);
+  p->map_scale = map_scale(r);
+  if (p->host_allocation) strata_strat_materialize(r->strat);
+  slice(r, p);
+  lay_out(r, p);
+}
