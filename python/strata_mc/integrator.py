@@ -61,11 +61,11 @@ _VEGAS_REFUSED = {
     "map": "give the limits as the first argument, or start from another run with "
            "set_map(other.map)",
 }
-# vegas's defaults where they differ from strata's [vegas] defaults.
 # The default batch of a Python integrand, and of many components the
 # values a batch holds (16 MB, twice: the integrand's array and the library's).
 _BATCH = 65536
 _BATCH_VALUES = 2 ** 21
+# vegas's defaults where they differ from strata's [vegas] defaults.
 _VEGAS_DEFAULTS = dict(nitn=10, neval=1000, rtol=0.0, atol=0.0, adapt=True)
 # Messages name the Python keywords, not the library's fields.
 _NAMES = dict(resume='resume="yes"', resume_key="resume", resume_auto='resume="auto"',

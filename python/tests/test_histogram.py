@@ -5,6 +5,8 @@ numpy batch integrand with one nonzero value per row, each bin exact from
 erf (as tests/integrands/histogram.c and bench/histogram.py)."""
 import math
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -114,6 +116,12 @@ def test_summary_pickle_and_log_of_many_components(tmp_path):
     assert np.array_equal(lg.result_cov, r.cov)
     assert np.array_equal(lg.component(BINS - 1)["integral"],
                           [it.comp[BINS - 1, 0] for it in r.iterations])
+    # strata_mc.plot draws the first STRATA_MAX_COMP, and says so.
+    pytest.importorskip("matplotlib")
+    out = subprocess.run([sys.executable, "-m", "strata_mc.plot", path, "-o",
+                          str(tmp_path / "h")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "components 0-%d of %d drawn" % (n - 1, BINS) in out.stderr
 
 
 def test_components_beyond_the_limit_are_refused():
