@@ -252,7 +252,7 @@ class Integrator:
     calling it at two points of the box when not given); ``adapt_comp``:
     the component that trains the map (-1: the sum of their magnitudes);
     ``batch``: the most points per call of a Python integrand (by
-    default 65536, and at most 2^21 values: 2048 points of 1000
+    default 65536, and at most 2^21 values: 2097 points of 1000
     components); ``name``:
     the integrand's and the run's name in messages and in the log.
 
