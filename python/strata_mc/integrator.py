@@ -143,6 +143,10 @@ def _settings_from(kw, name, keep):
 
     def text(k, v):
         b = os.fsencode(v) if k != "identity" else str(v).encode()
+        # C reads up to the first NUL: the rest would be dropped unseen, and two
+        # identities that differ after it would compare equal.
+        if b"\0" in b:
+            raise StrataError(lib.STRATA_EINVAL, "%s = %r: contains a NUL character" % (k, v))
         keep.append(ffi.new("char[]", b))
         return keep[-1]
 
