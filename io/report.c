@@ -108,8 +108,8 @@ void strata_report_iteration(FILE *out, const strata_iteration *it)
 {
   if (!out || !it) return;
   char lead[32];
-  /* No run has more components than STRATA_MAX_COMP: more is not a row count. */
-  if (it->ncomp <= 1 || it->ncomp > STRATA_MAX_COMP || !it->comp) {
+  /* No run has more components than STRATA_MAX_NCOMP: more is not a row count. */
+  if (it->ncomp <= 1 || it->ncomp > STRATA_MAX_NCOMP || !it->comp) {
     snprintf(lead, sizeof lead, "%3d   ", it->itn);
     table_line(out, lead, it->kept, it->itn, it->integral, it->sigma, it->avg, it->avg_sigma,
                it->chi2_dof, it->q, it->restarted);
@@ -174,7 +174,7 @@ void strata_report_summary(FILE *out, const strata_result *res, double exact)
 {
   if (!out || !res) return;
   char a[64], c2[32], qs[32];
-  if (res->ncomp > 1 && res->ncomp <= STRATA_MAX_COMP) {
+  if (res->ncomp > 1 && res->ncomp <= STRATA_MAX_NCOMP) {
     summary_comps(out, res);
   } else {
     strata_report_value_error(a, sizeof a, res->integral, res->sigma);

@@ -205,13 +205,13 @@ class Batch:
         return self.layout
 
     def _check_size(self):
-        most = lib.STRATA_MAX_COMP
+        most = lib.STRATA_MAX_NCOMP
         if self.layout.size < 1:
             raise StrataError(lib.STRATA_EINVAL, "the integrand gives no values (an empty array "
                               "or dict)")
         if self.layout.size > most:
             raise StrataError(lib.STRATA_EINVAL, "the integrand gives %d values per point: this "
-                              "libstrata integrates at most %d components (STRATA_MAX_COMP)"
+                              "libstrata integrates at most %d components (STRATA_MAX_NCOMP)"
                               % (self.layout.size, most))
 
     def evaluate(self, x):

@@ -61,6 +61,10 @@ _VEGAS_REFUSED = {
     "map": "give the limits as the first argument, or start from another run with "
            "set_map(other.map)",
 }
+# The default batch of a Python integrand, and of many components the
+# values a batch holds (16 MB, twice: the integrand's array and the library's).
+_BATCH = 65536
+_BATCH_VALUES = 2 ** 21
 # vegas's defaults where they differ from strata's [vegas] defaults.
 _VEGAS_DEFAULTS = dict(nitn=10, neval=1000, rtol=0.0, atol=0.0, adapt=True)
 # Messages name the Python keywords, not the library's fields.
@@ -139,6 +143,10 @@ def _settings_from(kw, name, keep):
 
     def text(k, v):
         b = os.fsencode(v) if k != "identity" else str(v).encode()
+        # C reads up to the first NUL: the rest would be dropped unseen, and two
+        # identities that differ after it would compare equal.
+        if b"\0" in b:
+            raise StrataError(lib.STRATA_EINVAL, "%s = %r: contains a NUL character" % (k, v))
         keep.append(ffi.new("char[]", b))
         return keep[-1]
 
@@ -247,7 +255,9 @@ class Integrator:
     same calls).  ``ncomp``: components of a Python integrand (found by
     calling it at two points of the box when not given); ``adapt_comp``:
     the component that trains the map (-1: the sum of their magnitudes);
-    ``batch``: the most points per call of a Python integrand; ``name``:
+    ``batch``: the most points per call of a Python integrand (by
+    default 65536, and at most 2^21 values: 2097 points of 1000
+    components); ``name``:
     the integrand's and the run's name in messages and in the log.
 
     What integrate() keeps besides its result (doc/api.md,
@@ -267,7 +277,7 @@ class Integrator:
     Bad input raises :class:`StrataError` with the library's message."""
 
     def __init__(self, f, box=None, *, backend="auto", comm=None, ncomp=None, adapt_comp=0,
-                 batch=65536, name=None, **params):
+                 batch=None, name=None, **params):
         self._c = None
         self._peers = None
         self._exc = None
@@ -365,7 +375,8 @@ class Integrator:
             # would hold the library's state until the collector runs).
             self._handle = ffi.new_handle(weakref.ref(self))
             pr.user = self._handle
-            pr.batch = int(batch)
+            pr.batch = int(batch) if batch is not None else min(
+                _BATCH, max(1, _BATCH_VALUES // self._ncomp))
         else:
             if len(f.params) > lib.STRATA_MAX_PARAMS:
                 raise StrataError(lib.STRATA_EINVAL, "Source: %d params, at most %d"
@@ -574,7 +585,17 @@ class Integrator:
         return self._make_result(res, bool(lib.strata_integrator_stopped(c)))
 
     def _make_result(self, res, stopped):
-        return Result(res, self._rows, self.backend, stopped, self._layout, self._params.seed)
+        return Result(res, self._rows, self.backend, stopped, self._layout, self._params.seed,
+                      self._components() if res.ncomp > 1 else None)
+
+    def _components(self):
+        """Every component's mean, sdev, chi2_dof, Q and the covariance
+        (strata_integrator_components)."""
+        n = self._ncomp
+        out = [np.empty(n) for _ in range(4)] + [np.empty((n, n))]
+        check(lib.strata_integrator_components(
+            self._c, *(ffi.cast("double *", ffi.from_buffer(a)) for a in out)))
+        return out
 
     def __call__(self, f=None, *, save=None, saveall=None, progress=None, **kw):
         """Integrates ``f`` as vegas's Integrator does: ``nitn`` iterations

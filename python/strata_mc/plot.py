@@ -16,7 +16,8 @@ vegas...) give PREFIX-vs-n.png: the rms true error of single iterations (and
 the rms reported sigma, dashed) against the points per iteration, one line
 per point set, with N^-1/2 and N^-1 guides (bench/qmc_convergence.sh).
 A vector integrand's run gets a panel per component in the estimate and
-error plots (--comp N: component N only).  PREFIX defaults to LOG without
+error plots, of the first 8 where there are more (--comp N: component N
+only).  PREFIX defaults to LOG without
 .h5.  Reads the log with strata_mc.log (h5py, numpy) and draws with
 matplotlib.  The log may be read while the run writes it.  Its layout is
 described in doc/file-formats.md.
@@ -28,6 +29,7 @@ import numpy as np
 
 from .errors import StrataError
 from .log import read_log
+from .result import MAX_COV_COMP
 
 
 def _pyplot():
@@ -242,7 +244,10 @@ def _main(args, prog):
     if args.comp is not None and not 0 <= args.comp < n:
         sys.exit("%s: %s: --comp %d: the run has %d component%s (0..%d)"
                  % (prog, path, args.comp, n, "" if n == 1 else "s", n - 1))
-    comps = [args.comp] if args.comp is not None else list(range(n))
+    comps = [args.comp] if args.comp is not None else list(range(min(n, MAX_COV_COMP)))
+    if len(comps) < n and args.comp is None:
+        print("%s: %s: components 0-%d of %d drawn (--comp N for another)"
+              % (prog, path, len(comps) - 1, n), file=sys.stderr)
     written = [prefix + "-estimate.png", prefix + "-error.png"]
     plot_components(log, comps, draw_estimate, "iteration", written[0])
     plot_components(log, comps, draw_error, "evaluations N (cumulative)", written[1])

@@ -9,15 +9,20 @@ import numpy as np
 #: The columns of an iteration table, the order of the log's /iterations.
 COLUMNS = ("itn", "integral", "sigma", "average", "average_sigma", "chi2_dof", "Q", "neval",
            "wall_s", "kept", "restarted", "adapting")
+#: The most components whose iterations keep their covariances
+#: (STRATA_MAX_COMP); beyond it a row holds the six statistics only.
+MAX_COV_COMP = 8
 
 
 def comp_columns(ncomp):
     """The names of a row of a vector integrand's per-component table
     (strata_iteration.comp, the log's /iterations_comp): six statistics,
-    then this iteration's covariance with each component, then the
-    averages' covariance with each."""
-    return (["integral", "sigma", "average", "average_sigma", "chi2_dof", "Q"]
-            + ["cov_%d" % b for b in range(ncomp)]
+    then, up to :data:`MAX_COV_COMP` components, this iteration's
+    covariance with each component and the averages' covariance with each."""
+    stats = ["integral", "sigma", "average", "average_sigma", "chi2_dof", "Q"]
+    if ncomp > MAX_COV_COMP:
+        return stats
+    return (stats + ["cov_%d" % b for b in range(ncomp)]
             + ["average_cov_%d" % b for b in range(ncomp)])
 
 
@@ -36,9 +41,11 @@ class Iteration:
     ``neval``, the weighted ``average`` of the kept iterations so far with
     ``average_sigma``, ``chi2_dof`` and ``Q`` (NaN while no iteration is
     kept, where the table prints ``-``), ``kept``, ``restarted``,
-    ``adapting``, ``wall_s``; for a vector integrand ``comp``, an
-    (ncomp, 6 + 2 ncomp) array whose columns are :func:`comp_columns`.
-    The scalar fields are component 0's."""
+    ``adapting``, ``wall_s``; for a vector integrand ``comp``, an array
+    (ncomp, columns) whose columns are :func:`comp_columns` (beyond
+    :data:`MAX_COV_COMP` components the six statistics, without the
+    covariances, as the log keeps them: ncomp² doubles an iteration would
+    be 8 MB at 1000).  The scalar fields are component 0's."""
 
     __slots__ = COLUMNS + ("comp",)
 
@@ -52,9 +59,12 @@ class Iteration:
         nan = float("nan")
         comp = None
         if it.ncomp > 1 and it.comp != ffi.NULL:
+            # Copied now: beyond STRATA_MAX_COMP components the library's
+            # rows last only until its next iteration.
             w = 6 + 2 * it.ncomp
             comp = np.frombuffer(ffi.buffer(it.comp, 8 * it.ncomp * w),
-                                 dtype=np.float64).reshape(it.ncomp, w).copy()
+                                 dtype=np.float64).reshape(it.ncomp, w)
+            comp = comp[:, :len(comp_columns(it.ncomp))].copy()
             if not kept:
                 comp[:, 2:6] = nan
         return cls(itn=it.itn, integral=it.integral, sigma=it.sigma,
@@ -76,9 +86,14 @@ class Iteration:
         it.time_s = self.wall_s
         it.ncomp = 1
         if self.comp is not None:
-            rows = np.ascontiguousarray(self.comp, dtype=np.float64)
-            keep.append(ffi.new("double[]", rows.ravel().tolist()))
-            it.ncomp, it.comp = rows.shape[0], keep[-1]
+            # The library's rows are 6 + 2 ncomp wide; its table reads the
+            # first MAX_COV_COMP, so only those are laid out.
+            n, have = self.comp.shape
+            rows = np.zeros((min(n, MAX_COV_COMP), 6 + 2 * n))
+            rows[:, :have] = self.comp[:len(rows)]
+            keep.append(ffi.new("double[]", rows.size))
+            ffi.memmove(keep[-1], rows.tobytes(), 8 * rows.size)
+            it.ncomp, it.comp = n, keep[-1]
 
 
 def table_frame(iterations):
@@ -112,22 +127,19 @@ class Result:
     component (gvar values where gvar is installed, else
     :class:`Estimate`); a scalar result does gvar's arithmetic."""
 
-    def __init__(self, res, iterations, backend, stopped, layout=None, seed=None):
+    def __init__(self, res, iterations, backend, stopped, layout=None, seed=None, comps=None):
         from ._lib import ffi
         # The library's own result, as bytes (a Result pickles), for summary().
         self._c_result = bytes(ffi.buffer(res))
         self.ncomp = max(1, res.ncomp)
-        n = self.ncomp
-        if n == 1:
+        if self.ncomp == 1:
             self.mean, self.sdev = res.integral, res.sigma
             self.chi2_dof, self.Q = res.chi2_dof, res.q
             self.cov = np.array([[res.sigma ** 2]])
         else:
-            self.mean = np.array(list(res.comp_integral[0:n]))
-            self.sdev = np.array(list(res.comp_sigma[0:n]))
-            self.chi2_dof = np.array(list(res.comp_chi2_dof[0:n]))
-            self.Q = np.array(list(res.comp_q[0:n]))
-            self.cov = np.array(list(res.comp_cov[0:n * n])).reshape(n, n)
+            # Every component's (strata_integrator_components): the library's
+            # result holds the first STRATA_MAX_COMP only.
+            self.mean, self.sdev, self.chi2_dof, self.Q, self.cov = comps
         self.neval = int(res.neval)
         self.nitn = int(res.iterations)
         self.no_target = bool(res.no_target)
@@ -178,6 +190,8 @@ class Result:
         for it in self.iterations:
             if it.comp is None:
                 mean, cov = np.array([it.integral]), np.array([[it.sigma ** 2]])
+            elif it.comp.shape[1] == 6:  # no covariances kept (MAX_COV_COMP)
+                mean, cov = it.comp[:, 0], np.diag(it.comp[:, 1] ** 2)
             else:
                 n = it.comp.shape[0]
                 mean, cov = it.comp[:, 0], it.comp[:, 6:6 + n]

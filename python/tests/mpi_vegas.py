@@ -1,7 +1,8 @@
-"""Run by test_mpi.py under mpirun -n 2: vegas's form on two ranks.  Each
-rank prints one JSON line: the seed drawn for it (seed=None), the two
-calls' results, and what the rank raised when the integrand's first call
-failed on rank 1 alone."""
+"""Run by test_mpi.py under mpirun -n 2: vegas's form on two ranks.  Rank
+0 gathers each rank's seed drawn for it (seed=None), the two calls'
+results and what the rank raised when the integrand's first call failed on
+rank 1 alone, and prints them as one JSON line (the ranks' own prints
+could interleave on mpirun's shared stdout)."""
 import json
 
 import numpy as np
@@ -34,5 +35,7 @@ try:
     failed = "no error"
 except (ValueError, strata.StrataError) as e:
     failed = "%s: %s" % (type(e).__name__, e)
-print(json.dumps(dict(rank=rank, seed=r.seed, warm=warm.mean, mean=r.mean, sdev=r.sdev,
-                      failed=failed)))
+ranks = comm.gather(dict(rank=rank, seed=r.seed, warm=warm.mean, mean=r.mean, sdev=r.sdev,
+                         failed=failed), root=0)
+if rank == 0:
+    print(json.dumps(ranks), flush=True)

@@ -75,8 +75,9 @@ def test_vegas_form_on_two_ranks():
                         os.path.join(HERE, "mpi_vegas.py")], env=env, capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
-    a, b = sorted((json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")),
-                  key=lambda d: d["rank"])
+    lines = [line for line in r.stdout.splitlines() if line.startswith("[")]
+    assert len(lines) == 1, r.stdout
+    a, b = sorted(json.loads(lines[0]), key=lambda d: d["rank"])
     # One seed drawn for both, and the same results on both.
     assert a["seed"] == b["seed"] and (a["warm"], a["mean"], a["sdev"]) == (
         b["warm"], b["mean"], b["sdev"])

@@ -74,6 +74,11 @@ def test_identity_refused(tmp_path):
     assert e.value.name == "EINVAL" and ck.read_bytes() == before
     with pytest.raises(StrataError, match="identity"):
         strata.Integrator(gauss, BOX, resume="yes", **kw).integrate()
+    # One that differs only after a NUL is another identity, not the same one cut short.
+    with pytest.raises(StrataError, match="NUL"):
+        strata.Integrator(gauss, BOX, identity="width=0.1\0width=0.2", resume="yes",
+                          **kw).integrate()
+    assert ck.read_bytes() == before
     # The same identity continues it, to the uninterrupted run.
     r = strata.Integrator(gauss, BOX, identity="width=0.1", resume="yes", **kw).integrate()
     whole = strata.Integrator(gauss, BOX, **dict(kw, checkpoint=None)).integrate()

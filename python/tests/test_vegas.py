@@ -216,7 +216,7 @@ def test_scalar_result_is_gvar_like():
 
 
 def test_many_components_up_to_the_librarys_limit():
-    most = lib.STRATA_MAX_COMP
+    most = lib.STRATA_MAX_NCOMP
     n = min(most, 64)  # the library's limit, or enough to show no limit of 8 here
 
     @strata.lbatchintegrand
