@@ -250,8 +250,8 @@ static void sum_components(strata_ravg *ra)
  * iteration's error of a component with few samples rises and falls with
  * its estimate, and each component weighed by its own (or its
  * neighbours') leaned its average off the truth by a share of its error,
- * which the sum of a thousand bins showed at 7 sigma (doc/benchmarks.md,
- * R55).  The sum's errors say how good each iteration's map was, for every
+ * which the sum of a thousand bins showed at 7 sigma (doc/design.md, "Many
+ * components weigh alike").  The sum's errors say how good each iteration's map was, for every
  * component alike.  0 where the sum has no weight to give (no measured
  * iteration). */
 static int shared_weights(const strata_ravg *ra, int from, double *w)
