@@ -31,13 +31,6 @@ void strata_points_start(const strata_plan *plan, int64_t h, strata_points_walk 
   if (!plan->qmc) strata_strat_coords(plan->strat, h, w->k);
 }
 
-/* The coordinates of hypercube h + 1 from those of h: counting in base M,
- * the digits strata_hcube_coords finds by division. */
-static inline void next_coords(int *k, int dim, int M)
-{
-  for (int d = 0; d < dim && ++k[d] == M; d++) k[d] = 0;
-}
-
 /* strata_sample_point's y for the block, each in its sample's hypercube,
  * from one Philox call for all their uniforms.  Lanes past n repeat the
  * last sample's hypercube, so that their points stay in the unit cube;
@@ -56,7 +49,7 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
   for (int j = 0; j < L;) {
     while (j < n && i0 + j >= s->start[w->h + 1]) {
       w->h++;
-      next_coords(w->k, dim, s->M);
+      strata_hcube_next(w->k, dim, s->M);
     }
     for (int d = 0; d < dim; d++)
       for (int l = 0; l < L; l++) k[d][j + l] = w->k[d];

@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         flush<NC>(a, h, acc);
         h++;
         hend = hcube_end(a, h);
-        strata_hcube_coords(h, dim, a.M, k);
+        strata_hcube_next(k, dim, a.M);
         if constexpr (FROZEN_PHILOX)
 #pragma unroll
           for (int d = 0; d < MAXD; d++)

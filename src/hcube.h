@@ -13,6 +13,21 @@ STRATA_HD void strata_hcube_coords(long long h, int dim, int M, int *k)
   }
 }
 
+/* The coordinates of hypercube h + 1 from those of h: counting in base M,
+ * the digits strata_hcube_coords finds by division, which on a GPU is a
+ * long run of instructions for each of the dim digits. */
+STRATA_HD void strata_hcube_next(int *k, int dim, int M)
+{
+  /* A loop of fixed length, which a kernel of known dimension unrolls and
+   * so keeps k in registers. */
+  int carry = 1;
+  for (int d = 0; d < dim; d++)
+    if (carry) {
+      if (++k[d] == M) k[d] = 0;
+      else carry = 0;
+    }
+}
+
 /* The even allocation (strat.h): q samples in every hypercube and one more
  * in the first rem.  Hypercube h's first sample, and the hypercube that
  * holds sample i: no search. */
