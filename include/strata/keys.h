@@ -6,8 +6,9 @@
  * binding's declarations and keywords (python/strata_mc/_build.py) are all
  * made from these lists.  A new key is one line in its list, at its end
  * (the order is the structs' layout, so a new field is a new
- * STRATA_INTERFACE), and its documentation: doc/jobs.md and strata(1) for a
- * job key, doc/python.md for a keyword.
+ * STRATA_INTERFACE), and its documentation: strata(1) (doc/strata.1) and
+ * README.md, "Job file reference", for a job key, doc/python.md for a
+ * keyword.
  *
  * X(type, field, kind, job key, keyword, lo, hi, default, choices)
  *   kind     how the job file and the binding read a value:
@@ -35,8 +36,8 @@ enum {
   STRATA_KEY_TEXT = 6
 };
 
-/* How a run goes: strata_params.  doc/jobs.md, "[vegas]", says what each
- * does. */
+/* How a run goes: strata_params.  strata(1), "[vegas]", says more of what
+ * each does. */
 #define STRATA_PARAMS_KEYS(X)                                                                  \
   /* the algorithm */                                                                          \
   X(strata_mode, mode, CHOICE, "vegas.mode", "mode", 0, 0, STRATA_MODE_VEGASPLUS,              \

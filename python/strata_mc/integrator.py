@@ -44,7 +44,7 @@ def _keys(setting):
 
 _PARAM_KEYS = _keys(0)
 _SETTING_KEYS = _keys(1)
-#: Keywords of Integrator that set strata_params (doc/jobs.md has their meaning).
+#: Keywords of Integrator that set strata_params (strata(1), [vegas], has their meaning).
 PARAMS = tuple(_PARAM_KEYS)
 #: Keywords of Integrator that set strata_settings: what a run keeps.
 SETTINGS = tuple(_SETTING_KEYS)
@@ -250,7 +250,7 @@ class Integrator:
     and ``kw`` may be vegas's keywords (:data:`VEGAS`).
 
     ``f`` is a numpy batch function, points (n, dim) -> values (n,) or
-    (n, ncomp), or a :class:`Source`.  Parameters (doc/jobs.md, [vegas]):
+    (n, ncomp), or a :class:`Source`.  Parameters (strata(1), [vegas]):
     ``neval``, ``mode`` (vegas+, vegas, vegas1d, plain, qmc), ``seed``,
     ``maxiter``, ``maxeval``, ``adapt_iters``, ``skip``, ``epsrel``,
     ``epsabs``, ``ninc``, ``alpha``, ``beta``, ``max_nhcube``, ``min_q``,
