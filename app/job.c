@@ -9,11 +9,11 @@
 #include <ini.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <stddef.h>
 #include <sys/stat.h>
 
 #include "message.h"
@@ -415,9 +415,10 @@ static void sections_list(char *out, size_t len)
     }
   }
   size_t at = 0;
-  for (int i = 0; i < n && at < len; i++)
-    at += (size_t)snprintf(out + at, len - at, "%s[%.*s]", i == 0 ? "" : i == n - 1 ? " or " : ", ",
-                           lens[i], names[i]);
+  for (int i = 0; i < n && at < len; i++) {
+    const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
+    at += (size_t)snprintf(out + at, len - at, "%s[%.*s]", sep, lens[i], names[i]);
+  }
 }
 
 /* A key given twice in a file would silently take the last value: refused,
