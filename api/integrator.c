@@ -371,7 +371,6 @@ int strata_integrator_integrate(strata_integrator *s, strata_iteration_cb progre
   return strata_integrator_run(s, progress ? call_plain : NULL, &p, res);
 }
 
-
 int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
 {
   STRATA_GIVEN(s, "integrator");
