@@ -22,7 +22,7 @@ extern "C" {
  * over its threads or its device. */
 typedef int (*strata_eval_fn)(void *ctx, int64_t n, const double *y, double *f);
 
-/* A mode: the point m where log |f| has a local maximum, its value, and its
+/* A mode (a peak found): the point m where log |f| has a local maximum, its value, and its
  * Laplace approximation A(x) = exp(logf - (x - m)^T H (x - m) / 2). */
 typedef struct {
   double m[STRATA_MAX_DIM];   /* unit cube; dim used */
