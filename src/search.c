@@ -27,6 +27,7 @@
 #define ARMIJO 1e-4
 #define FIRST_STEP 0.1                    /* length of an ascent's first step in the cube */
 #define MAX_TRIALS 30                     /* line search trials of one step */
+#define HILL_POOL 64                      /* candidates a round's starts are picked from */
 #define LOG_2PI 1.8378770664093453
 
 /* The Sobol' starts' own Philox tag: their scramble differs from the run's
@@ -601,21 +602,13 @@ static int barred(const strata_search *s, const double *y)
   return 0;
 }
 
-/* The round's starts: the user's points all, else the candidates the modes
- * explain least by more than RESIDUAL_START, at most most of them, by
- * (residual, index). */
-static int pick_starts(const strata_search *s, int64_t n, const double *y, const double *f,
-                       const char *used, int known, int most, int64_t *start)
+/* The candidates the modes explain least by more than RESIDUAL_START, at
+ * most `most` of them, by (residual, index), into best. */
+static int rank_candidates(const strata_search *s, int64_t n, const double *y, const double *f,
+                           const char *used, int most, candidate *best)
 {
   const int dim = s->dim;
   int ns = 0;
-  if (known) {
-    for (int64_t i = 0; i < n && ns < most; i++) start[ns++] = i;
-    return ns;
-  }
-  /* The best `most` in a small sorted list: the candidates are many. */
-  candidate best[2 * 32 + 1];
-  if (most > 2 * 32) most = 2 * 32;
   for (int64_t i = 0; i < n; i++) {
     const double fi = clean(f[i]);
     if (!(fi > 0.0) || used[i]) continue;
@@ -631,7 +624,42 @@ static int pick_starts(const strata_search *s, int64_t n, const double *y, const
     }
     best[at] = c;
   }
-  for (int k = 0; k < ns; k++) start[k] = best[k].i;
+  return ns;
+}
+
+/* The round's starts: the user's points all; else the best candidates by
+ * (residual, index), passing over one that shares a hill with a start
+ * already taken.  Ascents that start all at once cannot learn from each
+ * other, and the best candidates crowd round the tallest peak: the
+ * hill-valley test (Maree, Alderliesten and Bosman's HillVallEA) takes
+ * two points for one hill where f at their midpoint is no lower than at
+ * both, an evaluation per pair, each candidate's pairs in one batch.
+ * Returns the number of starts, or an error code < 0. */
+static int pick_starts(strata_search *s, int64_t n, const double *y, const double *f,
+                       const char *used, int known, int most, int64_t *start, strata_eval_fn eval,
+                       void *ctx)
+{
+  const int dim = s->dim;
+  int ns = 0;
+  if (known) {
+    for (int64_t i = 0; i < n && ns < most; i++)
+      if (!used[i]) start[ns++] = i;
+    return ns;
+  }
+  candidate pool[HILL_POOL];
+  const int np = rank_candidates(s, n, y, f, used, HILL_POOL, pool);
+  int rc = batch_reserve(s, most);
+  if (rc) return -rc;
+  for (int c = 0; c < np && ns < most; c++) {
+    const double *yc = y + pool[c].i * dim;
+    for (int k = 0; k < ns; k++)
+      for (int d = 0; d < dim; d++) s->by[k * dim + d] = 0.5 * (yc[d] + y[start[k] * dim + d]);
+    if ((rc = evaluate(s, ns, eval, ctx)) != STRATA_OK) return -rc;
+    int apart = 1;
+    for (int k = 0; k < ns && apart; k++)
+      if (s->bf[k] >= fmin(clean(f[pool[c].i]), clean(f[start[k]]))) apart = 0;
+    if (apart) start[ns++] = pool[c].i;
+  }
   return ns;
 }
 
@@ -648,7 +676,11 @@ static int wave(strata_search *s, int64_t n, const double *y, const double *f, c
     rc = strata_error(STRATA_ENOMEM, "peak search: out of memory for %d ascents", most);
     goto out;
   }
-  const int ns = pick_starts(s, n, y, f, used, known, most, start);
+  const int ns = pick_starts(s, n, y, f, used, known, most, start, eval, ctx);
+  if (ns < 0) {
+    rc = -ns;
+    goto out;
+  }
   s->nascents += ns;
   *started = ns;
   for (int k = 0; k < ns; k++) used[start[k]] = 1;
