@@ -602,6 +602,17 @@ static int barred(const strata_search *s, const double *y)
   return 0;
 }
 
+/* log f - log sum_j A_j at y, or -inf as soon as one mode alone explains
+ * more than a quarter of f there: the candidates are many, and near the
+ * modes found (most of them, later in a run) the first close mode ends it. */
+static double residual(const strata_search *s, const double *y, double lf)
+{
+  for (int j = 0; j < s->nmodes; j++)
+    if (s->modes[j].logf - 0.5 * maha2(&s->modes[j], s->dim, y) >= lf - RESIDUAL_START)
+      return -INFINITY;
+  return lf - strata_search_explained(s, y);
+}
+
 /* The candidates the modes explain least by more than RESIDUAL_START, at
  * most `most` of them, by (residual, index), into best. */
 static int rank_candidates(const strata_search *s, int64_t n, const double *y, const double *f,
@@ -612,7 +623,7 @@ static int rank_candidates(const strata_search *s, int64_t n, const double *y, c
   for (int64_t i = 0; i < n; i++) {
     const double fi = clean(f[i]);
     if (!(fi > 0.0) || used[i]) continue;
-    const double r = log(fi) - strata_search_explained(s, y + i * dim);
+    const double r = residual(s, y + i * dim, log(fi));
     if (!(r > RESIDUAL_START)) continue;
     candidate c = {i, r};
     if (ns == most && by_residual(&c, &best[ns - 1]) >= 0) continue;
