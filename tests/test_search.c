@@ -9,19 +9,11 @@
 
 #include "backend_cpu.h"
 #include "error.h"
+#include "peaks_family.h"
 #include "philox.h"
 #include "search.h"
 #include "testutil.h"
 
-#define MAXK 5
-#define MAXD 10
-typedef struct {
-  int seed, d, K;
-  const char *kind;
-  double c[MAXK][MAXD];
-  double u[MAXK][MAXD * (MAXD + 1) / 2]; /* U = L^-1 row by row: precision U^T U */
-  double lognorm[MAXK];
-} instance;
 
 /* bench/peaks/family_table.py 2 24 9 33 20 45 61: tuning instances, rotated
  * covariances, d = 4..10, K = 2..5. */
@@ -56,25 +48,6 @@ static const instance family[] = {
    {24.419743451293506, 24.998725865053885, 25.640740388945638, 25.459173207881143, 25.912665942579917}},
 };
 enum { NFAMILY = sizeof family / sizeof family[0] };
-
-/* |U (x - c)|^2 of component k */
-static double q2(const instance *in, int k, const double *x)
-{
-  double q = 0.0;
-  for (int i = 0, t = 0; i < in->d; i++) {
-    double s = 0.0;
-    for (int j = 0; j <= i; j++, t++) s += in->u[k][t] * (x[j] - in->c[k][j]);
-    q += s * s;
-  }
-  return q;
-}
-
-static double mixture(const instance *in, const double *x)
-{
-  double s = 0.0;
-  for (int k = 0; k < in->K; k++) s += exp(in->lognorm[k] - 0.5 * q2(in, k, x));
-  return s;
-}
 
 /* The integrand as a user gives it (the CPU backend calls it). */
 static void mixture_u(const double *x, int dim, void *user, double *out)

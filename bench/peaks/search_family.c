@@ -6,42 +6,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "peaks_family.h"
 #include "search.h"
-
-#define MAXK 5
-#define MAXD 10
-typedef struct {
-  int seed, d, K;
-  const char *kind;
-  double c[MAXK][MAXD];
-  double u[MAXK][MAXD * (MAXD + 1) / 2];
-  double lognorm[MAXK];
-} instance;
 
 static const instance rows[] = {
 #include "family_rows.h"
 };
 
-/* |U (x - c)|^2 */
-static double q2(const instance *in, int k, const double *x)
-{
-  double q = 0.0;
-  for (int i = 0, t = 0; i < in->d; i++) {
-    double s = 0.0;
-    for (int j = 0; j <= i; j++, t++) s += in->u[k][t] * (x[j] - in->c[k][j]);
-    q += s * s;
-  }
-  return q;
-}
-
 static int density(void *ctx, int64_t n, const double *y, double *f)
 {
   const instance *in = ctx;
-  for (int64_t i = 0; i < n; i++) {
-    double s = 0.0;
-    for (int k = 0; k < in->K; k++) s += exp(in->lognorm[k] - 0.5 * q2(in, k, y + i * in->d));
-    f[i] = s;
-  }
+  for (int64_t i = 0; i < n; i++) f[i] = mixture(in, y + i * in->d);
   return 0;
 }
 
