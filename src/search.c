@@ -6,7 +6,15 @@
  * to the evaluator as one batch, which the backend spreads over its threads
  * or its device.  Each ascent's path depends on its start alone, so the
  * batching changes no bit of it.  The ends are then judged one after the
- * other in start order, the first to reach a mode keeping it. */
+ * other in start order, the first to reach a mode keeping it.
+ *
+ * Ascents that run together cannot learn from each other's modes, so the
+ * starts are picked on distinct hills (pick_starts); where that leaves a
+ * round short of its ascents, the candidates are ranked afresh against the
+ * modes its first ascents found, and the rest start together after them.
+ * Started all at once, a round's best candidates would mostly climb the
+ * tallest peak, round which they crowd (bench/peaks/search_family.sh
+ * measures what each choice finds). */
 #include "search.h"
 
 #include <math.h>
