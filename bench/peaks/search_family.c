@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "peaks_family.h"
 #include "search.h"
@@ -33,6 +34,8 @@ int main(int argc, char **argv)
   int found[MAXD + 1][MAXK + 1] = {{0}}, total[MAXD + 1][MAXK + 1] = {{0}};
   double *evals = malloc(sizeof(double) * (size_t)n);
   int all_found = 0, spurious = 0;
+  static const char *kinds[3] = {"axis", "rotated", "narrow-broad"};
+  int kfound[3] = {0}, ktotal[3] = {0};
   strata_search_params p;
   strata_search_params_default(&p);
   for (int r = 0; r < n; r++) {
@@ -55,6 +58,11 @@ int main(int argc, char **argv)
       spurious += !near;
     }
     total[in->d][in->K] += in->K;
+    for (int t = 0; t < 3; t++)
+      if (strcmp(in->kind, kinds[t]) == 0) {
+        kfound[t] += got;
+        ktotal[t] += in->K;
+      }
     all_found += got == in->K;
     evals[r] = (double)strata_search_evals(s);
     strata_search_free(s);
@@ -72,6 +80,10 @@ int main(int argc, char **argv)
     }
     printf("\n");
   }
+  printf("by kind:");
+  for (int t = 0; t < 3; t++)
+    printf(" %s %d of %d (%.3f)%s", kinds[t], kfound[t], ktotal[t],
+           ktotal[t] ? (double)kfound[t] / ktotal[t] : 0.0, t < 2 ? "," : "\n");
   qsort(evals, (size_t)n, sizeof *evals, by_value);
   printf("all: %d of %d components (%.3f); every component in %d of %d instances; "
          "%d modes near no component\n", fa, ta, (double)fa / ta, all_found, n, spurious);
