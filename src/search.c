@@ -142,20 +142,20 @@ static double maha2(const strata_peak *md, int dim, const double *x)
   return q;
 }
 
-/* log sum_j A_j(y) over the first n modes; -inf with none. */
+/* log sum_j A_j(y) over the first n modes, summed as it goes (the
+ * largest term so far factored out); -inf with none. */
 static double explained_by(const strata_search *s, int n, const double *y)
 {
   double top = -INFINITY, sum = 0.0;
-  double a[STRATA_MAX_DIM > 64 ? STRATA_MAX_DIM : 64];
-  double *la = n <= 64 ? a : malloc(sizeof(double) * (size_t)n);
-  if (!la) return -INFINITY;
   for (int j = 0; j < n; j++) {
-    la[j] = s->modes[j].logf - 0.5 * maha2(&s->modes[j], s->dim, y);
-    if (la[j] > top) top = la[j];
+    const double la = s->modes[j].logf - 0.5 * maha2(&s->modes[j], s->dim, y);
+    if (la > top) {
+      sum = sum * exp(top - la) + 1.0;
+      top = la;
+    } else if (la > -INFINITY) {
+      sum += exp(la - top);
+    }
   }
-  if (top > -INFINITY)
-    for (int j = 0; j < n; j++) sum += exp(la[j] - top);
-  if (la != a) free(la);
   return top > -INFINITY ? top + log(sum) : -INFINITY;
 }
 
