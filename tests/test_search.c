@@ -11,6 +11,7 @@
 #include "error.h"
 #include "peaks_family.h"
 #include "philox.h"
+#include "qmc.h"
 #include "search.h"
 #include "testutil.h"
 
@@ -332,6 +333,67 @@ START_TEST(test_state)
 }
 END_TEST
 
+/* The Sobol' round's first batch: p.starts points of a scrambled Sobol'
+ * net (every axis one point in each of 1024 equal intervals), other than
+ * the run's own QMC points under the same seed, and other for another
+ * seed. */
+typedef struct {
+  int dim, seen;
+  double first[1024 * 8];
+} first_batch;
+
+static int keep_first(void *ctx, int64_t n, const double *y, double *f)
+{
+  first_batch *fb = ctx;
+  if (!fb->seen++) {
+    ck_assert_int_eq(n, 1024);
+    memcpy(fb->first, y, sizeof(double) * (size_t)n * (size_t)fb->dim);
+  }
+  for (int64_t i = 0; i < n; i++) f[i] = 0.0; /* nothing to climb */
+  return STRATA_OK;
+}
+
+START_TEST(test_sobol_starts)
+{
+  enum { D = 8, N = 1024 };
+  strata_search_params p;
+  strata_search_params_default(&p);
+  static first_batch a = {D, 0, {0}}, b = {D, 0, {0}};
+  strata_search *s;
+  ck_assert_int_eq(strata_search_alloc(D, &p, &s), STRATA_OK);
+  ck_assert_int_eq(strata_search_sobol(s, 42, keep_first, &a), STRATA_OK);
+  ck_assert_int_eq(strata_search_evals(s), N);
+  ck_assert_int_eq(strata_search_nascents(s), 0);
+  strata_search_free(s);
+  ck_assert_int_eq(strata_search_alloc(D, &p, &s), STRATA_OK);
+  ck_assert_int_eq(strata_search_sobol(s, 43, keep_first, &b), STRATA_OK);
+  strata_search_free(s);
+  for (int d = 0; d < D; d++) {
+    static char hit[N];
+    memset(hit, 0, sizeof hit);
+    for (int i = 0; i < N; i++) {
+      const double v = a.first[i * D + d];
+      ck_assert(v > 0.0 && v < 1.0);
+      hit[(int)(v * N)]++;
+    }
+    for (int k = 0; k < N; k++) ck_assert_msg(hit[k] == 1, "axis %d interval %d: %d points", d, k, hit[k]);
+  }
+  strata_qmc *q = strata_qmc_alloc(STRATA_QMC_SOBOL, D, 1, 10);
+  strata_qmc_randomize(q, 42, 0);
+  strata_qmc_cursor cur = {.next = -1};
+  int same = 0, same_seed = 0;
+  for (int i = 0; i < N; i++) {
+    double y[D];
+    strata_qmc_point(q, &cur, i, y);
+    same += memcmp(y, a.first + i * D, sizeof y) == 0;
+    same_seed += memcmp(b.first + i * D, a.first + i * D, sizeof y) == 0;
+  }
+  strata_qmc_free(q);
+  ck_assert_int_eq(same, 0);
+  ck_assert_int_eq(same_seed, 0);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
   strata_search_params p;
@@ -434,6 +496,7 @@ int main(void)
   tcase_add_test(tc, test_hidden_broad_peak);
   tcase_add_test(tc, test_known_points_first);
   tcase_add_test(tc, test_state);
+  tcase_add_test(tc, test_sobol_starts);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_cpu_eval);
   suite_add_tcase(s, tc);
