@@ -440,9 +440,12 @@ static void vec_f(const double *x, int dim, const double *params, const strata_t
   out[2] = x[0] * x[1];
 }
 
+static int over_batch; /* set where a call got more points than the batch */
+
 static void batch_f(int64_t n, const double *x, int dim, void *user, double *out)
 {
   (void)user;
+  if (n > 7) __atomic_store_n(&over_batch, 1, __ATOMIC_RELAXED);
   for (int64_t i = 0; i < n; i++) vec_f(x + i * dim, dim, NULL, NULL, out + 3 * i);
 }
 
@@ -473,6 +476,9 @@ START_TEST(test_cpu_eval)
       vc.adapt_comp = bc.adapt_comp = comp;
       ck_assert_int_eq(b->eval(b, &vc, N, y, f), STRATA_OK);
       ck_assert_int_eq(b->eval(b, &bc, N, y, g), STRATA_OK);
+      double few[10]; /* shares below the batch of 7 */
+      ck_assert_int_eq(b->eval(b, &bc, 10, y, few), STRATA_OK);
+      ck_assert(memcmp(g, few, sizeof few) == 0);
       for (int i = 0; i < N; i++) {
         double x[2] = {-1.0 + 4.0 * y[2 * i], 2.0 + 0.5 * y[2 * i + 1]}, v[3];
         vec_f(x, 2, NULL, NULL, v);
@@ -483,6 +489,7 @@ START_TEST(test_cpu_eval)
     }
     strata_backend_free(b);
   }
+  ck_assert_int_eq(over_batch, 0);
 }
 END_TEST
 
