@@ -254,6 +254,42 @@ START_TEST(test_hidden_broad_peak)
 }
 END_TEST
 
+/* Where log f is flat on the cube's scale there is no peak: a constant and
+ * a product of powers rising to a corner give no mode; a single gaussian
+ * gives one, at its centre, whatever the Sobol' points. */
+static int smooth_eval(void *ctx, int64_t n, const double *y, double *f)
+{
+  const int which = *(const int *)ctx;
+  for (int64_t i = 0; i < n; i++) {
+    const double *x = y + 4 * i;
+    double v = 1.0, q = 0.0;
+    for (int d = 0; d < 4; d++) {
+      q += (x[d] - 0.3) * (x[d] - 0.3);
+      if (which == 1) v *= pow(x[d], 0.25);
+    }
+    f[i] = which == 2 ? exp(-q / (2 * 0.1 * 0.1)) : v;
+  }
+  return STRATA_OK;
+}
+
+START_TEST(test_no_peak_where_flat)
+{
+  const int want[3] = {0, 0, 1};
+  for (int which = 0; which < 3; which++) {
+    strata_search_params p;
+    strata_search_params_default(&p);
+    strata_search *s;
+    ck_assert_int_eq(strata_search_alloc(4, &p, &s), STRATA_OK);
+    ck_assert_int_eq(strata_search_sobol(s, 11, smooth_eval, (void *)&which), STRATA_OK);
+    ck_assert_msg(strata_search_nmodes(s) == want[which], "integrand %d: %d modes", which,
+                  strata_search_nmodes(s));
+    if (want[which])
+      for (int d = 0; d < 4; d++) ck_assert(fabs(strata_search_mode(s, 0)->m[d] - 0.3) < 1e-4);
+    strata_search_free(s);
+  }
+}
+END_TEST
+
 /* The user's points start the first ascents, each of them, whatever their
  * residual, and their modes come first, marked known. */
 START_TEST(test_known_points_first)
@@ -501,6 +537,7 @@ int main(void)
   tcase_add_loop_test(tc, test_finds_every_component, 0, NFAMILY);
   tcase_add_loop_test(tc, test_deterministic, 0, 3);
   tcase_add_test(tc, test_hidden_broad_peak);
+  tcase_add_test(tc, test_no_peak_where_flat);
   tcase_add_test(tc, test_known_points_first);
   tcase_add_test(tc, test_state);
   tcase_add_test(tc, test_sobol_starts);
