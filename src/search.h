@@ -22,8 +22,10 @@ extern "C" {
  * over its threads or its device. */
 typedef int (*strata_eval_fn)(void *ctx, int64_t n, const double *y, double *f);
 
-/* A mode: the point m where log |f| has a local maximum, its value, and its
- * Laplace approximation A(x) = exp(logf - (x - m)^T H (x - m) / 2). */
+/* A mode (a peak found): the point m where log |f| has a local maximum, its value, and its
+ * Laplace approximation A(x) = exp(logf - (x - m)^T H (x - m) / 2).  A
+ * maximum counts as a mode only where log |f| curves at least as much as
+ * the floor (16, an sd of 0.25) along some direction. */
 typedef struct {
   double m[STRATA_MAX_DIM];   /* unit cube; dim used */
   double logf;         /* log |f(m)| */
@@ -31,7 +33,7 @@ typedef struct {
   double chol[STRATA_MAX_DIM * STRATA_MAX_DIM]; /* lower Cholesky factor L of H^-1 (L L^T = H^-1) */
   double logmass;      /* log of the Laplace mass |f(m)| (2 pi)^(d/2) det(H)^(-1/2) */
   int known;           /* 1: its ascent started from a point the user gave */
-} strata_mode;
+} strata_peak;
 
 typedef struct {
   int starts;          /* Sobol' points before the warm-up (peaks.starts) */
@@ -53,7 +55,10 @@ void strata_search_free(strata_search *s);
  * already evaluated; a candidate's rank in the arrays breaks ties), the
  * ones the modes found so far explain least (the residual of doc/peaks.md)
  * start at most `ascents` ascents, which evaluate through eval in
- * batches; new modes are merged in start order.  known != 0: the
+ * batches; a candidate that shares a hill with a start already taken (f
+ * at their midpoint no lower than at both) is passed over, and where that
+ * leaves the round short, the rest start once the first ascents' modes are
+ * merged.  New modes are merged in start order.  known != 0: the
  * candidates are the user's points, each of which starts an ascent.
  * Returns STRATA_OK or eval's error. */
 int strata_search_round(strata_search *s, int64_t n, const double *y, const double *f,
@@ -63,7 +68,7 @@ int strata_search_round(strata_search *s, int64_t n, const double *y, const doub
 int strata_search_sobol(strata_search *s, uint64_t seed, strata_eval_fn eval, void *ctx);
 
 int strata_search_nmodes(const strata_search *s);
-const strata_mode *strata_search_mode(const strata_search *s, int j);
+const strata_peak *strata_search_mode(const strata_search *s, int j);
 int64_t strata_search_evals(const strata_search *s);  /* evaluations so far */
 int strata_search_rounds(const strata_search *s);     /* rounds so far */
 int strata_search_nascents(const strata_search *s);   /* ascents so far */
