@@ -72,6 +72,8 @@ STRATA_HD uint32_t strata_uniform_field(const uint32_t *w, int d, int B)
  * the midpoint of its step, so that both ends stay out and a map increment
  * edge is never hit exactly. */
 #define STRATA_FIELD_TO_UNIT(v, scale) (((double)(v) + 0.5) * (scale))
+/* 32 random bits to a double strictly inside (0,1). */
+#define STRATA_U32_TO_UNIT(v) STRATA_FIELD_TO_UNIT((v), 0x1p-32)
 
 /* The dim uniforms of one sample. */
 static inline void strata_sample_uniforms(uint64_t seed, uint32_t iteration,
