@@ -56,8 +56,7 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
     j = j < n && s->start[w->h + 1] - i0 < L ? (int)(s->start[w->h + 1] - i0) : L;
   }
   /* Counter b * L + j: block b of sample i0 + j. */
-  const int nb = strata_uniform_calls(dim), B = strata_uniform_bits(dim);
-  const double scale = 1.0 / (double)(UINT64_C(1) << B);
+  const int nb = (dim + 3) / 4;
   strata_philox_lanes c;
   for (int b = 0; b < nb; b++)
     for (int j = 0; j < L; j++) {
@@ -68,23 +67,9 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
       c.w[3][b * L + j] = (uint32_t)(index >> 32);
     }
   strata_philox4x32_10_lanes(&c, nb * L, plan->seed);
-  /* strata_uniform_field lane by lane: coordinate d's bits begin in word
-   * q of the sample's words and may end in word q + 1. */
-  for (int d = 0; d < dim; d++) {
-    const int o = d * B, q = o >> 5, sh = o & 31;
-    const uint32_t mask = 0xffffffffu >> (32 - B);
-    const uint32_t *lo = &c.w[q % 4][q / 4 * L];
-    if (sh + B <= 32) {
-      for (int j = 0; j < L; j++)
-        y[d][j] = (k[d][j] + STRATA_FIELD_TO_UNIT((lo[j] >> sh) & mask, scale)) * invM;
-    } else {
-      const uint32_t *hi = &c.w[(q + 1) % 4][(q + 1) / 4 * L];
-      for (int j = 0; j < L; j++) {
-        const uint32_t v = (uint32_t)(((uint64_t)lo[j] | (uint64_t)hi[j] << 32) >> sh) & mask;
-        y[d][j] = (k[d][j] + STRATA_FIELD_TO_UNIT(v, scale)) * invM;
-      }
-    }
-  }
+  for (int d = 0; d < dim; d++)
+    for (int j = 0; j < L; j++)
+      y[d][j] = (k[d][j] + STRATA_U32_TO_UNIT(c.w[d % 4][d / 4 * L + j])) * invM;
 }
 
 POINTS_CLONES

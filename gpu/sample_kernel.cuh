@@ -187,15 +187,12 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     constexpr bool FROZEN_PHILOX = !ADAPT && PTS == kPhilox;
     double kt[FROZEN_PHILOX ? MAXD : 1];
     const double tscale = (double)ninc * a.invM;
-    /* Philox: calls per sample and bits per coordinate (philox.h). */
-    const int ucalls = strata_uniform_calls(dim), ubits = strata_uniform_bits(dim);
-    const double uscale = 1.0 / (double)(1ull << ubits);
     if (valid) {
       strata_hcube_coords(h, dim, a.M, k);
       if constexpr (FROZEN_PHILOX)
 #pragma unroll
         for (int d = 0; d < MAXD; d++)
-          if (d < dim) kt[d] = (k[d] + 0.5 * uscale) * tscale;
+          if (d < dim) kt[d] = (k[d] + 0x1p-33) * tscale;
     }
     double acc[NS];
 #pragma unroll
@@ -211,34 +208,30 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         if constexpr (FROZEN_PHILOX)
 #pragma unroll
           for (int d = 0; d < MAXD; d++)
-            if (d < dim) kt[d] = (k[d] + 0.5 * uscale) * tscale;
+            if (d < dim) kt[d] = (k[d] + 0x1p-33) * tscale;
       }
       double x[MAXD];
       int inc[MAXD];
       double jac = 1.0;
       if constexpr (PTS == kPhilox) {
-        uint32_t w[STRATA_UNIFORM_WORDS(MAXD)];
 #pragma unroll
-        for (int b = 0; b < STRATA_UNIFORM_WORDS(MAXD) / 4; b++) {
-          if (b >= ucalls) break;
+        for (int b = 0; b < (MAXD + 3) / 4; b++) {
+          if (4 * b >= dim) break;
           uint4 ctr = make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
                                  (unsigned int)((unsigned long long)i >> 32));
           uint4 r = curand_Philox4x32_10(ctr, key);
-          w[4 * b] = r.x;
-          w[4 * b + 1] = r.y;
-          w[4 * b + 2] = r.z;
-          w[4 * b + 3] = r.w;
-        }
-        w[4 * ucalls] = 0u;
+          const unsigned int w[4] = {r.x, r.y, r.z, r.w};
 #pragma unroll
-        for (int d = 0; d < MAXD; d++)
-          if (d < dim) {
-            const uint32_t v = strata_uniform_field(w, d, ubits);
-            if constexpr (FROZEN_PHILOX)
-              map_frozen(a, d, fma((double)v, tscale * uscale, kt[d]), x, jac);
-            else
-              map_axis(a, d, (k[d] + STRATA_FIELD_TO_UNIT(v, uscale)) * a.invM, x, inc, jac);
+          for (int j = 0; j < 4; j++) {
+            const int d = 4 * b + j;
+            if (d < dim && d < MAXD) {
+              if constexpr (FROZEN_PHILOX)
+                map_frozen(a, d, fma((double)w[j], tscale * 0x1p-32, kt[d]), x, jac);
+              else
+                map_axis(a, d, (k[d] + STRATA_U32_TO_UNIT(w[j])) * a.invM, x, inc, jac);
+            }
           }
+        }
       } else {
         const long long r = i >> a.log2n;
         const unsigned long long j = (unsigned long long)i & ((1ULL << a.log2n) - 1);
