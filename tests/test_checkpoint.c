@@ -400,7 +400,9 @@ END_TEST
 /* A file of an older format version resumes when its map has the
  * increments this strata gives the job, and is refused naming its version
  * when not (version 2 trained a map in one dimension too, and fewer
- * increments than two per stratum in two dimensions at small neval). */
+ * increments than two per stratum in two dimensions at small neval;
+ * version 3 stored the map with the increments of its first iterations,
+ * before any split). */
 START_TEST(test_older_versions)
 {
   strata_checkpoint c = {.format_version = 2};
@@ -408,14 +410,18 @@ START_TEST(test_older_versions)
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 100, 10000, 3) == STRATA_OK);
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 1, 10000, 1) != STRATA_OK);
   ck_assert_msg(strstr(strata_last_error(), "old.h5: checkpoint format version 2, whose map "
-                       "has 100 increments per axis; this strata (format version 3) trains 1 "
+                       "has 100 increments per axis; this strata (format version 4) trains 1 "
                        "for neval = 10000 in 1 dimension: run the job again"),
                 "%s", strata_last_error());
   c.format_version = 1;
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 1000, 1000000, 8) != STRATA_OK);
   ck_assert(strstr(strata_last_error(), "format version 1,"));
-  /* This version's own files go on to strata_run_restore's checks. */
   c.format_version = 3;
+  ck_assert(strata_checkpoint_check_version(&c, "old.h5", 100, 10000, 8) == STRATA_OK);
+  ck_assert(strata_checkpoint_check_version(&c, "old.h5", 800, 20000, 4) != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "format version 3, whose map has 100 increments"));
+  /* This version's own files go on to strata_run_restore's checks. */
+  c.format_version = 4;
   ck_assert(strata_checkpoint_check_version(&c, "new.h5", 1, 10000, 1) == STRATA_OK);
 }
 END_TEST
