@@ -25,14 +25,12 @@ double strata_map_split_floor(int dim)
   return STRATA_MAP_SPLIT_FLOOR * exp2((dim - 2) / 3.0);
 }
 
-int strata_map_max_splits(int base, int64_t neval, int dim, int maxinc, int adapt_iters)
+int strata_map_max_splits(int base, int64_t neval, int dim, int maxinc)
 {
   if (base <= 1) return 0;
   const double fine = floor((double)neval / strata_map_split_floor(dim));
   int j = 0;
-  while ((int64_t)base << (j + 1) <= maxinc && (double)((int64_t)base << (j + 1)) <= fine &&
-         STRATA_MAP_SPLIT_FIRST + j * STRATA_MAP_SPLIT_EVERY <= adapt_iters)
-    j++;
+  while ((int64_t)base << (j + 1) <= maxinc && (double)((int64_t)base << (j + 1)) <= fine) j++;
   return j;
 }
 
@@ -43,10 +41,10 @@ int strata_map_splits_at(int itn, int maxsplits)
   return j < maxsplits ? j : maxsplits;
 }
 
-int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube, int adapt_iters)
+int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube, int split)
 {
   const int base = strata_map_base_ninc(ninc, neval, dim, max_nhcube);
-  return base << strata_map_max_splits(base, neval, dim, ninc, adapt_iters);
+  return split ? base << strata_map_max_splits(base, neval, dim, ninc) : base;
 }
 
 int strata_map_group_for(int n, int base, int splits)

@@ -69,8 +69,8 @@ int strata_map_base_ninc(int ninc, int64_t neval, int dim, int64_t max_nhcube);
  * iteration STRATA_MAP_SPLIT_FIRST splits every increment in two, and so
  * does every STRATA_MAP_SPLIT_EVERY-th after it, while one iteration
  * gives each new increment at least strata_map_split_floor(dim) samples
- * and the ceiling ninc allows.  A run of fewer iterations samples the maps
- * it did with a single resolution. */
+ * and the ceiling ninc allows.  Before its first split a map samples as
+ * one of the base increments does. */
 #define STRATA_MAP_SPLIT_FIRST 10
 #define STRATA_MAP_SPLIT_EVERY 2
 
@@ -82,11 +82,10 @@ int strata_map_base_ninc(int ninc, int64_t neval, int dim, int64_t max_nhcube);
 #define STRATA_MAP_SPLIT_FLOOR 10.0
 double strata_map_split_floor(int dim);
 
-/* The most splits a map of base increments makes in adapt_iters adapting
- * iterations of neval samples: its resolution stays at most maxinc and
- * gives an increment at least strata_map_split_floor(dim) samples an
- * iteration. */
-int strata_map_max_splits(int base, int64_t neval, int dim, int maxinc, int adapt_iters);
+/* The most splits a map of base increments trained on neval samples an
+ * iteration makes: its resolution stays at most maxinc and gives an
+ * increment at least strata_map_split_floor(dim) samples an iteration. */
+int strata_map_max_splits(int base, int64_t neval, int dim, int maxinc);
 
 /* The splits made by the refinement after adapting iteration itn (counted
  * from 1), of at most maxsplits: a function of the iteration, so a resumed
@@ -94,9 +93,11 @@ int strata_map_max_splits(int base, int64_t neval, int dim, int maxinc, int adap
 int strata_map_splits_at(int itn, int maxsplits);
 
 /* The increments per axis the map is stored with: the base resolution
- * with every split the run can make, so that no buffer changes size
- * during a run, and a run that can make none is the same as before. */
-int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube, int adapt_iters);
+ * with every split it can make (split nonzero; 0 for a map that never
+ * splits), so that no buffer changes size during a run, whatever its
+ * iterations, and a map trained by one job serves another of the same
+ * neval as it is. */
+int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube, int split);
 
 /* The group size the refinement uses on a map stored with n increments
  * from base after splits splits: n / (base << splits). */

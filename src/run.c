@@ -80,8 +80,8 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
    * gets the fewer samples the others see where it is small: their
    * estimates come out low with errors blind to it (doc/design.md, "The
    * map's resolution").  So its map does not split. */
-  const int splitting = vegas_mode(p) && pr->ncomp <= 1 ? p->adapt_iters : 0;
-  const int ninc = strata_map_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube, splitting);
+  const int ninc =
+      strata_map_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube, vegas_mode(p) && pr->ncomp <= 1);
   r->map = strata_map_alloc(pr->dim, ninc, p->mode == STRATA_MODE_VEGAS1D);
   /* With no adapting iteration every iteration is a frozen one. */
   const int64_t nfrozen = p->neval_frozen ? p->neval_frozen : p->neval;
@@ -728,7 +728,7 @@ static void map_resolution(strata_run *r)
   const strata_params *p = &r->params;
   const int dim = r->problem.dim,
             base = strata_map_base_ninc(p->ninc, p->neval, dim, p->max_nhcube),
-            most = strata_map_max_splits(base, p->neval, dim, r->map->ninc, p->adapt_iters);
+            most = strata_map_max_splits(base, p->neval, dim, r->map->ninc);
   r->map->group =
       strata_map_group_for(r->map->ninc, base, strata_map_splits_at(r->ravg.n + 1, most));
 }

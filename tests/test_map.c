@@ -868,31 +868,27 @@ START_TEST(test_grouped_refine_is_coarse_refine)
 END_TEST
 
 /* The increments split in two after iterations 10, 12, 14, ... while an
- * iteration gives each at least the floor of samples, the ceiling allows,
- * and the run adapts that long; the map is stored with every split it can
- * make, and a run that can make none keeps the base map. */
+ * iteration gives each at least the floor of samples and the ceiling
+ * allows; the map is stored with every split it can make, and a map that
+ * never splits keeps the base increments. */
 START_TEST(test_splits_follow_the_iterations)
 {
   /* d = 4 at 2e4: 100 increments (the rule), floor 10 x 2^(2/3) = 15.9
    * samples, so 1258 increments would do; the ceiling 1000 stops at 800. */
   ck_assert_int_eq(strata_map_base_ninc(1000, 20000, 4, 1000000), 100);
-  ck_assert_int_eq(strata_map_max_splits(100, 20000, 4, 1000, 20), 3);
-  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 4, 1000000, 20), 800);
-  /* Adapting iterations 10 and 12 allow two splits, fewer than 10 none. */
-  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 4, 1000000, 12), 400);
-  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 4, 1000000, 11), 200);
-  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 4, 1000000, 9), 100);
+  ck_assert_int_eq(strata_map_max_splits(100, 20000, 4, 1000), 3);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 4, 1000000, 1), 800);
   ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 4, 1000000, 0), 100);
   /* d = 8 at 1e4: floor 40 samples, 250 increments: one split.  d = 10 at
    * 1e4: floor 50.8, 196 increments: none.  d = 12 at 3e4: 101.6, one. */
-  ck_assert_int_eq(strata_map_ninc_for(1000, 10000, 8, 1000000, 20), 200);
-  ck_assert_int_eq(strata_map_ninc_for(1000, 10000, 10, 1000000, 20), 100);
-  ck_assert_int_eq(strata_map_ninc_for(1000, 30000, 12, 1000000, 20), 200);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 10000, 8, 1000000, 1), 200);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 10000, 10, 1000000, 1), 100);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 30000, 12, 1000000, 1), 200);
   /* The ceiling: 150 allows no split of 100, 1024 at 5e5 one of 500. */
-  ck_assert_int_eq(strata_map_ninc_for(150, 20000, 4, 1000000, 20), 100);
-  ck_assert_int_eq(strata_map_ninc_for(1024, 500000, 4, 1000000, 20), 1000);
+  ck_assert_int_eq(strata_map_ninc_for(150, 20000, 4, 1000000, 1), 100);
+  ck_assert_int_eq(strata_map_ninc_for(1024, 500000, 4, 1000000, 1), 1000);
   /* One dimension: no map to split. */
-  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 1, 1000000, 20), 1);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 1, 1000000, 1), 1);
   /* When: after iterations 10, 12, 14, at most the splits allowed. */
   static const int at[][2] = {{1, 0}, {9, 0}, {10, 1}, {11, 1}, {12, 2}, {13, 2}, {14, 3},
                               {16, 3}, {30, 3}};
@@ -909,7 +905,7 @@ START_TEST(test_splits_follow_the_iterations)
   for (int64_t neval = 1; neval < 100000000; neval = neval * 3 / 2 + 1)
     for (int dim = 2; dim <= 12; dim += 5) {
       const int base = strata_map_base_ninc(1000, neval, dim, 1000000),
-                n = strata_map_ninc_for(1000, neval, dim, 1000000, 30);
+                n = strata_map_ninc_for(1000, neval, dim, 1000000, 1);
       REQUIRE(n % base == 0 && n <= 1000 && n >= base, "neval %lld d=%d: %d of %d", (long long)neval,
               dim, n, base);
       REQUIRE(n == base || (double)neval / n >= strata_map_split_floor(dim),
