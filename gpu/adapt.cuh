@@ -356,7 +356,8 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   nt = block_sum<kRefineThreads>(nt);
   const double abar = block_sum<kRefineThreads>(asum) / nt;
   /* r[] holds the weights of groups that read 0 until the smoothing. */
-  for (int i = threadIdx.x; i < nc; i += blockDim.x) r[i] = strata_map_unseen(w, pre, nc, i, abar);
+  for (int i = threadIdx.x; i < nc; i += blockDim.x)
+    r[i] = strata_map_unseen(w, pre, nc, i, abar);
   __syncthreads();
   for (int i = threadIdx.x; i < nc; i += blockDim.x) w[i] = pre[i] > 0.0 ? r[i] : abar;
   __syncthreads();

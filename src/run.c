@@ -80,8 +80,8 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
    * gets the fewer samples the others see where it is small: their
    * estimates come out low with errors blind to it (doc/design.md, "The
    * map's resolution").  So its map does not split. */
-  const int ninc =
-      strata_map_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube, vegas_mode(p) && pr->ncomp <= 1);
+  const int split = vegas_mode(p) && pr->ncomp <= 1,
+            ninc = strata_map_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube, split);
   r->map = strata_map_alloc(pr->dim, ninc, p->mode == STRATA_MODE_VEGAS1D);
   /* With no adapting iteration every iteration is a frozen one. */
   const int64_t nfrozen = p->neval_frozen ? p->neval_frozen : p->neval;

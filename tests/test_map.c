@@ -843,20 +843,19 @@ START_TEST(test_grouped_refine_is_coarse_refine)
           const int i = k / group;
           const double want =
               k % group == 0 ? ec[i] : ec[i] + (double)(k % group) / group * (ec[i + 1] - ec[i]);
-          REQUIRE(fabs(ef[k] - want) <= 1e-13, "shared %d round %d axis %d e[%d] = %.17g, want %.17g",
-                  shared, round, ax, k, ef[k], want);
+          REQUIRE(fabs(ef[k] - want) <= 1e-13,
+                  "shared %d round %d axis %d e[%d] = %.17g, want %.17g", shared, round, ax, k,
+                  ef[k], want);
         }
         check_valid_axis(fine, ax, "grouped");
       }
     }
     /* The split: groups of 4 now; the edges inside the old groups move. */
-    double moved = 0.0;
     fine->group = group / 2;
     const double before = strata_map_axis_edges(fine, 0)[group / 2];
     strata_map_refine(fine, wf, cf, 0.5);
-    moved = fabs(strata_map_axis_edges(fine, 0)[group / 2] - before);
     for (int ax = 0; ax < strata_map_naxes(fine); ax++) check_valid_axis(fine, ax, "split");
-    ck_assert_double_gt(moved, 0.0);
+    ck_assert_double_ne(strata_map_axis_edges(fine, 0)[group / 2], before);
     strata_map_free(coarse);
     strata_map_free(fine);
     free(wc);
@@ -906,8 +905,8 @@ START_TEST(test_splits_follow_the_iterations)
     for (int dim = 2; dim <= 12; dim += 5) {
       const int base = strata_map_base_ninc(1000, neval, dim, 1000000),
                 n = strata_map_ninc_for(1000, neval, dim, 1000000, 1);
-      REQUIRE(n % base == 0 && n <= 1000 && n >= base, "neval %lld d=%d: %d of %d", (long long)neval,
-              dim, n, base);
+      REQUIRE(n % base == 0 && n <= 1000 && n >= base, "neval %lld d=%d: %d of %d",
+              (long long)neval, dim, n, base);
       REQUIRE(n == base || (double)neval / n >= strata_map_split_floor(dim),
               "neval %lld d=%d: %d increments, %g samples each", (long long)neval, dim, n,
               (double)neval / n);
