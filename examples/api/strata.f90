@@ -23,11 +23,11 @@ module strata
      real(c_double) :: known(STRATA_MAX_DIM, STRATA_MAX_KNOWN)
   end type strata_peaks_params
 
-  type, bind(C) :: strata_peak
+  type, bind(C) :: strata_result_peak
      real(c_double) :: x(STRATA_MAX_DIM)
      real(c_double) :: logf, share, weight
      integer(c_int) :: known
-  end type strata_peak
+  end type strata_result_peak
 
   type, bind(C) :: strata_params
      integer(c_int) :: mode
@@ -78,7 +78,7 @@ module strata
      integer(c_int) :: thin
      real(c_double) :: thin_neval
      integer(c_int) :: peaks_searched, nmodes
-     type(strata_peak) :: modes(STRATA_MAX_PEAKS)
+     type(strata_result_peak) :: modes(STRATA_MAX_PEAKS)
      integer(c_int) :: nchannels
      real(c_double) :: alpha_map, alpha_uniform, khat, khat_limit
      integer(c_int) :: khat_itn

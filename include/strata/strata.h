@@ -222,7 +222,7 @@ typedef struct {
   double share;         /* its channel's share of the integral (0 with no channel) */
   double weight;        /* its channel's weight alpha_c (0 with no channel) */
   int known;            /* its ascent started from a point of peaks.known */
-} strata_peak;
+} strata_result_peak;
 
 /* For a vector integrand (ncomp > 1) integral, sigma, chi2_dof and q
  * describe component 0; the comp_ arrays hold the first n = min(ncomp,
@@ -273,7 +273,7 @@ typedef struct {
    * search_evals, the evaluations of the search (counted in neval too). */
   int peaks_searched;
   int nmodes;
-  strata_peak modes[STRATA_MAX_PEAKS];
+  strata_result_peak modes[STRATA_MAX_PEAKS];
   int nchannels;
   double alpha_map, alpha_uniform;
   double khat, khat_limit;
