@@ -49,7 +49,9 @@ struct strata_integrator {
 };
 
 /* The struct sizes of each interface a caller may have been built with:
- * interface 1 had no strata_settings, 2 added it. */
+ * interface 1 had no strata_settings, 2 added it, 4 added the peak search
+ * to strata_params (a caller of an older interface has a shorter one,
+ * refused by its size). */
 static int known_caller(int interface, size_t problem_size, size_t params_size,
                         const char *what)
 {
@@ -264,7 +266,9 @@ int strata_integrator_open(const strata_problem *pr, const strata_params *p,
   int rc = settings_known(st, "strata_integrator_open");
   if (rc != STRATA_OK) return rc;
   /* The settings' interface is the caller's header's: its problem and
-   * params are of that interface too (both unchanged since interface 1). */
+   * params are of that interface too (strata_params grew in interface 4,
+   * strata_settings did not: a caller of 2 or 3 gets this library's
+   * sizes, as its settings cannot tell its own). */
   return alloc_with(st->interface, sizeof *pr, sizeof *p, pr, p, backend, comm, st, out);
 }
 

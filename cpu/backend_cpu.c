@@ -547,6 +547,63 @@ static int cpu_sample(strata_backend *b, strata_plan *plan)
   return plan->combine != STRATA_COMBINE_CELLS ? strata_backend_host_part(plan) : STRATA_OK;
 }
 
+/* The peak search's points (backend.h's eval): fixed stretches of the
+ * batch, one thread each, through the problem's form as sampling calls it. */
+static int cpu_eval(strata_backend *b, const strata_problem *pr, int64_t n, const double *y,
+                    double *f)
+{
+  const cpu_backend *cb = b->self;
+  const int dim = pr->dim, nc = pr->ncomp > 1 ? pr->ncomp : 1;
+  const int64_t B = pr->fb ? (pr->batch > 0 ? pr->batch : 1024) : CPU_BATCH;
+  const int64_t nstretch = (n + B - 1) / B;
+  int nt = cb->nthreads, nomem = 0;
+#ifdef _OPENMP
+  if (nt <= 0) nt = omp_get_max_threads();
+  if (nt > nstretch) nt = nstretch > 0 ? (int)nstretch : 1;
+#pragma omp parallel num_threads(nt) reduction(|| : nomem)
+#else
+  (void)nt;
+#endif
+  {
+    double *x = malloc(sizeof(double) * (size_t)B * (size_t)dim);
+    double *fv = malloc(sizeof(double) * (size_t)B * (size_t)nc);
+    if (!x || !fv) nomem = 1;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+    for (int64_t c = 0; c < nstretch; c++) {
+      if (!x || !fv) continue;
+      const int64_t i0 = c * B, m = n - i0 < B ? n - i0 : B;
+      for (int64_t j = 0; j < m; j++)
+        for (int d = 0; d < dim; d++)
+          x[j * dim + d] = pr->lower[d] + (pr->upper[d] - pr->lower[d]) * y[(i0 + j) * dim + d];
+      if (pr->f)
+        for (int64_t j = 0; j < m; j++) fv[j] = pr->f(x + j * dim, dim, pr->params);
+      else if (pr->fv)
+        for (int64_t j = 0; j < m; j++) pr->fv(x + j * dim, dim, pr->params, pr->tables, fv + j * nc);
+      else if (pr->fb)
+        pr->fb(m, x, dim, pr->user, fv);
+      else
+        for (int64_t j = 0; j < m; j++) pr->fu(x + j * dim, dim, pr->user, fv + j * nc);
+      for (int64_t j = 0; j < m; j++) {
+        const double *v = fv + j * nc;
+        double a = 0.0;
+        if (nc == 1) a = fabs(v[0]);
+        else if (pr->adapt_comp >= 0) a = fabs(v[pr->adapt_comp]);
+        else
+          for (int k = 0; k < nc; k++) a += fabs(v[k]);
+        f[i0 + j] = a;
+      }
+    }
+    free(x);
+    free(fv);
+  }
+  if (nomem)
+    return strata_error(STRATA_ENOMEM, "cpu backend: no memory for batches of %lld points",
+                        (long long)B);
+  return STRATA_OK;
+}
+
 static void cpu_free(strata_backend *b)
 {
   cpu_backend *cb = b->self;
@@ -575,5 +632,6 @@ strata_backend *strata_backend_cpu_new(int nthreads)
   b->sample = cpu_sample;
   b->adapt = strata_backend_host_adapt;
   b->free = cpu_free;
+  b->eval = cpu_eval;
   return b;
 }

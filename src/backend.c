@@ -11,6 +11,15 @@ void strata_backend_free(strata_backend *b)
   if (b && b->free) b->free(b);
 }
 
+int strata_backend_evaluate(void *ctx, int64_t n, const double *y, double *f)
+{
+  const strata_backend_evaluator *e = ctx;
+  if (!e->backend->eval)
+    return strata_error(STRATA_EBACKEND, "the %s backend cannot evaluate the peak search's "
+                        "points", e->backend->name);
+  return e->backend->eval(e->backend, e->problem, n, y, f);
+}
+
 void strata_backend_point(const strata_plan *plan, int64_t i, double *y)
 {
   const strata_strat *s = plan->strat;

@@ -46,6 +46,14 @@ struct strata_backend {
    * (its devices' own exchange). */
   int keeps_state;
   int exchanges;
+  /* The peak search's evaluator (search.h): at the n points y of the unit
+   * cube (y[i * dim + d]), mapped onto pr's box, the magnitude of the value
+   * that adapts the map (a scalar's |f|; a vector's component adapt_comp,
+   * or the sum of its components' magnitudes) into f[i], each point's
+   * value the same however the batch is split.  Values that are not finite
+   * are passed on as they are.  NULL where the backend has none. */
+  int (*eval)(strata_backend *b, const strata_problem *pr, int64_t n, const double *y,
+              double *f);
 };
 
 /* What a backend that samples into host memory does with a stratified
@@ -57,6 +65,13 @@ int strata_backend_host_adapt(strata_backend *b, const strata_plan *plan, strata
                               strata_strat *s);
 
 void strata_backend_free(strata_backend *b);
+
+/* A backend's eval as the search's strata_eval_fn: ctx is one of these. */
+typedef struct {
+  strata_backend *backend;
+  const strata_problem *problem;
+} strata_backend_evaluator;
+int strata_backend_evaluate(void *ctx, int64_t n, const double *y, double *f);
 
 /* The pseudo-random point y of global sample i in the hypercube with
  * coordinates k: what every backend draws, so that a reported point is the

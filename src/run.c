@@ -352,6 +352,8 @@ static void describe(strata_run *r, int restarted, int adapt, strata_iteration *
   out->time_s = rec->time_s;
   out->ncomp = r->ncomp;
   if (r->ncomp > 1) out->comp = describe_comp(r, r->ravg.n - 1);
+  out->khat = NAN;
+  out->nchannels = 1;
 }
 
 /* Replays the averaging exactly as the iterations first ran it, so that
@@ -797,6 +799,9 @@ void strata_run_result(const strata_run *r, strata_result *res)
   res->nhcube = (int)r->strat->nhcube;
   res->time_s = r->time_s;
   res->comm_time_s = r->comm_time_s;
+  res->nchannels = 1;
+  res->alpha_map = 1.0;
+  res->khat = res->khat_limit = NAN;
 }
 
 int strata_run_loop(strata_run *r, strata_run_after after, void *ctx)

@@ -22,7 +22,7 @@ extern "C" {
  * over its threads or its device. */
 typedef int (*strata_eval_fn)(void *ctx, int64_t n, const double *y, double *f);
 
-/* A mode: the point m where log |f| has a local maximum, its value, and its
+/* A mode (a peak found): the point m where log |f| has a local maximum, its value, and its
  * Laplace approximation A(x) = exp(logf - (x - m)^T H (x - m) / 2). */
 typedef struct {
   double m[STRATA_MAX_DIM];   /* unit cube; dim used */
@@ -31,7 +31,7 @@ typedef struct {
   double chol[STRATA_MAX_DIM * STRATA_MAX_DIM]; /* lower Cholesky factor L of H^-1 (L L^T = H^-1) */
   double logmass;      /* log of the Laplace mass |f(m)| (2 pi)^(d/2) det(H)^(-1/2) */
   int known;           /* 1: its ascent started from a point the user gave */
-} strata_mode;
+} strata_peak;
 
 typedef struct {
   int starts;          /* Sobol' points before the warm-up (peaks.starts) */
@@ -63,7 +63,7 @@ int strata_search_round(strata_search *s, int64_t n, const double *y, const doub
 int strata_search_sobol(strata_search *s, uint64_t seed, strata_eval_fn eval, void *ctx);
 
 int strata_search_nmodes(const strata_search *s);
-const strata_mode *strata_search_mode(const strata_search *s, int j);
+const strata_peak *strata_search_mode(const strata_search *s, int j);
 int64_t strata_search_evals(const strata_search *s);  /* evaluations so far */
 int strata_search_rounds(const strata_search *s);     /* rounds so far */
 int strata_search_nascents(const strata_search *s);   /* ascents so far */

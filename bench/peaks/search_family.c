@@ -1,0 +1,107 @@
+/* The peak search's Sobol' round alone on instances of the family: the
+ * share of the components it finds, by d and K, and the evaluations it
+ * spends.  Built and run by search_family.sh, which writes the instances'
+ * table (family_table.py) into family_rows.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "search.h"
+
+#define MAXK 5
+#define MAXD 10
+typedef struct {
+  int seed, d, K;
+  const char *kind;
+  double c[MAXK][MAXD];
+  double u[MAXK][MAXD * (MAXD + 1) / 2];
+  double lognorm[MAXK];
+} instance;
+
+static const instance rows[] = {
+#include "family_rows.h"
+};
+
+/* |U (x - c)|^2 */
+static double q2(const instance *in, int k, const double *x)
+{
+  double q = 0.0;
+  for (int i = 0, t = 0; i < in->d; i++) {
+    double s = 0.0;
+    for (int j = 0; j <= i; j++, t++) s += in->u[k][t] * (x[j] - in->c[k][j]);
+    q += s * s;
+  }
+  return q;
+}
+
+static int density(void *ctx, int64_t n, const double *y, double *f)
+{
+  const instance *in = ctx;
+  for (int64_t i = 0; i < n; i++) {
+    double s = 0.0;
+    for (int k = 0; k < in->K; k++) s += exp(in->lognorm[k] - 0.5 * q2(in, k, y + i * in->d));
+    f[i] = s;
+  }
+  return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+  const uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 10) : 1;
+  const int n = (int)(sizeof rows / sizeof rows[0]);
+  int found[MAXD + 1][MAXK + 1] = {{0}}, total[MAXD + 1][MAXK + 1] = {{0}};
+  double *evals = malloc(sizeof(double) * (size_t)n);
+  int all_found = 0, spurious = 0;
+  strata_search_params p;
+  strata_search_params_default(&p);
+  for (int r = 0; r < n; r++) {
+    const instance *in = &rows[r];
+    strata_search *s;
+    if (strata_search_alloc(in->d, &p, &s) != 0) return 1;
+    if (strata_search_sobol(s, seed + (uint64_t)in->seed, density, (void *)in) != 0) return 1;
+    int got = 0;
+    for (int k = 0; k < in->K; k++) {
+      int hit = 0;
+      for (int j = 0; j < strata_search_nmodes(s); j++)
+        if (q2(in, k, strata_search_mode(s, j)->m) <= 1.0) hit = 1;
+      got += hit;
+      found[in->d][in->K] += hit;
+    }
+    for (int j = 0; j < strata_search_nmodes(s); j++) {
+      int near = 0;
+      for (int k = 0; k < in->K; k++)
+        if (q2(in, k, strata_search_mode(s, j)->m) <= 1.0) near = 1;
+      spurious += !near;
+    }
+    total[in->d][in->K] += in->K;
+    all_found += got == in->K;
+    evals[r] = (double)strata_search_evals(s);
+    strata_search_free(s);
+  }
+  printf("components found by the Sobol' round (default parameters), %d instances\n", n);
+  printf("   d   K=2    K=3    K=4    K=5\n");
+  int fa = 0, ta = 0;
+  for (int d = 4; d <= MAXD; d++) {
+    printf("%4d", d);
+    for (int k = 2; k <= MAXK; k++) {
+      if (total[d][k]) printf("  %5.2f", (double)found[d][k] / total[d][k]);
+      else printf("     - ");
+      fa += found[d][k];
+      ta += total[d][k];
+    }
+    printf("\n");
+  }
+  qsort(evals, (size_t)n, sizeof *evals, by_value);
+  printf("all: %d of %d components (%.3f); every component in %d of %d instances; "
+         "%d modes near no component\n", fa, ta, (double)fa / ta, all_found, n, spurious);
+  printf("evaluations: median %.0f, 90%% %.0f, max %.0f\n", evals[n / 2],
+         evals[(int)(0.9 * (n - 1))], evals[n - 1]);
+  free(evals);
+  return 0;
+}

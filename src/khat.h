@@ -1,0 +1,63 @@
+/* The Pareto k-hat of importance weights (Vehtari, Simpson, Gelman, Yao
+ * and Gabry, "Pareto smoothed importance sampling"): the shape k of a
+ * generalized Pareto distribution fitted to the largest weights.  Where
+ * k >= 1/2 the weights' variance is infinite or close to it, and an error
+ * computed from them cannot be trusted however many there are; the limit
+ * below says how large k may be for S weights (doc/peaks.md, "The claim").
+ *
+ * The fit needs only the M + 1 largest of S weights, M = ceil(min(S/5,
+ * 3 sqrt S)), so each thread or rank keeps its own largest (a top list) and
+ * the lists merge into the same M + 1 whatever the split: ties in a weight
+ * go to the smaller global sample index. */
+#ifndef STRATA_KHAT_H
+#define STRATA_KHAT_H
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* M, the weights of the tail fitted for S weights. */
+int64_t strata_khat_tail(int64_t S);
+/* min(1 - 1/log10 S, 0.7): the largest k-hat whose S weights' mean is
+ * trusted. */
+double strata_khat_limit(int64_t S);
+
+/* k-hat from the m + 1 largest weights, largest first (m = strata_khat_tail
+ * of their S): Zhang and Stephens' (2009) fit to the exceedances of the m
+ * largest over the next, with PSIS's weakly informative prior on k
+ * (k <- (m k + 10 * 0.5) / (m + 10)).  NaN for m < 5; -inf where the m
+ * largest equal the next (no tail at all). */
+double strata_khat_fit(const double *top, int64_t m1);
+/* k-hat of S weights in any order (a sorted copy is made); NaN without
+ * memory. */
+double strata_khat(const double *w, int64_t S);
+
+/* The largest weights of a stream, with each one's global sample index and
+ * point (dim doubles); non-finite weights are passed over. */
+typedef struct {
+  int64_t cap, n;
+  int dim;
+  double *w;       /* [cap] */
+  int64_t *index;  /* [cap] */
+  double *x;       /* [cap][dim] */
+  int64_t *heap;   /* slots, worst first (a binary min-heap) */
+} strata_khat_top;
+
+/* Room for the cap largest; returns STRATA_OK or STRATA_ENOMEM. */
+int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim);
+void strata_khat_top_free(strata_khat_top *t);
+void strata_khat_top_clear(strata_khat_top *t);
+void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x);
+/* Another list's entries into t: the result is the cap largest of both,
+ * whatever the order of merging. */
+void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other);
+/* The entries in order, largest first (weight descending, index ascending),
+ * and still a list to add to; STRATA_OK or STRATA_ENOMEM. */
+int strata_khat_top_sort(strata_khat_top *t);
+/* k-hat of the S weights whose largest t holds (cap >= strata_khat_tail(S)
+ * + 1); sorts t.  NaN where t holds too few. */
+double strata_khat_top_fit(strata_khat_top *t, int64_t S);
+#ifdef __cplusplus
+}
+#endif
+#endif
