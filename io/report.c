@@ -195,7 +195,7 @@ static void summary_peaks(FILE *out, const strata_result *res)
               res->khat_limit);
     fputc('\n', out);
     for (int j = 0; j < peaks_held(res); j++) {
-      const strata_peak *m = &res->modes[j];
+      const strata_result_peak *m = &res->modes[j];
       fprintf(out, "mode %-6d=", j + 1);
       for (int d = 0; d < peak_dim(res); d++) fprintf(out, " %.6g", m->x[d]);
       fprintf(out, "   log|f| = %.6g   share %.3g%s\n", m->logf, m->share,
@@ -355,7 +355,7 @@ static void json_peaks(FILE *out, const strata_result *res)
 {
   fprintf(out, "\"peaks\":%s,\"modes\":[", res->peaks_searched ? "true" : "false");
   for (int j = 0; res->peaks_searched && j < peaks_held(res); j++) {
-    const strata_peak *m = &res->modes[j];
+    const strata_result_peak *m = &res->modes[j];
     fprintf(out, "%s{\"x\":[", j ? "," : "");
     for (int d = 0; d < peak_dim(res); d++)
       if (isfinite(m->x[d])) fprintf(out, "%s%.17g", d ? "," : "", m->x[d]);

@@ -625,7 +625,7 @@ static int finish_peaks(strata_runlog *l, const strata_result *res)
   if (n <= 0 || dim <= 0) return 0;
   double rows[STRATA_MAX_PEAKS * (STRATA_MAX_DIM + 4)];
   for (int j = 0; j < n; j++) {
-    const strata_peak *m = &res->modes[j];
+    const strata_result_peak *m = &res->modes[j];
     double *r = rows + j * w;
     memcpy(r, m->x, sizeof(double) * (size_t)dim);
     r[dim] = m->logf;
