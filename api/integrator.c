@@ -476,7 +476,7 @@ int strata_integrator_save(strata_integrator *s, const char *path)
   if (rc != STRATA_OK) return rc;
   if (s->comm->rank == 0) {
     strata_ckpt_info info = info_of(s);
-    strata_run_state st;
+    strata_run_state st = {0};
     strata_run_state_get(s->run, &st);
     rc = strata_checkpoint_write(path, &st, &info, NULL, NULL);
   }
@@ -544,7 +544,7 @@ int strata_integrator_save_buffer(strata_integrator *s, void **buf, size_t *len)
   STRATA_GIVEN(buf, "place for the buffer");
   STRATA_GIVEN(len, "place for its length");
   strata_ckpt_info info = info_of(s);
-  strata_run_state st;
+  strata_run_state st = {0};
   strata_run_state_get(s->run, &st);
   return strata_checkpoint_image(&st, &info, buf, len);
 }
@@ -566,7 +566,7 @@ int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *e
   STRATA_GIVEN(s, "integrator");
   STRATA_GIVEN(naxes, "place for naxes");
   STRATA_GIVEN(ninc, "place for ninc");
-  strata_run_state st;
+  strata_run_state st = {0};
   strata_run_state_get(s->run, &st);
   if (s->run->sync_rc != STRATA_OK) return s->run->sync_rc;
   *naxes = st.naxes;
@@ -594,7 +594,7 @@ int strata_integrator_start_from(strata_integrator *s, strata_integrator *from)
 {
   STRATA_GIVEN(s, "integrator");
   STRATA_GIVEN(from, "integrator to start from");
-  strata_run_state st;
+  strata_run_state st = {0};
   strata_run_state_get(from->run, &st);
   int rc = from->run->sync_rc;
   if (rc == STRATA_OK)

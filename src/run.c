@@ -435,6 +435,8 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st)
   st->hist = r->ravg.hist;
   st->ncomp = r->ncomp > 1 ? r->ncomp : 0;
   st->comp_hist = r->ravg.chist;
+  st->npeaks = 0; /* the peak search's state: none yet */
+  st->peaks = NULL;
   st->seed = r->params.seed;
   st->converged = r->converged;
   st->ravg = &r->ravg;
@@ -816,6 +818,7 @@ void strata_run_result(const strata_run *r, strata_result *res)
 {
   memset(res, 0, sizeof *res);
   res->ncomp = r->ncomp;
+  res->dim = r->problem.dim;
   strata_run_components(r, r->ncomp < STRATA_MAX_COMP ? r->ncomp : STRATA_MAX_COMP,
                         res->comp_integral, res->comp_sigma, res->comp_chi2_dof, res->comp_q,
                         res->comp_cov);

@@ -186,6 +186,49 @@ START_TEST(test_neval_frozen)
 }
 END_TEST
 
+/* The peak search's state (opaque to checkpoints) travels with the file
+ * and the in-memory image bit for bit, NaN and infinities included; a
+ * state without it (the search off, or a strata before the search) is
+ * written without /peaks and reads back as none. */
+START_TEST(test_peaks_state)
+{
+  fixture f;
+  setup(&f, STRATA_MODE_VEGASPLUS, 9);
+  steps(&f, 3, NULL);
+  char def[STRATA_JOBDEF_MAX], path[300];
+  ck_assert(strata_jobdef_text(&f.pr, &f.p, def, sizeof def) == STRATA_OK);
+  strata_ckpt_info info = {def, "test", "cpu", "host", 1, 2};
+  double peaks[1000];
+  for (int i = 0; i < 1000; i++) peaks[i] = (i % 7 - 3) * 1.0 / (i + 3) + i * 1e-300;
+  peaks[5] = NAN;
+  peaks[6] = -INFINITY;
+  for (int with = 0; with < 2; with++) {
+    strata_run_state st = {0};
+    strata_run_state_get(f.r, &st);
+    st.npeaks = with ? 1000 : 0;
+    st.peaks = with ? peaks : NULL;
+    path_in(path, sizeof path, with ? "peaks.h5" : "nopeaks.h5");
+    ck_assert_msg(strata_checkpoint_write(path, &st, &info, NULL, NULL) == STRATA_OK, "%s",
+                  strata_last_error());
+    void *buf;
+    size_t len;
+    ck_assert(strata_checkpoint_image(&st, &info, &buf, &len) == STRATA_OK);
+    for (int image = 0; image < 2; image++) {
+      strata_checkpoint *c;
+      ck_assert_msg((image ? strata_checkpoint_read_image(buf, len, "(state)", &c)
+                           : strata_checkpoint_read(path, &c)) == STRATA_OK,
+                    "%s", strata_last_error());
+      ck_assert_int_eq((int)c->state.npeaks, with ? 1000 : 0);
+      ck_assert(with ? !memcmp(c->state.peaks, peaks, sizeof peaks) : c->state.peaks == NULL);
+      ck_assert(c->state.itn == 3);
+      strata_checkpoint_free(c);
+    }
+    free(buf);
+  }
+  teardown(&f);
+}
+END_TEST
+
 START_TEST(test_resume_changes_result)
 {
   /* Guards the test above: a state that is not the run's own (another
@@ -548,7 +591,7 @@ START_TEST(test_log_resume)
   ck_assert_msg(strata_runlog_create(path, &li, &l) == STRATA_OK, "%s", strata_last_error());
   double rank_s[2] = {0.5, 0.25};
   for (int k = 0; k < 5; k++)
-    ck_assert(strata_runlog_append(l, &rows[k], 1.0 + k, rank_s, 2) == STRATA_OK);
+    ck_assert(strata_runlog_append(l, &rows[k], 1.0 + k, rank_s, 2, NULL) == STRATA_OK);
   ck_assert(strata_runlog_close(l) == STRATA_OK);
   /* Never overwritten. */
   ck_assert(strata_runlog_create(path, &li, &l) != STRATA_OK);
@@ -854,6 +897,7 @@ int main(void)
   tcase_add_test(tc, test_resume_plain_qmc);
   tcase_add_test(tc, test_neval_frozen);
   tcase_add_test(tc, test_resume_changes_result);
+  tcase_add_test(tc, test_peaks_state);
   tcase_add_test(tc, test_truncated);
   tcase_add_test(tc, test_damaged);
   tcase_add_test(tc, test_open_checked_file);

@@ -86,6 +86,7 @@ module strata
      integer(c_int) :: peaks_held
      character(kind=c_char) :: peaks_reason(200)
      real(c_double) :: peaks_neval
+     integer(c_int) :: dim
   end type strata_result
 
   interface

@@ -287,6 +287,8 @@ typedef struct {
   int peaks_held;
   char peaks_reason[200];
   double peaks_neval;
+  /* The problem's dimension: the coordinates of a mode's x. */
+  int dim;
 } strata_result;
 
 typedef void (*strata_iteration_cb)(const strata_iteration *it, void *ctx);

@@ -38,6 +38,11 @@ CDEF = r"""
 #define STRATA_RESUME_NO ...
 #define STRATA_RESUME_YES ...
 #define STRATA_RESUME_AUTO ...
+#define STRATA_PEAKS_AUTO ...
+#define STRATA_PEAKS_OFF ...
+#define STRATA_PEAKS_ON ...
+#define STRATA_MAX_KNOWN ...
+#define STRATA_MAX_PEAKS ...
 
 typedef enum { STRATA_MODE_VEGASPLUS, STRATA_MODE_VEGAS, STRATA_MODE_VEGAS1D,
                STRATA_MODE_PLAIN, STRATA_MODE_QMC, ... } strata_mode;
@@ -47,6 +52,16 @@ typedef enum { STRATA_BACKEND_AUTO, STRATA_BACKEND_CPU, STRATA_BACKEND_CUDA, ...
 
 typedef double (*strata_fn)(const double *x, int dim, const double *params);
 typedef void (*strata_bfn)(int64_t n, const double *x, int dim, void *user, double *out);
+
+typedef struct {
+  int search;
+  int starts;
+  int ascents;
+  double uniform;
+  int nknown;
+  double known[...][...];
+  ...;
+} strata_peaks_params;
 
 typedef struct {
   strata_mode mode;
@@ -67,6 +82,7 @@ typedef struct {
   int nrand;
   int qmc_map;
   int64_t neval_frozen;
+  strata_peaks_params peaks;
   ...;
 } strata_params;
 
@@ -97,8 +113,19 @@ typedef struct {
   double time_s;
   int ncomp;
   const double *comp;
+  double khat;
+  int nchannels;
   ...;
 } strata_iteration;
+
+typedef struct {
+  double x[...];
+  double logf;
+  double share;
+  double weight;
+  int known;
+  ...;
+} strata_result_peak;
 
 typedef struct {
   double integral, sigma, chi2_dof, q;
@@ -117,6 +144,18 @@ typedef struct {
   int lost_itn;
   double lost_z, lost_integral, lost_sigma;
   double neval_needed;
+  int peaks_searched;
+  int nmodes;
+  strata_result_peak modes[...];
+  int nchannels;
+  double alpha_map, alpha_uniform;
+  double khat, khat_limit;
+  int khat_itn;
+  int64_t search_evals;
+  int peaks_held;
+  char peaks_reason[...];
+  double peaks_neval;
+  int dim;
   ...;
 } strata_result;
 
@@ -266,8 +305,8 @@ PRELUDE = r"""
 #include <strata/strata.h>
 #include <strata/report.h>
 #include <stdlib.h>
-#if !defined(STRATA_INTERFACE) || STRATA_INTERFACE < 3
-#error "this strata binding needs libstrata of interface 3 or later (strata_integrator_error_shared): install the libstrata of this repository"
+#if !defined(STRATA_INTERFACE) || STRATA_INTERFACE < 4
+#error "this strata binding needs libstrata of interface 4 or later (the peak search's parameters and results): install the libstrata of this repository"
 #endif
 """
 ffibuilder.set_source("strata_mc._lib", PRELUDE, **strata_flags())

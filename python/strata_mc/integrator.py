@@ -34,8 +34,13 @@ _FIELDS = {"threads": "nthreads"}
 _INT_PARAMS = ("neval", "maxeval", "maxiter", "adapt_iters", "skip", "ninc", "seed",
                "max_nhcube", "threads", "nrand", "neval_frozen")
 _FLOAT_PARAMS = ("epsrel", "epsabs", "alpha", "beta", "min_q")
+# The peak search's keywords -> strata_params.peaks fields (doc/peaks.md, "Settings").
+_PEAK_FIELDS = {"peak_starts": "starts", "peak_ascents": "ascents", "peak_uniform": "uniform"}
+_PEAKS = {True: lib.STRATA_PEAKS_ON, False: lib.STRATA_PEAKS_OFF, "on": lib.STRATA_PEAKS_ON,
+          "off": lib.STRATA_PEAKS_OFF, "auto": lib.STRATA_PEAKS_AUTO}
 #: Keywords of Integrator that set strata_params (doc/jobs.md has their meaning).
-PARAMS = ("mode",) + _INT_PARAMS + _FLOAT_PARAMS + ("qmc", "qmc_map")
+PARAMS = (("mode",) + _INT_PARAMS + _FLOAT_PARAMS + ("qmc", "qmc_map", "peaks", "known_peaks")
+          + tuple(_PEAK_FIELDS))
 #: Keywords of Integrator that set strata_settings: what a run keeps.
 SETTINGS = ("log", "log_map", "checkpoint", "checkpoint_every", "checkpoint_every_s", "resume",
             "new_stop_keys", "check_ranks", "identity", "verbose")
@@ -116,6 +121,23 @@ def _params_from(kw, python_integrand):
             p.qmc = q
         elif k == "qmc_map":
             p.qmc_map = int(bool(v))
+        elif k == "peaks":
+            s = _PEAKS.get(v.lower() if isinstance(v, str) else v) if isinstance(
+                v, (bool, str)) else None
+            if s is None:
+                raise StrataError(lib.STRATA_EINVAL, "peaks = %r: must be True, False or "
+                                  "\"auto\"" % (v,))
+            p.peaks.search = s
+        elif k == "known_peaks":
+            _known_into(p, v)
+        elif k in _PEAK_FIELDS:
+            if k == "peak_uniform":
+                setattr(p.peaks, _PEAK_FIELDS[k], float(v))
+            elif isinstance(v, bool) or not isinstance(v, numbers.Real) or not (
+                    math.isfinite(v) and v == int(v) and -2 ** 31 <= v < 2 ** 31):
+                raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be a whole number" % (k, v))
+            else:
+                setattr(p.peaks, _PEAK_FIELDS[k], int(v))
         elif k in _INT_PARAMS:
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (
                     math.isfinite(v) and v == int(v)):
@@ -133,6 +155,42 @@ def _params_from(kw, python_integrand):
                             % (k, ", ".join(PARAMS), ", ".join(SETTINGS)))
     check(lib.strata_params_check(p))
     return p
+
+
+def _known_into(p, points):
+    """known_peaks: a list of points (each a sequence of dim numbers, in
+    the integrand's own coordinates) into strata_params.peaks."""
+    try:
+        pts = [np.asarray(x, dtype=float).reshape(-1) for x in points]
+    except (TypeError, ValueError):
+        raise StrataError(lib.STRATA_EINVAL, "known_peaks = %r: must be a list of points, each "
+                          "a list of numbers" % (points,)) from None
+    if len(pts) > lib.STRATA_MAX_KNOWN:
+        raise StrataError(lib.STRATA_EINVAL, "known_peaks: %d points, at most %d"
+                          % (len(pts), lib.STRATA_MAX_KNOWN))
+    for i, x in enumerate(pts):
+        if not 1 <= x.size <= lib.STRATA_MAX_DIM or not np.all(np.isfinite(x)):
+            raise StrataError(lib.STRATA_EINVAL, "known_peaks: point %d, %r: must be dim finite "
+                              "numbers" % (i + 1, points[i]))
+        for d, v in enumerate(x):
+            p.peaks.known[i][d] = v
+    p.peaks.nknown = len(pts)
+    return pts
+
+
+def _check_known(points, box):
+    """Each known peak has the box's dimension and lies inside it."""
+    for i, x in enumerate(points or ()):
+        x = np.asarray(x, dtype=float).reshape(-1)
+        if x.size != box.shape[0]:
+            raise StrataError(lib.STRATA_EINVAL, "known_peaks: point %d has %d coordinate%s for "
+                              "dim %d" % (i + 1, x.size, "" if x.size == 1 else "s",
+                                          box.shape[0]))
+        for d in range(x.size):
+            if not box[d, 0] <= x[d] <= box[d, 1]:
+                raise StrataError(lib.STRATA_EINVAL, "known_peaks: point %d, axis %d: %g is "
+                                  "outside the limits [%g, %g]" % (i + 1, d + 1, x[d],
+                                                                   box[d, 0], box[d, 1]))
 
 
 def _settings_from(kw, name, keep):
@@ -248,7 +306,11 @@ class Integrator:
     ``maxiter``, ``maxeval``, ``adapt_iters``, ``skip``, ``epsrel``,
     ``epsabs``, ``ninc``, ``alpha``, ``beta``, ``max_nhcube``, ``min_q``,
     ``threads`` (OpenMP threads, 0: all; a Python integrand defaults to 1),
-    ``qmc``, ``nrand``, ``qmc_map``, ``neval_frozen``; unset ones take the
+    ``qmc``, ``nrand``, ``qmc_map``, ``neval_frozen``; the peak search's
+    (doc/peaks.md, [peaks]): ``peaks`` (True, False or "auto": on in the
+    vegas modes on the CPU), ``known_peaks`` (points where peaks are, each
+    a list of dim numbers inside the box, whose ascents run first),
+    ``peak_starts``, ``peak_ascents``, ``peak_uniform``; unset ones take the
     library's defaults.  ``backend``: "auto" (the GPU where one is visible
     and ``f`` is a Source, else the CPU), "cpu" or "cuda".  ``comm``: an
     mpi4py communicator whose ranks share the run (every rank makes the
@@ -355,6 +417,7 @@ class Integrator:
             raise TypeError("Integrator: f must be a function of points (n, dim) or a Source")
         settings = {k: params.pop(k) for k in SETTINGS if k in params}
         self._params = _params_from(params, python_integrand)
+        _check_known(params.get("known_peaks"), self._box)
         self._keep = []
         self._settings = _settings_from(settings, name, self._keep)
         pr = self._problem = ffi.new("strata_problem *")
