@@ -264,11 +264,9 @@ int strata_peakrun_after(strata_run *r, const strata_plan *p)
     if (rc != STRATA_OK) return rc;
     if (sync_channels(pk) && r->ravg.n < r->params.maxiter) pk->restart[r->ravg.n] = 1;
   }
-  /* The search's evaluations count in the iteration they follow (the
-   * Sobol' round's in the first). */
+  /* The search's evaluations count in the run's, not in an iteration's. */
   const int64_t spent = strata_search_evals(pk->search) - pk->search_evals;
   pk->search_evals += spent;
-  r->ravg.hist[r->ravg.n - 1].neval += spent;
   r->neval_total += spent;
   return STRATA_OK;
 }
@@ -364,6 +362,11 @@ void strata_peakrun_result(const strata_run *r, strata_result *res)
       pk->active ? (double)pk->ch.n[pk->ch.nmode + 1] / (double)pk->ch.N : 0.0;
   res->khat = worst_khat(r, &res->khat_itn, &res->khat_limit);
   res->search_evals = pk->search_evals;
+}
+
+int64_t strata_peakrun_state_evals(const double *buf, size_t n)
+{
+  return n >= 5 ? (int64_t)buf[2] : 0;
 }
 
 /* sobol_done, active, search_evals, the arrays' length; the search's
