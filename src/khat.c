@@ -178,7 +178,7 @@ static _Thread_local const strata_khat_top *sorting; /* qsort has no context arg
 static int slot_order(const void *a, const void *b)
 {
   const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return below(sorting, y, x) - below(sorting, x, y);
+  return below(sorting, x, y) - below(sorting, y, x); /* largest first */
 }
 
 int strata_khat_top_sort(strata_khat_top *t)

@@ -6,7 +6,15 @@
  * to the evaluator as one batch, which the backend spreads over its threads
  * or its device.  Each ascent's path depends on its start alone, so the
  * batching changes no bit of it.  The ends are then judged one after the
- * other in start order, the first to reach a mode keeping it. */
+ * other in start order, the first to reach a mode keeping it.
+ *
+ * Ascents that run together cannot learn from each other's modes, so the
+ * starts are picked on distinct hills (pick_starts); where that leaves a
+ * round short of its ascents, the candidates are ranked afresh against the
+ * modes its first ascents found, and the rest start together after them.
+ * Started all at once, a round's best candidates would mostly climb the
+ * tallest peak, round which they crowd (bench/peaks/search_family.sh
+ * measures what each choice finds). */
 #include "search.h"
 
 #include <math.h>
@@ -27,6 +35,7 @@
 #define ARMIJO 1e-4
 #define FIRST_STEP 0.1                    /* length of an ascent's first step in the cube */
 #define MAX_TRIALS 30                     /* line search trials of one step */
+#define HILL_POOL 64                      /* candidates a round's starts are picked from */
 #define LOG_2PI 1.8378770664093453
 
 /* The Sobol' starts' own Philox tag: their scramble differs from the run's
@@ -133,20 +142,20 @@ static double maha2(const strata_peak *md, int dim, const double *x)
   return q;
 }
 
-/* log sum_j A_j(y) over the first n modes; -inf with none. */
+/* log sum_j A_j(y) over the first n modes, summed as it goes (the
+ * largest term so far factored out); -inf with none. */
 static double explained_by(const strata_search *s, int n, const double *y)
 {
   double top = -INFINITY, sum = 0.0;
-  double a[STRATA_MAX_DIM > 64 ? STRATA_MAX_DIM : 64];
-  double *la = n <= 64 ? a : malloc(sizeof(double) * (size_t)n);
-  if (!la) return -INFINITY;
   for (int j = 0; j < n; j++) {
-    la[j] = s->modes[j].logf - 0.5 * maha2(&s->modes[j], s->dim, y);
-    if (la[j] > top) top = la[j];
+    const double la = s->modes[j].logf - 0.5 * maha2(&s->modes[j], s->dim, y);
+    if (la > top) {
+      sum = sum * exp(top - la) + 1.0;
+      top = la;
+    } else if (la > -INFINITY) {
+      sum += exp(la - top);
+    }
   }
-  if (top > -INFINITY)
-    for (int j = 0; j < n; j++) sum += exp(la[j] - top);
-  if (la != a) free(la);
   return top > -INFINITY ? top + log(sum) : -INFINITY;
 }
 
@@ -601,25 +610,28 @@ static int barred(const strata_search *s, const double *y)
   return 0;
 }
 
-/* The round's starts: the user's points all, else the candidates the modes
- * explain least by more than RESIDUAL_START, at most most of them, by
- * (residual, index). */
-static int pick_starts(const strata_search *s, int64_t n, const double *y, const double *f,
-                       const char *used, int known, int most, int64_t *start)
+/* log f - log sum_j A_j at y, or -inf as soon as one mode alone explains
+ * more than a quarter of f there: the candidates are many, and near the
+ * modes found (most of them, later in a run) the first close mode ends it. */
+static double residual(const strata_search *s, const double *y, double lf)
+{
+  for (int j = 0; j < s->nmodes; j++)
+    if (s->modes[j].logf - 0.5 * maha2(&s->modes[j], s->dim, y) >= lf - RESIDUAL_START)
+      return -INFINITY;
+  return lf - strata_search_explained(s, y);
+}
+
+/* The candidates the modes explain least by more than RESIDUAL_START, at
+ * most `most` of them, by (residual, index), into best. */
+static int rank_candidates(const strata_search *s, int64_t n, const double *y, const double *f,
+                           const char *used, int most, candidate *best)
 {
   const int dim = s->dim;
   int ns = 0;
-  if (known) {
-    for (int64_t i = 0; i < n && ns < most; i++) start[ns++] = i;
-    return ns;
-  }
-  /* The best `most` in a small sorted list: the candidates are many. */
-  candidate best[2 * 32 + 1];
-  if (most > 2 * 32) most = 2 * 32;
   for (int64_t i = 0; i < n; i++) {
     const double fi = clean(f[i]);
     if (!(fi > 0.0) || used[i]) continue;
-    const double r = log(fi) - strata_search_explained(s, y + i * dim);
+    const double r = residual(s, y + i * dim, log(fi));
     if (!(r > RESIDUAL_START)) continue;
     candidate c = {i, r};
     if (ns == most && by_residual(&c, &best[ns - 1]) >= 0) continue;
@@ -631,7 +643,42 @@ static int pick_starts(const strata_search *s, int64_t n, const double *y, const
     }
     best[at] = c;
   }
-  for (int k = 0; k < ns; k++) start[k] = best[k].i;
+  return ns;
+}
+
+/* The round's starts: the user's points all; else the best candidates by
+ * (residual, index), passing over one that shares a hill with a start
+ * already taken.  Ascents that start all at once cannot learn from each
+ * other, and the best candidates crowd round the tallest peak: the
+ * hill-valley test (Maree, Alderliesten and Bosman's HillVallEA) takes
+ * two points for one hill where f at their midpoint is no lower than at
+ * both, an evaluation per pair, each candidate's pairs in one batch.
+ * Returns the number of starts, or an error code < 0. */
+static int pick_starts(strata_search *s, int64_t n, const double *y, const double *f,
+                       const char *used, int known, int most, int64_t *start, strata_eval_fn eval,
+                       void *ctx)
+{
+  const int dim = s->dim;
+  int ns = 0;
+  if (known) {
+    for (int64_t i = 0; i < n && ns < most; i++)
+      if (!used[i]) start[ns++] = i;
+    return ns;
+  }
+  candidate pool[HILL_POOL];
+  const int np = rank_candidates(s, n, y, f, used, HILL_POOL, pool);
+  int rc = batch_reserve(s, most);
+  if (rc) return -rc;
+  for (int c = 0; c < np && ns < most; c++) {
+    const double *yc = y + pool[c].i * dim;
+    for (int k = 0; k < ns; k++)
+      for (int d = 0; d < dim; d++) s->by[k * dim + d] = 0.5 * (yc[d] + y[start[k] * dim + d]);
+    if ((rc = evaluate(s, ns, eval, ctx)) != STRATA_OK) return -rc;
+    int apart = 1;
+    for (int k = 0; k < ns && apart; k++)
+      if (s->bf[k] >= fmin(clean(f[pool[c].i]), clean(f[start[k]]))) apart = 0;
+    if (apart) start[ns++] = pool[c].i;
+  }
   return ns;
 }
 
@@ -648,7 +695,11 @@ static int wave(strata_search *s, int64_t n, const double *y, const double *f, c
     rc = strata_error(STRATA_ENOMEM, "peak search: out of memory for %d ascents", most);
     goto out;
   }
-  const int ns = pick_starts(s, n, y, f, used, known, most, start);
+  const int ns = pick_starts(s, n, y, f, used, known, most, start, eval, ctx);
+  if (ns < 0) {
+    rc = -ns;
+    goto out;
+  }
   s->nascents += ns;
   *started = ns;
   for (int k = 0; k < ns; k++) used[start[k]] = 1;

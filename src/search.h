@@ -53,7 +53,10 @@ void strata_search_free(strata_search *s);
  * already evaluated; a candidate's rank in the arrays breaks ties), the
  * ones the modes found so far explain least (the residual of doc/peaks.md)
  * start at most `ascents` ascents, which evaluate through eval in
- * batches; new modes are merged in start order.  known != 0: the
+ * batches; a candidate that shares a hill with a start already taken (f
+ * at their midpoint no lower than at both) is passed over, and where that
+ * leaves the round short, the rest start once the first ascents' modes are
+ * merged.  New modes are merged in start order.  known != 0: the
  * candidates are the user's points, each of which starts an ascent.
  * Returns STRATA_OK or eval's error. */
 int strata_search_round(strata_search *s, int64_t n, const double *y, const double *f,

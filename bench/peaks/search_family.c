@@ -5,43 +5,19 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "peaks_family.h"
 #include "search.h"
-
-#define MAXK 5
-#define MAXD 10
-typedef struct {
-  int seed, d, K;
-  const char *kind;
-  double c[MAXK][MAXD];
-  double u[MAXK][MAXD * (MAXD + 1) / 2];
-  double lognorm[MAXK];
-} instance;
 
 static const instance rows[] = {
 #include "family_rows.h"
 };
 
-/* |U (x - c)|^2 */
-static double q2(const instance *in, int k, const double *x)
-{
-  double q = 0.0;
-  for (int i = 0, t = 0; i < in->d; i++) {
-    double s = 0.0;
-    for (int j = 0; j <= i; j++, t++) s += in->u[k][t] * (x[j] - in->c[k][j]);
-    q += s * s;
-  }
-  return q;
-}
-
 static int density(void *ctx, int64_t n, const double *y, double *f)
 {
   const instance *in = ctx;
-  for (int64_t i = 0; i < n; i++) {
-    double s = 0.0;
-    for (int k = 0; k < in->K; k++) s += exp(in->lognorm[k] - 0.5 * q2(in, k, y + i * in->d));
-    f[i] = s;
-  }
+  for (int64_t i = 0; i < n; i++) f[i] = mixture(in, y + i * in->d);
   return 0;
 }
 
@@ -58,6 +34,8 @@ int main(int argc, char **argv)
   int found[MAXD + 1][MAXK + 1] = {{0}}, total[MAXD + 1][MAXK + 1] = {{0}};
   double *evals = malloc(sizeof(double) * (size_t)n);
   int all_found = 0, spurious = 0;
+  static const char *kinds[3] = {"axis", "rotated", "narrow-broad"};
+  int kfound[3] = {0}, ktotal[3] = {0};
   strata_search_params p;
   strata_search_params_default(&p);
   for (int r = 0; r < n; r++) {
@@ -80,6 +58,11 @@ int main(int argc, char **argv)
       spurious += !near;
     }
     total[in->d][in->K] += in->K;
+    for (int t = 0; t < 3; t++)
+      if (strcmp(in->kind, kinds[t]) == 0) {
+        kfound[t] += got;
+        ktotal[t] += in->K;
+      }
     all_found += got == in->K;
     evals[r] = (double)strata_search_evals(s);
     strata_search_free(s);
@@ -97,6 +80,10 @@ int main(int argc, char **argv)
     }
     printf("\n");
   }
+  printf("by kind:");
+  for (int t = 0; t < 3; t++)
+    printf(" %s %d of %d (%.3f)%s", kinds[t], kfound[t], ktotal[t],
+           ktotal[t] ? (double)kfound[t] / ktotal[t] : 0.0, t < 2 ? "," : "\n");
   qsort(evals, (size_t)n, sizeof *evals, by_value);
   printf("all: %d of %d components (%.3f); every component in %d of %d instances; "
          "%d modes near no component\n", fa, ta, (double)fa / ta, all_found, n, spurious);

@@ -11,6 +11,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$top/bench/peaks/family_table.py" $(seq 1 "$count") > "$tmp/family_rows.h"
 "$top/libtool" --quiet --tag=CC --mode=link ${CC:-cc} -std=c11 -O2 -I"$top/include" -I"$top/src" \
-  -I"$tmp" -o "$tmp/search_family" "$top/bench/peaks/search_family.c" \
+  -I"$top/tests" -I"$tmp" -o "$tmp/search_family" "$top/bench/peaks/search_family.c" \
   "$top/libstrata_core.la" -lm
 "$tmp/search_family" "$seed"
