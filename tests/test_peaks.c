@@ -4,7 +4,8 @@
  * (the map alone claims convergence far off); the search runs and finds
  * the peaks; the channels draw the same points on 1 and 2 threads and 1,
  * 2 and 4 ranks; a single peak gets no channel and the map's draws are
- * the search-off run's, bit for bit. */
+ * the search-off run's, bit for bit; the gate withholds claims whose
+ * weights have an infinite variance. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,43 @@ START_TEST(test_one_peak_no_channel)
 }
 END_TEST
 
+/* x^-0.8 on a frozen uniform map: weights with a tail of shape 0.8, whose
+ * variance is infinite.  The map alone claims convergence on an error that
+ * does not exist (0.87 +- 0.02 for an exact 1); the gate withholds it. */
+static double spike(const double *x, int dim, const double *params)
+{
+  (void)dim;
+  (void)params;
+  return 0.2 * pow(x[0], -0.8);
+}
+
+START_TEST(test_gate_withholds)
+{
+  strata_problem pr = problem(spike);
+  pr.dim = 1;
+  for (int search = STRATA_PEAKS_OFF; search <= STRATA_PEAKS_ON; search++) {
+    int claims = 0, held = 0;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+      strata_params p = params(seed, search);
+      p.mode = STRATA_MODE_VEGAS;
+      p.alpha = 0.0;
+      p.neval = 10000;
+      p.maxiter = 10;
+      p.skip = 2;
+      p.epsrel = 5e-2;
+      strata_result res;
+      ck_assert(integrate(&pr, &p, &res) == STRATA_OK);
+      claims += res.converged;
+      held += search && res.khat > res.khat_limit;
+    }
+    /* Without the gate the map claims 0.86-0.94 +- 0.01-0.04 (exact 1). */
+    if (search == STRATA_PEAKS_OFF) ck_assert_msg(claims == 5, "the map alone claimed %d of 5", claims);
+    else ck_assert_msg(claims == 0 && held == 5, "with the gate: %d claims, %d with k-hat over its "
+                       "limit", claims, held);
+  }
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
   const strata_problem pr = problem(single);
@@ -264,6 +302,7 @@ int main(void)
   tcase_add_test(tc, test_search_runs);
   tcase_add_test(tc, test_threads_and_ranks);
   tcase_add_test(tc, test_one_peak_no_channel);
+  tcase_add_test(tc, test_gate_withholds);
   tcase_add_test(tc, test_refusals);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
