@@ -73,10 +73,9 @@ typedef struct strata_plan {
   strata_estimator estimator;
   int ncomp;                 /* components summed: 1 for a scalar integrand */
   /* The sampling channels whose mixture draws the points, each sample then
-   * weighted f / sum_c alpha_c g_c: today always one, the map (g its
-   * density).  Several channels with adaptive weights are this field and
-   * the weights beside it, read where the backends draw and weigh a point;
-   * no other field of the plan changes. */
+   * weighted f / sum_c alpha_c g_c: 1, the map alone (g its density), or
+   * with the peak search's channels (below) the map, one per mode and the
+   * uniform part. */
   int nchannels;
   /* nchannels >= 2: the channels (channels.h) with this iteration's counts
    * (channels->n: n[0] the map's, the hypercubes' total); the map's
