@@ -501,6 +501,8 @@ class Integrator:
         return self._form.probe(x)
 
     def _batch(self, n, x, dim, out):
+        if n <= 0:  # no points: nothing for the integrand to see
+            return
         nc = self._ncomp
         res = np.frombuffer(ffi.buffer(out, 8 * n * nc), dtype=np.float64)
         if self._exc is not None:
