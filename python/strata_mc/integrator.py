@@ -161,7 +161,7 @@ def _known_into(p, points):
     """known_peaks: a list of points (each a sequence of dim numbers, in
     the integrand's own coordinates) into strata_params.peaks."""
     try:
-        pts = [np.asarray(x, dtype=float).reshape(-1) for x in points]
+        pts = [np.asarray(x, dtype=float).reshape(-1) for x in (() if points is None else points)]
     except (TypeError, ValueError):
         raise StrataError(lib.STRATA_EINVAL, "known_peaks = %r: must be a list of points, each "
                           "a list of numbers" % (points,)) from None
@@ -180,7 +180,7 @@ def _known_into(p, points):
 
 def _check_known(points, box):
     """Each known peak has the box's dimension and lies inside it."""
-    for i, x in enumerate(points or ()):
+    for i, x in enumerate(() if points is None else points):
         x = np.asarray(x, dtype=float).reshape(-1)
         if x.size != box.shape[0]:
             raise StrataError(lib.STRATA_EINVAL, "known_peaks: point %d has %d coordinate%s for "
