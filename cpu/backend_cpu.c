@@ -797,22 +797,29 @@ static int cpu_sample(strata_backend *b, strata_plan *plan)
   return rc;
 }
 
-/* The peak search's points (backend.h's eval): fixed stretches of the
- * batch, one thread each, through the problem's form as sampling calls it. */
+/* The peak search's points (backend.h's eval): stretches of the batch, one
+ * thread each, through the problem's form as sampling calls it.  The
+ * search's batches are small (a few gradients' stencils), so the stretches
+ * are cut to give every thread a share, down to a few points: an
+ * integrand worth a search is often costly. */
 static int cpu_eval(strata_backend *b, const strata_problem *pr, int64_t n, const double *y,
                     double *f)
 {
   const cpu_backend *cb = b->self;
   const int dim = pr->dim, nc = pr->ncomp > 1 ? pr->ncomp : 1;
-  const int64_t B = pr->fb ? (pr->batch > 0 ? pr->batch : 1024) : CPU_BATCH;
-  const int64_t nstretch = (n + B - 1) / B;
+  int64_t B = pr->fb ? (pr->batch > 0 ? pr->batch : 1024) : CPU_BATCH;
   int nt = cb->nthreads, nomem = 0;
 #ifdef _OPENMP
   if (nt <= 0) nt = omp_get_max_threads();
-  if (nt > nstretch) nt = nstretch > 0 ? (int)nstretch : 1;
-#pragma omp parallel num_threads(nt) reduction(|| : nomem)
 #else
-  (void)nt;
+  nt = 1;
+#endif
+  const int64_t share = (n + nt - 1) / nt, least = share > 16 ? share : 16;
+  if (B > least) B = least;
+  const int64_t nstretch = (n + B - 1) / B;
+  if (nt > nstretch) nt = nstretch > 0 ? (int)nstretch : 1;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt) reduction(|| : nomem)
 #endif
   {
     double *x = malloc(sizeof(double) * (size_t)B * (size_t)dim);

@@ -264,11 +264,9 @@ int strata_peakrun_after(strata_run *r, const strata_plan *p)
     if (rc != STRATA_OK) return rc;
     if (sync_channels(pk) && r->ravg.n < r->params.maxiter) pk->restart[r->ravg.n] = 1;
   }
-  /* The search's evaluations count in the iteration they follow (the
-   * Sobol' round's in the first). */
+  /* The search's evaluations count in the run's, not in an iteration's. */
   const int64_t spent = strata_search_evals(pk->search) - pk->search_evals;
   pk->search_evals += spent;
-  r->ravg.hist[r->ravg.n - 1].neval += spent;
   r->neval_total += spent;
   return STRATA_OK;
 }
@@ -366,13 +364,18 @@ void strata_peakrun_result(const strata_run *r, strata_result *res)
   res->search_evals = pk->search_evals;
 }
 
+int64_t strata_peakrun_state_evals(const double *buf, size_t n)
+{
+  return n >= 5 ? (int64_t)buf[2] : 0;
+}
+
 /* sobol_done, active, search_evals, the arrays' length; the search's
  * state, with its size first; the channels'; the per-iteration arrays. */
 size_t strata_peakrun_state_size(const strata_run *r)
 {
   const strata_peakrun *pk = r->peaks;
   return 5 + strata_search_state_size(pk->search) + strata_channels_state_size(r->problem.dim) +
-         5 * (size_t)r->params.maxiter + 1;
+         5 * (size_t)r->ravg.n + 1;
 }
 
 const double *strata_peakrun_state_get(const strata_run *r)
@@ -381,7 +384,8 @@ const double *strata_peakrun_state_get(const strata_run *r)
   free(pk->state);
   double *buf = pk->state = malloc(sizeof(double) * strata_peakrun_state_size(r));
   if (!buf) return NULL;
-  const size_t ns = strata_search_state_size(pk->search), n = (size_t)r->params.maxiter;
+  /* The iterations done: a resume may run to another maxiter. */
+  const size_t ns = strata_search_state_size(pk->search), n = (size_t)r->ravg.n;
   buf[0] = pk->sobol_done;
   buf[1] = pk->active;
   buf[2] = (double)pk->search_evals;
@@ -399,16 +403,16 @@ const double *strata_peakrun_state_get(const strata_run *r)
     p[3 * n + k] = pk->short_of[k];
     p[4 * n + k] = pk->restart[k];
   }
-  p[5 * n] = pk->restart[n];
+  p[5 * n] = n < (size_t)r->params.maxiter ? pk->restart[n] : 0.0;
   return buf;
 }
 
 int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
 {
   strata_peakrun *pk = r->peaks;
-  const size_t n = (size_t)r->params.maxiter, nc = strata_channels_state_size(r->problem.dim);
-  if (len < 5 || buf[3] != (double)n || !(buf[4] >= 0) ||
-      len != 5 + (size_t)buf[4] + nc + 5 * n + 1)
+  const size_t nc = strata_channels_state_size(r->problem.dim);
+  const size_t n = len >= 5 && buf[3] >= 0 && buf[3] <= r->params.maxiter ? (size_t)buf[3] : 0;
+  if (len < 5 || (double)n != buf[3] || !(buf[4] >= 0) || len != 5 + (size_t)buf[4] + nc + 5 * n + 1)
     return strata_error(STRATA_EINVAL, "the saved peak search's state does not fit this run "
                         "(%zu numbers)", len);
   const size_t ns = (size_t)buf[4];
@@ -420,6 +424,8 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
   pk->sobol_done = buf[0] != 0.0;
   pk->active = buf[1] != 0.0;
   pk->search_evals = (int64_t)buf[2];
+  const size_t most = (size_t)r->params.maxiter;
+  memset(pk->restart, 0, sizeof(int) * (most + 1));
   for (size_t k = 0; k < n; k++) {
     pk->khat[k] = p[k];
     pk->npoints[k] = p[n + k];

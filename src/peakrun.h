@@ -69,4 +69,7 @@ size_t strata_peakrun_state_size(const struct strata_run *r);
 /* Into the run's own buffer, valid until the next call; NULL without memory. */
 const double *strata_peakrun_state_get(const struct strata_run *r);
 int strata_peakrun_state_set(struct strata_run *r, const double *buf, size_t n);
+/* The search's evaluations a saved state holds: the run's total is its
+ * iterations' and these. */
+int64_t strata_peakrun_state_evals(const double *buf, size_t n);
 #endif

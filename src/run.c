@@ -517,6 +517,7 @@ static int check_state(const strata_run *r, const strata_run_state *st)
                           (long long)h->neval);
     total += h->neval;
   }
+  if (st->npeaks) total += strata_peakrun_state_evals(st->peaks, st->npeaks);
   if (total != st->neval_total)
     return strata_error(STRATA_EINVAL, "saved iterations add up to %lld evaluations, the "
                         "saved total is %lld", (long long)total, (long long)st->neval_total);

@@ -451,8 +451,9 @@ static void jacobi_eigen(int n, double *a, double *w, double *v)
 }
 
 /* A mode at m with value logf from the raw finite-difference Hessian h:
- * eigenvalues floored, H^-1's Cholesky factor, the Laplace mass. */
-static void mode_make(strata_peak *md, int dim, const double *m, double logf, const double *h)
+ * eigenvalues floored, H^-1's Cholesky factor, the Laplace mass.  Returns
+ * h's largest eigenvalue. */
+static double mode_make(strata_peak *md, int dim, const double *m, double logf, const double *h)
 {
   double a[STRATA_MAX_DIM * STRATA_MAX_DIM], v[STRATA_MAX_DIM * STRATA_MAX_DIM];
   double lam[STRATA_MAX_DIM], cov[STRATA_MAX_DIM * STRATA_MAX_DIM];
@@ -462,8 +463,9 @@ static void mode_make(strata_peak *md, int dim, const double *m, double logf, co
   for (int i = 0; i < dim; i++)
     for (int j = 0; j < dim; j++) a[i * dim + j] = 0.5 * (h[i * dim + j] + h[j * dim + i]);
   jacobi_eigen(dim, a, lam, v);
-  double logdet = 0.0;
+  double logdet = 0.0, top = -INFINITY;
   for (int k = 0; k < dim; k++) {
+    if (lam[k] > top) top = lam[k];
     if (!(lam[k] >= MIN_CURVATURE)) lam[k] = MIN_CURVATURE;
     logdet += log(lam[k]);
   }
@@ -490,6 +492,7 @@ static void mode_make(strata_peak *md, int dim, const double *m, double logf, co
     }
   }
   md->logmass = logf + 0.5 * dim * LOG_2PI - 0.5 * logdet;
+  return top;
 }
 
 /* The Hessian of -log t at x (moved FD_STEP inside the cube), from one
@@ -570,7 +573,10 @@ static int judge_end(strata_search *s, const target *t, const ascent *a, int kno
     if (!isfinite(h[i])) return 1;
   if (s->nmodes >= s->p.max_modes) return 0;
   strata_peak md;
-  mode_make(&md, dim, a->x, -a->phi, h);
+  /* A maximum where log t is flatter than the floor in every direction (a
+   * constant, the corner a monotone f rises to) is no peak: the map follows
+   * f there, and a channel shaped by the floor alone would only dilute it. */
+  if (!(mode_make(&md, dim, a->x, -a->phi, h) >= MIN_CURVATURE)) return 0;
   md.known = known;
   double top = -INFINITY;
   for (int j = 0; j < s->nmodes; j++)

@@ -23,7 +23,9 @@ extern "C" {
 typedef int (*strata_eval_fn)(void *ctx, int64_t n, const double *y, double *f);
 
 /* A mode (a peak found): the point m where log |f| has a local maximum, its value, and its
- * Laplace approximation A(x) = exp(logf - (x - m)^T H (x - m) / 2). */
+ * Laplace approximation A(x) = exp(logf - (x - m)^T H (x - m) / 2).  A
+ * maximum counts as a mode only where log |f| curves at least as much as
+ * the floor (16, an sd of 0.25) along some direction. */
 typedef struct {
   double m[STRATA_MAX_DIM];   /* unit cube; dim used */
   double logf;         /* log |f(m)| */

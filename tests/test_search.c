@@ -11,6 +11,7 @@
 #include "error.h"
 #include "peaks_family.h"
 #include "philox.h"
+#include "qmc.h"
 #include "search.h"
 #include "testutil.h"
 
@@ -253,6 +254,42 @@ START_TEST(test_hidden_broad_peak)
 }
 END_TEST
 
+/* Where log f is flat on the cube's scale there is no peak: a constant and
+ * a product of powers rising to a corner give no mode; a single gaussian
+ * gives one, at its centre, whatever the Sobol' points. */
+static int smooth_eval(void *ctx, int64_t n, const double *y, double *f)
+{
+  const int which = *(const int *)ctx;
+  for (int64_t i = 0; i < n; i++) {
+    const double *x = y + 4 * i;
+    double v = 1.0, q = 0.0;
+    for (int d = 0; d < 4; d++) {
+      q += (x[d] - 0.3) * (x[d] - 0.3);
+      if (which == 1) v *= pow(x[d], 0.25);
+    }
+    f[i] = which == 2 ? exp(-q / (2 * 0.1 * 0.1)) : v;
+  }
+  return STRATA_OK;
+}
+
+START_TEST(test_no_peak_where_flat)
+{
+  const int want[3] = {0, 0, 1};
+  for (int which = 0; which < 3; which++) {
+    strata_search_params p;
+    strata_search_params_default(&p);
+    strata_search *s;
+    ck_assert_int_eq(strata_search_alloc(4, &p, &s), STRATA_OK);
+    ck_assert_int_eq(strata_search_sobol(s, 11, smooth_eval, (void *)&which), STRATA_OK);
+    ck_assert_msg(strata_search_nmodes(s) == want[which], "integrand %d: %d modes", which,
+                  strata_search_nmodes(s));
+    if (want[which])
+      for (int d = 0; d < 4; d++) ck_assert(fabs(strata_search_mode(s, 0)->m[d] - 0.3) < 1e-4);
+    strata_search_free(s);
+  }
+}
+END_TEST
+
 /* The user's points start the first ascents, each of them, whatever their
  * residual, and their modes come first, marked known. */
 START_TEST(test_known_points_first)
@@ -332,6 +369,67 @@ START_TEST(test_state)
 }
 END_TEST
 
+/* The Sobol' round's first batch: p.starts points of a scrambled Sobol'
+ * net (every axis one point in each of 1024 equal intervals), other than
+ * the run's own QMC points under the same seed, and other for another
+ * seed. */
+typedef struct {
+  int dim, seen;
+  double first[1024 * 8];
+} first_batch;
+
+static int keep_first(void *ctx, int64_t n, const double *y, double *f)
+{
+  first_batch *fb = ctx;
+  if (!fb->seen++) {
+    ck_assert_int_eq(n, 1024);
+    memcpy(fb->first, y, sizeof(double) * (size_t)n * (size_t)fb->dim);
+  }
+  for (int64_t i = 0; i < n; i++) f[i] = 0.0; /* nothing to climb */
+  return STRATA_OK;
+}
+
+START_TEST(test_sobol_starts)
+{
+  enum { D = 8, N = 1024 };
+  strata_search_params p;
+  strata_search_params_default(&p);
+  static first_batch a = {D, 0, {0}}, b = {D, 0, {0}};
+  strata_search *s;
+  ck_assert_int_eq(strata_search_alloc(D, &p, &s), STRATA_OK);
+  ck_assert_int_eq(strata_search_sobol(s, 42, keep_first, &a), STRATA_OK);
+  ck_assert_int_eq(strata_search_evals(s), N);
+  ck_assert_int_eq(strata_search_nascents(s), 0);
+  strata_search_free(s);
+  ck_assert_int_eq(strata_search_alloc(D, &p, &s), STRATA_OK);
+  ck_assert_int_eq(strata_search_sobol(s, 43, keep_first, &b), STRATA_OK);
+  strata_search_free(s);
+  for (int d = 0; d < D; d++) {
+    static char hit[N];
+    memset(hit, 0, sizeof hit);
+    for (int i = 0; i < N; i++) {
+      const double v = a.first[i * D + d];
+      ck_assert(v > 0.0 && v < 1.0);
+      hit[(int)(v * N)]++;
+    }
+    for (int k = 0; k < N; k++) ck_assert_msg(hit[k] == 1, "axis %d interval %d: %d points", d, k, hit[k]);
+  }
+  strata_qmc *q = strata_qmc_alloc(STRATA_QMC_SOBOL, D, 1, 10);
+  strata_qmc_randomize(q, 42, 0);
+  strata_qmc_cursor cur = {.next = -1};
+  int same = 0, same_seed = 0;
+  for (int i = 0; i < N; i++) {
+    double y[D];
+    strata_qmc_point(q, &cur, i, y);
+    same += memcmp(y, a.first + i * D, sizeof y) == 0;
+    same_seed += memcmp(b.first + i * D, a.first + i * D, sizeof y) == 0;
+  }
+  strata_qmc_free(q);
+  ck_assert_int_eq(same, 0);
+  ck_assert_int_eq(same_seed, 0);
+}
+END_TEST
+
 START_TEST(test_errors)
 {
   strata_search_params p;
@@ -378,9 +476,12 @@ static void vec_f(const double *x, int dim, const double *params, const strata_t
   out[2] = x[0] * x[1];
 }
 
+static int over_batch; /* set where a call got more points than the batch */
+
 static void batch_f(int64_t n, const double *x, int dim, void *user, double *out)
 {
   (void)user;
+  if (n > 7) __atomic_store_n(&over_batch, 1, __ATOMIC_RELAXED);
   for (int64_t i = 0; i < n; i++) vec_f(x + i * dim, dim, NULL, NULL, out + 3 * i);
 }
 
@@ -411,6 +512,9 @@ START_TEST(test_cpu_eval)
       vc.adapt_comp = bc.adapt_comp = comp;
       ck_assert_int_eq(b->eval(b, &vc, N, y, f), STRATA_OK);
       ck_assert_int_eq(b->eval(b, &bc, N, y, g), STRATA_OK);
+      double few[10]; /* shares below the batch of 7 */
+      ck_assert_int_eq(b->eval(b, &bc, 10, y, few), STRATA_OK);
+      ck_assert(memcmp(g, few, sizeof few) == 0);
       for (int i = 0; i < N; i++) {
         double x[2] = {-1.0 + 4.0 * y[2 * i], 2.0 + 0.5 * y[2 * i + 1]}, v[3];
         vec_f(x, 2, NULL, NULL, v);
@@ -421,6 +525,7 @@ START_TEST(test_cpu_eval)
     }
     strata_backend_free(b);
   }
+  ck_assert_int_eq(over_batch, 0);
 }
 END_TEST
 
@@ -432,8 +537,10 @@ int main(void)
   tcase_add_loop_test(tc, test_finds_every_component, 0, NFAMILY);
   tcase_add_loop_test(tc, test_deterministic, 0, 3);
   tcase_add_test(tc, test_hidden_broad_peak);
+  tcase_add_test(tc, test_no_peak_where_flat);
   tcase_add_test(tc, test_known_points_first);
   tcase_add_test(tc, test_state);
+  tcase_add_test(tc, test_sobol_starts);
   tcase_add_test(tc, test_errors);
   tcase_add_test(tc, test_cpu_eval);
   suite_add_tcase(s, tc);
