@@ -449,8 +449,8 @@ static int append_comp(strata_runlog *l, const strata_iteration *it)
 }
 
 /* The table of the peak search's rows, made with the log of a run that
- * may search (a run with the search off keeps the layout it had before
- * there was one), its columns named. */
+ * searches (a run without the search keeps the layout it had before there
+ * was one), its columns named. */
 static int make_peaks(strata_runlog *l, int peaks)
 {
   if (!peaks || l->peaks >= 0) return 0;

@@ -308,8 +308,9 @@ class Integrator:
     ``threads`` (OpenMP threads, 0: all; a Python integrand defaults to 1),
     ``qmc``, ``nrand``, ``qmc_map``, ``neval_frozen``; the peak search's
     (doc/peaks.md, [peaks]): ``peaks`` (True, False or "auto": on in the
-    vegas modes on the CPU), ``known_peaks`` (points where peaks are, each
-    a list of dim numbers inside the box, whose ascents run first),
+    vegas modes on the CPU for a scalar integrand), ``known_peaks``
+    (points where peaks are, each a list of dim numbers inside the box,
+    whose ascents run first),
     ``peak_starts``, ``peak_ascents``, ``peak_uniform``; unset ones take the
     library's defaults.  ``backend``: "auto" (the GPU where one is visible
     and ``f`` is a Source, else the CPU), "cpu" or "cuda".  ``comm``: an

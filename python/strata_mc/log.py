@@ -157,7 +157,7 @@ class Log:
     DataFrame); ``maps`` [k][axes][ninc + 1] with ``map_itn`` [k];
     ``rank_sample_time`` [iteration][rank].
 
-    A run that may search for peaks (doc/peaks.md): ``peaks``, a DataFrame
+    A run that searches for peaks (doc/peaks.md): ``peaks``, a DataFrame
     indexed by itn of each iteration's ``khat``, ``nchannels`` and the
     channels' weights (``alpha_map``, ``alpha_uniform``, ``alpha_mode_1``
     ...; NaN where a mode has no channel); once finished, ``modes`` (a
