@@ -197,8 +197,8 @@ START_TEST(peaks_reported)
   summary_text(&r, buf, sizeof buf);
   const char *want[] = {
       "search     = 2 modes in 2412 evaluations; k-hat 0.93 (iteration 12, limit 0.70)\n",
-      "mode 1     = 0.25 -1.5   log|f| = 1   share 0.75\n",
-      "mode 2     = 0.5 0.125   log|f| = -2   share 0.25   (known)\n",
+      "mode 1     = log|f| 1   share 0.75   at 0.25 -1.5\n",
+      "mode 2     = log|f| -2   share 0.25   (known)   at 0.5 0.125\n",
       "channels   = 4: map 0.180, mode 1 0.600, mode 2 0.200, uniform 0.020\n",
       "peaks      = k-hat 0.93 in iteration 12's weights (limit 0.70): the variance is not "
       "trusted; not converged (neval 40000 per iteration gives every channel its points)\n"};
@@ -214,6 +214,17 @@ START_TEST(peaks_reported)
       "weights (limit 0.70): the variance is not trusted\",\"peaks_neval\":40000,"};
   for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
     ck_assert_msg(strstr(buf, keys[i]), "JSON lacks '%s': %s", keys[i], buf);
+  /* 32 coordinates continue on lines of their own, none longer than 90. */
+  r.dim = 32;
+  for (int d = 0; d < 32; d++) r.modes[1].x[d] = -1.2345678e-14 * (d + 1);
+  summary_text(&r, buf, sizeof buf);
+  for (const char *line = buf; *line;) {
+    const size_t n = strcspn(line, "\n");
+    ck_assert_msg(n <= 90 || !strncmp(line, "peaks ", 6), "a line of %zu: %.*s", n, (int)n, line);
+    line += n + (line[n] == '\n');
+  }
+  ck_assert_msg(strstr(buf, "(known)   at -1.23457e-14 -2.46914e-14") &&
+                strstr(buf, "\n             -") && strstr(buf, " -3.95062e-13\nchannels"), "%s", buf);
   /* A reason the result cut at its size still ends the string. */
   memset(r.peaks_reason, 'x', sizeof r.peaks_reason);
   summary_text(&r, buf, sizeof buf);
