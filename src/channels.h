@@ -20,6 +20,9 @@
 #include <stdint.h>
 
 #include "strata/strata.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Student-t degrees of freedom of a mode's channel. */
 #define STRATA_CHANNEL_NU 5
@@ -102,4 +105,7 @@ void strata_channels_estimate(const strata_channels *ch, const double *blocks, d
 size_t strata_channels_state_size(int dim);
 void strata_channels_state_get(const strata_channels *ch, double *buf);
 int strata_channels_state_set(strata_channels *ch, const double *buf, size_t n);
+#ifdef __cplusplus
+}
+#endif
 #endif

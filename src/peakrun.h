@@ -11,6 +11,9 @@
 #include "khat.h"
 #include "search.h"
 #include "strata/strata.h"
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 struct strata_run;
 struct strata_plan;
@@ -72,4 +75,7 @@ int strata_peakrun_state_set(struct strata_run *r, const double *buf, size_t n);
 /* The search's evaluations a saved state holds: the run's total is its
  * iterations' and these. */
 int64_t strata_peakrun_state_evals(const double *buf, size_t n);
+#ifdef __cplusplus
+}
+#endif
 #endif
