@@ -48,10 +48,11 @@ int strata_peakrun_alloc(const strata_problem *pr, const strata_params *p, strat
   const size_t n = (size_t)p->maxiter;
   pk->khat = calloc(n, sizeof(double));
   pk->npoints = calloc(n, sizeof(double));
+  pk->spread = calloc(n, sizeof(double));
   pk->nchannels = calloc(n, sizeof(int));
   pk->short_of = calloc(n, sizeof(int));
   pk->restart = calloc(n + 1, sizeof(int));
-  if (rc == STRATA_OK && (!pk->khat || !pk->npoints || !pk->nchannels || !pk->short_of ||
+  if (rc == STRATA_OK && (!pk->khat || !pk->npoints || !pk->spread || !pk->nchannels || !pk->short_of ||
                           !pk->restart))
     rc = strata_error(STRATA_ENOMEM, "out of memory for the peak search");
   if (rc != STRATA_OK) {
@@ -72,6 +73,7 @@ void strata_peakrun_free(strata_peakrun *pk)
   free(pk->gather);
   free(pk->khat);
   free(pk->npoints);
+  free(pk->spread);
   free(pk->nchannels);
   free(pk->short_of);
   free(pk->restart);
@@ -230,6 +232,8 @@ int strata_peakrun_combine(strata_run *r, strata_plan *p)
   }
   pk->npoints[k] = (double)points(r, p);
   pk->khat[k] = strata_khat_top_fit(&pk->top, (int64_t)pk->npoints[k]);
+  const strata_khat_top *t = &pk->top;
+  pk->spread[k] = t->n > 1 && t->w[t->n - 1] > 0.0 ? t->w[0] / t->w[t->n - 1] : INFINITY;
   pk->nchannels[k] = pk->active ? strata_channels_count(&pk->ch) : 1;
   return STRATA_OK;
 }
@@ -276,14 +280,18 @@ int strata_peakrun_restarts(const strata_run *r, int k)
   return r->peaks && k < r->params.maxiter && r->peaks->restart[k];
 }
 
-static double worst_khat(const strata_run *r, int *itn, double *limit)
+/* The kept iteration whose k-hat is farthest above its limit: of those
+ * whose largest weight is far above the rest where judged. */
+static double worst_khat(const strata_run *r, int judged, int *itn, double *limit)
 {
   const strata_peakrun *pk = r->peaks;
   double worst = -INFINITY, excess = -INFINITY;
   *itn = 0;
   *limit = NAN;
   for (int k = 0; k < r->ravg.n; k++) {
-    if (!strata_ravg_kept(&r->ravg, k, 0) || !isfinite(pk->khat[k])) continue;
+    if (!strata_ravg_kept(&r->ravg, k, 0) || !isfinite(pk->khat[k]) ||
+        (judged && !(pk->spread[k] >= STRATA_PEAKS_FAR)))
+      continue;
     const double lim = strata_khat_limit((int64_t)pk->npoints[k]);
     if (pk->khat[k] - lim > excess) {
       excess = pk->khat[k] - lim;
@@ -318,11 +326,12 @@ int strata_peakrun_gate(const strata_run *r, char *why, size_t size, double *bud
       return 0;
     }
   int itn;
-  double limit, kh = worst_khat(r, &itn, &limit);
+  double limit, kh = worst_khat(r, 1, &itn, &limit);
   if (itn && kh > limit) {
     if (why)
-      snprintf(why, size, "k-hat %.2f in iteration %d's weights (limit %.2f): the variance is "
-               "not trusted", kh, itn, limit);
+      snprintf(why, size, "k-hat %.2f in iteration %d's weights (limit %.2f), its largest "
+               "%.3g times the tail's threshold: the variance is not trusted", kh, itn, limit,
+               r->peaks->spread[itn - 1]);
     /* A weight far above the rest is a region no channel covers yet: more
      * points per iteration let the search's rounds reach it. */
     if (budget) *budget = 4.0 * pk->npoints[itn - 1];
@@ -360,7 +369,7 @@ void strata_peakrun_result(const strata_run *r, strata_result *res)
   res->alpha_map = pk->active ? (double)pk->ch.n[0] / (double)pk->ch.N : 1.0;
   res->alpha_uniform =
       pk->active ? (double)pk->ch.n[pk->ch.nmode + 1] / (double)pk->ch.N : 0.0;
-  res->khat = worst_khat(r, &res->khat_itn, &res->khat_limit);
+  res->khat = worst_khat(r, 0, &res->khat_itn, &res->khat_limit);
   res->search_evals = pk->search_evals;
 }
 
@@ -375,7 +384,7 @@ size_t strata_peakrun_state_size(const strata_run *r)
 {
   const strata_peakrun *pk = r->peaks;
   return 5 + strata_search_state_size(pk->search) + strata_channels_state_size(r->problem.dim) +
-         5 * (size_t)r->ravg.n + 1;
+         6 * (size_t)r->ravg.n + 1;
 }
 
 const double *strata_peakrun_state_get(const strata_run *r)
@@ -402,8 +411,9 @@ const double *strata_peakrun_state_get(const strata_run *r)
     p[2 * n + k] = pk->nchannels[k];
     p[3 * n + k] = pk->short_of[k];
     p[4 * n + k] = pk->restart[k];
+    p[5 * n + k] = pk->spread[k];
   }
-  p[5 * n] = n < (size_t)r->params.maxiter ? pk->restart[n] : 0.0;
+  p[6 * n] = n < (size_t)r->params.maxiter ? pk->restart[n] : 0.0;
   return buf;
 }
 
@@ -412,7 +422,7 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
   strata_peakrun *pk = r->peaks;
   const size_t nc = strata_channels_state_size(r->problem.dim);
   const size_t n = len >= 5 && buf[3] >= 0 && buf[3] <= r->params.maxiter ? (size_t)buf[3] : 0;
-  if (len < 5 || (double)n != buf[3] || !(buf[4] >= 0) || len != 5 + (size_t)buf[4] + nc + 5 * n + 1)
+  if (len < 5 || (double)n != buf[3] || !(buf[4] >= 0) || len != 5 + (size_t)buf[4] + nc + 6 * n + 1)
     return strata_error(STRATA_EINVAL, "the saved peak search's state does not fit this run "
                         "(%zu numbers)", len);
   const size_t ns = (size_t)buf[4];
@@ -432,7 +442,8 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
     pk->nchannels[k] = (int)p[2 * n + k];
     pk->short_of[k] = p[3 * n + k] != 0.0;
     pk->restart[k] = p[4 * n + k] != 0.0;
+    pk->spread[k] = p[5 * n + k];
   }
-  pk->restart[n] = p[5 * n] != 0.0;
+  pk->restart[n] = p[6 * n] != 0.0;
   return STRATA_OK;
 }

@@ -15,6 +15,12 @@
 extern "C" {
 #endif
 
+/* A kept iteration fails the gate when its k-hat is above the limit and
+ * its largest weight is at least this many times the tail's threshold,
+ * the (M+1)-th largest: a weight far above the rest (doc/peaks.md, "The
+ * claim"). */
+#define STRATA_PEAKS_FAR 10.0
+
 struct strata_run;
 struct strata_plan;
 
@@ -32,6 +38,7 @@ typedef struct strata_peakrun {
    * S; its channels; whether a mode channel drew fewer than n_min points;
    * whether a new channel started with it (the average restarts there). */
   double *khat, *npoints;
+  double *spread;           /* its largest weight over the tail's threshold (the M+1-th) */
   int *nchannels, *short_of, *restart;
   double share[STRATA_MAX_CHANNELS + 2]; /* the last iteration's channel means */
   int64_t search_evals;
