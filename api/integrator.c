@@ -38,9 +38,9 @@ struct strata_integrator {
   strata_run *run;
   char definition[STRATA_JOBDEF_MAX]; /* what a checkpoint must match */
   char host[256];
-  /* strata_integrator_settings: the caller's, with its strings copied. */
+  /* strata_integrator_settings: the caller's, with its strings copied
+   * (owned here: settings_strings_free). */
   strata_settings settings;
-  char *log, *checkpoint, *identity, *name, *map;
   strata_session_names names;  /* the settings' names, the library's where none */
   int stopped;
   int error_shared;            /* the last error was every rank's (rank 0's message) */
@@ -81,7 +81,43 @@ void strata_settings_init_checked(strata_settings *st, int interface, size_t siz
     st->size = size;
     st->interface = interface;
   }
-  if (n >= offsetof(strata_settings, exact) + sizeof st->exact) st->exact = NAN;
+#define STRATA_KEY_DEFAULT(type, field, kind, key, keyword, lo, hi, def, choices)            \
+  if (n >= offsetof(strata_settings, field) + sizeof st->field) st->field = def;
+  STRATA_SETTINGS_KEYS(STRATA_KEY_DEFAULT)
+#undef STRATA_KEY_DEFAULT
+}
+
+/* Where the settings' strings lie (the PATH and TEXT keys); 0 for the
+ * other keys. */
+#define STRING_AT(type, field, kind, key, keyword, lo, hi, def, choices)                     \
+  STRATA_KEY_##kind >= STRATA_KEY_PATH ? offsetof(strata_settings, field) : 0,
+static const size_t settings_strings[] = {STRATA_SETTINGS_KEYS(STRING_AT)};
+#undef STRING_AT
+#define NSTRINGS (sizeof settings_strings / sizeof *settings_strings)
+
+static const char **settings_string(strata_settings *st, size_t i)
+{
+  return (const char **)((char *)st + settings_strings[i]);
+}
+
+/* Replaces the caller's strings in st by copies that st owns. */
+static int settings_strings_copy(strata_settings *st)
+{
+  char *copy[NSTRINGS] = {0};
+  int fail = 0;
+  for (size_t i = 0; i < NSTRINGS; i++)
+    if (settings_strings[i] && *settings_string(st, i))
+      fail |= !(copy[i] = strdup(*settings_string(st, i)));
+  for (size_t i = 0; i < NSTRINGS; i++)
+    if (fail) free(copy[i]);
+    else if (settings_strings[i]) *settings_string(st, i) = copy[i];
+  return fail ? STRATA_ENOMEM : STRATA_OK;
+}
+
+static void settings_strings_free(strata_settings *st)
+{
+  for (size_t i = 0; i < NSTRINGS; i++)
+    if (settings_strings[i]) free((char *)*settings_string(st, i));
 }
 
 /* The size of strata_settings in each interface that had it. */
@@ -290,11 +326,7 @@ void strata_integrator_free(strata_integrator *s)
   strata_run_free(s->run);
   strata_backend_free(s->backend);
   if (s->own_comm) strata_comm_free(s->comm);
-  free(s->log);
-  free(s->checkpoint);
-  free(s->identity);
-  free(s->name);
-  free(s->map);
+  settings_strings_free(&s->settings);
   free(s);
 }
 
@@ -343,14 +375,6 @@ int strata_integrator_integrate(strata_integrator *s, strata_iteration_cb progre
   return strata_integrator_run(s, progress ? call_plain : NULL, &p, res);
 }
 
-static char *copy(const char *v, int *fail)
-{
-  if (!v) return NULL;
-  char *c = strdup(v);
-  if (!c) *fail = 1;
-  return c;
-}
-
 int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
 {
   STRATA_GIVEN(s, "integrator");
@@ -379,29 +403,11 @@ int strata_integrator_settings(strata_integrator *s, const strata_settings *st)
   rc = strata_session_define(s->run, st->identity, st->name ? st->name : "(libstrata)", def,
                                  sizeof def);
   if (rc != STRATA_OK) return rc;
-  int fail = 0;
-  char *log = copy(st->log, &fail), *cp = copy(st->checkpoint, &fail),
-       *id = copy(st->identity, &fail), *name = copy(st->name, &fail),
-       *map = copy(st->map, &fail);
-  if (fail) {
-    free(log);
-    free(cp);
-    free(id);
-    free(name);
-    free(map);
+  strata_settings own = *st;
+  if (settings_strings_copy(&own) != STRATA_OK)
     return strata_error(STRATA_ENOMEM, "out of memory");
-  }
-  free(s->log);
-  free(s->checkpoint);
-  free(s->identity);
-  free(s->name);
-  free(s->map);
-  s->settings = *st;
-  s->settings.log = s->log = log;
-  s->settings.checkpoint = s->checkpoint = cp;
-  s->settings.identity = s->identity = id;
-  s->settings.name = s->name = name;
-  s->settings.map = s->map = map;
+  settings_strings_free(&s->settings);
+  s->settings = own;
   strata_session_names_merge(st->names, &s->names);
   s->settings.names = &s->names;
   memcpy(s->definition, def, sizeof def);
@@ -415,7 +421,7 @@ int strata_integrator_run(strata_integrator *s, strata_progress_cb progress, voi
   STRATA_GIVEN(s, "integrator");
   /* The session holds the caller's settings (none given: the defaults),
    * under the names the caller gave them. */
-  strata_session ss = {.name = s->name ? s->name : "(libstrata)",
+  strata_session ss = {.name = s->settings.name ? s->settings.name : "(libstrata)",
                        .settings = s->settings,
                        .threads = s->params.nthreads,
                        .comm = s->comm,
@@ -454,9 +460,9 @@ int strata_integrator_components(const strata_integrator *s, double *integral, d
 
 static strata_ckpt_info info_of(const strata_integrator *s)
 {
-  strata_ckpt_info info = {s->definition, s->name ? s->name : "(libstrata)", s->backend->name,
-                           s->host,
-                           s->comm->size, s->params.nthreads};
+  const char *name = s->settings.name ? s->settings.name : "(libstrata)";
+  strata_ckpt_info info = {s->definition, name, s->backend->name, s->host, s->comm->size,
+                           s->params.nthreads};
   return info;
 }
 

@@ -368,14 +368,9 @@ static int start_from_map(strata_session *s, strata_run *r, const given_map *g)
   return STRATA_OK;
 }
 
-/* Whether the run may search for peaks (doc/peaks.md): what its log keeps
- * a table for. */
-static int may_search(const strata_run *r)
-{
-  const strata_params *p = &r->params;
-  return p->peaks.search != STRATA_PEAKS_OFF && p->mode != STRATA_MODE_PLAIN &&
-         p->mode != STRATA_MODE_QMC;
-}
+/* Whether the run searches for peaks (doc/peaks.md): what its log keeps a
+ * table for. */
+static int may_search(const strata_run *r) { return r->peaks != NULL; }
 
 static void runlog_info(const strata_session *s, const strata_run *r, strata_runlog_info *li)
 {

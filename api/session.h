@@ -2,7 +2,7 @@
  * iteration to the convergence log, writes checkpoints when they are due,
  * and on a stop request (strata_request_stop: the program's SIGTERM and
  * SIGUSR1, a library caller's own) or its progress callback's saves its
- * state and stops (doc/jobs.md).  The one road of both the program and the
+ * state and stops (doc/slurm.md).  The one road of both the program and the
  * public integrator (strata_integrator_run).
  *
  * Every rank calls every function here; only rank 0 touches files.  Each

@@ -9,6 +9,7 @@
 #include <ini.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,33 @@ void strata_job_init(strata_job *job)
   job->nparams = -1;
   job->adapt_comp = -2;
   strcpy(job->backend, "auto");
+  strata_settings_init(&job->settings);
   /* By time, not by count: a GPU can run an iteration in milliseconds, and
    * a checkpoint after each would cost more than the iteration.  A crash
    * then loses at most a minute; a signal loses nothing. */
-  job->checkpoint_every_s = 60;
+  job->settings.checkpoint_every_s = 60;
 }
+
+/* The job file's keys of strata_params and strata_settings
+ * (strata/keys.h): where each goes and how it is read. */
+typedef struct {
+  const char *key;      /* "section.key"; "": none */
+  int kind;             /* STRATA_KEY_* */
+  int setting;          /* a field of strata_settings, else of strata_params */
+  size_t offset, size;
+  double lo, hi;
+  const char *choices;
+} job_key;
+
+#define PARAMS_KEY(type, field, kind, key, keyword, lo, hi, def, choices)                     \
+  {key, STRATA_KEY_##kind, 0, offsetof(strata_params, field), sizeof(type), lo, hi, choices},
+#define SETTINGS_KEY(type, field, kind, key, keyword, lo, hi, def, choices)                   \
+  {key, STRATA_KEY_##kind, 1, offsetof(strata_settings, field), sizeof(type), lo, hi, choices},
+static const job_key job_keys[] = {STRATA_PARAMS_KEYS(PARAMS_KEY)
+                                       STRATA_SETTINGS_KEYS(SETTINGS_KEY)};
+#undef PARAMS_KEY
+#undef SETTINGS_KEY
+#define NKEYS (sizeof job_keys / sizeof *job_keys)
 
 #define STRATA_STR_(x) #x
 #define STRATA_STR(x) STRATA_STR_(x)
@@ -266,60 +289,39 @@ static int handle_integral(parse_ctx *c, const char *k, const char *v)
   return -1;
 }
 
-static int handle_vegas(parse_ctx *c, const char *k, const char *v)
+/* A whole number into a field of strata_params or strata_settings: an
+ * int, an enum or an int64_t. */
+static void store_whole(void *field, size_t size, int64_t n)
 {
-  strata_params *p = &c->job->p;
-  int64_t n;
-  int ok;
-  if (!strcmp(k, "mode")) {
-    if (strata_mode_parse(v, &p->mode) == 0) return 1;
-    return bad(c, "vegas", k, v, "expected vegas+, vegas, vegas1d, plain or qmc");
+  if (size == sizeof(int64_t)) memcpy(field, &n, size);
+  else {
+    int i = (int)n;
+    memcpy(field, &i, sizeof i);
   }
-  if (!strcmp(k, "qmc")) {
-    if (strata_qmc_rule_parse(v, &p->qmc) == 0) return 1;
-    return bad(c, "vegas", k, v, "expected sobol or lattice");
+}
+
+/* "expected a, b or c": the words of a CHOICE key. */
+static void expected_words(const char *words, char *out, size_t len)
+{
+  size_t n = strlen(words), at = (size_t)snprintf(out, len, "expected ");
+  const char *last = strrchr(words, ' ');
+  for (size_t i = 0; i < n && at + 4 < len; i++) {
+    if (words + i == last) at += (size_t)snprintf(out + at, len - at, " or ");
+    else if (words[i] == ' ') at += (size_t)snprintf(out + at, len - at, ", ");
+    else out[at++] = words[i];
+    out[at] = '\0';
   }
-  if (!strcmp(k, "qmc_map")) {
-    if (!strcmp(v, "on") || !strcmp(v, "off")) {
-      p->qmc_map = !strcmp(v, "on");
-      return 1;
-    }
-    return bad(c, "vegas", k, v, "expected on or off");
+}
+
+/* The index of v among the words of a CHOICE key (any case), or -1. */
+static int choice(const char *words, const char *v)
+{
+  size_t vl = strlen(v);
+  for (int i = 0; *words; i++) {
+    size_t wl = strcspn(words, " ");
+    if (wl == vl && !strncasecmp(words, v, wl)) return i;
+    words += wl + (words[wl] == ' ');
   }
-#define COUNT(name, lo, hi, field)                                  \
-  if (!strcmp(k, name)) {                                           \
-    ok = set_int(c, "vegas", k, v, lo, hi, &n);                     \
-    if (ok) p->field = n;                                           \
-    return ok;                                                      \
-  }
-  COUNT("neval", 2, INT64_C(1) << 50, neval)
-  COUNT("neval_frozen", 0, INT64_C(1) << 50, neval_frozen)
-  COUNT("maxeval", 2, INT64_C(1) << 60, maxeval)
-  COUNT("maxiter", 1, 1000000, maxiter)
-  COUNT("adapt_iters", 0, 1000000, adapt_iters)
-  COUNT("skip", 0, 1000000, skip)
-  COUNT("ninc", 1, 1000000, ninc)
-  COUNT("max_nhcube", 1, INT64_C(1) << 40, max_nhcube)
-  COUNT("nrand", 2, 4096, nrand)
-#undef COUNT
-  if (!strcmp(k, "seed")) {
-    /* No 1e6 form: a double holds only 53 bits of a 64-bit seed. */
-    uint64_t s;
-    if (parse_whole(v, 0, &s) != 0)
-      return bad(c, "vegas", k, v, "expected a whole number in 0..2^64-1, decimal or 0x hex");
-    p->seed = s;
-    return 1;
-  }
-  if (!strcmp(k, "map")) {
-    if (strlen(v) >= STRATA_JOB_PATH_MAX) return bad(c, "vegas", k, v, "path too long");
-    strcpy(c->job->map, v);
-    return 1;
-  }
-  if (!strcmp(k, "epsrel")) return set_real(c, "vegas", k, v, 0, 1, &p->epsrel);
-  if (!strcmp(k, "epsabs")) return set_real(c, "vegas", k, v, 0, INFINITY, &p->epsabs);
-  if (!strcmp(k, "alpha")) return set_real(c, "vegas", k, v, 0, 10, &p->alpha);
-  if (!strcmp(k, "beta")) return set_real(c, "vegas", k, v, 0, 1, &p->beta);
-  if (!strcmp(k, "min_q")) return set_real(c, "vegas", k, v, 0, 0.999, &p->min_q);
   return -1;
 }
 
@@ -391,47 +393,104 @@ static int handle_peaks(parse_ctx *c, const char *k, const char *v)
   return -1;
 }
 
-static int handle_run(parse_ctx *c, const char *k, const char *v)
+/* The string of a text key: its own slot of job->text. */
+static char *text_slot(strata_job *j, const job_key *k)
+{
+  size_t slot = 0;
+  for (const job_key *o = job_keys; o < k; o++) slot += o->kind >= STRATA_KEY_PATH && o->key[0];
+  return j->text[slot];
+}
+
+/* A key of strata/keys.h: its value read as its kind says, into the
+ * job's params or settings. */
+static int set_key(parse_ctx *c, const job_key *k, const char *s, const char *key,
+                   const char *v)
 {
   strata_job *j = c->job;
+  char *field = (k->setting ? (char *)&j->settings : (char *)&j->p) + k->offset;
   int64_t n;
-  if (!strcmp(k, "backend")) {
+  char why[128];
+  switch (k->kind) {
+  case STRATA_KEY_COUNT:
+    if (!set_int(c, s, key, v, (int64_t)k->lo, (int64_t)k->hi, &n)) return 0;
+    store_whole(field, k->size, n);
+    return 1;
+  case STRATA_KEY_WHOLE: {
+    uint64_t u;
+    if (parse_whole(v, 0, &u) != 0)
+      return bad(c, s, key, v, "expected a whole number in 0..2^64-1, decimal or 0x hex");
+    memcpy(field, &u, sizeof u);
+    return 1;
+  }
+  case STRATA_KEY_REAL: return set_real(c, s, key, v, k->lo, k->hi, (double *)(void *)field);
+  case STRATA_KEY_SWITCH:
+    if (strcmp(v, "on") && strcmp(v, "off")) return bad(c, s, key, v, "expected on or off");
+    store_whole(field, k->size, !strcmp(v, "on"));
+    return 1;
+  case STRATA_KEY_CHOICE:
+    if ((n = choice(k->choices, v)) < 0) {
+      expected_words(k->choices, why, sizeof why);
+      return bad(c, s, key, v, why);
+    }
+    store_whole(field, k->size, n);
+    return 1;
+  default: {
+    if (strlen(v) >= STRATA_JOB_PATH_MAX) return bad(c, s, key, v, "path too long");
+    char *text = text_slot(j, k);
+    strcpy(text, v);
+    *(const char **)(void *)field = text;
+    return 1;
+  }
+  }
+}
+
+/* A key of the sections of strata/keys.h: 1 set, 0 refused, -1 none such. */
+static int handle_key(parse_ctx *c, const char *section, const char *key, const char *v)
+{
+  if (!strcmp(section, "run") && !strcmp(key, "backend")) {
     if (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "cuda"))
-      return bad(c, "run", k, v, "expected auto, cpu or cuda");
-    strcpy(j->backend, v);
+      return bad(c, "run", key, v, "expected auto, cpu or cuda");
+    strcpy(c->job->backend, v);
     return 1;
   }
-  if (!strcmp(k, "threads")) {
-    if (!set_int(c, "run", k, v, 0, STRATA_MAX_THREADS, &n)) return 0;
-    j->p.nthreads = (int)n;
-    return 1;
-  }
-  if (!strcmp(k, "checkpoint_every") || !strcmp(k, "log_map")) {
-    if (!set_int(c, "run", k, v, 0, 1000000, &n)) return 0;
-    *(!strcmp(k, "log_map") ? &j->log_map : &j->checkpoint_every) = (int)n;
-    return 1;
-  }
-  if (!strcmp(k, "checkpoint_every_s"))
-    return set_real(c, "run", k, v, 0, 1e9, &j->checkpoint_every_s);
-  if (!strcmp(k, "check_ranks")) {
-    if (strcmp(v, "on") && strcmp(v, "off")) return bad(c, "run", k, v, "expected on or off");
-    j->check_ranks = !strcmp(v, "on");
-    return 1;
-  }
-  if (!strcmp(k, "resume")) {
-    if (!strcmp(v, "no")) j->resume = STRATA_RESUME_NO;
-    else if (!strcmp(v, "yes")) j->resume = STRATA_RESUME_YES;
-    else if (!strcmp(v, "auto")) j->resume = STRATA_RESUME_AUTO;
-    else return bad(c, "run", k, v, "expected no, yes or auto");
-    return 1;
-  }
-  if (!strcmp(k, "log") || !strcmp(k, "checkpoint")) {
-    char *dst = !strcmp(k, "log") ? j->log : j->checkpoint;
-    if (strlen(v) >= STRATA_JOB_PATH_MAX) return bad(c, "run", k, v, "path too long");
-    strcpy(dst, v);
-    return 1;
-  }
+  size_t sl = strlen(section);
+  for (const job_key *k = job_keys; k < job_keys + NKEYS; k++)
+    if (!strncmp(k->key, section, sl) && k->key[sl] == '.' && !strcmp(k->key + sl + 1, key))
+      return set_key(c, k, section, key, v);
   return -1;
+}
+
+/* Whether section is [integral], [peaks] or one of strata/keys.h's. */
+static int known_section(const char *section)
+{
+  size_t sl = strlen(section);
+  if (!strcmp(section, "integral") || !strcmp(section, "peaks")) return 1;
+  for (const job_key *k = job_keys; k < job_keys + NKEYS; k++)
+    if (!strncmp(k->key, section, sl) && k->key[sl] == '.') return 1;
+  return 0;
+}
+
+/* "[integral], [vegas], [run] or [peaks]": the sections, in the order of
+ * the keys, and the peak search's (strata_params.peaks, not in the list). */
+static void sections_list(char *out, size_t len)
+{
+  const char *names[NKEYS + 2] = {"integral"};
+  int lens[NKEYS + 2] = {8}, n = 1;
+  for (const job_key *k = job_keys; k < job_keys + NKEYS; k++) {
+    int l = (int)strcspn(k->key, "."), seen = !k->key[0];
+    for (int i = 0; i < n && !seen; i++) seen = lens[i] == l && !strncmp(names[i], k->key, l);
+    if (!seen) {
+      names[n] = k->key;
+      lens[n++] = l;
+    }
+  }
+  names[n] = "peaks";
+  lens[n++] = 5;
+  size_t at = 0;
+  for (int i = 0; i < n && at < len; i++) {
+    const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
+    at += (size_t)snprintf(out + at, len - at, "%s[%.*s]", sep, lens[i], names[i]);
+  }
 }
 
 /* A key given twice in a file would silently take the last value: refused,
@@ -463,17 +522,15 @@ static int handler(void *user, const char *section, const char *key, const char 
 {
   parse_ctx *c = user;
   int r;
-  int known = !strcmp(section, "integral") || !strcmp(section, "vegas") ||
-              !strcmp(section, "peaks") || !strcmp(section, "run");
-  if (known && (c->file || c->text) && !once(c, section, key)) return 0;
-  if (!strcmp(section, "integral")) r = handle_integral(c, key, value);
-  else if (!strcmp(section, "vegas")) r = handle_vegas(c, key, value);
-  else if (!strcmp(section, "peaks")) r = handle_peaks(c, key, value);
-  else if (!strcmp(section, "run")) r = handle_run(c, key, value);
-  else {
-    return fail(c, "unknown section [%s] (expected [integral], [vegas], [peaks] or [run])",
-                section);
+  if (!known_section(section)) {
+    char sections[256];
+    sections_list(sections, sizeof sections);
+    return fail(c, "unknown section [%s] (expected %s)", section, sections);
   }
+  if ((c->file || c->text) && !once(c, section, key)) return 0;
+  if (!strcmp(section, "integral")) r = handle_integral(c, key, value);
+  else if (!strcmp(section, "peaks")) r = handle_peaks(c, key, value);
+  else r = handle_key(c, section, key, value);
   if (r < 0) return fail(c, "unknown key '%s' in [%s]", key, section);
   return r;
 }

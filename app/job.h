@@ -8,6 +8,15 @@
 /* The longest path in a job file. */
 #define STRATA_JOB_PATH_MAX 4096
 
+/* The job file's keys whose value is text (PATH and TEXT). */
+#define STRATA_JOB_TEXT_KEY(type, field, kind, key, keyword, lo, hi, def, choices)           \
+  +(STRATA_KEY_##kind >= STRATA_KEY_PATH && sizeof key > 1)
+enum {
+  STRATA_JOB_TEXTS =
+      0 STRATA_PARAMS_KEYS(STRATA_JOB_TEXT_KEY) STRATA_SETTINGS_KEYS(STRATA_JOB_TEXT_KEY)
+};
+#undef STRATA_JOB_TEXT_KEY
+
 typedef struct {
   char source[STRATA_JOB_PATH_MAX];  /* job file path, or "(default job)" */
   char integrand[STRATA_JOB_PATH_MAX]; /* a built-in name, "file:PATH" or "inline" */
@@ -25,15 +34,12 @@ typedef struct {
   strata_params p;               /* with p.peaks: the [peaks] keys */
   char known[4096];              /* peaks.known as given, for messages */
   int known_dim[STRATA_MAX_KNOWN]; /* the coordinates of each known point */
+  /* The run's settings as the job file gives them (its keys of
+   * STRATA_SETTINGS_KEYS, strata/keys.h); their strings point into text,
+   * so a job is never copied. */
+  strata_settings settings;
+  char text[STRATA_JOB_TEXTS][STRATA_JOB_PATH_MAX];
   char backend[16];              /* auto | cpu | cuda */
-  char log[STRATA_JOB_PATH_MAX];
-  char checkpoint[STRATA_JOB_PATH_MAX];
-  char map[STRATA_JOB_PATH_MAX];     /* [vegas] map: start from another run's map; "" none */
-  int checkpoint_every;          /* iterations between checkpoints; 0: not by count */
-  double checkpoint_every_s;     /* seconds between checkpoints; 0: not by time */
-  int resume;                    /* STRATA_RESUME_* */
-  int log_map;                   /* a map snapshot every this many iterations; 0: at the end */
-  int check_ranks;               /* compare the ranks' states after every iteration */
 } strata_job;
 
 enum { STRATA_FORM_AUTO = 0, STRATA_FORM_SIMPLE = 1, STRATA_FORM_EXTENDED = 2 };

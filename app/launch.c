@@ -8,7 +8,7 @@
  * statically with nothing but libc, so that its first act comes within
  * microseconds of exec.  A blocked signal stays pending across execve; the
  * program proper catches it and unblocks (strata_stop_unblock), and the
- * signal then asks it to stop like any other (doc/jobs.md).
+ * signal then asks it to stop like any other (doc/slurm.md).
  *
  * Even libc's start-up (relocations, TLS) comes after the
  * kernel has returned from execve, so on x86-64 and AArch64 the entry point

@@ -101,15 +101,19 @@ static const strata_settings_names option_names = {
     "--resume", "run.resume", "run.resume = auto", "--force", "run.checkpoint", "run.log",
     "vegas.map", "run.backend"};
 
+/* A path of the job's settings, NULL where none is given. */
+static const char *given(const char *path) { return path && path[0] ? path : NULL; }
+
 /* Where the ranks agree that none may go on: the exit status. */
 static int stop_early(strata_world *w, const strata_job *job, int st)
 {
+  const char *checkpoint = given(job->settings.checkpoint);
   if (st == STRATA_CLI_DONE) return 0;
   if (st < STRATA_CLI_STOPPED) return st;
   int sig = st - STRATA_CLI_STOPPED;
   /* Nothing computed, no file written: with a checkpoint, "please requeue"
    * loses nothing; without one the signal has its usual effect. */
-  if (!job->checkpoint[0] || (sig != SIGTERM && sig != SIGUSR1)) {
+  if (!checkpoint || (sig != SIGTERM && sig != SIGUSR1)) {
     strata_world_close(w, 1);
     strata_stop_raise(sig);
   }
@@ -117,7 +121,7 @@ static int stop_early(strata_world *w, const strata_job *job, int st)
    * run was asked for: a resume, as status 3 asks, then starts it. */
   if (w->rank == 0) {
     char lock[4200];
-    if ((size_t)snprintf(lock, sizeof lock, "%s.lock", job->checkpoint) < sizeof lock) {
+    if ((size_t)snprintf(lock, sizeof lock, "%s.lock", checkpoint) < sizeof lock) {
       int fd = open(lock, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
       if (fd >= 0) close(fd);
     }
@@ -213,25 +217,19 @@ static int run_job_load(const run_options *o, strata_world *w, strata_job *job,
   return rc;
 }
 
-/* The job's [run] keys and the options as the library's settings, under
- * the program's names for them. */
+/* The job's settings with those that the program sets (the keys of
+ * strata/keys.h without a job key: its options, what it knows), under the
+ * program's names for them. */
 static void run_settings(const strata_job *job, const run_options *o, double exact,
                          strata_settings_names *names, strata_settings *set)
 {
   *names = option_names;
   if (o->resume) names->resume_key = "--resume";
-  strata_settings_init(set);
+  *set = job->settings;
   set->name = job->source;
-  set->log = job->log;
-  set->log_map = job->log_map;
-  set->checkpoint = job->checkpoint;
-  set->checkpoint_every = job->checkpoint_every;
-  set->checkpoint_every_s = job->checkpoint_every_s;
-  set->resume = o->resume ? STRATA_RESUME_YES : job->resume;
+  if (o->resume) set->resume = STRATA_RESUME_YES;
   set->new_stop_keys = o->force;
-  set->check_ranks = job->check_ranks;
   set->verbose = o->verbose;
-  set->map = job->map;
   set->exact = exact;
   set->notes = 1;
   set->names = names;
@@ -251,7 +249,7 @@ static void run_report(const run_options *o, strata_world *w, const strata_job *
   strata_report_info info = {pr->name, pr->dim, strata_mode_name(job->p.mode), in->backend,
                              w->size, exact, job->p.seed, pr->params, pr->nparams,
                              src ? source : NULL, job->source, in->definition_hash,
-                             job->map[0] ? job->map : NULL, in->exchange,
+                             given(job->settings.map), in->exchange,
                              in->exchange_setup_s};
   json_line(it, res, &info);
 }
@@ -312,10 +310,10 @@ static int cmd_run(int argc, char **argv, strata_world *w)
   strata_result res;
   /* Caught since start-up; a job without a checkpoint has nothing to save
    * from here on, so the signals end it as they would any program. */
-  if (!job.checkpoint[0]) strata_stop_uninstall();
+  if (!given(job.settings.checkpoint)) strata_stop_uninstall();
   int shared = 1;
   rc = STRATA_OK;
-  if (job.checkpoint[0] && strata_stop_install() != 0) {
+  if (given(job.settings.checkpoint) && strata_stop_install() != 0) {
     shared = 0;
     rc = app_error(STRATA_EINVAL, "cannot catch SIGTERM and SIGUSR1");
   }
@@ -332,7 +330,7 @@ static int cmd_run(int argc, char **argv, strata_world *w)
   if (stopped && talk) {
     fprintf(stderr, "strata: stopped by a signal after iteration %d; the checkpoint %s holds "
             "the run: continue it with --resume (exit status %d)\n", res.iterations,
-            job.checkpoint, STRATA_EXIT_REQUEUE);
+            job.settings.checkpoint, STRATA_EXIT_REQUEUE);
     fflush(stderr);
   }
   /* A finished run whose final checkpoint could not be written: its

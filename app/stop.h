@@ -1,7 +1,7 @@
 /* Stop requests from outside: SIGTERM and SIGUSR1 (what Slurm sends before
  * a time limit or a preemption) only set a flag; the driver looks at it
  * between iterations, where the state is whole and can be saved, and
- * before the run at the points where the ranks agree (doc/jobs.md).
+ * before the run at the points where the ranks agree (doc/slurm.md).
  *
  * Also the process's other ways out that strata does not choose: a child
  * it runs (the C compiler) is ended with it, and an exit() from user code

@@ -7,7 +7,7 @@
 # Each case runs about DURATION seconds (default 150: two periodic
 # checkpoints and the final one); its iteration count comes from a
 # 20-iteration calibration run.  Prints one markdown row per case and
-# policy; doc/jobs.md and doc/benchmarks.md (R49) cite it.
+# policy; doc/slurm.md and doc/benchmarks.md (R49) cite it.
 #
 #   bench/checkpoint_cost.sh [STRATA] [DURATION]     (default ./strata 150)
 #

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fault injection for checkpoints: kill -9 at random moments of
 # runs with checkpoint_every = 1, and many invocations on one checkpoint at
-# once.  Not part of make check (it takes a few minutes); doc/jobs.md.
+# once.  Not part of make check (it takes a few minutes); doc/slurm.md.
 #
 #   bench/fault_inject.sh [STRATA] [KILLS] [CONCURRENT]     (default ./strata 100 20)
 #

@@ -3,7 +3,7 @@
 # alternately with and without --csv, during a run with run.log_map = 1 and
 # a checkpoint after every iteration; every read must succeed and be a
 # prefix of the final log.  Not part of make check, which runs the same with
-# 200 reads (tests/run-logsafety.sh); doc/jobs.md.
+# 200 reads (tests/run-logsafety.sh); doc/slurm.md.
 #
 #   bench/log_polls.sh [STRATA] [POLLS]     (default ./strata 1000)
 set -u

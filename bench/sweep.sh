@@ -1,9 +1,9 @@
 #!/bin/bash
 # A parameter sweep with and without a reused map: the width a of
-# f4 over the 8 values of jobs/sweep.sh, to epsrel 1e-3, each task
+# f4 over the 8 values of slurm/sweep.sh, to epsrel 1e-3, each task
 #  - trained from the uniform map (adapt_iters and skip as the job says), or
 #  - started from one map trained once at a = 50 ([vegas] map), with
-#    adapt_iters = 6 and skip = 2 of its own (jobs/sweep.sh's settings;
+#    adapt_iters = 6 and skip = 2 of its own (slurm/sweep.sh's settings;
 #    TRAIN, ADAPT, SKIP and SEED in the environment change them).  The training
 #    value is one of the wider gaussians on purpose: a map trained on a
 #    narrow one leaves the tails of a wide one to few samples (a = 25 from

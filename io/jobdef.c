@@ -77,11 +77,13 @@ int strata_jobdef_text(const strata_problem *pr, const strata_params *p, char *b
   }
   if (p->qmc_map) add(&t, "vegas.qmc_map = on\n");
   if (p->neval_frozen) add(&t, "vegas.neval_frozen = %lld\n", (long long)p->neval_frozen);
-  /* The peak search where it runs: off, and in modes plain and qmc,
-   * nothing, so that such a definition is the one strata wrote before it
-   * had a search, and the checkpoints of that time resume with it off. */
+  /* The peak search where it may run (doc/peaks.md, "Settings"): off, in
+   * modes plain and qmc, for a vector integrand and with qmc_map, nothing,
+   * so that such a definition is the one strata wrote before it had a
+   * search, and the checkpoints of that time resume with it off. */
   const strata_peaks_params *k = &p->peaks;
-  if (k->search != STRATA_PEAKS_OFF && p->mode != STRATA_MODE_PLAIN && p->mode != STRATA_MODE_QMC) {
+  if (k->search != STRATA_PEAKS_OFF && p->mode != STRATA_MODE_PLAIN &&
+      p->mode != STRATA_MODE_QMC && pr->ncomp <= 1 && !p->qmc_map) {
     add(&t, "peaks.search = %s\n", k->search == STRATA_PEAKS_ON ? "on" : "auto");
     add(&t, "peaks.starts = %d\n", k->starts);
     add(&t, "peaks.ascents = %d\n", k->ascents);

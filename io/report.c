@@ -182,6 +182,29 @@ static int peak_dim(const strata_result *res)
   return res->dim < 1 ? 0 : res->dim < STRATA_MAX_DIM ? res->dim : STRATA_MAX_DIM;
 }
 
+/* Mode j's line: log |f| there, its share of the integral, whether a
+ * known point found it, and where it is, its coordinates continued on
+ * lines of their own where they would make the line longer than the
+ * others of the summary (32 dimensions). */
+static void summary_mode(FILE *out, const strata_result *res, int j)
+{
+  const strata_result_peak *m = &res->modes[j];
+  char head[128], x[32];
+  int col = snprintf(head, sizeof head, "mode %-6d= log|f| %.6g   share %.3g%s   at", j + 1,
+                     m->logf, m->share, m->known ? "   (known)" : "");
+  fputs(head, out);
+  for (int d = 0; d < peak_dim(res); d++) {
+    const int n = snprintf(x, sizeof x, " %.6g", m->x[d]);
+    if (col + n > 90) {
+      fputs("\n            ", out);
+      col = 12;
+    }
+    fputs(x, out);
+    col += n;
+  }
+  fputc('\n', out);
+}
+
 /* The peak search's lines (doc/peaks.md, "What is reported"): what it
  * found and spent, each mode, the channels' weights, and the gate's
  * verdict with the budget that gives every channel its points. */
@@ -194,13 +217,7 @@ static void summary_peaks(FILE *out, const strata_result *res)
       fprintf(out, "; k-hat %.2f (iteration %d, limit %.2f)", res->khat, res->khat_itn,
               res->khat_limit);
     fputc('\n', out);
-    for (int j = 0; j < peaks_held(res); j++) {
-      const strata_result_peak *m = &res->modes[j];
-      fprintf(out, "mode %-6d=", j + 1);
-      for (int d = 0; d < peak_dim(res); d++) fprintf(out, " %.6g", m->x[d]);
-      fprintf(out, "   log|f| = %.6g   share %.3g%s\n", m->logf, m->share,
-              m->known ? "   (known)" : "");
-    }
+    for (int j = 0; j < peaks_held(res); j++) summary_mode(out, res, j);
     if (res->nmodes > STRATA_MAX_PEAKS)
       fprintf(out, "mode %d-%d not shown (%d modes in all)\n", STRATA_MAX_PEAKS + 1, res->nmodes,
               res->nmodes);

@@ -449,8 +449,8 @@ static int append_comp(strata_runlog *l, const strata_iteration *it)
 }
 
 /* The table of the peak search's rows, made with the log of a run that
- * may search (a run with the search off keeps the layout it had before
- * there was one), its columns named. */
+ * searches (a run without the search keeps the layout it had before there
+ * was one), its columns named. */
 static int make_peaks(strata_runlog *l, int peaks)
 {
   if (!peaks || l->peaks >= 0) return 0;
@@ -464,7 +464,7 @@ static int make_peaks(strata_runlog *l, int peaks)
     snprintf(names[j], sizeof names[j], "alpha_mode_%d", j + 1);
     v[STRATA_LOG_PEAKS_ALPHA_MODE + j] = names[j];
   }
-  return strata_h5_put_str_array(l->peaks, "columns", v, STRATA_LOG_PEAKS_WIDTH);
+  return strata_h5_put_fixed_str_array(l->peaks, "columns", v, STRATA_LOG_PEAKS_WIDTH);
 }
 
 /* An iteration's row of /iterations_peaks: its k-hat and channels, and the
@@ -601,7 +601,8 @@ static int finish_verdict(strata_runlog *l, const strata_result *res)
 /* The peak search's result (doc/peaks.md): its attributes, and /modes
  * [nmodes][dim + 4] (each mode's location, log |f|, share of the integral,
  * channel weight and whether it was a known point), made when there are
- * modes. */
+ * modes.  Its strings are fixed-length: kept in the attributes, under
+ * their objects' checksums, not in a global heap, which has none. */
 static int finish_peaks(strata_runlog *l, const strata_result *res)
 {
   char reason[sizeof res->peaks_reason + 1];
@@ -616,7 +617,7 @@ static int finish_peaks(strata_runlog *l, const strata_result *res)
            strata_h5_put_f64(l->f, "khat_limit", res->khat_limit) == 0 &&
            strata_h5_put_i64(l->f, "search_evals", res->search_evals) == 0 &&
            strata_h5_put_i64(l->f, "peaks_held", res->peaks_held) == 0 &&
-           strata_h5_put_str(l->f, "peaks_reason", reason) == 0 &&
+           strata_h5_put_fixed_str(l->f, "peaks_reason", reason) == 0 &&
            strata_h5_put_f64(l->f, "peaks_neval", res->peaks_neval) == 0;
   htri_t there = H5Lexists(l->f, "modes", H5P_DEFAULT);
   if (!ok || there < 0 || (there > 0 && H5Ldelete(l->f, "modes", H5P_DEFAULT) < 0)) return -1;
@@ -646,7 +647,7 @@ static int finish_peaks(strata_runlog *l, const strata_result *res)
   v[dim + 2] = "weight";
   v[dim + 3] = "known";
   hid_t d = H5Dopen2(l->f, "modes", H5P_DEFAULT);
-  int rc = d >= 0 && strata_h5_put_str_array(d, "columns", v, (size_t)w) == 0 ? 0 : -1;
+  int rc = d >= 0 && strata_h5_put_fixed_str_array(d, "columns", v, (size_t)w) == 0 ? 0 : -1;
   if (d >= 0) H5Dclose(d);
   return rc;
 }

@@ -17,7 +17,7 @@ typedef struct {
   double exact;            /* NaN where unknown */
   int naxes, ninc;         /* the map's shape, for snapshots */
   int ncomp;               /* a vector integrand's components, or 0 or 1 */
-  int peaks;               /* the run may search for peaks: /iterations_peaks */
+  int peaks;               /* the run searches for peaks: /iterations_peaks */
   const char *override;    /* how the caller takes new stop keys, for messages ("--force") */
 } strata_runlog_info;
 

@@ -23,24 +23,9 @@ void strata_params_default(strata_params *p)
     return;
   }
   memset(p, 0, sizeof *p);
-  p->mode = STRATA_MODE_VEGASPLUS;
-  p->neval = 1000000;
-  p->maxeval = INT64_C(10000000000);
-  p->maxiter = 30;
-  p->adapt_iters = 20;
-  p->skip = 5;
-  p->epsrel = 1e-3;
-  p->epsabs = 0.0;
-  p->ninc = 1000;
-  p->alpha = 0.5;
-  p->beta = 0.75;
-  p->seed = 1;
-  p->max_nhcube = 1000000;
-  p->min_q = 0.01;
-  p->nthreads = 0;
-  p->qmc = STRATA_QMC_SOBOL;
-  p->nrand = 16;
-  p->qmc_map = 0;
+#define STRATA_KEY_DEFAULT(type, field, kind, key, keyword, lo, hi, def, choices) p->field = def;
+  STRATA_PARAMS_KEYS(STRATA_KEY_DEFAULT)
+#undef STRATA_KEY_DEFAULT
   p->peaks.search = STRATA_PEAKS_AUTO;
   p->peaks.starts = 1024;
   p->peaks.ascents = 4;

@@ -435,8 +435,6 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st)
   st->hist = r->ravg.hist;
   st->ncomp = r->ncomp > 1 ? r->ncomp : 0;
   st->comp_hist = r->ravg.chist;
-  st->npeaks = 0; /* the peak search's state: none yet */
-  st->peaks = NULL;
   st->seed = r->params.seed;
   st->converged = r->converged;
   st->ravg = &r->ravg;

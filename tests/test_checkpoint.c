@@ -229,6 +229,49 @@ START_TEST(test_peaks_state)
 }
 END_TEST
 
+/* The definition names the peak search where it may run, with its keys
+ * and known points, and nowhere else: a definition without it is the one
+ * strata wrote before it had a search. */
+START_TEST(test_peaks_definition)
+{
+  strata_problem pr;
+  strata_params p;
+  test_job(STRATA_MODE_VEGASPLUS, 9, &pr, &p);
+  char def[STRATA_JOBDEF_MAX];
+  ck_assert(strata_jobdef_text(&pr, &p, def, sizeof def) == STRATA_OK);
+  ck_assert_msg(strstr(def, "\npeaks.search = auto\npeaks.starts = 1024\npeaks.ascents = 4\n"
+                            "peaks.uniform = 0.02\n") && !strstr(def, "peaks.known"), "%s", def);
+  p.peaks.search = STRATA_PEAKS_ON;
+  p.peaks.nknown = 2;
+  const double k[2][4] = {{0.5, 0.25, 0.5, 0.5}, {0.75, 0.125, 0.5, 1}};
+  memcpy(p.peaks.known[0], k[0], sizeof k[0]);
+  memcpy(p.peaks.known[1], k[1], sizeof k[1]);
+  ck_assert(strata_jobdef_text(&pr, &p, def, sizeof def) == STRATA_OK);
+  ck_assert_msg(strstr(def, "peaks.search = on\n") &&
+                strstr(def, "peaks.known = 0.5 0.25 0.5 0.5; 0.75 0.125 0.5 1\n"), "%s", def);
+  strata_params q = p;
+  q.peaks.search = STRATA_PEAKS_OFF;
+  char off[STRATA_JOBDEF_MAX];
+  ck_assert(strata_jobdef_text(&pr, &q, off, sizeof off) == STRATA_OK);
+  ck_assert_msg(!strstr(off, "peaks."), "%s", off);
+  /* Where auto does not search, the definition is the search-off one. */
+  for (int c = 0; c < 3; c++) {
+    q = p;
+    strata_problem pv = pr;
+    q.peaks.search = STRATA_PEAKS_AUTO;
+    if (c == 0) q.mode = STRATA_MODE_PLAIN;
+    if (c == 1) q.qmc_map = 1;
+    if (c == 2) pv.ncomp = 3;
+    strata_params o = q;
+    o.peaks.search = STRATA_PEAKS_OFF;
+    char a[STRATA_JOBDEF_MAX], b[STRATA_JOBDEF_MAX];
+    ck_assert(strata_jobdef_text(&pv, &q, a, sizeof a) == STRATA_OK);
+    ck_assert(strata_jobdef_text(&pv, &o, b, sizeof b) == STRATA_OK);
+    ck_assert_msg(!strcmp(a, b), "case %d:\n%s", c, a);
+  }
+}
+END_TEST
+
 START_TEST(test_resume_changes_result)
 {
   /* Guards the test above: a state that is not the run's own (another
@@ -898,6 +941,7 @@ int main(void)
   tcase_add_test(tc, test_neval_frozen);
   tcase_add_test(tc, test_resume_changes_result);
   tcase_add_test(tc, test_peaks_state);
+  tcase_add_test(tc, test_peaks_definition);
   tcase_add_test(tc, test_truncated);
   tcase_add_test(tc, test_damaged);
   tcase_add_test(tc, test_open_checked_file);

@@ -493,21 +493,21 @@ START_TEST(test_ranks_on_gpu)
   for (int m = 0; m < 3; m++) {
     const strata_params p = fixed_params(modes[m], 300000, 8);
     static testcomm sh;
-    testcomm_rank one[1], jobs[3];
+    testcomm_rank one[1], on_ranks[3];
     testcomm_run_on(&sh, 1, &pr, &p, one, gpu_backend);
     ck_assert_msg(one[0].rc == STRATA_OK, "%s", strata_last_error());
     for (int n = 2; n <= 3; n++) {
       /* (A rank's slice moves: hypercubes it never held before must find
        * their sums at zero, whatever the allocator handed over.) */
       dirty_device_memory();
-      testcomm_run_on(&sh, n, &pr, &p, jobs, gpu_backend);
+      testcomm_run_on(&sh, n, &pr, &p, on_ranks, gpu_backend);
       for (int r = 0; r < n; r++) {
-        ck_assert_msg(jobs[r].rc == STRATA_OK, "%s", strata_last_error());
-        ck_assert(jobs[r].state == jobs[0].state);
-        ck_assert_msg(rel(jobs[r].res.integral, one[0].res.integral) <= 1e-12 &&
-                          rel(jobs[r].res.sigma, one[0].res.sigma) <= 1e-12,
+        ck_assert_msg(on_ranks[r].rc == STRATA_OK, "%s", strata_last_error());
+        ck_assert(on_ranks[r].state == on_ranks[0].state);
+        ck_assert_msg(rel(on_ranks[r].res.integral, one[0].res.integral) <= 1e-12 &&
+                          rel(on_ranks[r].res.sigma, one[0].res.sigma) <= 1e-12,
                       "%s, %d ranks: %.17g +- %.17g, one rank %.17g +- %.17g",
-                      strata_mode_name(p.mode), n, jobs[r].res.integral, jobs[r].res.sigma,
+                      strata_mode_name(p.mode), n, on_ranks[r].res.integral, on_ranks[r].res.sigma,
                       one[0].res.integral, one[0].res.sigma);
       }
     }

@@ -504,6 +504,9 @@ static int run_small(strata_problem *pr, int64_t maxeval, double epsabs, strata_
   p.maxiter = 10;
   p.nthreads = 1;
   p.epsabs = epsabs;
+  /* The evaluations counted are the iterations' (maxeval ends the run
+   * inside the warm-up after three of them): without the peak search's. */
+  p.peaks.search = STRATA_PEAKS_OFF;
   if (maxeval) p.maxeval = maxeval;
   return strata_integrate(pr, &p, NULL, NULL, r);
 }

@@ -479,14 +479,14 @@ START_TEST(test_ranks)
     strata_result one;
     integrate(&pr, &p, NULL, NULL, &one);
     static testcomm sh;
-    testcomm_rank jobs[NRANK];
-    testcomm_run(&sh, NRANK, &pr, &p, jobs);
+    testcomm_rank on_ranks[NRANK];
+    testcomm_run(&sh, NRANK, &pr, &p, on_ranks);
     for (int r = 0; r < NRANK; r++) {
-      ck_assert_msg(jobs[r].rc == STRATA_OK, "rank %d: %s", r, strata_last_error());
+      ck_assert_msg(on_ranks[r].rc == STRATA_OK, "rank %d: %s", r, strata_last_error());
       /* Every rank holds the same numbers. */
-      same_result(&jobs[r].res, &jobs[0].res, "rank against rank 0");
+      same_result(&on_ranks[r].res, &on_ranks[0].res, "rank against rank 0");
     }
-    const strata_result *x = &jobs[0].res;
+    const strata_result *x = &on_ranks[0].res;
     ck_assert_int_eq(x->neval, one.neval);
     for (int c = 0; c < NCOMP; c++)
       ck_assert_msg(close_to(x->comp_integral[c], one.comp_integral[c], 1e-12) &&

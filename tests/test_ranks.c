@@ -42,19 +42,19 @@ START_TEST(test_ranks_agree)
   for (int m = 0; m < NMODES; m++) {
     strata_params p = params(modes[m], 11 + (uint64_t)m);
     static testcomm sh;
-    testcomm_rank one[1], jobs[4];
+    testcomm_rank one[1], on_ranks[4];
     testcomm_run(&sh, 1, &pr, &p, one);
     ck_assert_msg(one[0].rc == STRATA_OK, "%s", strata_last_error());
     for (int n = 2; n <= 4; n++) {
-      testcomm_run(&sh, n, &pr, &p, jobs);
+      testcomm_run(&sh, n, &pr, &p, on_ranks);
       for (int r = 0; r < n; r++) {
-        ck_assert_msg(jobs[r].rc == STRATA_OK, "rank %d: %s", r, strata_last_error());
-        ck_assert_msg(jobs[r].state == jobs[0].state,
+        ck_assert_msg(on_ranks[r].rc == STRATA_OK, "rank %d: %s", r, strata_last_error());
+        ck_assert_msg(on_ranks[r].state == on_ranks[0].state,
                       "mode %s, %d ranks: rank %d's state differs from rank 0's",
                       strata_mode_name(modes[m]), n, r);
-        ck_assert(memcmp(&jobs[r].res.integral, &jobs[0].res.integral, sizeof(double)) == 0);
+        ck_assert(memcmp(&on_ranks[r].res.integral, &on_ranks[0].res.integral, sizeof(double)) == 0);
       }
-      const strata_result *a = &jobs[0].res, *b = &one[0].res;
+      const strata_result *a = &on_ranks[0].res, *b = &one[0].res;
       ck_assert_int_eq(a->neval, b->neval);
       /* Plain MC and QMC combine per-cell sums in cell order: the same bits.
        * The vegas modes add per-rank parts: the same to rounding. */
@@ -82,10 +82,10 @@ static void payload(double beta)
   p.peaks.search = STRATA_PEAKS_OFF; /* the map's exchange alone */
   static testcomm sh;
   memset(&sh, 0, sizeof sh);
-  testcomm_rank jobs[4];
-  testcomm_run(&sh, 4, &pr, &p, jobs);
-  ck_assert_msg(jobs[0].rc == STRATA_OK, "%s", strata_last_error());
-  const int64_t nhcube = jobs[0].res.nhcube, map = 2 * (int64_t)pr.dim * p.ninc;
+  testcomm_rank on_ranks[4];
+  testcomm_run(&sh, 4, &pr, &p, on_ranks);
+  ck_assert_msg(on_ranks[0].rc == STRATA_OK, "%s", strata_last_error());
+  const int64_t nhcube = on_ranks[0].res.nhcube, map = 2 * (int64_t)pr.dim * p.ninc;
   ck_assert(nhcube > 10 * map);
   int gathers = 0, sums = 0;
   for (int k = 0; k < sh.ncall; k++) {

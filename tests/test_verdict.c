@@ -162,6 +162,13 @@ END_TEST
  * No claim, whatever the seed finds, and the run names the neval that
  * gives three per axis; given it, the rule is silent and the run claims
  * within its errors. */
+/* text holds each of the n parts. */
+static void holds_all(const char *text, const char *const *parts, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(strstr(text, parts[i]), "lacks '%s':\n%s", parts[i], text);
+}
+
 /* The peak search's lines and keys from a result that holds them: what
  * was found, each mode where it is, the channels' weights, and the gate's
  * one line with its budget; none of them where the search did not run. */
@@ -198,13 +205,12 @@ START_TEST(peaks_reported)
   summary_text(&r, buf, sizeof buf);
   const char *want[] = {
       "search     = 2 modes in 2412 evaluations; k-hat 0.93 (iteration 12, limit 0.70)\n",
-      "mode 1     = 0.25 -1.5   log|f| = 1   share 0.75\n",
-      "mode 2     = 0.5 0.125   log|f| = -2   share 0.25   (known)\n",
+      "mode 1     = log|f| 1   share 0.75   at 0.25 -1.5\n",
+      "mode 2     = log|f| -2   share 0.25   (known)   at 0.5 0.125\n",
       "channels   = 4: map 0.180, mode 1 0.600, mode 2 0.200, uniform 0.020\n",
       "peaks      = k-hat 0.93 in iteration 12's weights (limit 0.70): the variance is not "
       "trusted; not converged (neval 40000 per iteration gives every channel its points)\n"};
-  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
-    ck_assert_msg(strstr(buf, want[i]), "summary lacks '%s':\n%s", want[i], buf);
+  holds_all(buf, want, sizeof want / sizeof *want);
   json_text(&r, buf, sizeof buf);
   const char *keys[] = {
       "\"peaks\":true,\"modes\":[{\"x\":[0.25,-1.5],\"logf\":1,\"share\":0.75,\"weight\":0.59999999999999998,\"known\":false},"
@@ -213,8 +219,18 @@ START_TEST(peaks_reported)
       "\"khat\":0.93000000000000005,\"khat_itn\":12,\"khat_limit\":0.69999999999999996,",
       "\"search_evals\":2412,\"peaks_held\":true,\"peaks_reason\":\"k-hat 0.93 in iteration 12's "
       "weights (limit 0.70): the variance is not trusted\",\"peaks_neval\":40000,"};
-  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-    ck_assert_msg(strstr(buf, keys[i]), "JSON lacks '%s': %s", keys[i], buf);
+  holds_all(buf, keys, sizeof keys / sizeof *keys);
+  /* 32 coordinates continue on lines of their own, none longer than 90. */
+  r.dim = 32;
+  for (int d = 0; d < 32; d++) r.modes[1].x[d] = -1.2345678e-14 * (d + 1);
+  summary_text(&r, buf, sizeof buf);
+  for (const char *line = buf; *line;) {
+    const size_t n = strcspn(line, "\n");
+    ck_assert_msg(n <= 90 || !strncmp(line, "peaks ", 6), "a line of %zu: %.*s", n, (int)n, line);
+    line += n + (line[n] == '\n');
+  }
+  ck_assert_msg(strstr(buf, "(known)   at -1.23457e-14 -2.46914e-14") &&
+                strstr(buf, "\n             -") && strstr(buf, " -3.95062e-13\nchannels"), "%s", buf);
   /* A reason the result cut at its size still ends the string. */
   memset(r.peaks_reason, 'x', sizeof r.peaks_reason);
   summary_text(&r, buf, sizeof buf);

@@ -92,10 +92,10 @@ static inline void *testcomm_rank_main(void *arg)
   return NULL;
 }
 
-/* Runs the problem on n thread ranks (n <= TESTCOMM_MAXRANK) into jobs[0..n),
+/* Runs the problem on n thread ranks (n <= TESTCOMM_MAXRANK) into on_ranks[0..n),
  * each with a backend of its own from new_backend (NULL: one CPU thread). */
 static inline void testcomm_run_on(testcomm *sh, int n, const strata_problem *pr,
-                                   const strata_params *p, testcomm_rank *jobs,
+                                   const strata_params *p, testcomm_rank *on_ranks,
                                    strata_backend *(*new_backend)(void))
 {
   memset(sh, 0, sizeof *sh);
@@ -103,21 +103,21 @@ static inline void testcomm_run_on(testcomm *sh, int n, const strata_problem *pr
   pthread_barrier_init(&sh->bar, NULL, (unsigned)n);
   pthread_t tid[TESTCOMM_MAXRANK];
   for (int r = 0; r < n; r++) {
-    jobs[r] = (testcomm_rank){.comm = {.rank = r, .size = n, .local_rank = r,
+    on_ranks[r] = (testcomm_rank){.comm = {.rank = r, .size = n, .local_rank = r,
                                        .local_size = n, .self = sh,
                                        .allreduce_sum = testcomm_allreduce,
                                        .allgather = testcomm_allgather,
                                        .broadcast = testcomm_broadcast},
                               .pr = *pr, .p = *p, .new_backend = new_backend};
-    if (pthread_create(&tid[r], NULL, testcomm_rank_main, &jobs[r]) != 0) abort();
+    if (pthread_create(&tid[r], NULL, testcomm_rank_main, &on_ranks[r]) != 0) abort();
   }
   for (int r = 0; r < n; r++) pthread_join(tid[r], NULL);
   pthread_barrier_destroy(&sh->bar);
 }
 
 static inline void testcomm_run(testcomm *sh, int n, const strata_problem *pr,
-                                const strata_params *p, testcomm_rank *jobs)
+                                const strata_params *p, testcomm_rank *on_ranks)
 {
-  testcomm_run_on(sh, n, pr, p, jobs, NULL);
+  testcomm_run_on(sh, n, pr, p, on_ranks, NULL);
 }
 #endif

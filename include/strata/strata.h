@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "strata/keys.h"
 #include "strata/table.h"
 
 #ifdef __cplusplus
@@ -113,28 +114,11 @@ typedef struct {
   double known[STRATA_MAX_KNOWN][STRATA_MAX_DIM]; /* in the problem's domain */
 } strata_peaks_params;
 
+/* How a run goes: the fields of STRATA_PARAMS_KEYS (strata/keys.h), each
+ * with its meaning there. */
 typedef struct {
-  strata_mode mode;
-  int64_t neval;        /* evaluations per iteration (target) */
-  int64_t maxeval;      /* stop after this many evaluations in total */
-  int maxiter;          /* stop after this many iterations */
-  int adapt_iters;      /* iterations that adapt map and stratification */
-  int skip;             /* leading iterations left out of the average */
-  double epsrel, epsabs;
-  int ninc;             /* map increments per axis, at most (doc/algorithm.md) */
-  double alpha;         /* map damping; 0 freezes the map */
-  double beta;          /* stratification exponent; 0 = classic */
-  uint64_t seed;
-  int64_t max_nhcube;   /* cap on the number of hypercubes */
-  double min_q;         /* convergence needs Q >= min_q */
-  int nthreads;         /* CPU threads, 0 = all available */
-  strata_qmc_rule qmc;  /* point set of mode qmc and of qmc_map */
-  int nrand;            /* independent randomizations per qmc iteration */
-  int qmc_map;          /* vegas modes: frozen-map iterations draw qmc points */
-  /* vegas modes: evaluations of each iteration after adapt_iters; 0 = neval.
-   * Train the map on small iterations, then spend the budget on big ones. */
-  int64_t neval_frozen;
-  /* Added in interface 4. */
+  STRATA_PARAMS_KEYS(STRATA_KEY_FIELD)
+  /* Added in interface 4: the peak search's keys (the job file's [peaks]). */
   strata_peaks_params peaks;
 } strata_params;
 
@@ -455,63 +439,13 @@ int strata_integrator_integrate(strata_integrator *s, strata_iteration_cb progre
 
 /* ---- a run that keeps its results: log, checkpoints, resume, stop ------------------- */
 
-/* What a run keeps besides its result, for strata_integrator_run.  The
- * caller allocates it and fills it after strata_settings_init. */
+/* What a run keeps besides its result, for strata_integrator_run: the
+ * fields of STRATA_SETTINGS_KEYS (strata/keys.h), each with its meaning
+ * there.  The caller allocates it and fills it after strata_settings_init. */
 typedef struct {
   size_t size;              /* sizeof (strata_settings): set by strata_settings_init */
   int interface;            /* STRATA_INTERFACE: set by strata_settings_init */
-  /* The convergence log (HDF5, doc/file-formats.md), written by rank 0: a
-   * row per iteration, flushed as it goes; `strata log` prints it and
-   * strata-plot draws it.  NULL: none.  A log already there is never
-   * overwritten (unless the run resumes, and then it is continued). */
-  const char *log;
-  int log_map;              /* a map snapshot every this many iterations; 0: at the end */
-  /* The checkpoint (as strata_integrator_save writes it): after every
-   * checkpoint_every iterations and/or every checkpoint_every_s seconds
-   * (0: not by that measure), at the end, and when the run stops on a
-   * request.  NULL: none.  A second run on it waits for nothing: it is
-   * refused (a lock beside it, PATH.lock). */
-  const char *checkpoint;
-  int checkpoint_every;
-  double checkpoint_every_s;
-  /* STRATA_RESUME_NO: a checkpoint already there is an error (never
-   * overwritten); _YES: continue from it (it must exist, unless its lock
-   * PATH.lock is there and the log is not: a run stopped before it
-   * started, which starts); _AUTO: continue from it where it exists, else
-   * start. */
-  int resume;
-  /* A resumed run takes this integrator's values of the keys that only
-   * decide when to stop and which iterations to average (maxiter,
-   * maxeval, skip, epsrel, epsabs, min_q) instead of refusing a
-   * checkpoint that has others: the continued run equals an uninterrupted
-   * one run with the new values. */
-  int new_stop_keys;
-  /* After every iteration, compare every rank's state (a hash) and stop
-   * with an error naming the first rank that differs (debugging). */
-  int check_ranks;
-  /* What the caller's data is (strata_problem.user: a width, a file's
-   * hash), up to 256 printable characters: recorded in the checkpoint and
-   * the log, and a resume whose identity differs is refused, naming it.
-   * NULL: none (the data's address is never compared). */
-  const char *identity;
-  /* A name for the run in messages and in the log ("(libstrata)" if NULL). */
-  const char *name;
-  /* Progress on stderr: resume, checkpoints written (rank 0); with
-   * strata_integrator_open also each rank's backend and exchange, and the
-   * problem's hypercubes. */
-  int verbose;
-  /* Added in interface 3. */
-  /* Another run's checkpoint or log whose map (and allocation, where the
-   * hypercubes match) this run starts from; NULL: the uniform map.  The
-   * definition records it, so a checkpoint continues only from the same
-   * start. */
-  const char *map;
-  /* The exact value where the caller knows it, recorded in the log; NaN
-   * (strata_settings_init's) where not. */
-  double exact;
-  /* Say on stderr what the run set right by itself (a damaged log set
-   * aside), also without verbose. */
-  int notes;
+  STRATA_SETTINGS_KEYS(STRATA_KEY_FIELD)
   /* How messages name the settings: a program's options and keys, a
    * binding's keywords.  NULL: the fields of this struct. */
   const struct strata_settings_names *names;

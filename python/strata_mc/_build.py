@@ -1,10 +1,14 @@
 """cffi builders of the binding, in API mode: the C compiler reads
 libstrata's strata/strata.h and strata/report.h, so the layout of every
 structure is the header's own; the declarations below name only the
-fields the binding uses (`...;` leaves the rest to the compiler).  Run by
+fields the binding uses (`...;` leaves the rest to the compiler), and
+those of strata_params and strata_settings come from their lists in
+strata/keys.h, as does the table of keywords the binding reads at run
+time (PRELUDE's strata_py_keys).  Run by
 setup.py, which first builds the libstrata they read and link (STAGE),
 unless $STRATA_PREFIX names an installed one."""
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -43,6 +47,13 @@ CDEF = r"""
 #define STRATA_PEAKS_ON ...
 #define STRATA_MAX_KNOWN ...
 #define STRATA_MAX_PEAKS ...
+#define STRATA_KEY_COUNT ...
+#define STRATA_KEY_WHOLE ...
+#define STRATA_KEY_REAL ...
+#define STRATA_KEY_SWITCH ...
+#define STRATA_KEY_CHOICE ...
+#define STRATA_KEY_PATH ...
+#define STRATA_KEY_TEXT ...
 
 typedef enum { STRATA_MODE_VEGASPLUS, STRATA_MODE_VEGAS, STRATA_MODE_VEGAS1D,
                STRATA_MODE_PLAIN, STRATA_MODE_QMC, ... } strata_mode;
@@ -63,28 +74,7 @@ typedef struct {
   ...;
 } strata_peaks_params;
 
-typedef struct {
-  strata_mode mode;
-  int64_t neval;
-  int64_t maxeval;
-  int maxiter;
-  int adapt_iters;
-  int skip;
-  double epsrel, epsabs;
-  int ninc;
-  double alpha;
-  double beta;
-  uint64_t seed;
-  int64_t max_nhcube;
-  double min_q;
-  int nthreads;
-  strata_qmc_rule qmc;
-  int nrand;
-  int qmc_map;
-  int64_t neval_frozen;
-  strata_peaks_params peaks;
-  ...;
-} strata_params;
+@PARAMS@
 
 typedef struct strata_source strata_source;
 
@@ -209,21 +199,7 @@ typedef struct strata_settings_names {
   ...;
 } strata_settings_names;
 
-typedef struct {
-  const char *log;
-  int log_map;
-  const char *checkpoint;
-  int checkpoint_every;
-  double checkpoint_every_s;
-  int resume;
-  int new_stop_keys;
-  int check_ranks;
-  const char *identity;
-  const char *name;
-  int verbose;
-  const struct strata_settings_names *names;
-  ...;
-} strata_settings;
+@SETTINGS@
 void strata_settings_init(strata_settings *st);
 int strata_integrator_settings(strata_integrator *s, const strata_settings *st);
 typedef int (*strata_progress_cb)(const strata_iteration *it, void *ctx);
@@ -238,6 +214,14 @@ int strata_report_text(const strata_iteration *its, int n, const strata_result *
                        double exact, char **text);
 
 void free(void *p);
+
+/* The keys of strata/keys.h, both lists, from PRELUDE. */
+typedef struct {
+  const char *field, *keyword, *choices;
+  int kind, setting;
+} strata_py_key;
+int strata_py_nkeys(void);
+const strata_py_key *strata_py_key_at(int i);
 
 /* Called by the library from C: a numpy batch integrand, the
  * restored iterations of a load and the progress of a run. */
@@ -297,17 +281,83 @@ def strata_flags():
                 extra_compile_args=[], extra_link_args=["-Wl,-rpath," + rpath])
 
 
+def keys_header():
+    """strata/keys.h of the libstrata the binding is built against: the
+    installed one ($STRATA_PREFIX), else the sources an sdist carries or
+    the checkout around this folder."""
+    prefix = installed_prefix()
+    package = os.path.dirname(HERE)
+    for inc in ([os.path.join(prefix, "include")] if prefix else
+                [os.path.join(package, "libstrata", "include"),
+                 os.path.join(os.path.dirname(package), "include")]):
+        path = os.path.join(inc, "strata", "keys.h")
+        if os.path.exists(path):
+            return path
+    raise SystemExit("strata: no strata/keys.h in %s: the binding needs the libstrata of "
+                     "this repository" % (prefix or package))
+
+
+def key_fields(text, name):
+    """The (type, field) of each entry X(type, field, ...) of the list
+    #define NAME(X) in strata/keys.h's text."""
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    body = re.search(r"#define %s\(X\)((?:.*\\\n)*.*)" % name, text).group(1)
+    fields, depth, start = [], 0, None
+    for i, ch in enumerate(body):
+        if body.startswith("X(", i) and depth == 0:
+            start = i + 2
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0 and start is not None:
+                args = body[start:i].split(",")
+                fields.append((args[0].strip(), args[1].strip()))
+                start = None
+    return fields
+
+
+def struct_cdef(text, name, before="", after=""):
+    """The cdef of the struct whose fields are the list NAME."""
+    fields = "".join("  %s %s;\n" % f for f in key_fields(text, name))
+    return "typedef struct {\n%s%s%s  ...;\n}" % (before, fields, after)
+
+
+with open(keys_header()) as _f:
+    _KEYS = _f.read()
+CDEF = CDEF.replace("@PARAMS@", struct_cdef(
+    _KEYS, "STRATA_PARAMS_KEYS", after="  strata_peaks_params peaks;\n") + " strata_params;")
+CDEF = CDEF.replace("@SETTINGS@", struct_cdef(
+    _KEYS, "STRATA_SETTINGS_KEYS",
+    after="  const struct strata_settings_names *names;\n") + " strata_settings;")
+
 ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
+# The type of the keys' table, in every module that includes ffibuilder.
+KEY_TYPE = r"""
+typedef struct {
+  const char *field, *keyword, *choices;
+  int kind, setting;
+} strata_py_key;
+"""
 # An older libstrata's header lacks what the declarations above name: say
 # so before the compiler lists the missing fields.
 PRELUDE = r"""
 #include <strata/strata.h>
 #include <strata/report.h>
 #include <stdlib.h>
-#if !defined(STRATA_INTERFACE) || STRATA_INTERFACE < 4
-#error "this strata binding needs libstrata of interface 4 or later (the peak search's parameters and results): install the libstrata of this repository"
+#if !defined(STRATA_INTERFACE) || STRATA_INTERFACE < 4 || !defined(STRATA_SETTINGS_KEYS)
+#error "this strata binding needs libstrata of interface 4 or later with strata/keys.h (the peak search's parameters and results): install the libstrata of this repository"
 #endif
+""" + KEY_TYPE + r"""
+#define STRATA_PY_PARAM(type, field, kind, key, keyword, lo, hi, def, choices) \
+  {#field, keyword, choices, STRATA_KEY_##kind, 0},
+#define STRATA_PY_SETTING(type, field, kind, key, keyword, lo, hi, def, choices) \
+  {#field, keyword, choices, STRATA_KEY_##kind, 1},
+static const strata_py_key strata_py_keys[] = {STRATA_PARAMS_KEYS(STRATA_PY_PARAM)
+                                               STRATA_SETTINGS_KEYS(STRATA_PY_SETTING)};
+static int strata_py_nkeys(void) { return sizeof strata_py_keys / sizeof *strata_py_keys; }
+static const strata_py_key *strata_py_key_at(int i) { return &strata_py_keys[i]; }
 """
 ffibuilder.set_source("strata_mc._lib", PRELUDE, **strata_flags())
 
@@ -362,6 +412,7 @@ def make_mpi_builder():
     b.set_source("strata_mc._mpi", r"""
 #include <strata/strata.h>
 #include <strata/strata_mpi.h>
+""" + KEY_TYPE + r"""
 static int strata_py_comm_mpi(uintptr_t comm_address, strata_comm **out)
 {
   return strata_comm_mpi(*(MPI_Comm *)comm_address, out);

@@ -1,4 +1,6 @@
-"""The library's errors as one Python exception."""
+"""The library's errors as one Python exception, and check(), which raises
+the library's last error; every module that calls the library takes it
+from here."""
 
 #: The library's error codes (strata/strata.h) by value.
 CODES = {1: "EINVAL", 2: "ENOMEM", 3: "ENOTFINITE", 4: "EBACKEND", 5: "EIO", 6: "ECOMM",
@@ -22,3 +24,12 @@ class StrataError(Exception):
     def name(self):
         """The code's name, e.g. ``"EINVAL"``."""
         return CODES.get(self.code, "E%d" % self.code)
+
+
+def check(rc):
+    """Raises the library's last error where rc is not STRATA_OK."""
+    # The compiled part loads on first use: strata_mc.log reads logs
+    # without it.
+    from ._lib import ffi, lib
+    if rc != lib.STRATA_OK:
+        raise StrataError(rc, ffi.string(lib.strata_last_error()).decode(errors="replace"))

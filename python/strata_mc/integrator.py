@@ -21,29 +21,40 @@ import numpy as np
 
 from . import forms
 from ._lib import ffi, lib
-from .errors import StrataError
+from .errors import StrataError, check
 from .result import Iteration, Result
 from .source import Source
 
-_MODES = {"vegas+": 0, "vegasplus": 0, "vegas": 1, "vegas1d": 2, "plain": 3, "qmc": 4}
-_QMC = {"sobol": 0, "lattice": 1}
 _BACKENDS = {"auto": lib.STRATA_BACKEND_AUTO, "cpu": lib.STRATA_BACKEND_CPU,
              "cuda": lib.STRATA_BACKEND_CUDA}
-# Keyword -> strata_params field, for those whose names differ.
-_FIELDS = {"threads": "nthreads"}
-_INT_PARAMS = ("neval", "maxeval", "maxiter", "adapt_iters", "skip", "ninc", "seed",
-               "max_nhcube", "threads", "nrand", "neval_frozen")
-_FLOAT_PARAMS = ("epsrel", "epsabs", "alpha", "beta", "min_q")
+
+
+def _keys(setting):
+    """The keywords of strata/keys.h's list of strata_settings (setting)
+    or strata_params, in its order: keyword -> (field, kind, choices)."""
+    out = {}
+    for i in range(lib.strata_py_nkeys()):
+        k = lib.strata_py_key_at(i)
+        keyword = ffi.string(k.keyword).decode()
+        if keyword and k.setting == setting:
+            out[keyword] = (ffi.string(k.field).decode(), k.kind,
+                            ffi.string(k.choices).decode().split())
+    return out
+
+
+_PARAM_KEYS = _keys(0)
+_SETTING_KEYS = _keys(1)
 # The peak search's keywords -> strata_params.peaks fields (doc/peaks.md, "Settings").
 _PEAK_FIELDS = {"peak_starts": "starts", "peak_ascents": "ascents", "peak_uniform": "uniform"}
 _PEAKS = {True: lib.STRATA_PEAKS_ON, False: lib.STRATA_PEAKS_OFF, "on": lib.STRATA_PEAKS_ON,
           "off": lib.STRATA_PEAKS_OFF, "auto": lib.STRATA_PEAKS_AUTO}
-#: Keywords of Integrator that set strata_params (doc/jobs.md has their meaning).
-PARAMS = (("mode",) + _INT_PARAMS + _FLOAT_PARAMS + ("qmc", "qmc_map", "peaks", "known_peaks")
-          + tuple(_PEAK_FIELDS))
+#: Keywords of Integrator that set strata_params (strata(1), [vegas] and [peaks], has
+#: their meaning).
+PARAMS = tuple(_PARAM_KEYS) + ("peaks", "known_peaks") + tuple(_PEAK_FIELDS)
 #: Keywords of Integrator that set strata_settings: what a run keeps.
-SETTINGS = ("log", "log_map", "checkpoint", "checkpoint_every", "checkpoint_every_s", "resume",
-            "new_stop_keys", "check_ranks", "identity", "verbose")
+SETTINGS = tuple(_SETTING_KEYS)
+# Other words for a choice: vegas's name of vegas+; a truth value for no or yes.
+_CHOICE_ALIASES = {"vegasplus": "vegas+", False: "no", True: "yes"}
 # Files a pickled copy does not share with its original.
 _FILE_SETTINGS = ("log", "log_map", "checkpoint", "checkpoint_every", "checkpoint_every_s",
                   "resume", "new_stop_keys")
@@ -76,9 +87,6 @@ _VEGAS_DEFAULTS = dict(nitn=10, neval=1000, rtol=0.0, atol=0.0, adapt=True)
 _NAMES = dict(resume='resume="yes"', resume_key="resume", resume_auto='resume="auto"',
               new_stop_keys="new_stop_keys=True", checkpoint="checkpoint", log="log",
               map="map", backend="backend")
-_RESUME = {"no": lib.STRATA_RESUME_NO, False: lib.STRATA_RESUME_NO,
-           "yes": lib.STRATA_RESUME_YES, True: lib.STRATA_RESUME_YES,
-           "auto": lib.STRATA_RESUME_AUTO}
 
 # Set by stop() beside the library's request: a signal's Python handler runs
 # in the progress callback, after the library has looked for a request in
@@ -96,10 +104,23 @@ def _free_all():
         s.close()
 
 
-def check(rc):
-    """Raises the library's last error where rc is not STRATA_OK."""
-    if rc != lib.STRATA_OK:
-        raise StrataError(rc, ffi.string(lib.strata_last_error()).decode(errors="replace"))
+def _choice(k, v, words):
+    """The index of v among a CHOICE key's words (any case)."""
+    w = v if isinstance(v, bool) else str(v).lower()
+    w = _CHOICE_ALIASES.get(w, w)
+    if w not in words:
+        raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be %s or %s"
+                          % (k, v, ", ".join(words[:-1]), words[-1]))
+    return words.index(w)
+
+
+def _whole(k, v, lo=None):
+    """v as a whole number (not a bool), at least lo where lo is given."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (
+            math.isfinite(v) and v == int(v)) or (lo is not None and v < lo):
+        raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be a whole number%s"
+                          % (k, v, "" if lo is None else ", %d or more" % lo))
+    return int(v)
 
 
 def _params_from(kw, python_integrand):
@@ -108,51 +129,42 @@ def _params_from(kw, python_integrand):
     if python_integrand:
         p.nthreads = 1
     for k, v in kw.items():
-        if k == "mode":
-            m = _MODES.get(str(v).lower())
-            if m is None:
-                raise StrataError(lib.STRATA_EINVAL, "mode = %r: must be vegas+, vegas, "
-                                  "vegas1d, plain or qmc" % (v,))
-            p.mode = m
-        elif k == "qmc":
-            q = _QMC.get(str(v).lower())
-            if q is None:
-                raise StrataError(lib.STRATA_EINVAL, "qmc = %r: must be sobol or lattice" % (v,))
-            p.qmc = q
-        elif k == "qmc_map":
-            p.qmc_map = int(bool(v))
-        elif k == "peaks":
+        if k == "peaks":
             s = _PEAKS.get(v.lower() if isinstance(v, str) else v) if isinstance(
                 v, (bool, str)) else None
             if s is None:
                 raise StrataError(lib.STRATA_EINVAL, "peaks = %r: must be True, False or "
                                   "\"auto\"" % (v,))
             p.peaks.search = s
-        elif k == "known_peaks":
+            continue
+        if k == "known_peaks":
             _known_into(p, v)
-        elif k in _PEAK_FIELDS:
-            if k == "peak_uniform":
-                setattr(p.peaks, _PEAK_FIELDS[k], float(v))
-            elif isinstance(v, bool) or not isinstance(v, numbers.Real) or not (
-                    math.isfinite(v) and v == int(v) and -2 ** 31 <= v < 2 ** 31):
-                raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be a whole number" % (k, v))
-            else:
-                setattr(p.peaks, _PEAK_FIELDS[k], int(v))
-        elif k in _INT_PARAMS:
-            if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (
-                    math.isfinite(v) and v == int(v)):
-                raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be a whole number" % (k, v))
-            if k == "seed" and not 0 <= int(v) < 2 ** 64:
-                raise StrataError(lib.STRATA_EINVAL, "seed = %r: must be in 0..2^64-1" % (v,))
+            continue
+        if k in _PEAK_FIELDS:
             try:
-                setattr(p, _FIELDS.get(k, k), int(v))
+                setattr(p.peaks, _PEAK_FIELDS[k],
+                        float(v) if k == "peak_uniform" else _whole(k, v))
             except OverflowError:
                 raise StrataError(lib.STRATA_EINVAL, "%s = %r: out of range" % (k, v)) from None
-        elif k in _FLOAT_PARAMS:
-            setattr(p, k, float(v))
-        else:
+            continue
+        if k not in _PARAM_KEYS:
             raise TypeError("Integrator: unknown keyword %r (parameters: %s; settings: %s)"
                             % (k, ", ".join(PARAMS), ", ".join(SETTINGS)))
+        field, kind, words = _PARAM_KEYS[k]
+        if kind == lib.STRATA_KEY_CHOICE:
+            setattr(p, field, _choice(k, v, words))
+        elif kind == lib.STRATA_KEY_SWITCH:
+            setattr(p, field, int(bool(v)))
+        elif kind == lib.STRATA_KEY_REAL:
+            setattr(p, field, float(v))
+        else:
+            n = _whole(k, v)
+            if kind == lib.STRATA_KEY_WHOLE and not 0 <= n < 2 ** 64:
+                raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be in 0..2^64-1" % (k, v))
+            try:
+                setattr(p, field, n)
+            except OverflowError:
+                raise StrataError(lib.STRATA_EINVAL, "%s = %r: out of range" % (k, v)) from None
     check(lib.strata_params_check(p))
     return p
 
@@ -161,7 +173,7 @@ def _known_into(p, points):
     """known_peaks: a list of points (each a sequence of dim numbers, in
     the integrand's own coordinates) into strata_params.peaks."""
     try:
-        pts = [np.asarray(x, dtype=float).reshape(-1) for x in points]
+        pts = [np.asarray(x, dtype=float).reshape(-1) for x in (() if points is None else points)]
     except (TypeError, ValueError):
         raise StrataError(lib.STRATA_EINVAL, "known_peaks = %r: must be a list of points, each "
                           "a list of numbers" % (points,)) from None
@@ -180,7 +192,7 @@ def _known_into(p, points):
 
 def _check_known(points, box):
     """Each known peak has the box's dimension and lies inside it."""
-    for i, x in enumerate(points or ()):
+    for i, x in enumerate(() if points is None else points):
         x = np.asarray(x, dtype=float).reshape(-1)
         if x.size != box.shape[0]:
             raise StrataError(lib.STRATA_EINVAL, "known_peaks: point %d has %d coordinate%s for "
@@ -199,8 +211,8 @@ def _settings_from(kw, name, keep):
     st = ffi.new("strata_settings *")
     lib.strata_settings_init(st)
 
-    def text(k, v):
-        b = os.fsencode(v) if k != "identity" else str(v).encode()
+    def text(k, v, path):
+        b = os.fsencode(v) if path else str(v).encode()
         # C reads up to the first NUL: the rest would be dropped unseen, and two
         # identities that differ after it would compare equal.
         if b"\0" in b:
@@ -211,32 +223,28 @@ def _settings_from(kw, name, keep):
     for k, v in kw.items():
         if v is None:
             continue
-        if k in ("log", "checkpoint", "identity"):
-            if k != "identity" and not os.fspath(v):
+        field, kind, words = _SETTING_KEYS[k]
+        if kind == lib.STRATA_KEY_PATH:
+            if not os.fspath(v):
                 raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be a path (None: no %s)"
                                   % (k, v, k))
-            setattr(st, k, text(k, v))
-        elif k in ("log_map", "checkpoint_every"):
-            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
-                raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be a whole number, 0 or "
-                                  "more" % (k, v))
-            setattr(st, k, int(v))
-        elif k == "checkpoint_every_s":
+            setattr(st, field, text(k, v, True))
+        elif kind == lib.STRATA_KEY_TEXT:
+            setattr(st, field, text(k, v, False))
+        elif kind == lib.STRATA_KEY_COUNT:
+            setattr(st, field, _whole(k, v, 0))
+        elif kind == lib.STRATA_KEY_REAL:
             if isinstance(v, bool) or not isinstance(v, numbers.Real) or not (
                     math.isfinite(v) and v >= 0):
-                raise StrataError(lib.STRATA_EINVAL, "checkpoint_every_s = %r: must be 0 or "
-                                  "more seconds" % (v,))
-            st.checkpoint_every_s = float(v)
-        elif k == "resume":
-            r = _RESUME.get(v.lower() if isinstance(v, str) else v)
-            if r is None:
-                raise StrataError(lib.STRATA_EINVAL, "resume = %r: must be \"no\", \"yes\" or "
-                                  "\"auto\"" % (v,))
-            st.resume = r
-        else:  # new_stop_keys, check_ranks, verbose
-            st.__setattr__(k, int(bool(v)))
+                raise StrataError(lib.STRATA_EINVAL, "%s = %r: must be a number, 0 or more"
+                                  % (k, v))
+            setattr(st, field, float(v))
+        elif kind == lib.STRATA_KEY_CHOICE:
+            setattr(st, field, _choice(k, v, words))
+        else:  # SWITCH
+            setattr(st, field, int(bool(v)))
     # The run's name in the library's messages and the log's job name.
-    st.name = text("name", name or "strata_mc.Integrator")
+    st.name = text("name", name or "strata_mc.Integrator", False)
     st.names = _names()
     return st
 
@@ -301,15 +309,16 @@ class Integrator:
     and ``kw`` may be vegas's keywords (:data:`VEGAS`).
 
     ``f`` is a numpy batch function, points (n, dim) -> values (n,) or
-    (n, ncomp), or a :class:`Source`.  Parameters (doc/jobs.md, [vegas]):
+    (n, ncomp), or a :class:`Source`.  Parameters (strata(1), [vegas]):
     ``neval``, ``mode`` (vegas+, vegas, vegas1d, plain, qmc), ``seed``,
     ``maxiter``, ``maxeval``, ``adapt_iters``, ``skip``, ``epsrel``,
     ``epsabs``, ``ninc``, ``alpha``, ``beta``, ``max_nhcube``, ``min_q``,
     ``threads`` (OpenMP threads, 0: all; a Python integrand defaults to 1),
     ``qmc``, ``nrand``, ``qmc_map``, ``neval_frozen``; the peak search's
     (doc/peaks.md, [peaks]): ``peaks`` (True, False or "auto": on in the
-    vegas modes on the CPU), ``known_peaks`` (points where peaks are, each
-    a list of dim numbers inside the box, whose ascents run first),
+    vegas modes on the CPU for a scalar integrand), ``known_peaks``
+    (points where peaks are, each a list of dim numbers inside the box,
+    whose ascents run first),
     ``peak_starts``, ``peak_ascents``, ``peak_uniform``; unset ones take the
     library's defaults.  ``backend``: "auto" (the GPU where one is visible
     and ``f`` is a Source, else the CPU), "cpu" or "cuda".  ``comm``: an
@@ -501,6 +510,8 @@ class Integrator:
         return self._form.probe(x)
 
     def _batch(self, n, x, dim, out):
+        if n <= 0:  # no points: nothing for the integrand to see
+            return
         nc = self._ncomp
         res = np.frombuffer(ffi.buffer(out, 8 * n * nc), dtype=np.float64)
         if self._exc is not None:

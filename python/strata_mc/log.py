@@ -20,6 +20,8 @@ from .result import COLUMNS, comp_columns
 #: The versions this reader knows.
 FORMAT_VERSIONS = (1, 2, 3)
 _AVG = ("average", "average_sigma", "chi2_dof", "Q")
+_CLOSED = {"status": ("running", "finished", "stopped"), "backend": ("cpu", "cuda", ""),
+           "mode": ("vegas+", "vegas", "vegas1d", "plain", "qmc", "")}
 # The peak search's result, attributes of a finished log (doc/file-formats.md).
 _PEAK_KEYS = ("peaks_searched", "nmodes", "nchannels", "alpha_map", "alpha_uniform", "khat",
               "khat_itn", "khat_limit", "search_evals", "peaks_held", "peaks_reason",
@@ -155,7 +157,7 @@ class Log:
     DataFrame); ``maps`` [k][axes][ninc + 1] with ``map_itn`` [k];
     ``rank_sample_time`` [iteration][rank].
 
-    A run that may search for peaks (doc/peaks.md): ``peaks``, a DataFrame
+    A run that searches for peaks (doc/peaks.md): ``peaks``, a DataFrame
     indexed by itn of each iteration's ``khat``, ``nchannels`` and the
     channels' weights (``alpha_map``, ``alpha_uniform``, ``alpha_mode_1``
     ...; NaN where a mode has no channel); once finished, ``modes`` (a
@@ -196,6 +198,11 @@ class Log:
         if "definition_hash" in attrs and (_definition_hash(attrs.get("definition", ""))
                                            != attrs["definition_hash"]):
             raise ValueError("damaged: its definition does not match its definition_hash")
+        # Strings a run writes from a closed set: one outside it is damage
+        # (a global heap's strings have no checksum), as `strata log` says.
+        for k, allowed in _CLOSED.items():
+            if k in attrs and attrs[k] not in allowed:
+                raise ValueError("damaged: %s = %r is none a run writes" % (k, attrs[k]))
         self.format_version = v
         self.attrs = attrs
         self.status = attrs.get("status")

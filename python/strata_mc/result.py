@@ -6,6 +6,8 @@ import time
 
 import numpy as np
 
+from .errors import check
+
 #: The columns of an iteration table, the order of the log's /iterations.
 COLUMNS = ("itn", "integral", "sigma", "average", "average_sigma", "chi2_dof", "Q", "neval",
            "wall_s", "kept", "restarted", "adapting")
@@ -350,7 +352,6 @@ class Result:
         them (with ``exact``, the deviation from it): the library's own
         strata_report_text."""
         from ._lib import ffi, lib
-        from .integrator import check
         res = ffi.new("strata_result *")
         ffi.memmove(res, self._c_result, min(len(self._c_result), ffi.sizeof("strata_result")))
         its = ffi.new("strata_iteration[]", len(self.iterations))

@@ -1,6 +1,8 @@
 """An integrand as C source, compiled at run time by the library."""
 import os
 
+from .errors import check
+
 
 class Source:
     """C source of an integrand in one of the program's integrand forms
@@ -44,7 +46,6 @@ class Source:
         """The library's strata_source, made once and freed with self."""
         if self._c is None:
             from ._lib import ffi, lib
-            from .integrator import check
             out = ffi.new("strata_source **")
             check(lib.strata_source_from_string(self.code.encode(), self.function.encode(),
                                                 int(self.extended), self.ncomp, out))

@@ -108,3 +108,18 @@ def test_vegas_call_takes_peak_keywords():
     r = integ(f, nitn=2, neval=1000, peaks=False, known_peaks=None)
     assert not r.peaks_searched and r.search_evals == 0
     assert not integ(f, nitn=2, neval=1000).peaks_searched  # peaks=False stays
+
+
+def test_known_peaks_start_the_search():
+    """With no Sobol' points, the peaks come from the points given, in the
+    integrand's coordinates (a box other than the unit cube), and say so."""
+    box = [[-1, 3]] * 4
+    known = 4 * CENTRES - 1
+
+    def shifted(x):
+        return two_peaks((x + 1) / 4)
+    r = strata.Integrator(shifted, box, neval=20000, maxiter=6, skip=2, seed=2, peaks=True,
+                          peak_starts=0, known_peaks=known).integrate()
+    assert len(r.modes) == 2 and all(m.known for m in r.modes)
+    for c in known:
+        assert min(np.abs(m.x - c).max() for m in r.modes) < 0.04

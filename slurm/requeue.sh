@@ -1,7 +1,7 @@
 #!/bin/bash
 # A run longer than the time limit: it checkpoints when Slurm warns it,
 # requeues itself, and the requeued job resumes where it stopped.
-#   sbatch jobs/requeue.sh JOB.ini [strata run options...]
+#   sbatch slurm/requeue.sh JOB.ini [strata run options...]
 # Slurm sends USR1 to this script 300 s before the limit (--signal=B:...,
 # choose more than one iteration plus one checkpoint write takes, and keep
 # the limit at least 60 s longer: Slurm may send it up to 60 s early; the
@@ -44,7 +44,7 @@
 #SBATCH --open-mode=append
 #SBATCH --output=strata-%x-%j.out
 set -uo pipefail
-job=${1:?usage: sbatch jobs/requeue.sh JOB.ini [strata run options...]}
+job=${1:?usage: sbatch slurm/requeue.sh JOB.ini [strata run options...]}
 shift
 name=$(basename "$job" .ini)
 log=$name.log.h5

@@ -1,10 +1,10 @@
 #!/bin/bash
 # Several nodes with 4 GPUs each: one MPI rank per GPU, 16 ranks here.
-#   sbatch jobs/multi-node.sh JOB.ini [strata run options...]
+#   sbatch slurm/multi-node.sh JOB.ini [strata run options...]
 # GPU ranks exchange on their devices through NCCL (a few hundred bytes per
 # frozen iteration, 2 MB per adapting one at the default 1e6 hypercubes):
 # InfiniBand where the nodes expose it, else sockets; NCCL_DEBUG=INFO shows
-# which, NCCL_SOCKET_IFNAME picks the interface (doc/jobs.md, "Several GPUs
+# which, NCCL_SOCKET_IFNAME picks the interface (doc/slurm.md, "Several GPUs
 # and nodes: NCCL").  One rank per GPU: NCCL takes no shared GPU.  The
 # job's directory must be on a file system every node sees: rank 0 writes
 # the log and checkpoint there.  Any node count works, and the same job and
@@ -25,7 +25,7 @@
 #SBATCH --time=04:00:00
 #SBATCH --output=strata-%x-%j.out
 set -euo pipefail
-job=${1:?usage: sbatch jobs/multi-node.sh JOB.ini [strata run options...]}
+job=${1:?usage: sbatch slurm/multi-node.sh JOB.ini [strata run options...]}
 shift
 name=$(basename "$job" .ini)
 export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-1} OMP_PROC_BIND=close OMP_PLACES=cores

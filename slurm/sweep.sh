@@ -1,7 +1,7 @@
 #!/bin/bash
 # A job array sweeping an integrand parameter, every task starting from one
 # trained map.  Here the width a of the gaussian f4, exp(-a sum (x_i - 1/2)^2).
-#   sbatch jobs/sweep.sh JOB.ini [strata run options...]
+#   sbatch slurm/sweep.sh JOB.ini [strata run options...]
 # This job trains the map once, at a = $train (JOB-train.ckpt.h5; a later
 # submission finds it and trains no more), then submits itself as an array
 # of one task per value.  Task i integrates with params = ${values[i]},
@@ -13,7 +13,7 @@
 # A task whose JSON exists already is done: it is not run again, and its
 # files are left as they are, so a second submission runs only the tasks
 # without a result.  To run the tasks alone, from a map trained before:
-#   sbatch --array=0-7 --output='strata-%x-%A_%a.out' jobs/sweep.sh JOB.ini
+#   sbatch --array=0-7 --output='strata-%x-%A_%a.out' slurm/sweep.sh JOB.ini
 # Tasks are independent single-GPU (or CPU) runs.  CPU-only nodes: delete
 # the --gpus-per-task line (Slurm refuses a GPU that no node has: "Invalid
 # generic resource (gres) specification") and keep --cpus-per-task within a
@@ -27,7 +27,7 @@
 #SBATCH --time=00:30:00
 #SBATCH --output=strata-%x-%j.out
 set -euo pipefail
-job=${1:?usage: sbatch jobs/sweep.sh JOB.ini [strata run options...]}
+job=${1:?usage: sbatch slurm/sweep.sh JOB.ini [strata run options...]}
 shift
 values=(25 50 100 200 400 625 1000 2000)
 train=50

@@ -1,6 +1,6 @@
 #!/bin/bash
 # One node with 4 GPUs: one MPI rank per GPU.  Copy and edit, then
-#   sbatch jobs/one-node.sh examples/gaussian6.ini [strata run options...]
+#   sbatch slurm/one-node.sh examples/gaussian6.ini [strata run options...]
 # Each rank is given one GPU of its own and takes it (backend = auto picks
 # CUDA where strata was built with it and a GPU is visible; with several
 # visible, the one numbered by its node-local rank).  On a CPU-only node
@@ -22,7 +22,7 @@
 #SBATCH --time=01:00:00
 #SBATCH --output=strata-%x-%j.out
 set -euo pipefail
-job=${1:?usage: sbatch jobs/one-node.sh JOB.ini [strata run options...]}
+job=${1:?usage: sbatch slurm/one-node.sh JOB.ini [strata run options...]}
 shift
 name=$(basename "$job" .ini)
 # OpenMP threads of a rank stay on its own cores (the host part of a GPU
