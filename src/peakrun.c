@@ -97,6 +97,39 @@ static int sync_channels(strata_peakrun *pk)
   return added;
 }
 
+/* The search's evaluator on the run's ranks: every rank runs the same
+ * search and asks for the same batches, so each evaluates its share of a
+ * batch and the ranks gather the values; the integrand sees every point
+ * once, as the run's count says.  A failure on any rank is every rank's. */
+typedef struct {
+  strata_backend_evaluator one;
+  strata_comm *comm;
+} ranks_evaluator;
+
+static int evaluate_on_ranks(void *ctx, int64_t n, const double *y, double *f)
+{
+  ranks_evaluator *e = ctx;
+  strata_comm *comm = e->comm;
+  const int size = comm->size, rank = comm->rank, dim = e->one.problem->dim;
+  if (size < 2) return strata_backend_evaluate(&e->one, n, y, f);
+  int64_t off[size + 1];
+  for (int k = 0; k <= size; k++) off[k] = n * k / size;
+  int rc = off[rank + 1] > off[rank]
+               ? strata_backend_evaluate(&e->one, off[rank + 1] - off[rank],
+                                         y + off[rank] * dim, f + off[rank])
+               : STRATA_OK;
+  double failed = rc != STRATA_OK;
+  if (comm->allreduce_sum(comm, &failed, 1) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: the peak search's exchange failed", rank);
+  if (failed > 0.0)
+    return rc != STRATA_OK ? rc
+                           : strata_error(STRATA_EPEER, "rank %d: the peak search's evaluation "
+                                          "failed on another rank", rank);
+  if (comm->allgather(comm, f, off) != 0)
+    return strata_error(STRATA_ECOMM, "rank %d: the peak search's exchange failed", rank);
+  return STRATA_OK;
+}
+
 static int64_t iteration_neval(const strata_run *r, int k)
 {
   const strata_params *p = &r->params;
@@ -106,7 +139,7 @@ static int64_t iteration_neval(const strata_run *r, int k)
 int strata_peakrun_before(strata_run *r)
 {
   strata_peakrun *pk = r->peaks;
-  strata_backend_evaluator ev = {r->backend, &r->problem};
+  ranks_evaluator ev = {{r->backend, &r->problem}, r->comm};
   const strata_problem *pr = &r->problem;
   const int dim = pr->dim;
   int rc = STRATA_OK;
@@ -117,12 +150,12 @@ int strata_peakrun_before(strata_run *r)
       for (int i = 0; i < kp->nknown; i++)
         for (int d = 0; d < dim; d++)
           y[i * dim + d] = (kp->known[i][d] - pr->lower[d]) / (pr->upper[d] - pr->lower[d]);
-      rc = strata_backend_evaluate(&ev, kp->nknown, y, f);
+      rc = evaluate_on_ranks(&ev, kp->nknown, y, f);
       if (rc == STRATA_OK)
-        rc = strata_search_round(pk->search, kp->nknown, y, f, 1, strata_backend_evaluate, &ev);
+        rc = strata_search_round(pk->search, kp->nknown, y, f, 1, evaluate_on_ranks, &ev);
     }
     if (rc == STRATA_OK)
-      rc = strata_search_sobol(pk->search, r->params.seed, strata_backend_evaluate, &ev);
+      rc = strata_search_sobol(pk->search, r->params.seed, evaluate_on_ranks, &ev);
     if (rc != STRATA_OK) return rc;
     pk->sobol_done = 1;
     if (sync_channels(pk)) pk->restart[r->ravg.n] = 1;
@@ -261,8 +294,8 @@ int strata_peakrun_after(strata_run *r, const strata_plan *p)
       memcpy(y + i * dim, t->x + i * t->dim, sizeof(double) * (size_t)dim);
       f[i] = t->x[i * t->dim + dim];
     }
-    strata_backend_evaluator ev = {r->backend, &r->problem};
-    int rc = strata_search_round(pk->search, t->n, y, f, 0, strata_backend_evaluate, &ev);
+    ranks_evaluator ev = {{r->backend, &r->problem}, r->comm};
+    int rc = strata_search_round(pk->search, t->n, y, f, 0, evaluate_on_ranks, &ev);
     free(y);
     free(f);
     if (rc != STRATA_OK) return rc;
