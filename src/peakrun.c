@@ -423,9 +423,15 @@ size_t strata_peakrun_state_size(const strata_run *r)
 const double *strata_peakrun_state_get(const strata_run *r)
 {
   strata_peakrun *pk = r->peaks;
-  free(pk->state);
-  double *buf = pk->state = malloc(sizeof(double) * strata_peakrun_state_size(r));
-  if (!buf) return NULL;
+  /* The same buffer while it fits: a reader may still hold the last one. */
+  const size_t size = strata_peakrun_state_size(r);
+  if (size > pk->state_len) {
+    double *more = realloc(pk->state, sizeof(double) * size);
+    if (!more) return NULL;
+    pk->state = more;
+    pk->state_len = size;
+  }
+  double *buf = pk->state;
   /* The iterations done: a resume may run to another maxiter. */
   const size_t ns = strata_search_state_size(pk->search), n = (size_t)r->ravg.n;
   buf[0] = pk->sobol_done;

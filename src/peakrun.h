@@ -43,6 +43,7 @@ typedef struct strata_peakrun {
   double share[STRATA_MAX_CHANNELS + 2]; /* the last iteration's channel means */
   int64_t search_evals;
   double *state;            /* strata_peakrun_state_get's, kept for the state's reader */
+  size_t state_len;
 } strata_peakrun;
 
 /* Whether run r searches for peaks: *note (200 bytes) says why not where

@@ -565,6 +565,8 @@ uint64_t strata_run_state_hash(const strata_run *r)
   }
   int head[3] = {r->ravg.n, r->ravg.first_kept, r->converged};
   h = strata_hash64(h, head, sizeof head);
+  const double *peaks = r->peaks ? strata_peakrun_state_get(r) : NULL;
+  if (peaks) h = strata_hash64(h, peaks, sizeof(double) * strata_peakrun_state_size(r));
   return strata_hash64(h, &r->neval_total, sizeof r->neval_total);
 }
 
