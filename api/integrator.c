@@ -49,7 +49,9 @@ struct strata_integrator {
 };
 
 /* The struct sizes of each interface a caller may have been built with:
- * interface 1 had no strata_settings, 2 added it. */
+ * interface 1 had no strata_settings, 2 added it, 4 added the peak search
+ * to strata_params (a caller of an older interface has a shorter one,
+ * refused by its size). */
 static int known_caller(int interface, size_t problem_size, size_t params_size,
                         const char *what)
 {
@@ -300,7 +302,9 @@ int strata_integrator_open(const strata_problem *pr, const strata_params *p,
   int rc = settings_known(st, "strata_integrator_open");
   if (rc != STRATA_OK) return rc;
   /* The settings' interface is the caller's header's: its problem and
-   * params are of that interface too (both unchanged since interface 1). */
+   * params are of that interface too (strata_params grew in interface 4,
+   * strata_settings did not: a caller of 2 or 3 gets this library's
+   * sizes, as its settings cannot tell its own). */
   return alloc_with(st->interface, sizeof *pr, sizeof *p, pr, p, backend, comm, st, out);
 }
 
@@ -478,7 +482,7 @@ int strata_integrator_save(strata_integrator *s, const char *path)
   if (rc != STRATA_OK) return rc;
   if (s->comm->rank == 0) {
     strata_ckpt_info info = info_of(s);
-    strata_run_state st;
+    strata_run_state st = {0};
     strata_run_state_get(s->run, &st);
     rc = strata_checkpoint_write(path, &st, &info, NULL, NULL);
   }
@@ -546,7 +550,7 @@ int strata_integrator_save_buffer(strata_integrator *s, void **buf, size_t *len)
   STRATA_GIVEN(buf, "place for the buffer");
   STRATA_GIVEN(len, "place for its length");
   strata_ckpt_info info = info_of(s);
-  strata_run_state st;
+  strata_run_state st = {0};
   strata_run_state_get(s->run, &st);
   return strata_checkpoint_image(&st, &info, buf, len);
 }
@@ -568,7 +572,7 @@ int strata_integrator_map(strata_integrator *s, int *naxes, int *ninc, double *e
   STRATA_GIVEN(s, "integrator");
   STRATA_GIVEN(naxes, "place for naxes");
   STRATA_GIVEN(ninc, "place for ninc");
-  strata_run_state st;
+  strata_run_state st = {0};
   strata_run_state_get(s->run, &st);
   if (s->run->sync_rc != STRATA_OK) return s->run->sync_rc;
   *naxes = st.naxes;
@@ -596,7 +600,7 @@ int strata_integrator_start_from(strata_integrator *s, strata_integrator *from)
 {
   STRATA_GIVEN(s, "integrator");
   STRATA_GIVEN(from, "integrator to start from");
-  strata_run_state st;
+  strata_run_state st = {0};
   strata_run_state_get(from->run, &st);
   int rc = from->run->sync_rc;
   if (rc == STRATA_OK)

@@ -195,7 +195,7 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   const int root = comm->rank == 0;
   const char *what = "the checkpoint's state";
   struct {
-    int64_t itn, neval_total, naxes, ninc, nhcube, ncomp;
+    int64_t itn, neval_total, naxes, ninc, nhcube, ncomp, npeaks;
     double time_s;
   } head;
   memset(&head, 0, sizeof head);
@@ -207,6 +207,7 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
     head.ninc = st->ninc;
     head.nhcube = st->nhcube;
     head.ncomp = st->ncomp;
+    head.npeaks = (int64_t)st->npeaks;
     head.time_s = st->time_s;
   }
   int rc = share_bytes(comm, &head, sizeof head, what);
@@ -214,7 +215,7 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   strata_run_state st = {.itn = (int)head.itn, .neval_total = head.neval_total,
                          .time_s = head.time_s, .naxes = (int)head.naxes,
                          .ninc = (int)head.ninc, .nhcube = head.nhcube,
-                         .ncomp = (int)head.ncomp};
+                         .ncomp = (int)head.ncomp, .npeaks = (size_t)head.npeaks};
   size_t nedges = (size_t)st.naxes * (size_t)(st.ninc + 1), nh = (size_t)st.nhcube,
          nhist = (size_t)st.itn;
   /* A vector integrand's component records follow the history. */
@@ -223,12 +224,15 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   int64_t *nhv = malloc(sizeof(int64_t) * (nh > 0 ? nh : 1));
   strata_itn_record *hist = malloc(sizeof *hist * (nhist > 0 ? nhist : 1));
   double *comp = ncrec > 0 ? malloc(sizeof(double) * ncrec) : NULL;
-  int ok = edges && nhv && hist && (ncrec == 0 || comp);
+  /* The peak search's state, where the run had one. */
+  double *peaks = st.npeaks > 0 ? malloc(sizeof(double) * st.npeaks) : NULL;
+  int ok = edges && nhv && hist && (ncrec == 0 || comp) && (st.npeaks == 0 || peaks);
   if (ok && root) {
     memcpy(edges, ck->state.edges, sizeof(double) * nedges);
     memcpy(nhv, ck->state.nh, sizeof(int64_t) * nh);
     memcpy(hist, ck->state.hist, sizeof *hist * nhist);
     if (ncrec > 0) memcpy(comp, ck->state.comp_hist, sizeof(double) * ncrec);
+    if (st.npeaks > 0) memcpy(peaks, ck->state.peaks, sizeof(double) * st.npeaks);
   }
   /* Every rank takes part even without memory, or the others would wait
    * forever; the failure is agreed first. */
@@ -241,17 +245,20 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   if (rc == STRATA_OK) rc = share_bytes(comm, nhv, sizeof(int64_t) * nh, what);
   if (rc == STRATA_OK) rc = share_bytes(comm, hist, sizeof *hist * nhist, what);
   if (rc == STRATA_OK) rc = share_bytes(comm, comp, sizeof(double) * ncrec, what);
+  if (rc == STRATA_OK) rc = share_bytes(comm, peaks, sizeof(double) * st.npeaks, what);
   if (rc == STRATA_OK) {
     st.edges = edges;
     st.nh = nhv;
     st.hist = hist;
     st.comp_hist = comp;
+    st.peaks = peaks;
     rc = strata_run_restore(r, &st, cb, ctx);
   }
   free(edges);
   free(nhv);
   free(hist);
   free(comp);
+  free(peaks);
   return rc;
 }
 
@@ -361,6 +368,10 @@ static int start_from_map(strata_session *s, strata_run *r, const given_map *g)
   return STRATA_OK;
 }
 
+/* Whether the run searches for peaks (doc/peaks.md): what its log keeps a
+ * table for. */
+static int may_search(const strata_run *r) { return r->peaks != NULL; }
+
 static void runlog_info(const strata_session *s, const strata_run *r, strata_runlog_info *li)
 {
   int threads = s->threads;
@@ -383,7 +394,8 @@ static void runlog_info(const strata_session *s, const strata_run *r, strata_run
       .exact = s->settings.exact,
       .naxes = strata_map_naxes(r->map),
       .ninc = r->map->ninc,
-      .ncomp = r->ncomp};
+      .ncomp = r->ncomp,
+      .peaks = may_search(r)};
 }
 
 static int open_log(strata_session *s, strata_run *r, int resumed)
@@ -519,7 +531,7 @@ static int write_checkpoint(strata_session *s, const strata_run *r, int last)
                            s->threads};
   double secs = 0.0;
   size_t bytes = 0;
-  strata_run_state st;
+  strata_run_state st = {0};
   strata_run_state_get(r, &st);
   rc = strata_checkpoint_start(s->settings.checkpoint, &st, &info, &s->pending, &secs, &bytes);
   if (rc != STRATA_OK) return rc;
@@ -552,7 +564,11 @@ static int record(strata_session *s, const strata_run *r, const strata_iteration
 {
   int rc = STRATA_OK;
   if (s->logf) {
-    rc = strata_runlog_append(s->logf, it, r->time_s, rank_s, s->comm->size);
+    /* The channels' weights are the result's: a search's run asks for it. */
+    strata_result now;
+    if (may_search(r)) strata_run_result(r, &now);
+    rc = strata_runlog_append(s->logf, it, r->time_s, rank_s, s->comm->size,
+                              may_search(r) ? &now : NULL);
     if (rc == STRATA_OK && s->settings.log_map > 0 && r->ravg.n % s->settings.log_map == 0)
       rc = strata_runlog_map(s->logf, r->ravg.n, strata_run_edges(r));
   }

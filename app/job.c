@@ -88,6 +88,7 @@ typedef struct {
   char *buf;            /* the reader's whole line (getline) */
   size_t bufsize;
   int indented;         /* the line read starts with white space */
+  char raw[STRATA_JOB_LINE_MAX + 2]; /* the line as read, its comment included */
   char prev_key[128];   /* "section.key" of the last key line, "" after a [section] */
   struct {
     char key[128];
@@ -324,6 +325,74 @@ static int choice(const char *words, const char *v)
   return -1;
 }
 
+/* peaks.known: points "x1 x2 ...; y1 y2 ...", coordinates as lists are
+ * written (spaces or commas), checked against dim and the domain when the
+ * job is resolved. */
+static int set_known(parse_ctx *c, const char *v)
+{
+  strata_job *j = c->job;
+  strata_peaks_params *k = &j->p.peaks;
+  /* In a file a ';' after white space starts a comment, which inih cuts
+   * off before the handler sees it: "0.3 0.7 ; 0.7 0.3" would be one
+   * point, silently. */
+  const char *eq = (c->file || c->text) ? strchr(c->raw, '=') : NULL;
+  for (const char *q = eq; q && (q = strchr(q + 1, ';'));)
+    if (q[-1] == ' ' || q[-1] == '\t') {
+      const char *after = q + 1 + strspn(q + 1, " \t");
+      if (strchr("+-.0123456789", *after) && *after)
+        return bad(c, "peaks", "known", v, "what follows ' ;' is a comment in a job file: "
+                   "write the points as 'x1 x2; y1 y2', with no space before ';'");
+    }
+  if (strlen(v) >= sizeof j->known) return bad(c, "peaks", "known", v, "list too long");
+  char buf[sizeof j->known];
+  strcpy(buf, v);
+  int n = 0;
+  for (char *save = NULL, *pt = strtok_r(buf, ";", &save); pt; pt = strtok_r(NULL, ";", &save)) {
+    if (!pt[strspn(pt, " \t")]) continue; /* "x1 x2;" ends the list */
+    if (n == STRATA_MAX_KNOWN)
+      return bad(c, "peaks", "known", v, "at most " STRATA_STR(STRATA_MAX_KNOWN) " points");
+    int m = parse_list(pt, k->known[n], STRATA_MAX_DIM);
+    if (m == -2)
+      return bad(c, "peaks", "known", v, "a point has more than " STRATA_STR(STRATA_MAX_DIM)
+                 " coordinates");
+    if (m < 1)
+      return bad(c, "peaks", "known", v, "expected points 'x1 x2 ...; y1 y2 ...' of numbers");
+    j->known_dim[n++] = m;
+  }
+  k->nknown = n;
+  strcpy(j->known, v);
+  return 1;
+}
+
+static int handle_peaks(parse_ctx *c, const char *k, const char *v)
+{
+  strata_peaks_params *p = &c->job->p.peaks;
+  int64_t n;
+  if (!strcmp(k, "search")) {
+    if (!strcmp(v, "on")) p->search = STRATA_PEAKS_ON;
+    else if (!strcmp(v, "off")) p->search = STRATA_PEAKS_OFF;
+    else if (!strcmp(v, "auto")) p->search = STRATA_PEAKS_AUTO;
+    else return bad(c, "peaks", k, v, "expected on, off or auto");
+    return 1;
+  }
+  if (!strcmp(k, "starts") || !strcmp(k, "ascents")) {
+    int starts = !strcmp(k, "starts");
+    if (!set_int(c, "peaks", k, v, starts ? 0 : 1, starts ? 1 << 20 : 64, &n)) return 0;
+    *(starts ? &p->starts : &p->ascents) = (int)n;
+    return 1;
+  }
+  if (!strcmp(k, "uniform")) {
+    double x;
+    if (parse_double(v, &x) == 0 && x > 0.0 && x <= 0.5) {
+      p->uniform = x;
+      return 1;
+    }
+    return bad(c, "peaks", k, v, "expected a number in (0, 0.5]");
+  }
+  if (!strcmp(k, "known")) return set_known(c, v);
+  return -1;
+}
+
 /* The string of a text key: its own slot of job->text. */
 static char *text_slot(strata_job *j, const job_key *k)
 {
@@ -391,21 +460,22 @@ static int handle_key(parse_ctx *c, const char *section, const char *key, const 
   return -1;
 }
 
-/* Whether section is [integral] or one of strata/keys.h's. */
+/* Whether section is [integral], [peaks] or one of strata/keys.h's. */
 static int known_section(const char *section)
 {
   size_t sl = strlen(section);
-  if (!strcmp(section, "integral")) return 1;
+  if (!strcmp(section, "integral") || !strcmp(section, "peaks")) return 1;
   for (const job_key *k = job_keys; k < job_keys + NKEYS; k++)
     if (!strncmp(k->key, section, sl) && k->key[sl] == '.') return 1;
   return 0;
 }
 
-/* "[integral], [vegas] or [run]": the sections, in the order of the keys. */
+/* "[integral], [vegas], [run] or [peaks]": the sections, in the order of
+ * the keys, and the peak search's (strata_params.peaks, not in the list). */
 static void sections_list(char *out, size_t len)
 {
-  const char *names[NKEYS + 1] = {"integral"};
-  int lens[NKEYS + 1] = {8}, n = 1;
+  const char *names[NKEYS + 2] = {"integral"};
+  int lens[NKEYS + 2] = {8}, n = 1;
   for (const job_key *k = job_keys; k < job_keys + NKEYS; k++) {
     int l = (int)strcspn(k->key, "."), seen = !k->key[0];
     for (int i = 0; i < n && !seen; i++) seen = lens[i] == l && !strncmp(names[i], k->key, l);
@@ -414,6 +484,8 @@ static void sections_list(char *out, size_t len)
       lens[n++] = l;
     }
   }
+  names[n] = "peaks";
+  lens[n++] = 5;
   size_t at = 0;
   for (int i = 0; i < n && at < len; i++) {
     const char *sep = i == 0 ? "" : i == n - 1 ? " or " : ", ";
@@ -457,6 +529,7 @@ static int handler(void *user, const char *section, const char *key, const char 
   }
   if ((c->file || c->text) && !once(c, section, key)) return 0;
   if (!strcmp(section, "integral")) r = handle_integral(c, key, value);
+  else if (!strcmp(section, "peaks")) r = handle_peaks(c, key, value);
   else r = handle_key(c, section, key, value);
   if (r < 0) return fail(c, "unknown key '%s' in [%s]", key, section);
   return r;
@@ -503,6 +576,8 @@ static char *read_line(char *str, int num, void *stream)
    * then one '\n' if it had one (inih strips '\r' at the end anyway).  The
    * ending itself may be longer than inih's buffer (a run of '\r'). */
   memcpy(str, line, len);
+  memcpy(c->raw, line, len);
+  c->raw[len] = '\0';
   if (len < n) str[len++] = '\n';
   str[len] = '\0';
   c->indented = isspace((unsigned char)str[0]) && str[0] != '\n' && str[0] != '\r';
@@ -728,6 +803,32 @@ static int resolve_builtin(const strata_job *job, strata_problem *pr,
   return STRATA_OK;
 }
 
+/* peaks.known against the problem: dim coordinates each, inside the
+ * domain, and a search to start. */
+static int resolve_known(const strata_job *job, const strata_problem *pr)
+{
+  const char *src = job->source;
+  const strata_peaks_params *k = &job->p.peaks;
+  if (k->nknown && (k->search == STRATA_PEAKS_OFF || job->p.mode == STRATA_MODE_PLAIN ||
+                    job->p.mode == STRATA_MODE_QMC))
+    return app_error(STRATA_EINVAL, "%s: peaks.known = '%s': %s runs no peak search to start "
+                     "there (give it with peaks.search = on in a vegas mode)", src, job->known,
+                     k->search == STRATA_PEAKS_OFF ? "peaks.search = off"
+                     : job->p.mode == STRATA_MODE_PLAIN ? "mode plain" : "mode qmc");
+  for (int i = 0; i < k->nknown; i++) {
+    if (job->known_dim[i] != pr->dim)
+      return app_error(STRATA_EINVAL, "%s: peaks.known = '%s': point %d has %d coordinate%s "
+                       "for dim %d", src, job->known, i + 1, job->known_dim[i],
+                       job->known_dim[i] == 1 ? "" : "s", pr->dim);
+    for (int d = 0; d < pr->dim; d++)
+      if (!(k->known[i][d] >= pr->lower[d] && k->known[i][d] <= pr->upper[d]))
+        return app_error(STRATA_EINVAL, "%s: peaks.known = '%s': point %d, axis %d: %g is "
+                         "outside the domain [%g, %g]", src, job->known, i + 1, d + 1,
+                         k->known[i][d], pr->lower[d], pr->upper[d]);
+  }
+  return STRATA_OK;
+}
+
 int strata_job_resolve(const strata_job *job, strata_problem *pr,
                        const strata_builtin **builtin)
 {
@@ -738,11 +839,13 @@ int strata_job_resolve(const strata_job *job, strata_problem *pr,
     return app_error(STRATA_EINVAL, "%s: [integral] integrand is not set", src);
   int rc = strata_job_user_integrand(job) ? resolve_user(job, pr)
                                           : resolve_builtin(job, pr, builtin);
+  if (rc == STRATA_OK) rc = resolve_known(job, pr);
   if (rc != STRATA_OK) return rc;
   rc = strata_params_check(&job->p);
   if (rc != STRATA_OK) {
     char msg[1100];
-    snprintf(msg, sizeof msg, "%s: [vegas] %s", src, strata_last_error());
+    const char *why = strata_last_error();
+    snprintf(msg, sizeof msg, "%s: %s%s", src, strncmp(why, "peaks.", 6) ? "[vegas] " : "", why);
     return app_error(rc, "%s", msg);
   }
   return STRATA_OK;

@@ -31,7 +31,9 @@ typedef struct {
   int nlower, nupper;            /* 0 (default domain), 1 (all axes) or dim */
   double params[STRATA_MAX_PARAMS];
   int nparams;                   /* -1: the integrand's defaults */
-  strata_params p;
+  strata_params p;               /* with p.peaks: the [peaks] keys */
+  char known[4096];              /* peaks.known as given, for messages */
+  int known_dim[STRATA_MAX_KNOWN]; /* the coordinates of each known point */
   /* The run's settings as the job file gives them (its keys of
    * STRATA_SETTINGS_KEYS, strata/keys.h); their strings point into text,
    * so a job is never copied. */

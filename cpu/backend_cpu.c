@@ -68,6 +68,12 @@ typedef struct {
   int nscratch;
   strata_compstream **streams; /* many components: one per chunk of a wave */
   int nstreams;
+  /* The peak search: each thread's largest weights, and per chunk and per
+   * channel block the channels' W sums (plan.h's chsum). */
+  strata_khat_top *tops;
+  int ntops;
+  double *chunk_W, *block_W;
+  size_t chunk_W_len, block_W_len;
 } cpu_backend;
 
 typedef struct {
@@ -83,6 +89,21 @@ static void mark_bad(chunk_status *st, int64_t i, double fx, int comp, const dou
   st->bad_fx = fx;
   st->bad_comp = comp;
   memcpy(st->bad_x, x, sizeof(double) * (size_t)dim);
+}
+
+/* The integrand's nc values at the n points x, through the problem's form. */
+static void problem_values(const strata_problem *pr, int64_t n, const double *x, int nc,
+                           double *fv)
+{
+  const int dim = pr->dim;
+  if (pr->f)
+    for (int64_t j = 0; j < n; j++) fv[j] = pr->f(x + j * dim, dim, pr->params);
+  else if (pr->fv)
+    for (int64_t j = 0; j < n; j++) pr->fv(x + j * dim, dim, pr->params, pr->tables, fv + j * nc);
+  else if (pr->fb)
+    pr->fb(n, x, dim, pr->user, fv);
+  else
+    for (int64_t j = 0; j < n; j++) pr->fu(x + j * dim, dim, pr->user, fv + j * nc);
 }
 
 /* The quantity that adapts the map and the allocation (backend.h). */
@@ -248,6 +269,143 @@ static void map_sums_out(map_cell *map, size_t cells, int first, double *cw, dou
   }
 }
 
+/* What a chunk or block of a run with the peak search adds up besides the
+ * hypercubes' sums: per channel the sums of (alpha_c g_c / g) (f / g)^2
+ * (W, nchannels of them, with channels) and the largest weights (top). */
+typedef struct {
+  double *W;
+  strata_khat_top *top;
+} peaks_acc;
+
+/* The box's volume: the map's Jacobian holds it, the channels' densities
+ * (per unit of the unit cube) do not. */
+static double box_volume(const strata_plan *plan)
+{
+  double v = 1.0;
+  for (int d = 0; d < plan->problem->dim; d++) v *= plan->map->width[d];
+  return v;
+}
+
+/* One point's weight |f| vol / g into acc (W, top) and, with channels,
+ * alpha_0 g_map / g, the part of f the map keeps; gm is alpha_0 g_map(z)
+ * and g the whole mixture. */
+static double weigh(const strata_plan *plan, double f, double vol, double gm, const double *z,
+                    int64_t index, peaks_acc *acc)
+{
+  const strata_channels *ch = plan->channels;
+  double a[STRATA_MAX_CHANNELS + 2], g = gm;
+  if (ch) g += strata_channels_parts(ch, z, a);
+  const double w = fabs(f) * vol / g;
+  if (ch) {
+    const double w2 = w * w;
+    acc->W[0] += gm / g * w2;
+    for (int c = 1; c < strata_channels_count(ch); c++) acc->W[c] += a[c] / g * w2;
+  }
+  double zf[STRATA_MAX_DIM + 1];
+  const int dim = plan->problem->dim;
+  memcpy(zf, z, sizeof(double) * (size_t)dim);
+  zf[dim] = fabs(f);
+  strata_khat_top_add(acc->top, w, index, zf);
+  return gm / g;
+}
+
+/* A batch of the map's samples i0 .. i0 + n - 1 weighed (weigh), *hw
+ * their running hypercube; with channels each value becomes f alpha_0
+ * g_map / g.  A scalar integrand's. */
+static void weigh_map_batch(const strata_plan *plan, int64_t i0, int64_t n, cpu_scratch *sc,
+                            int64_t *hw, peaks_acc *acc)
+{
+  const strata_strat *s = plan->strat;
+  const int dim = plan->problem->dim;
+  const double vol = box_volume(plan), nhc = (double)s->nhcube,
+               N = plan->channels ? (double)plan->channels->N : (double)s->total;
+  for (int64_t j = 0; j < n; j++) {
+    while (i0 + j >= s->start[*hw + 1]) ++*hw;
+    const double *x = sc->x + j * dim, nh = (double)(s->start[*hw + 1] - s->start[*hw]);
+    double z[STRATA_MAX_DIM];
+    for (int d = 0; d < dim; d++) z[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
+    const double gm = nh * nhc * vol / (N * sc->jac[j]);
+    const double keep = weigh(plan, sc->fv[j], vol, gm, z, i0 + j, acc);
+    if (plan->channels) sc->fv[j] *= keep;
+  }
+}
+
+/* alpha_0 g_map(z): the map's inverse at z, its Jacobian and hypercube. */
+static double map_density(const strata_plan *plan, const double *z)
+{
+  const strata_map *g = plan->map;
+  const strata_strat *s = plan->strat;
+  const int ninc = g->ninc, M = s->M;
+  double jz = 1.0;
+  int64_t h = 0, stride = 1;
+  for (int d = 0; d < g->dim; d++, stride *= M) {
+    if (!(z[d] > 0.0 && z[d] < 1.0)) return 0.0;
+    const double *e = strata_map_axis_edges(g, d);
+    int lo = 0, hi = ninc; /* e[lo] <= z < e[hi] */
+    while (hi - lo > 1) {
+      const int mid = (lo + hi) / 2;
+      if (e[mid] <= z[d]) lo = mid;
+      else hi = mid;
+    }
+    const double du = e[lo + 1] - e[lo], y = (lo + (z[d] - e[lo]) / du) / ninc;
+    jz *= ninc * du;
+    int k = (int)(y * M);
+    h += (int64_t)(k < M ? k : M - 1) * stride;
+  }
+  const double nh = (double)(s->start[h + 1] - s->start[h]);
+  return nh * (double)s->nhcube / ((double)plan->channels->N * jz);
+}
+
+/* Channel block b: its points drawn, evaluated inside the cube (outside
+ * f is 0), valued f vol alpha_c / g into out (points, mean, sum of squared
+ * deviations), weighed into acc.  Returns 0, or -1 with st naming the
+ * first point whose value is not finite. */
+static int sample_block(const strata_plan *plan, int64_t b, cpu_scratch *sc, peaks_acc *acc,
+                        double *out, chunk_status *st)
+{
+  const strata_channels *ch = plan->channels;
+  const strata_problem *pr = plan->problem;
+  const int dim = pr->dim;
+  int c;
+  int64_t j0, j1;
+  strata_channels_block(ch, b, &c, &j0, &j1);
+  const int64_t n = j1 - j0;
+  double z[STRATA_CHANNEL_BLOCK][STRATA_MAX_DIM];
+  char in[STRATA_CHANNEL_BLOCK];
+  int64_t m = 0;
+  for (int64_t j = 0; j < n; j++) {
+    in[j] = (char)strata_channels_point(ch, plan->seed, plan->iteration, c, j0 + j, z[j]);
+    if (!in[j]) continue;
+    for (int d = 0; d < dim; d++)
+      sc->x[m * dim + d] = plan->map->lower[d] + plan->map->width[d] * z[j][d];
+    m++;
+  }
+  problem_values(pr, m, sc->x, 1, sc->fv);
+  const double vol = box_volume(plan), share = (double)ch->n[c] / (double)ch->N;
+  double mean = 0.0, m2 = 0.0;
+  for (int64_t j = 0, k = 0; j < n; j++) {
+    const double f = in[j] ? sc->fv[k++] : 0.0;
+    if (!isfinite(f)) {
+      st->bad_index = strata_channels_index(ch, c, j0 + j);
+      st->bad_fx = f;
+      st->bad_comp = -1;
+      memcpy(st->bad_x, sc->x + (k - 1) * dim, sizeof(double) * (size_t)dim);
+      return -1;
+    }
+    const double gm = map_density(plan, z[j]);
+    double a[STRATA_MAX_CHANNELS + 2];
+    const double g = gm + strata_channels_parts(ch, z[j], a);
+    if (in[j]) weigh(plan, f, vol, gm, z[j], strata_channels_index(ch, c, j0 + j), acc);
+    const double v = f * vol * share / g, d = v - mean;
+    mean += d / (double)(j + 1);
+    m2 += d * (v - mean);
+  }
+  out[0] = (double)n;
+  out[1] = mean;
+  out[2] = m2;
+  return 0;
+}
+
 /* Hypercubes [ha, hb), in batches of B samples: the points, the
  * integrand's values at them, then the values added in sample order,
  * and the chunk's map sums into cw and cc.  Always inlined, for
@@ -255,8 +413,9 @@ static void map_sums_out(map_cell *map, size_t cells, int first, double *cw, dou
 static inline __attribute__((always_inline)) void
 sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t B,
                 cpu_scratch *sc, strata_compstream *cst, double *cw, double *cc,
-                chunk_status *st)
+                peaks_acc *acc, chunk_status *st)
 {
+  int64_t hw = ha; /* the hypercube of the samples weighed (acc) */
   const strata_problem *pr = plan->problem;
   const int dim = pr->dim, ninc = plan->map->ninc;
   st->bad_index = -1;
@@ -277,15 +436,8 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
       strata_points_block(plan, &walk, i0 + j,
                           (int)(n - j < STRATA_POINT_BLOCK ? n - j : STRATA_POINT_BLOCK),
                           sc->x + j * dim, sc->jac + j, sc->inc + j, (size_t)B);
-    if (pr->f)
-      for (int64_t j = 0; j < n; j++) sc->fv[j] = pr->f(sc->x + j * dim, dim, pr->params);
-    else if (pr->fv)
-      for (int64_t j = 0; j < n; j++)
-        pr->fv(sc->x + j * dim, dim, pr->params, pr->tables, sc->fv + j * nc);
-    else if (pr->fb)
-      pr->fb(n, sc->x, dim, pr->user, sc->fv);
-    else
-      for (int64_t j = 0; j < n; j++) pr->fu(sc->x + j * dim, dim, pr->user, sc->fv + j * nc);
+    problem_values(pr, n, sc->x, nc, sc->fv);
+    if (acc) weigh_map_batch(plan, i0, n, sc, &hw, acc);
     int bad;
     const int64_t j = add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad);
     if (j >= 0) {
@@ -308,12 +460,13 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
 
 static void sample_chunk(const strata_plan *plan, int64_t ha, int64_t hb, int64_t B,
                          cpu_scratch *sc, strata_compstream *cst, double *cw, double *cc,
-                         chunk_status *st)
+                         peaks_acc *acc, chunk_status *st)
 {
   const int nc = plan->problem->ncomp > 1 ? plan->problem->ncomp : 1;
-  if (nc == 1) sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, st);
-  else if (!cst) sample_chunk_nc(plan, nc, ha, hb, B, sc, NULL, cw, cc, st);
-  else sample_chunk_nc(plan, nc, ha, hb, B, sc, cst, cw, cc, st);
+  if (nc == 1 && acc) sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, acc, st);
+  else if (nc == 1) sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, NULL, st);
+  else if (!cst) sample_chunk_nc(plan, nc, ha, hb, B, sc, NULL, cw, cc, NULL, st);
+  else sample_chunk_nc(plan, nc, ha, hb, B, sc, cst, cw, cc, NULL, st);
 }
 
 /* n streams of nc components, those kept from the last call where they fit. */
@@ -439,6 +592,28 @@ static void add_chunks_map_sums(const strata_plan *plan, const double *chunk_w, 
   }
 }
 
+/* The threads a call samples with. */
+static int threads(const cpu_backend *cb)
+{
+#ifdef _OPENMP
+  return cb->nthreads > 0 ? cb->nthreads : omp_get_max_threads();
+#else
+  (void)cb;
+  return 1;
+#endif
+}
+
+/* *buf holds at least n doubles (kept from call to call). */
+static int peaks_reserve(double **buf, size_t *len, size_t n)
+{
+  if (n <= *len) return 0;
+  double *more = realloc(*buf, sizeof(double) * n);
+  if (!more) return -1;
+  *buf = more;
+  *len = n;
+  return 0;
+}
+
 /* The nchunk chunks sampled by nt threads, each chunk's outcome into st:
  * in one wave, or where many components stream (streamed) in waves of nt
  * chunks, whose parts of the estimate are added into the plan's in chunk
@@ -460,8 +635,11 @@ static void sample_chunks(cpu_backend *cb, strata_plan *plan, const int64_t *bou
       t = omp_get_thread_num();
 #endif
       double *cw = plan->adapt ? cb->chunk_w + (size_t)c * 2 * cells : NULL;
+      peaks_acc acc = {cb->chunk_W ? cb->chunk_W + (size_t)c * (size_t)plan->nchannels : NULL,
+                       &cb->tops[t]};
       sample_chunk(plan, bounds[c], bounds[c + 1], B, &cb->scratch[t],
-                   streamed ? cb->streams[c - w0] : NULL, cw, cw ? cw + cells : NULL, &st[c]);
+                   streamed ? cb->streams[c - w0] : NULL, cw, cw ? cw + cells : NULL,
+                   plan->peaks ? &acc : NULL, &st[c]);
     }
     for (int c = w0; streamed && c < w1; c++) {
       const strata_compstream *cst = cb->streams[c - w0];
@@ -474,9 +652,8 @@ static void sample_chunks(cpu_backend *cb, strata_plan *plan, const int64_t *bou
   }
 }
 
-static int cpu_sample(strata_backend *b, strata_plan *plan)
+static int sample_map(cpu_backend *cb, strata_plan *plan)
 {
-  cpu_backend *cb = b->self;
   const strata_strat *s = plan->strat;
   const int64_t nh = plan->h1 - plan->h0;
   if (nh <= 0) return STRATA_OK;
@@ -511,12 +688,8 @@ static int cpu_sample(strata_backend *b, strata_plan *plan)
       longest = s->start[bounds[c + 1]] - s->start[bounds[c]];
   if (B > longest) B = longest;
 
-  int nt = cb->nthreads;
-#ifdef _OPENMP
-  if (nt <= 0) nt = omp_get_max_threads();
-#else
-  nt = 1;
-#endif
+  const int nt = threads(cb);
+  if (plan->peaks && B < STRATA_CHANNEL_BLOCK) B = STRATA_CHANNEL_BLOCK; /* the blocks' too */
   if (scratch_reserve(cb, nt, plan, B) != 0)
     return strata_error(STRATA_ENOMEM, "cpu backend: no memory for %d threads' batches of "
                         "%lld points", nt, (long long)B);
@@ -528,7 +701,13 @@ static int cpu_sample(strata_backend *b, strata_plan *plan)
                         "components (%zu MB each)", nt, pr->ncomp,
                         (size_t)pr->ncomp * (size_t)(pr->ncomp + 1) / 2 * sizeof(double) >> 20);
   chunk_status st[CPU_MAX_CHUNKS];
+  const size_t nW = (size_t)plan->nchannels;
+  if (plan->channels && peaks_reserve(&cb->chunk_W, &cb->chunk_W_len, (size_t)nchunk * nW) != 0)
+    return strata_error(STRATA_ENOMEM, "cpu backend: out of memory");
+  if (cb->chunk_W) memset(cb->chunk_W, 0, sizeof(double) * (size_t)nchunk * nW);
   sample_chunks(cb, plan, bounds, nchunk, B, nt, streamed, st);
+  for (int c = 0; plan->channels && c < nchunk; c++) /* in chunk order */
+    for (size_t k = 0; k < nW; k++) plan->chsum[k] += cb->chunk_W[(size_t)c * nW + k];
 
   int worst = -1;
   for (int c = 0; c < nchunk; c++)
@@ -545,6 +724,77 @@ static int cpu_sample(strata_backend *b, strata_plan *plan)
     if (plan->bad >= 0) return STRATA_OK;
   }
   return plan->combine != STRATA_COMBINE_CELLS ? strata_backend_host_part(plan) : STRATA_OK;
+}
+
+/* The channels' blocks of this rank (plan->chb0 .. chb1), by nt threads:
+ * each block's sums into the plan's chsum at its place, their W in block
+ * order after the map's. */
+static int sample_channels(cpu_backend *cb, strata_plan *plan, int nt)
+{
+  const int64_t nb = plan->chb1 - plan->chb0;
+  const size_t nW = (size_t)plan->nchannels;
+  if (nb <= 0) return STRATA_OK;
+  if (scratch_reserve(cb, nt, plan, STRATA_CHANNEL_BLOCK) != 0 ||
+      peaks_reserve(&cb->block_W, &cb->block_W_len, (size_t)nb * nW) != 0)
+    return strata_error(STRATA_ENOMEM, "cpu backend: out of memory for the channels' points");
+  memset(cb->block_W, 0, sizeof(double) * (size_t)nb * nW);
+  chunk_status st = {.bad_index = -1};
+  int64_t first_bad = -1;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+#endif
+  for (int64_t b = plan->chb0; b < plan->chb1; b++) {
+    int t = 0;
+#ifdef _OPENMP
+    t = omp_get_thread_num();
+#endif
+    peaks_acc acc = {cb->block_W + (size_t)(b - plan->chb0) * nW, &cb->tops[t]};
+    chunk_status mine = {.bad_index = -1};
+    if (sample_block(plan, b, &cb->scratch[t], &acc,
+                     plan->chsum + nW + (size_t)b * STRATA_CHANNEL_BLOCK_SUMS, &mine) != 0) {
+#ifdef _OPENMP
+#pragma omp critical(strata_channel_bad)
+#endif
+      if (first_bad < 0 || b < first_bad) {
+        first_bad = b;
+        st = mine;
+      }
+    }
+  }
+  if (first_bad >= 0) return report_bad(plan, &st);
+  for (int64_t b = 0; b < nb; b++)
+    for (size_t k = 0; k < nW; k++) plan->chsum[k] += cb->block_W[(size_t)b * nW + k];
+  return STRATA_OK;
+}
+
+/* The map's samples, then with the peak search on the channels' points,
+ * and every thread's largest weights into the plan's list. */
+static int cpu_sample(strata_backend *b, strata_plan *plan)
+{
+  cpu_backend *cb = b->self;
+  const int nt = threads(cb);
+  if (plan->peaks) {
+    if (cb->ntops < nt) {
+      strata_khat_top *more = realloc(cb->tops, sizeof *more * (size_t)nt);
+      if (!more) return strata_error(STRATA_ENOMEM, "cpu backend: out of memory");
+      memset(more + cb->ntops, 0, sizeof *more * (size_t)(nt - cb->ntops));
+      cb->tops = more;
+      cb->ntops = nt;
+    }
+    for (int t = 0; t < nt; t++) {
+      if (cb->tops[t].cap != plan->top->cap || cb->tops[t].dim != plan->top->dim) {
+        strata_khat_top_free(&cb->tops[t]);
+        if (strata_khat_top_init(&cb->tops[t], plan->top->cap, plan->top->dim) != STRATA_OK)
+          return strata_error(STRATA_ENOMEM, "cpu backend: out of memory");
+      }
+      strata_khat_top_clear(&cb->tops[t]);
+    }
+  }
+  int rc = sample_map(cb, plan);
+  if (rc == STRATA_OK && plan->channels) rc = sample_channels(cb, plan, nt);
+  for (int t = 0; rc == STRATA_OK && plan->peaks && t < nt; t++)
+    strata_khat_top_merge(plan->top, &cb->tops[t]);
+  return rc;
 }
 
 /* The peak search's points (backend.h's eval): stretches of the batch, one
@@ -584,14 +834,7 @@ static int cpu_eval(strata_backend *b, const strata_problem *pr, int64_t n, cons
       for (int64_t j = 0; j < m; j++)
         for (int d = 0; d < dim; d++)
           x[j * dim + d] = pr->lower[d] + (pr->upper[d] - pr->lower[d]) * y[(i0 + j) * dim + d];
-      if (pr->f)
-        for (int64_t j = 0; j < m; j++) fv[j] = pr->f(x + j * dim, dim, pr->params);
-      else if (pr->fv)
-        for (int64_t j = 0; j < m; j++) pr->fv(x + j * dim, dim, pr->params, pr->tables, fv + j * nc);
-      else if (pr->fb)
-        pr->fb(m, x, dim, pr->user, fv);
-      else
-        for (int64_t j = 0; j < m; j++) pr->fu(x + j * dim, dim, pr->user, fv + j * nc);
+      problem_values(pr, m, x, nc, fv);
       for (int64_t j = 0; j < m; j++) {
         const double *v = fv + j * nc;
         double a = 0.0;
@@ -619,6 +862,10 @@ static void cpu_free(strata_backend *b)
   for (int i = 0; i < cb->nstreams; i++) strata_compstream_free(cb->streams[i]);
   free(cb->streams);
   free(cb->chunk_w);
+  for (int t = 0; t < cb->ntops; t++) strata_khat_top_free(&cb->tops[t]);
+  free(cb->tops);
+  free(cb->chunk_W);
+  free(cb->block_W);
   free(cb);
   free(b);
 }

@@ -88,6 +88,16 @@ static int write_comp_history(hid_t f, const strata_run_state *st)
              : -1;
 }
 
+/* The peak search's state, opaque here: written only where the run has
+ * one, so that a checkpoint of a run without the search keeps the layout
+ * it had before there was one. */
+static int write_peaks(hid_t f, const strata_run_state *st)
+{
+  if (st->npeaks == 0) return 0;
+  hsize_t dims[1] = {(hsize_t)st->npeaks};
+  return strata_h5_write_array(f, "peaks", H5T_NATIVE_DOUBLE, 1, dims, st->peaks);
+}
+
 /* The file is built in memory (HDF5's core driver) and written to the
  * temporary file in one piece when it is closed; only then does the atomic
  * replacement make it the checkpoint.  (H5Fget_file_image would spare the
@@ -99,7 +109,8 @@ static size_t file_bytes(const strata_run_state *st)
 {
   return sizeof(double) * ((size_t)st->naxes * (size_t)(st->ninc + 1) + (size_t)st->nhcube +
                            6 * (size_t)st->itn +
-                           (st->ncomp > 1 ? STRATA_CHIST_ROW(st->ncomp) : 0) * (size_t)st->itn) +
+                           (st->ncomp > 1 ? STRATA_CHIST_ROW(st->ncomp) : 0) * (size_t)st->itn +
+                           st->npeaks) +
          (1 << 18);
 }
 
@@ -132,7 +143,7 @@ static int write_content(hid_t f, const strata_run_state *st, const strata_ckpt_
   hsize_t mdims[2] = {(hsize_t)st->naxes, (hsize_t)st->ninc + 1}, adims[1] = {(hsize_t)st->nhcube};
   ok = ok && strata_h5_write_array(f, "map", H5T_NATIVE_DOUBLE, 2, mdims, st->edges) == 0 &&
        strata_h5_write_array(f, "allocation", H5T_NATIVE_INT64, 1, adims, st->nh) == 0 &&
-       write_history(f, st) == 0 && write_comp_history(f, st) == 0;
+       write_history(f, st) == 0 && write_comp_history(f, st) == 0 && write_peaks(f, st) == 0;
   return ok ? 0 : -1;
 }
 
@@ -250,6 +261,7 @@ void strata_checkpoint_free(strata_checkpoint *c)
   free(c->nh);
   free(c->hist);
   free(c->comp_hist);
+  free(c->peaks);
   free(c);
 }
 
@@ -335,6 +347,31 @@ static int read_comp_history(hid_t f, const char *path, strata_checkpoint *c)
   return STRATA_OK;
 }
 
+/* The peak search's state, where the run had one (none: a checkpoint of a
+ * run without the search, or of a strata before it, which continues with
+ * the search off). */
+static int read_peaks(hid_t f, const char *path, strata_checkpoint *c)
+{
+  htri_t has = H5Lexists(f, "peaks", H5P_DEFAULT);
+  if (has < 0) return corrupt(path, "cannot read its links");
+  if (has == 0) return STRATA_OK;
+  hsize_t dims[1];
+  size_t n = 0;
+  /* The search's state is a few kilobytes: its 16 modes' factors in 32
+   * dimensions at most. */
+  if (extent(f, "peaks", H5T_FLOAT, 1, dims, &n) != 0 || n < 1 || n > (1u << 20)) {
+    if (n > (1u << 20)) strata_h5_set_detail("its length is no peak search's");
+    return corrupt(path, "no valid /peaks");
+  }
+  c->peaks = malloc(sizeof(double) * n);
+  if (!c->peaks) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
+  if (strata_h5_read_array(f, "peaks", H5T_NATIVE_DOUBLE, 1, n, c->peaks) != 0)
+    return corrupt(path, "cannot read /peaks");
+  c->state.npeaks = n;
+  c->state.peaks = c->peaks;
+  return STRATA_OK;
+}
+
 static int read_file(hid_t f, const char *path, strata_checkpoint *c)
 {
   char *format = NULL;
@@ -400,6 +437,7 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
     return corrupt(path, "cannot read /allocation");
   int rc = read_history(f, path, c, c->state.itn);
   if (rc == STRATA_OK) rc = read_comp_history(f, path, c);
+  if (rc == STRATA_OK) rc = read_peaks(f, path, c);
   if (rc != STRATA_OK) return rc;
   c->state.edges = c->edges;
   c->state.nh = c->nh;

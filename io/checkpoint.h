@@ -48,6 +48,7 @@ typedef struct {
   int64_t *nh;
   strata_itn_record *hist;
   double *comp_hist;      /* vector integrands (state.ncomp > 1), else NULL */
+  double *peaks;          /* the peak search's state (state.npeaks), else NULL */
 } strata_checkpoint;
 
 /* Reads and verifies path.  A missing, truncated or damaged file, or one

@@ -118,6 +118,31 @@ int strata_h5_put_str_array(hid_t obj, const char *name, const char *const *v, s
   return rc;
 }
 
+int strata_h5_put_fixed_str_array(hid_t obj, const char *name, const char *const *v, size_t n)
+{
+  htri_t there = H5Aexists(obj, name);
+  if (there < 0 || (there > 0 && H5Adelete(obj, name) < 0)) return -1;
+  size_t w = 1;
+  for (size_t i = 0; i < n; i++)
+    if (strlen(v[i]) + 1 > w) w = strlen(v[i]) + 1;
+  char *buf = calloc(n ? n : 1, w);
+  if (!buf) return -1;
+  for (size_t i = 0; i < n; i++) memcpy(buf + i * w, v[i], strlen(v[i]));
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, w);
+  H5Tset_strpad(t, H5T_STR_NULLTERM);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  hsize_t dims[1] = {n};
+  hid_t space = H5Screate_simple(1, dims, NULL);
+  hid_t a = space >= 0 ? H5Acreate2(obj, name, t, space, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  int rc = a >= 0 && (n == 0 || H5Awrite(a, t, buf) >= 0) ? 0 : -1;
+  if (a >= 0) H5Aclose(a);
+  if (space >= 0) H5Sclose(space);
+  H5Tclose(t);
+  free(buf);
+  return rc;
+}
+
 int strata_h5_put_fixed_str(hid_t obj, const char *name, const char *value)
 {
   hid_t t = H5Tcopy(H5T_C_S1);

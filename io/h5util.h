@@ -48,6 +48,9 @@ int strata_h5_put_fixed_str(hid_t obj, const char *name, const char *value);
 /* A one-dimensional array of n variable-length UTF-8 strings (h5py: an
  * array of str), replaced whole: not for a file in SWMR mode. */
 int strata_h5_put_str_array(hid_t obj, const char *name, const char *const *v, size_t n);
+/* The same as fixed-length strings, kept in the attribute itself (under
+ * its object's checksum) rather than in a global heap, which has none. */
+int strata_h5_put_fixed_str_array(hid_t obj, const char *name, const char *const *v, size_t n);
 int strata_h5_put_i64(hid_t obj, const char *name, int64_t value);
 int strata_h5_put_u64(hid_t obj, const char *name, uint64_t value);
 int strata_h5_put_f64(hid_t obj, const char *name, double value);

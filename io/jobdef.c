@@ -77,6 +77,24 @@ int strata_jobdef_text(const strata_problem *pr, const strata_params *p, char *b
   }
   if (p->qmc_map) add(&t, "vegas.qmc_map = on\n");
   if (p->neval_frozen) add(&t, "vegas.neval_frozen = %lld\n", (long long)p->neval_frozen);
+  /* The peak search where it may run (doc/peaks.md, "Settings"): off, in
+   * modes plain and qmc, for a vector integrand and with qmc_map, nothing,
+   * so that such a definition is the one strata wrote before it had a
+   * search, and the checkpoints of that time resume with it off. */
+  const strata_peaks_params *k = &p->peaks;
+  if (k->search != STRATA_PEAKS_OFF && p->mode != STRATA_MODE_PLAIN &&
+      p->mode != STRATA_MODE_QMC && pr->ncomp <= 1 && !p->qmc_map) {
+    add(&t, "peaks.search = %s\n", k->search == STRATA_PEAKS_ON ? "on" : "auto");
+    add(&t, "peaks.starts = %d\n", k->starts);
+    add(&t, "peaks.ascents = %d\n", k->ascents);
+    add(&t, "peaks.uniform = %.17g\n", k->uniform);
+    if (k->nknown) {
+      add(&t, "peaks.known =");
+      for (int i = 0; i < k->nknown; i++)
+        for (int d = 0; d < pr->dim; d++) add(&t, "%s %.17g", i && !d ? ";" : "", k->known[i][d]);
+      add(&t, "\n");
+    }
+  }
   if (t.overflow) return strata_error(STRATA_EINVAL, "job definition longer than %zu bytes", len);
   return STRATA_OK;
 }
@@ -149,6 +167,15 @@ static int differs(const char *key, const char *a, const char *b, int force,
   if (!strcmp(key, "integral.identity"))
     return strata_error(STRATA_EINVAL, "%s: made for other data: the identity of the caller's "
                         "data is '%s' in the %s, '%s' in %s", saved_name, a, kind, b, job_name);
+  /* Written before the peak search, or with it off: continues with it off. */
+  if (!strncmp(key, "peaks.", 6) && !strcmp(a, "(missing)"))
+    return strata_error(STRATA_EINVAL, "%s: made without the peak search (no %s in the %s, %s "
+                        "in %s): continue it with peaks.search = off", saved_name, key, kind, b,
+                        job_name);
+  if (!strncmp(key, "peaks.", 6) && !strcmp(b, "(missing)"))
+    return strata_error(STRATA_EINVAL, "%s: made with the peak search (%s = %s in the %s), "
+                        "which is off in %s: it cannot continue without it", saved_name, key, a,
+                        kind, job_name);
   return strata_error(STRATA_EINVAL, "%s: made for a different job: %s = %s in the %s, %s in "
                       "%s (this key decides the samples: %s cannot change it)",
                       saved_name, key, a, kind, b, job_name, override);

@@ -170,6 +170,74 @@ static void summary_comps(FILE *out, const strata_result *res)
   fputc('\n', out);
 }
 
+/* The modes a result holds (strata.h): the first STRATA_MAX_PEAKS. */
+static int peaks_held(const strata_result *res)
+{
+  return res->nmodes < 0 ? 0 : res->nmodes < STRATA_MAX_PEAKS ? res->nmodes : STRATA_MAX_PEAKS;
+}
+
+/* The coordinates of a mode's location: the problem's dim. */
+static int peak_dim(const strata_result *res)
+{
+  return res->dim < 1 ? 0 : res->dim < STRATA_MAX_DIM ? res->dim : STRATA_MAX_DIM;
+}
+
+/* Mode j's line: log |f| there, its share of the integral, whether a
+ * known point found it, and where it is, its coordinates continued on
+ * lines of their own where they would make the line longer than the
+ * others of the summary (32 dimensions). */
+static void summary_mode(FILE *out, const strata_result *res, int j)
+{
+  const strata_result_peak *m = &res->modes[j];
+  char head[128], x[32];
+  int col = snprintf(head, sizeof head, "mode %-6d= log|f| %.6g   share %.3g%s   at", j + 1,
+                     m->logf, m->share, m->known ? "   (known)" : "");
+  fputs(head, out);
+  for (int d = 0; d < peak_dim(res); d++) {
+    const int n = snprintf(x, sizeof x, " %.6g", m->x[d]);
+    if (col + n > 90) {
+      fputs("\n            ", out);
+      col = 12;
+    }
+    fputs(x, out);
+    col += n;
+  }
+  fputc('\n', out);
+}
+
+/* The peak search's lines (doc/peaks.md, "What is reported"): what it
+ * found and spent, each mode, the channels' weights, and the gate's
+ * verdict with the budget that gives every channel its points. */
+static void summary_peaks(FILE *out, const strata_result *res)
+{
+  if (res->peaks_searched) {
+    fprintf(out, "search     = %d mode%s in %lld evaluations", res->nmodes,
+            res->nmodes == 1 ? "" : "s", (long long)res->search_evals);
+    if (isfinite(res->khat))
+      fprintf(out, "; k-hat %.2f (iteration %d, limit %.2f)", res->khat, res->khat_itn,
+              res->khat_limit);
+    fputc('\n', out);
+    for (int j = 0; j < peaks_held(res); j++) summary_mode(out, res, j);
+    if (res->nmodes > STRATA_MAX_PEAKS)
+      fprintf(out, "mode %d-%d not shown (%d modes in all)\n", STRATA_MAX_PEAKS + 1, res->nmodes,
+              res->nmodes);
+    if (res->nchannels > 1) {
+      fprintf(out, "channels   = %d: map %.3f,", res->nchannels, res->alpha_map);
+      for (int j = 0; j < peaks_held(res); j++)
+        if (res->modes[j].weight > 0.0) fprintf(out, " mode %d %.3f,", j + 1, res->modes[j].weight);
+      fprintf(out, " uniform %.3f\n", res->alpha_uniform);
+    }
+  }
+  if (res->peaks_reason[0] || res->peaks_held) {
+    fprintf(out, "peaks      = %.*s", (int)sizeof res->peaks_reason,
+            res->peaks_reason[0] ? res->peaks_reason : "the peak search withheld the claim");
+    if (res->peaks_held) fputs("; not converged", out);
+    if (res->peaks_neval > 0.0)
+      fprintf(out, " (neval %.0f per iteration gives every channel its points)", res->peaks_neval);
+    fputc('\n', out);
+  }
+}
+
 void strata_report_summary(FILE *out, const strata_result *res, double exact)
 {
   if (!out || !res) return;
@@ -195,6 +263,7 @@ void strata_report_summary(FILE *out, const strata_result *res, double exact)
   if (res->thin)
     fprintf(out, "thin       = too few hypercubes per axis to show a peak the map lost; "
             "not converged (neval %.0f per iteration gives enough)\n", res->thin_neval);
+  summary_peaks(out, res);
   if (res->neval_needed > 0.0 && res->iterations > 0)
     fprintf(out, "target     = needs about %.2g evaluations at the rate seen "
             "(neval %.2g, %d iterations)\n",
@@ -293,6 +362,50 @@ static void json_string(FILE *out, const char *key, const char *v)
   fputs("\",", out);
 }
 
+/* The peak search (doc/peaks.md): "peaks" says whether it ran; "modes"
+ * (location, log |f|, share of the integral, channel weight, known),
+ * "channels" (the weights: the map, each mode's channel, the uniform part;
+ * [1] for the map alone), "khat" with "khat_itn" and "khat_limit",
+ * "search_evals", and the gate's "peaks_held", "peaks_reason" and
+ * "peaks_neval" (null where they do not apply). */
+static void json_peaks(FILE *out, const strata_result *res)
+{
+  fprintf(out, "\"peaks\":%s,\"modes\":[", res->peaks_searched ? "true" : "false");
+  for (int j = 0; res->peaks_searched && j < peaks_held(res); j++) {
+    const strata_result_peak *m = &res->modes[j];
+    fprintf(out, "%s{\"x\":[", j ? "," : "");
+    for (int d = 0; d < peak_dim(res); d++)
+      if (isfinite(m->x[d])) fprintf(out, "%s%.17g", d ? "," : "", m->x[d]);
+      else fprintf(out, "%snull", d ? "," : "");
+    fputs("],", out);
+    json_number(out, "logf", m->logf, 0);
+    json_number(out, "share", m->share, 0);
+    json_number(out, "weight", m->weight, 0);
+    fprintf(out, "\"known\":%s}", m->known ? "true" : "false");
+  }
+  fputs("],\"channels\":[", out);
+  if (res->peaks_searched && res->nchannels > 1) {
+    fprintf(out, "%.17g", res->alpha_map);
+    for (int j = 0; j < peaks_held(res); j++)
+      if (res->modes[j].weight > 0.0) fprintf(out, ",%.17g", res->modes[j].weight);
+    fprintf(out, ",%.17g", res->alpha_uniform);
+  } else if (res->peaks_searched) {
+    fputs("1", out);
+  }
+  fputs("],", out);
+  json_number(out, "khat", res->peaks_searched ? res->khat : NAN, 0);
+  fprintf(out, "\"khat_itn\":");
+  if (res->peaks_searched && isfinite(res->khat)) fprintf(out, "%d,", res->khat_itn);
+  else fputs("null,", out);
+  json_number(out, "khat_limit", res->peaks_searched ? res->khat_limit : NAN, 0);
+  fprintf(out, "\"search_evals\":%lld,\"peaks_held\":%s,", (long long)res->search_evals,
+          res->peaks_held ? "true" : "false");
+  char reason[sizeof res->peaks_reason + 1];
+  snprintf(reason, sizeof reason, "%.*s", (int)sizeof res->peaks_reason, res->peaks_reason);
+  json_string(out, "peaks_reason", reason[0] ? reason : NULL);
+  json_number(out, "peaks_neval", res->peaks_neval > 0.0 ? res->peaks_neval : NAN, 0);
+}
+
 void strata_report_json(FILE *out, const strata_result *res, const strata_report_info *info)
 {
   strata_report_json_all(out, res, NULL, info);
@@ -334,6 +447,7 @@ void strata_report_json_all(FILE *out, const strata_result *res, const strata_re
   json_number(out, "neval_needed", res->neval_needed > 0.0 ? res->neval_needed : NAN, 0);
   fprintf(out, "\"thin\":%s,", res->thin ? "true" : "false");
   json_number(out, "thin_neval", res->thin ? res->thin_neval : NAN, 0);
+  json_peaks(out, res);
   fprintf(out, "\"backend\":\"%s\",\"ranks\":%d,\"nhcube\":%d,",
           info->backend ? info->backend : "", info->ranks,
           res->nhcube);

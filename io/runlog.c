@@ -21,6 +21,7 @@ struct strata_runlog {
   char path[STRATA_PATH_MAX];
   hid_t f, iters, rank_s, map, map_itn, sessions;
   hid_t comp;             /* /iterations_comp (vector integrands), or -1 */
+  hid_t peaks;            /* /iterations_peaks (a run that searches), or -1 */
   int ncomp;              /* its components: 0 until there is one */
   hid_t row_mem;
   int rows, maps;
@@ -30,6 +31,7 @@ struct strata_runlog {
 };
 
 static int make_comp(strata_runlog *l, int ncomp);
+static int make_peaks(strata_runlog *l, int peaks);
 
 static int fail(const char *path, const char *what)
 {
@@ -276,7 +278,7 @@ static strata_runlog *new_log(const char *path, const strata_runlog_info *info)
   strata_runlog *l = calloc(1, sizeof *l);
   if (!l) return NULL;
   snprintf(l->path, sizeof l->path, "%s", path);
-  l->f = l->iters = l->rank_s = l->map = l->map_itn = l->sessions = l->comp = -1;
+  l->f = l->iters = l->rank_s = l->map = l->map_itn = l->sessions = l->comp = l->peaks = -1;
   l->fd = -1;
   l->row_mem = strata_log_row_type(0);
   l->naxes = info->naxes;
@@ -286,7 +288,7 @@ static strata_runlog *new_log(const char *path, const strata_runlog_info *info)
 
 static void free_log(strata_runlog *l)
 {
-  hid_t ds[] = {l->iters, l->rank_s, l->map, l->map_itn, l->sessions, l->comp};
+  hid_t ds[] = {l->iters, l->rank_s, l->map, l->map_itn, l->sessions, l->comp, l->peaks};
   for (size_t i = 0; i < sizeof ds / sizeof *ds; i++)
     if (ds[i] >= 0) H5Dclose(ds[i]);
   if (l->row_mem >= 0) H5Tclose(l->row_mem);
@@ -340,7 +342,8 @@ int strata_runlog_create(const char *path, const strata_runlog_info *info,
   H5Tclose(row);
   H5Tclose(ses);
   if (l->iters < 0 || l->rank_s < 0 || l->map < 0 || l->map_itn < 0 || l->sessions < 0 ||
-      make_comp(l, info->ncomp) != 0 || put_info(l->f, info, 1) != 0 ||
+      make_comp(l, info->ncomp) != 0 || make_peaks(l, info->peaks) != 0 ||
+      put_info(l->f, info, 1) != 0 ||
       add_session(l, info, 0) != 0 || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0 ||
       H5Fstart_swmr_write(l->f) < 0) {
     rc = fail(path, "create");
@@ -445,14 +448,53 @@ static int append_comp(strata_runlog *l, const strata_iteration *it)
   return rc;
 }
 
+/* The table of the peak search's rows, made with the log of a run that
+ * searches (a run without the search keeps the layout it had before there
+ * was one), its columns named. */
+static int make_peaks(strata_runlog *l, int peaks)
+{
+  if (!peaks || l->peaks >= 0) return 0;
+  const double nan = NAN;
+  hsize_t d2[2] = {0, STRATA_LOG_PEAKS_WIDTH}, c2[2] = {64, STRATA_LOG_PEAKS_WIDTH};
+  l->peaks = create_table(l->f, "iterations_peaks", H5T_IEEE_F64LE, 2, d2, c2, &nan);
+  if (l->peaks < 0) return -1;
+  char names[STRATA_MAX_PEAKS][24];
+  const char *v[STRATA_LOG_PEAKS_WIDTH] = {"khat", "nchannels", "alpha_map", "alpha_uniform"};
+  for (int j = 0; j < STRATA_MAX_PEAKS; j++) {
+    snprintf(names[j], sizeof names[j], "alpha_mode_%d", j + 1);
+    v[STRATA_LOG_PEAKS_ALPHA_MODE + j] = names[j];
+  }
+  return strata_h5_put_fixed_str_array(l->peaks, "columns", v, STRATA_LOG_PEAKS_WIDTH);
+}
+
+/* An iteration's row of /iterations_peaks: its k-hat and channels, and the
+ * weights of now where they are known. */
+static int append_peaks(strata_runlog *l, const strata_iteration *it, const strata_result *now)
+{
+  if (l->peaks < 0) return 0;
+  double row[STRATA_LOG_PEAKS_WIDTH];
+  for (int k = 0; k < STRATA_LOG_PEAKS_WIDTH; k++) row[k] = NAN;
+  row[STRATA_LOG_PEAKS_KHAT] = it->khat;
+  row[STRATA_LOG_PEAKS_NCHANNELS] = it->nchannels;
+  if (now && now->peaks_searched) {
+    row[STRATA_LOG_PEAKS_ALPHA_MAP] = now->alpha_map;
+    row[STRATA_LOG_PEAKS_ALPHA_UNIFORM] = now->alpha_uniform;
+    const int n = now->nmodes < STRATA_MAX_PEAKS ? now->nmodes : STRATA_MAX_PEAKS;
+    for (int j = 0; j < n; j++)
+      if (now->modes[j].weight > 0.0) row[STRATA_LOG_PEAKS_ALPHA_MODE + j] = now->modes[j].weight;
+  }
+  hsize_t b2[2] = {1, STRATA_LOG_PEAKS_WIDTH};
+  return put_row(l->peaks, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 2, b2, row);
+}
+
 static int append(strata_runlog *l, const strata_iteration *it, double elapsed_s,
-                  const double *rank_s, int nranks)
+                  const double *rank_s, int nranks, const strata_result *now)
 {
   strata_log_row row;
   fill_row(&row, it, elapsed_s);
   hsize_t b1[1] = {1}, b2[2] = {1, (hsize_t)nranks};
   if (put_row(l->iters, l->row_mem, (hsize_t)l->rows, 1, b1, &row) != 0) return -1;
-  if (append_comp(l, it) != 0) return -1;
+  if (append_comp(l, it) != 0 || append_peaks(l, it, now) != 0) return -1;
   if (nranks > 0 &&
       put_row(l->rank_s, H5T_NATIVE_DOUBLE, (hsize_t)l->rows, 2, b2, rank_s) != 0)
     return -1;
@@ -461,13 +503,14 @@ static int append(strata_runlog *l, const strata_iteration *it, double elapsed_s
 }
 
 int strata_runlog_append(strata_runlog *l, const strata_iteration *it, double elapsed_s,
-                         const double *rank_s, int nranks)
+                         const double *rank_s, int nranks, const strata_result *now)
 {
   strata_h5_begin();
   size_t comp = it->ncomp > 1 ? (size_t)it->ncomp * STRATA_LOG_COMP_WIDTH(it->ncomp) : 0;
   int rc = reserve(l, STRATA_LOG_APPEND_BYTES + sizeof(double) * ((size_t)nranks + comp));
   if (rc != STRATA_OK) return rc;
-  if (append(l, it, elapsed_s, rank_s, nranks) != 0 || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) {
+  if (append(l, it, elapsed_s, rank_s, nranks, now) != 0 ||
+      H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) {
     char what[64];
     snprintf(what, sizeof what, "append iteration %d to", it->itn);
     return fail(l->path, what);
@@ -555,6 +598,60 @@ static int finish_verdict(strata_runlog *l, const strata_result *res)
              : -1;
 }
 
+/* The peak search's result (doc/peaks.md): its attributes, and /modes
+ * [nmodes][dim + 4] (each mode's location, log |f|, share of the integral,
+ * channel weight and whether it was a known point), made when there are
+ * modes.  Its strings are fixed-length: kept in the attributes, under
+ * their objects' checksums, not in a global heap, which has none. */
+static int finish_peaks(strata_runlog *l, const strata_result *res)
+{
+  char reason[sizeof res->peaks_reason + 1];
+  snprintf(reason, sizeof reason, "%.*s", (int)sizeof res->peaks_reason, res->peaks_reason);
+  int ok = strata_h5_put_i64(l->f, "peaks_searched", res->peaks_searched) == 0 &&
+           strata_h5_put_i64(l->f, "nmodes", res->nmodes) == 0 &&
+           strata_h5_put_i64(l->f, "nchannels", res->nchannels) == 0 &&
+           strata_h5_put_f64(l->f, "alpha_map", res->alpha_map) == 0 &&
+           strata_h5_put_f64(l->f, "alpha_uniform", res->alpha_uniform) == 0 &&
+           strata_h5_put_f64(l->f, "khat", res->khat) == 0 &&
+           strata_h5_put_i64(l->f, "khat_itn", res->khat_itn) == 0 &&
+           strata_h5_put_f64(l->f, "khat_limit", res->khat_limit) == 0 &&
+           strata_h5_put_i64(l->f, "search_evals", res->search_evals) == 0 &&
+           strata_h5_put_i64(l->f, "peaks_held", res->peaks_held) == 0 &&
+           strata_h5_put_fixed_str(l->f, "peaks_reason", reason) == 0 &&
+           strata_h5_put_f64(l->f, "peaks_neval", res->peaks_neval) == 0;
+  htri_t there = H5Lexists(l->f, "modes", H5P_DEFAULT);
+  if (!ok || there < 0 || (there > 0 && H5Ldelete(l->f, "modes", H5P_DEFAULT) < 0)) return -1;
+  const int n = res->nmodes < STRATA_MAX_PEAKS ? res->nmodes : STRATA_MAX_PEAKS,
+            dim = res->dim < STRATA_MAX_DIM ? res->dim : STRATA_MAX_DIM, w = dim + 4;
+  if (n <= 0 || dim <= 0) return 0;
+  double rows[STRATA_MAX_PEAKS * (STRATA_MAX_DIM + 4)];
+  for (int j = 0; j < n; j++) {
+    const strata_result_peak *m = &res->modes[j];
+    double *r = rows + j * w;
+    memcpy(r, m->x, sizeof(double) * (size_t)dim);
+    r[dim] = m->logf;
+    r[dim + 1] = m->share;
+    r[dim + 2] = m->weight;
+    r[dim + 3] = m->known;
+  }
+  hsize_t d2[2] = {(hsize_t)n, (hsize_t)w};
+  if (strata_h5_write_array(l->f, "modes", H5T_NATIVE_DOUBLE, 2, d2, rows) != 0) return -1;
+  char names[STRATA_MAX_DIM][16];
+  const char *v[STRATA_MAX_DIM + 4];
+  for (int d = 0; d < dim; d++) {
+    snprintf(names[d], sizeof names[d], "x_%d", d);
+    v[d] = names[d];
+  }
+  v[dim] = "logf";
+  v[dim + 1] = "share";
+  v[dim + 2] = "weight";
+  v[dim + 3] = "known";
+  hid_t d = H5Dopen2(l->f, "modes", H5P_DEFAULT);
+  int rc = d >= 0 && strata_h5_put_fixed_str_array(d, "columns", v, (size_t)w) == 0 ? 0 : -1;
+  if (d >= 0) H5Dclose(d);
+  return rc;
+}
+
 int strata_runlog_finish(strata_runlog *l, const strata_result *res,
                          const strata_report_comps *all)
 {
@@ -573,6 +670,8 @@ int strata_runlog_finish(strata_runlog *l, const strata_result *res,
          strata_h5_put_f64(l->f, "Q", res->q) == 0 &&
          strata_h5_put_f64(l->f, "time_s", res->time_s) == 0 && finish_verdict(l, res) == 0;
   if (res && res->ncomp > 1) ok = ok && finish_comp(l, res, all) == 0;
+  if (res && (res->peaks_searched || res->peaks_held || res->peaks_reason[0]))
+    ok = ok && finish_peaks(l, res) == 0;
   if (!ok || H5Fflush(l->f, H5F_SCOPE_LOCAL) < 0) return fail(l->path, "finish");
   return STRATA_OK;
 }
@@ -652,6 +751,14 @@ static int adopt(strata_runlog *l, int itn)
       return bad(l, "/iterations_comp has an impossible shape");
     l->ncomp = (int)dc[1];
   }
+  there = H5Lexists(l->f, "iterations_peaks", H5P_DEFAULT);
+  if (there < 0) return bad(l, "/iterations_peaks");
+  if (there > 0) {
+    hsize_t dp[2];
+    l->peaks = verified(l, "iterations_peaks", H5T_NATIVE_DOUBLE, 2, dp);
+    if (l->peaks < 0) return -1;
+    if (dp[1] != STRATA_LOG_PEAKS_WIDTH) return bad(l, "/iterations_peaks has another width");
+  }
   hsize_t n = di[0], keep = n < (hsize_t)itn ? n : (hsize_t)itn;
   hsize_t nm = dmi[0], km = 0;
   int32_t *mi = malloc(sizeof(int32_t) * (size_t)(nm > 0 ? nm : 1));
@@ -663,7 +770,8 @@ static int adopt(strata_runlog *l, int itn)
   while (km < nm && mi[km] <= itn) km++;
   free(mi);
   if (shrink(l->iters, keep) != 0 || shrink(l->rank_s, keep) != 0 || shrink(l->map, km) != 0 ||
-      shrink(l->map_itn, km) != 0 || (l->comp >= 0 && shrink(l->comp, keep) != 0))
+      shrink(l->map_itn, km) != 0 || (l->comp >= 0 && shrink(l->comp, keep) != 0) ||
+      (l->peaks >= 0 && shrink(l->peaks, keep) != 0))
     return bad(l, "cannot drop the rows past the checkpoint");
   l->rows = (int)keep;
   l->maps = (int)km;
@@ -830,6 +938,7 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
       return rc;
     }
     if (l->f >= 0 && hdr == 0 && adopt(l, itn) == 0 && make_comp(l, info->ncomp) == 0 &&
+        make_peaks(l, info->peaks) == 0 &&
         put_info(l->f, info, 0) == 0 && add_session(l, info, itn) == 0 &&
         H5Fflush(l->f, H5F_SCOPE_LOCAL) >= 0 && H5Fstart_swmr_write(l->f) >= 0) {
       rc = STRATA_OK;
@@ -862,7 +971,7 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
   double elapsed = 0.0;
   for (int k = 0; k < itn; k++) {
     elapsed += rows[k].time_s;
-    if (k >= l->rows && append(l, &rows[k], elapsed, NULL, 0) != 0) {
+    if (k >= l->rows && append(l, &rows[k], elapsed, NULL, 0, NULL) != 0) {
       rc = fail(path, "rebuild");
       strata_runlog_close(l);
       return rc;

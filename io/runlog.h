@@ -17,6 +17,7 @@ typedef struct {
   double exact;            /* NaN where unknown */
   int naxes, ninc;         /* the map's shape, for snapshots */
   int ncomp;               /* a vector integrand's components, or 0 or 1 */
+  int peaks;               /* the run searches for peaks: /iterations_peaks */
   const char *override;    /* how the caller takes new stop keys, for messages ("--force") */
 } strata_runlog_info;
 
@@ -38,10 +39,12 @@ int strata_runlog_resume(const char *path, const strata_runlog_info *info, int f
                          const strata_iteration *rows, int itn, strata_runlog **out,
                          char *notice, int notice_len);
 
-/* Appends an iteration: its report, the run's elapsed time, and each rank's
- * time in the backend (nranks values). */
+/* Appends an iteration: its report, the run's elapsed time, each rank's
+ * time in the backend (nranks values) and, in a log with peaks, the
+ * channels' weights of now (the run's result after the iteration; NULL:
+ * not known). */
 int strata_runlog_append(strata_runlog *l, const strata_iteration *it, double elapsed_s,
-                         const double *rank_s, int nranks);
+                         const double *rank_s, int nranks, const strata_result *now);
 /* Appends a snapshot of the map (naxes * (ninc + 1) unit edges) after
  * iteration itn. */
 int strata_runlog_map(strata_runlog *l, int itn, const double *edges);

@@ -25,6 +25,19 @@
 #define STRATA_LOG_COMP_WIDTH(ncomp) \
   ((ncomp) > STRATA_MAX_COMP ? STRATA_COMP_COV : STRATA_COMP_ROW(ncomp))
 
+/* A row of /iterations_peaks, the peak search's view of an iteration
+ * (doc/peaks.md): its weights' k-hat, the channels it drew from, and their
+ * weights: the map's, the uniform part's, and each mode's channel (NaN
+ * where a mode has none). */
+enum {
+  STRATA_LOG_PEAKS_KHAT = 0,
+  STRATA_LOG_PEAKS_NCHANNELS = 1,
+  STRATA_LOG_PEAKS_ALPHA_MAP = 2,
+  STRATA_LOG_PEAKS_ALPHA_UNIFORM = 3,
+  STRATA_LOG_PEAKS_ALPHA_MODE = 4, /* + j, j < STRATA_MAX_PEAKS */
+  STRATA_LOG_PEAKS_WIDTH = 4 + STRATA_MAX_PEAKS
+};
+
 /* One row of /iterations: everything the printed table shows, and more. */
 typedef struct {
   int32_t itn;

@@ -64,7 +64,14 @@ static const double *comp_of(const comp_rows *c, hsize_t i)
  * "-". */
 static double avg_col(int kept, double v) { return kept ? v : NAN; }
 
-static void print_csv(FILE *out, const strata_log_row *r, hsize_t n, const comp_rows *c)
+/* The peak search's rows (/iterations_peaks), when the log has them. */
+typedef struct {
+  hsize_t rows;
+  double *v;       /* rows x STRATA_LOG_PEAKS_WIDTH, or NULL */
+} peak_rows;
+
+static void print_csv(FILE *out, const strata_log_row *r, hsize_t n, const comp_rows *c,
+                      const peak_rows *pk)
 {
   fprintf(out, "itn,integral,sigma,average,average_sigma,chi2_dof,Q,neval,wall_s,elapsed_s,"
                "kept,restarted,adapting");
@@ -75,6 +82,10 @@ static void print_csv(FILE *out, const strata_log_row *r, hsize_t n, const comp_
     for (int j = 0; j < 6; j++) fprintf(out, ",c%d_%s", k, col[j]);
     for (int b = 0; b < ncov; b++) fprintf(out, ",c%d_cov_%d", k, b);
     for (int b = 0; b < ncov; b++) fprintf(out, ",c%d_average_cov_%d", k, b);
+  }
+  if (pk->v) {
+    fprintf(out, ",khat,nchannels,alpha_map,alpha_uniform");
+    for (int j = 0; j < STRATA_MAX_PEAKS; j++) fprintf(out, ",alpha_mode_%d", j + 1);
   }
   fprintf(out, "\n");
   for (hsize_t i = 0; i < n; i++) {
@@ -90,6 +101,8 @@ static void print_csv(FILE *out, const strata_log_row *r, hsize_t n, const comp_
         const int avg = (j >= STRATA_COMP_AVG && j <= STRATA_COMP_Q) || j >= STRATA_COMP_COV + nc;
         fprintf(out, ",%.17g", avg ? avg_col(kept, v[k * w + j]) : v[k * w + j]);
       }
+    for (int j = 0; pk->v && j < STRATA_LOG_PEAKS_WIDTH; j++)
+      fprintf(out, ",%.17g", i < pk->rows ? pk->v[i * STRATA_LOG_PEAKS_WIDTH + j] : NAN);
     fprintf(out, "\n");
   }
 }
@@ -138,6 +151,60 @@ static int opt_f64(hid_t f, const char *name, double *v)
   return H5Aexists(f, name) > 0 && strata_h5_get_f64(f, name, v) != 0 ? -1 : 0;
 }
 
+/* The peak search's result (runlog.c's finish_peaks), where the run
+ * searched: 0, or -1 for one that is there and cannot be read. */
+static int read_peaks(hid_t f, strata_result *res)
+{
+  int64_t v[6] = {0, 0, 0, 0, 0, 0}, dim = 0;
+  char *reason = NULL;
+  htri_t there = H5Aexists(f, "peaks_searched");
+  if (there <= 0) return there < 0 ? -1 : 0;
+  if (strata_h5_get_i64(f, "peaks_searched", &v[0]) || strata_h5_get_i64(f, "nmodes", &v[1]) ||
+      strata_h5_get_i64(f, "nchannels", &v[2]) || strata_h5_get_i64(f, "khat_itn", &v[3]) ||
+      strata_h5_get_i64(f, "search_evals", &v[4]) || strata_h5_get_i64(f, "peaks_held", &v[5]) ||
+      strata_h5_get_f64(f, "alpha_map", &res->alpha_map) ||
+      strata_h5_get_f64(f, "alpha_uniform", &res->alpha_uniform) ||
+      strata_h5_get_f64(f, "khat", &res->khat) ||
+      strata_h5_get_f64(f, "khat_limit", &res->khat_limit) ||
+      strata_h5_get_f64(f, "peaks_neval", &res->peaks_neval) ||
+      strata_h5_get_i64(f, "dim", &dim) || strata_h5_get_str(f, "peaks_reason", &reason))
+    return -1;
+  if (v[1] < 0 || v[1] > 1000000 || dim < 1 || dim > STRATA_MAX_DIM) {
+    free(reason);
+    strata_h5_set_detail("an impossible mode count or dimension");
+    return -1;
+  }
+  res->peaks_searched = (int)v[0];
+  res->nmodes = (int)v[1];
+  res->nchannels = (int)v[2];
+  res->khat_itn = (int)v[3];
+  res->search_evals = v[4];
+  res->peaks_held = (int)v[5];
+  res->dim = (int)dim;
+  snprintf(res->peaks_reason, sizeof res->peaks_reason, "%s", reason);
+  free(reason);
+  hsize_t dm[2];
+  double *m = NULL;
+  const int held = res->nmodes < STRATA_MAX_PEAKS ? res->nmodes : STRATA_MAX_PEAKS;
+  int got = read_doubles(f, "modes", 2, dm, &m);
+  if (got < 0 || (held > 0 && (got == 0 || dm[0] != (hsize_t)held ||
+                               dm[1] != (hsize_t)dim + 4))) {
+    free(m);
+    if (got >= 0) strata_h5_set_detail("/modes is missing or has another shape than nmodes x (dim + 4)");
+    return -1;
+  }
+  for (int j = 0; j < held; j++) {
+    const double *r = m + (size_t)j * (size_t)(dim + 4);
+    memcpy(res->modes[j].x, r, sizeof(double) * (size_t)dim);
+    res->modes[j].logf = r[dim];
+    res->modes[j].share = r[dim + 1];
+    res->modes[j].weight = r[dim + 2];
+    res->modes[j].known = r[dim + 3] != 0.0;
+  }
+  free(m);
+  return 0;
+}
+
 /* The summary the run printed at its end, from the attributes it left. */
 static int read_summary(hid_t f, strata_result *out, double *exact_out)
 {
@@ -171,6 +238,7 @@ static int read_summary(hid_t f, strata_result *out, double *exact_out)
   res.thin = (int)v[0];
   res.iterations = (int)itn;
   res.neval = neval;
+  if (read_peaks(f, &res) != 0) return -1;
   hsize_t d1[2], d2[2];
   double *rc = NULL, *cov = NULL;
   int a = read_doubles(f, "result_comp", 2, d1, &rc), b = read_doubles(f, "result_cov", 2, d2, &cov);
@@ -230,6 +298,7 @@ static int show(const char *path, int csv, FILE *out, int *again)
   char *format = NULL, *status = NULL;
   strata_log_row *rows = NULL;
   comp_rows cr = {0};
+  peak_rows pk = {0};
   hid_t d = -1, t = -1;
   if (strata_h5_get_str(f, "format", &format) != 0 || strcmp(format, STRATA_LOG_FORMAT)) {
     const htri_t there = H5Aexists(f, "format");
@@ -267,6 +336,15 @@ static int show(const char *path, int csv, FILE *out, int *again)
     cr.ncomp = (int)cd[1];
     cr.rows = cd[0];
   }
+  hsize_t pd[2];
+  if (csv && (read_doubles(f, "iterations_peaks", 2, pd, &pk.v) < 0 ||
+              (pk.v && pd[1] != STRATA_LOG_PEAKS_WIDTH))) {
+    *again = 1;
+    if (pk.v) strata_h5_set_detail("its width is not the peak search's");
+    strata_error(STRATA_EIO, "%s: cannot read /iterations_peaks: %s", path, strata_h5_detail());
+    goto out;
+  }
+  if (pk.v) pk.rows = pd[0];
   strata_result res;
   double exact = NAN;
   /* The status says whether a summary follows: one that cannot be read, or
@@ -287,7 +365,7 @@ static int show(const char *path, int csv, FILE *out, int *again)
     goto out;
   }
   if (csv) {
-    print_csv(out, rows, (hsize_t)n, &cr);
+    print_csv(out, rows, (hsize_t)n, &cr, &pk);
   } else {
     print_table(out, rows, (hsize_t)n, &cr);
     if (finished) strata_report_summary(out, &res, exact);
@@ -296,6 +374,7 @@ static int show(const char *path, int csv, FILE *out, int *again)
   rc = STRATA_OK;
 out:
   free(cr.v);
+  free(pk.v);
   free(format);
   free(status);
   free(rows);

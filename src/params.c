@@ -26,6 +26,11 @@ void strata_params_default(strata_params *p)
 #define STRATA_KEY_DEFAULT(type, field, kind, key, keyword, lo, hi, def, choices) p->field = def;
   STRATA_PARAMS_KEYS(STRATA_KEY_DEFAULT)
 #undef STRATA_KEY_DEFAULT
+  p->peaks.search = STRATA_PEAKS_AUTO;
+  p->peaks.starts = 1024;
+  p->peaks.ascents = 4;
+  p->peaks.uniform = 0.02;
+  p->peaks.nknown = 0;
 }
 
 static const char *mode_names[] = {"vegas+", "vegas", "vegas1d", "plain", "qmc"};
@@ -49,6 +54,32 @@ int strata_mode_parse(const char *s, strata_mode *m)
   strata_escape(shown, sizeof shown, s);
   return strata_error(STRATA_EINVAL, "mode '%s': must be vegas+, vegas, vegas1d, plain or qmc",
                       shown);
+}
+
+static int peaks_check(const strata_params *p)
+{
+  const strata_peaks_params *k = &p->peaks;
+  if (k->search < STRATA_PEAKS_AUTO || k->search > STRATA_PEAKS_ON)
+    return strata_error(STRATA_EINVAL, "peaks.search = %d: must be auto (-1), off (0) or on (1)",
+                        k->search);
+  if (k->search == STRATA_PEAKS_ON && (p->mode == STRATA_MODE_PLAIN || p->mode == STRATA_MODE_QMC))
+    return strata_error(STRATA_EINVAL, "peaks.search = on: mode %s has no map to add channels "
+                        "to; use a vegas mode or peaks.search = off", strata_mode_name(p->mode));
+  if (k->starts < 0 || k->starts > 1 << 20)
+    return strata_error(STRATA_EINVAL, "peaks.starts = %d: must be in 0..%d", k->starts, 1 << 20);
+  if (k->ascents < 1 || k->ascents > 64)
+    return strata_error(STRATA_EINVAL, "peaks.ascents = %d: must be in 1..64", k->ascents);
+  if (!(k->uniform > 0.0) || !(k->uniform <= 0.5))
+    return strata_error(STRATA_EINVAL, "peaks.uniform = %g: must be in (0, 0.5]", k->uniform);
+  if (k->nknown < 0 || k->nknown > STRATA_MAX_KNOWN)
+    return strata_error(STRATA_EINVAL, "peaks.known: %d points, at most %d", k->nknown,
+                        STRATA_MAX_KNOWN);
+  for (int i = 0; i < k->nknown; i++)
+    for (int d = 0; d < STRATA_MAX_DIM; d++)
+      if (!isfinite(k->known[i][d]))
+        return strata_error(STRATA_EINVAL, "peaks.known: point %d, axis %d is not a finite "
+                            "number", i + 1, d + 1);
+  return STRATA_OK;
 }
 
 int strata_params_check(const strata_params *p)
@@ -104,7 +135,7 @@ int strata_params_check(const strata_params *p)
   if (p->maxeval < p->neval_frozen)
     return strata_error(STRATA_EINVAL, "maxeval = %lld is smaller than neval_frozen = %lld",
                         (long long)p->maxeval, (long long)p->neval_frozen);
-  return STRATA_OK;
+  return peaks_check(p);
 }
 
 int strata_problem_check(const strata_problem *pr)

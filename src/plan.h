@@ -20,7 +20,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "channels.h"
 #include "estimate.h"
+#include "khat.h"
 #include "map.h"
 #include "qmc.h"
 #include "split.h"
@@ -71,11 +73,28 @@ typedef struct strata_plan {
   strata_estimator estimator;
   int ncomp;                 /* components summed: 1 for a scalar integrand */
   /* The sampling channels whose mixture draws the points, each sample then
-   * weighted f / sum_c alpha_c g_c: today always one, the map (g its
-   * density).  Several channels with adaptive weights are this field and
-   * the weights beside it, read where the backends draw and weigh a point;
-   * no other field of the plan changes. */
+   * weighted f / sum_c alpha_c g_c: 1, the map alone (g its density), or
+   * with the peak search's channels (below) the map, one per mode and the
+   * uniform part. */
   int nchannels;
+  /* nchannels >= 2: the channels (channels.h) with this iteration's counts
+   * (channels->n: n[0] the map's, the hypercubes' total); the map's
+   * samples are valued f alpha_0 g_map / g in their hypercube's sums (and
+   * so train the map), and each other channel is a cell of volume 1 whose
+   * points are valued f alpha_c / g.  NULL with one channel. */
+  const strata_channels *channels;
+  /* The peak search is on: the backend keeps this rank's largest weights
+   * |f| / g with their points (top, of dim + 1 doubles: z and |f|) for
+   * k-hat and the search's candidates, and with channels the sums chsum:
+   * per channel c the sum of (alpha_c g_c / g) (f / g)^2 over all points
+   * (nchannels doubles, Kleiss and Pittau's W_c times n_c), then the
+   * channel blocks' sums (channels.h) of blocks [chb0, chb1), this
+   * rank's. */
+  int peaks;
+  strata_khat_top *top;
+  double *chsum;
+  size_t nchsum;
+  int64_t chb0, chb1;
 
   /* Whose samples: hypercubes [h0, h1); with STRATA_COMBINE_EXCHANGE this
    * rank's part [i0, i1) of split's samples, which may begin and end inside

@@ -2,6 +2,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -141,6 +142,13 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
     goto nomem;
   if (comm->size > 1 && vegas_mode(p) && !(r->split = strata_split_alloc(comm->size)))
     goto nomem;
+  int search;
+  rc = strata_peakrun_wanted(pr, p, be->name, &search, r->peaks_note);
+  if (rc == STRATA_OK && search) rc = strata_peakrun_alloc(pr, p, &r->peaks);
+  if (rc != STRATA_OK) {
+    strata_run_free(r);
+    return rc;
+  }
   *out = r;
   return STRATA_OK;
 nomem:
@@ -164,6 +172,7 @@ void strata_run_free(strata_run *r)
   strata_ravg_free(&r->ravg);
   free(r->creport);
   free(r->cshift);
+  strata_peakrun_free(r->peaks);
   free(r);
 }
 
@@ -277,12 +286,28 @@ static double run_thin(const strata_run *r)
   return exact ? 0.0 : strata_lost_thin(r->problem.dim, r->strat->M, p->max_nhcube);
 }
 
-static int check_converged(const strata_run *r)
+/* The rule without the peaks' gate. */
+static int rule_met(const strata_run *r)
 {
   for (int c = 0; c < r->ncomp; c++)
     if (!comp_converged(r, c)) return 0;
   strata_lost l;
   return !run_lost(r, &l) && !(run_thin(r) > 0.0);
+}
+
+static int check_converged(const strata_run *r)
+{
+  return rule_met(r) && strata_peakrun_gate(r, NULL, 0, NULL);
+}
+
+/* Iteration k (0-based, just recorded) into the average: the average
+ * restarts on it where a new channel began with it, or where the map's
+ * adaptation says so. */
+static int update_average(strata_run *r, int k, int adapt)
+{
+  const int forced = strata_peakrun_restarts(r, k) && r->ravg.first_kept < k;
+  if (forced) r->ravg.first_kept = k;
+  return strata_ravg_update(&r->ravg, adapt) || forced;
 }
 
 /* Component c's target: the larger of epsrel |average| and epsabs. */
@@ -357,6 +382,9 @@ static void describe(strata_run *r, int restarted, int adapt, strata_iteration *
   out->time_s = rec->time_s;
   out->ncomp = r->ncomp;
   if (r->ncomp > 1) out->comp = describe_comp(r, r->ravg.n - 1);
+  out->khat = NAN;
+  out->nchannels = 1;
+  if (r->peaks) strata_peakrun_iteration(r, r->ravg.n - 1, out);
 }
 
 /* Replays the averaging exactly as the iterations first ran it, so that
@@ -367,7 +395,7 @@ static void replay(strata_run *r, strata_iteration_cb cb, void *ctx)
   strata_ravg_reset(&r->ravg);
   for (r->ravg.n = 1; r->ravg.n <= done; r->ravg.n++) {
     int adapt = adapting(r, r->ravg.n - 1);
-    int restarted = strata_ravg_update(&r->ravg, adapt);
+    int restarted = update_average(r, r->ravg.n - 1, adapt);
     if (cb) {
       r->converged = check_converged(r);
       strata_iteration it;
@@ -415,6 +443,8 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st)
   st->seed = r->params.seed;
   st->converged = r->converged;
   st->ravg = &r->ravg;
+  st->peaks = r->peaks ? strata_peakrun_state_get(r) : NULL;
+  st->npeaks = st->peaks ? strata_peakrun_state_size(r) : 0;
 }
 
 /* A vector integrand's saved records: as many components as the job's,
@@ -490,6 +520,7 @@ static int check_state(const strata_run *r, const strata_run_state *st)
                           (long long)h->neval);
     total += h->neval;
   }
+  if (st->npeaks) total += strata_peakrun_state_evals(st->peaks, st->npeaks);
   if (total != st->neval_total)
     return strata_error(STRATA_EINVAL, "saved iterations add up to %lld evaluations, the "
                         "saved total is %lld", (long long)total, (long long)st->neval_total);
@@ -512,6 +543,12 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
   r->ravg.n = st->itn;
   r->neval_total = st->neval_total;
   r->time_s = st->time_s;
+  if (r->peaks) {
+    rc = st->npeaks ? strata_peakrun_state_set(r, st->peaks, st->npeaks)
+                    : strata_error(STRATA_EINVAL, "the saved state lacks the peak search's "
+                                   "(peaks.search is on in this job)");
+    if (rc != STRATA_OK) return rc;
+  }
   replay(r, cb, ctx);
   return STRATA_OK;
 }
@@ -533,6 +570,8 @@ uint64_t strata_run_state_hash(const strata_run *r)
   }
   int head[3] = {r->ravg.n, r->ravg.first_kept, r->converged};
   h = strata_hash64(h, head, sizeof head);
+  const double *peaks = r->peaks ? strata_peakrun_state_get(r) : NULL;
+  if (peaks) h = strata_hash64(h, peaks, sizeof(double) * strata_peakrun_state_size(r));
   return strata_hash64(h, &r->neval_total, sizeof r->neval_total);
 }
 
@@ -700,6 +739,7 @@ static int record(strata_run *r, const strata_plan *p)
   if (rc != STRATA_OK) return rc;
   strata_itn_record *rec = &r->ravg.hist[r->ravg.n];
   rec->neval = strata_strat_total(p->strat);
+  if (p->channels) rec->neval += p->channels->N - p->channels->n[0];
   r->neval_total += rec->neval;
   r->ravg.n++;
   return STRATA_OK;
@@ -739,13 +779,18 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   double t0 = now_s();
   map_resolution(r);
   strata_plan plan;
+  int rc = r->peaks ? strata_peakrun_before(r) : STRATA_OK;
+  if (rc != STRATA_OK) return rc;
   strata_plan_make(r, &plan);
-  int rc = sample(r, &plan);
+  if (r->peaks) strata_peakrun_plan(r, &plan);
+  rc = sample(r, &plan);
   if (rc == STRATA_OK) rc = combine(r, &plan);
+  if (rc == STRATA_OK && r->peaks) rc = strata_peakrun_combine(r, &plan);
   if (rc == STRATA_OK) rc = record(r, &plan);
   if (rc == STRATA_OK) rc = adapt(r, &plan);
+  if (rc == STRATA_OK && r->peaks) rc = strata_peakrun_after(r, &plan);
   if (rc != STRATA_OK) return rc;
-  int restarted = strata_ravg_update(&r->ravg, plan.adapt);
+  int restarted = update_average(r, r->ravg.n - 1, plan.adapt);
   r->converged = check_converged(r);
   double dt = now_s() - t0;
   r->time_s += dt;
@@ -759,7 +804,9 @@ int strata_run_finished(const strata_run *r)
   if (r->converged || r->ravg.n >= r->params.maxiter) return 1;
   /* The next iteration draws about neval samples (its cells' current
    * total); do not start one that would break maxeval. */
-  return r->neval_total + strata_strat_total(strata_plan_cells(r, r->ravg.n)) > r->params.maxeval;
+  int64_t next = strata_strat_total(strata_plan_cells(r, r->ravg.n));
+  if (r->peaks && r->peaks->active) next += r->peaks->ch.N - r->peaks->ch.n[0];
+  return r->neval_total + next > r->params.maxeval;
 }
 
 void strata_run_components(const strata_run *r, int n, double *integral, double *sigma,
@@ -789,6 +836,7 @@ void strata_run_result(const strata_run *r, strata_result *res)
 {
   memset(res, 0, sizeof *res);
   res->ncomp = r->ncomp;
+  res->dim = r->problem.dim;
   strata_run_components(r, r->ncomp < STRATA_MAX_COMP ? r->ncomp : STRATA_MAX_COMP,
                         res->comp_integral, res->comp_sigma, res->comp_chi2_dof, res->comp_q,
                         res->comp_cov);
@@ -814,6 +862,15 @@ void strata_run_result(const strata_run *r, strata_result *res)
   res->nhcube = (int)r->strat->nhcube;
   res->time_s = r->time_s;
   res->comm_time_s = r->comm_time_s;
+  res->nchannels = 1;
+  res->alpha_map = 1.0;
+  res->khat = res->khat_limit = NAN;
+  snprintf(res->peaks_reason, sizeof res->peaks_reason, "%s", r->peaks_note);
+  if (!r->peaks) return;
+  strata_peakrun_result(r, res);
+  if (!r->converged && r->ravg.n > 0 && !res->no_target && rule_met(r))
+    res->peaks_held = !strata_peakrun_gate(r, res->peaks_reason, sizeof res->peaks_reason,
+                                           &res->peaks_neval);
 }
 
 int strata_run_loop(strata_run *r, strata_run_after after, void *ctx)

@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "comm.h"
 #include "map.h"
+#include "peakrun.h"
 #include "plan.h"
 #include "qmc.h"
 #include "split.h"
@@ -46,6 +47,10 @@ typedef struct strata_run {
   int check_ranks;          /* debug: after every iteration, compare state hashes across ranks */
   int error_agreed;         /* the last error is every rank's, with the same message */
   int sync_rc;              /* a failed copy of the state from the backend's device */
+  /* The peak search, its channels and its gate (peakrun.h); NULL where
+   * off, and then peaks_note says why where it was asked for automatically. */
+  strata_peakrun *peaks;
+  char peaks_note[200];
 } strata_run;
 
 /* Checks the problem and parameters; STRATA_OK and *out set, or an error. */

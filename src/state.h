@@ -24,6 +24,11 @@ typedef struct {
    * (hist then holds component 0).  Scalar: ncomp 0 or 1, comp_hist NULL. */
   int ncomp;
   const double *comp_hist;
+  /* The peak search's and the channels' state (doc/peaks.md, "What is
+   * reported"): npeaks doubles, opaque to the checkpoint, which saves them
+   * as they are and hands them back; 0 and NULL where the search is off. */
+  size_t npeaks;
+  const double *peaks;
   /* What a saved state records for its readers, besides what continues the
    * run: filled by strata_run_state_get, not read by strata_run_restore. */
   uint64_t seed;

@@ -116,12 +116,14 @@ MODES = ["vegas+", "vegas", "vegas1d", "plain", "qmc"]
 NUMERIC = {"integral": ["dim"], "vegas": ["neval", "maxiter", "skip", "epsrel", "epsabs",
                                           "alpha", "beta", "ninc", "max_nhcube", "min_q",
                                           "adapt_iters", "neval_frozen", "maxeval"],
+           "peaks": ["starts", "ascents", "uniform"],
            "run": ["threads", "checkpoint_every", "checkpoint_every_s", "log_map"]}
 KEYS = {"integral": ["integrand", "dim", "params", "lower", "upper", "body", "function",
                      "form", "ncomp", "adapt", "tables"],
         "vegas": ["mode", "neval", "maxiter", "skip", "epsrel", "epsabs", "alpha", "beta",
                   "ninc", "seed", "max_nhcube", "adapt_iters", "min_q", "qmc", "qmc_map", "map",
                   "neval_frozen", "maxeval", "nrand"],
+        "peaks": ["search", "known", "starts", "ascents", "uniform"],
         "run": ["backend", "threads", "log", "log_map", "checkpoint", "checkpoint_every",
                 "checkpoint_every_s", "check_ranks", "resume"]}
 GARBAGE = ["x", "1e4x", "@@", "1 2", "--1", "0x", "1e", "nan", "inf", "1e999", "\x01",

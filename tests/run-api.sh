@@ -268,7 +268,7 @@ int main(void)
 C
 $CC -O2 abi.c $flags -o abi 2>build.log && ./abi >abi.out 2>&1 && ok ||
   fail "a caller of another interface or struct size was not refused: $(cat build.log abi.out)"
-grep -q "^newer: .*built for strata interface 4, this libstrata .* has 1 to 3" abi.out &&
+grep -q "^newer: .*built for strata interface 5, this libstrata .* has 1 to 4" abi.out &&
   grep -q "^sizes: .*out of step with strata.h" abi.out &&
   grep -q "^settings: .*not made by strata_settings_init" abi.out &&
   grep -q "^interface 2: accepted" abi.out &&

@@ -201,6 +201,92 @@ START_TEST(test_neval_frozen)
 }
 END_TEST
 
+/* The peak search's state (opaque to checkpoints) travels with the file
+ * and the in-memory image bit for bit, NaN and infinities included; a
+ * state without it (the search off, or a strata before the search) is
+ * written without /peaks and reads back as none. */
+START_TEST(test_peaks_state)
+{
+  fixture f;
+  setup(&f, STRATA_MODE_VEGASPLUS, 9);
+  steps(&f, 3, NULL);
+  char def[STRATA_JOBDEF_MAX], path[300];
+  ck_assert(strata_jobdef_text(&f.pr, &f.p, def, sizeof def) == STRATA_OK);
+  strata_ckpt_info info = {def, "test", "cpu", "host", 1, 2};
+  double peaks[1000];
+  for (int i = 0; i < 1000; i++) peaks[i] = (i % 7 - 3) * 1.0 / (i + 3) + i * 1e-300;
+  peaks[5] = NAN;
+  peaks[6] = -INFINITY;
+  for (int with = 0; with < 2; with++) {
+    strata_run_state st = {0};
+    strata_run_state_get(f.r, &st);
+    st.npeaks = with ? 1000 : 0;
+    st.peaks = with ? peaks : NULL;
+    path_in(path, sizeof path, with ? "peaks.h5" : "nopeaks.h5");
+    ck_assert_msg(strata_checkpoint_write(path, &st, &info, NULL, NULL) == STRATA_OK, "%s",
+                  strata_last_error());
+    void *buf;
+    size_t len;
+    ck_assert(strata_checkpoint_image(&st, &info, &buf, &len) == STRATA_OK);
+    for (int image = 0; image < 2; image++) {
+      strata_checkpoint *c;
+      ck_assert_msg((image ? strata_checkpoint_read_image(buf, len, "(state)", &c)
+                           : strata_checkpoint_read(path, &c)) == STRATA_OK,
+                    "%s", strata_last_error());
+      ck_assert_int_eq((int)c->state.npeaks, with ? 1000 : 0);
+      ck_assert(with ? !memcmp(c->state.peaks, peaks, sizeof peaks) : c->state.peaks == NULL);
+      ck_assert(c->state.itn == 3);
+      strata_checkpoint_free(c);
+    }
+    free(buf);
+  }
+  teardown(&f);
+}
+END_TEST
+
+/* The definition names the peak search where it may run, with its keys
+ * and known points, and nowhere else: a definition without it is the one
+ * strata wrote before it had a search. */
+START_TEST(test_peaks_definition)
+{
+  strata_problem pr;
+  strata_params p;
+  test_job(STRATA_MODE_VEGASPLUS, 9, &pr, &p);
+  char def[STRATA_JOBDEF_MAX];
+  ck_assert(strata_jobdef_text(&pr, &p, def, sizeof def) == STRATA_OK);
+  ck_assert_msg(strstr(def, "\npeaks.search = auto\npeaks.starts = 1024\npeaks.ascents = 4\n"
+                            "peaks.uniform = 0.02\n") && !strstr(def, "peaks.known"), "%s", def);
+  p.peaks.search = STRATA_PEAKS_ON;
+  p.peaks.nknown = 2;
+  const double k[2][4] = {{0.5, 0.25, 0.5, 0.5}, {0.75, 0.125, 0.5, 1}};
+  memcpy(p.peaks.known[0], k[0], sizeof k[0]);
+  memcpy(p.peaks.known[1], k[1], sizeof k[1]);
+  ck_assert(strata_jobdef_text(&pr, &p, def, sizeof def) == STRATA_OK);
+  ck_assert_msg(strstr(def, "peaks.search = on\n") &&
+                strstr(def, "peaks.known = 0.5 0.25 0.5 0.5; 0.75 0.125 0.5 1\n"), "%s", def);
+  strata_params q = p;
+  q.peaks.search = STRATA_PEAKS_OFF;
+  char off[STRATA_JOBDEF_MAX];
+  ck_assert(strata_jobdef_text(&pr, &q, off, sizeof off) == STRATA_OK);
+  ck_assert_msg(!strstr(off, "peaks."), "%s", off);
+  /* Where auto does not search, the definition is the search-off one. */
+  for (int c = 0; c < 3; c++) {
+    q = p;
+    strata_problem pv = pr;
+    q.peaks.search = STRATA_PEAKS_AUTO;
+    if (c == 0) q.mode = STRATA_MODE_PLAIN;
+    if (c == 1) q.qmc_map = 1;
+    if (c == 2) pv.ncomp = 3;
+    strata_params o = q;
+    o.peaks.search = STRATA_PEAKS_OFF;
+    char a[STRATA_JOBDEF_MAX], b[STRATA_JOBDEF_MAX];
+    ck_assert(strata_jobdef_text(&pv, &q, a, sizeof a) == STRATA_OK);
+    ck_assert(strata_jobdef_text(&pv, &o, b, sizeof b) == STRATA_OK);
+    ck_assert_msg(!strcmp(a, b), "case %d:\n%s", c, a);
+  }
+}
+END_TEST
+
 START_TEST(test_resume_changes_result)
 {
   /* Guards the test above: a state that is not the run's own (another
@@ -569,7 +655,7 @@ START_TEST(test_log_resume)
   ck_assert_msg(strata_runlog_create(path, &li, &l) == STRATA_OK, "%s", strata_last_error());
   double rank_s[2] = {0.5, 0.25};
   for (int k = 0; k < 5; k++)
-    ck_assert(strata_runlog_append(l, &rows[k], 1.0 + k, rank_s, 2) == STRATA_OK);
+    ck_assert(strata_runlog_append(l, &rows[k], 1.0 + k, rank_s, 2, NULL) == STRATA_OK);
   ck_assert(strata_runlog_close(l) == STRATA_OK);
   /* Never overwritten. */
   ck_assert(strata_runlog_create(path, &li, &l) != STRATA_OK);
@@ -876,6 +962,8 @@ int main(void)
   tcase_add_test(tc, test_resume_plain_qmc);
   tcase_add_test(tc, test_neval_frozen);
   tcase_add_test(tc, test_resume_changes_result);
+  tcase_add_test(tc, test_peaks_state);
+  tcase_add_test(tc, test_peaks_definition);
   tcase_add_test(tc, test_truncated);
   tcase_add_test(tc, test_damaged);
   tcase_add_test(tc, test_open_checked_file);

@@ -107,6 +107,65 @@ END_TEST
 
 /* whole numbers are decimal (leading zeros too) or 0x hex,
  * never octal, in every integer key and in --set. */
+/* [peaks]: every key read into strata_params.peaks, the known points in
+ * the integrand's own coordinates; bad values named with file, line, key
+ * and value, and points that do not fit the problem named when it is
+ * resolved. */
+START_TEST(test_peaks_keys)
+{
+  strata_job job;
+  strata_problem pr;
+  ck_assert_int_eq(load_text(&job, "[integral]\nintegrand = fB\ndim = 2\n[peaks]\nsearch = on\n"
+                                   "starts = 256\nascents = 6\nuniform = 0.05\n"
+                                   "known = -0.5 0.25; 0.1,0.2;\n"),
+                   STRATA_OK);
+  ck_assert_int_eq(strata_job_resolve(&job, &pr, NULL), STRATA_OK);
+  const strata_peaks_params *k = &job.p.peaks;
+  ck_assert_int_eq(k->search, STRATA_PEAKS_ON);
+  ck_assert_int_eq(k->starts, 256);
+  ck_assert_int_eq(k->ascents, 6);
+  ck_assert(k->uniform == 0.05);
+  ck_assert_int_eq(k->nknown, 2);
+  ck_assert(k->known[0][0] == -0.5 && k->known[0][1] == 0.25);
+  ck_assert(k->known[1][0] == 0.1 && k->known[1][1] == 0.2);
+  ck_assert_int_eq(strata_job_set(&job, "peaks.search=off"), STRATA_OK);
+  ck_assert_int_eq(job.p.peaks.search, STRATA_PEAKS_OFF);
+  /* On the command line a ';' is only a separator. */
+  ck_assert_int_eq(strata_job_set(&job, "peaks.known=0.5 0.5 ; 0.25 0.75"), STRATA_OK);
+  ck_assert_int_eq(job.p.peaks.nknown, 2);
+  ck_assert_int_eq(strata_job_set(&job, "peaks.known="), STRATA_OK);
+  ck_assert_int_eq(job.p.peaks.nknown, 0);
+  /* Not set: the library's defaults. */
+  strata_params d;
+  strata_params_default(&d);
+  ck_assert_int_eq(load_text(&job, "[integral]\nintegrand = f4\n"), STRATA_OK);
+  ck_assert(!memcmp(&job.p.peaks, &d.peaks, sizeof d.peaks));
+
+  rejects("[peaks]\nsearch = yes\n", ":2: peaks.search = 'yes': expected on, off or auto");
+  rejects("[peaks]\nstarts = -1\n", ":2: peaks.starts = '-1'");
+  rejects("[peaks]\nascents = 0\n", ":2: peaks.ascents = '0'");
+  rejects("[peaks]\nuniform = 0\n", ":2: peaks.uniform = '0'");
+  rejects("[peaks]\nuniform = 0.6\n", ":2: peaks.uniform = '0.6'");
+  rejects("[peaks]\nstep = 2\n", ":2: unknown key 'step' in [peaks]");
+  rejects("[peaks]\nknown = 0.5 x\n", ":2: peaks.known = '0.5 x'");
+  rejects("[peaks]\nknown = 1; 2; 3; 4; 5; 6; 7; 8; 9\n", "at most 8 points");
+  rejects("[peaks]\nsearch = on\nsearch = off\n", "key peaks.search given twice");
+  /* inih cuts a comment at " ;": the second point would vanish unseen. */
+  rejects("[integral]\nintegrand = f4\ndim = 2\n[peaks]\nknown = 0.3 0.7 ; 0.7 0.3\n",
+          ":5: peaks.known = '0.3 0.7': what follows ' ;' is a comment");
+  rejects("[integral]\nintegrand = f4\ndim = 2\n[peaks]\nknown = 0.3 0.7; 0.5\n",
+          ".ini: peaks.known = '0.3 0.7; 0.5': point 2 has 1 coordinate for dim 2");
+  rejects("[integral]\nintegrand = fB\ndim = 2\n[peaks]\nknown = 0.3 -1.5\n",
+          "peaks.known = '0.3 -1.5': point 1, axis 2: -1.5 is outside the domain [-1, 1]");
+  rejects("[integral]\nintegrand = f4\ndim = 1\n[peaks]\nsearch = off\nknown = 0.5\n",
+          "peaks.known = '0.5': peaks.search = off runs no peak search");
+  rejects("[integral]\nintegrand = f4\ndim = 1\n[vegas]\nmode = plain\n[peaks]\nknown = 0.5\n",
+          "peaks.known = '0.5': mode plain runs no peak search");
+  rejects("[integral]\nintegrand = f4\n[vegas]\nmode = qmc\n[peaks]\nsearch = on\n",
+          "peaks.search = on: mode qmc");
+}
+END_TEST
+
 START_TEST(test_whole_numbers)
 {
   strata_job job;
@@ -445,6 +504,9 @@ static int run_small(strata_problem *pr, int64_t maxeval, double epsabs, strata_
   p.maxiter = 10;
   p.nthreads = 1;
   p.epsabs = epsabs;
+  /* The evaluations counted are the iterations' (maxeval ends the run
+   * inside the warm-up after three of them): without the peak search's. */
+  p.peaks.search = STRATA_PEAKS_OFF;
   if (maxeval) p.maxeval = maxeval;
   return strata_integrate(pr, &p, NULL, NULL, r);
 }
@@ -564,6 +626,7 @@ int main(void)
   tcase_add_test(tc, test_default_job);
   tcase_add_test(tc, test_bad_jobs);
   tcase_add_test(tc, test_missing_file);
+  tcase_add_test(tc, test_peaks_keys);
   tcase_add_test(tc, test_whole_numbers);
   tcase_add_test(tc, test_duplicate_keys);
   tcase_add_test(tc, test_long_lines);

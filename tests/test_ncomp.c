@@ -668,7 +668,7 @@ START_TEST(test_log)
     ck_assert(strata_run_step(f.r, &it) == STRATA_OK);
     collect(&it, rv);
     double t = 0.0;
-    ck_assert_msg(strata_runlog_append(l, &it, 1.0, &t, 1) == STRATA_OK, "%s",
+    ck_assert_msg(strata_runlog_append(l, &it, 1.0, &t, 1, NULL) == STRATA_OK, "%s",
                   strata_last_error());
   }
   ck_assert(strata_runlog_close(l) == STRATA_OK);
@@ -683,7 +683,7 @@ START_TEST(test_log)
   }
   for (int k = 3; k < 8; k++) {
     double t = 0.0;
-    ck_assert(strata_runlog_append(l, &rv->it[k], 1.0, &t, 1) == STRATA_OK);
+    ck_assert(strata_runlog_append(l, &rv->it[k], 1.0, &t, 1, NULL) == STRATA_OK);
   }
   strata_result res;
   strata_run_result(f.r, &res);

@@ -75,6 +75,7 @@ START_TEST(lost_peak_not_converged)
   peaks_problem(&pr, 8);
   strata_params p = params_of(10000, 1e-2, 0);
   p.seed = 10;
+  p.peaks.search = STRATA_PEAKS_OFF; /* the map alone loses it (the search finds it) */
   strata_result r;
   ck_assert_int_eq(strata_integrate(&pr, &p, NULL, NULL, &r), STRATA_OK);
   /* The premise: this run lost a peak. */
@@ -161,6 +162,82 @@ END_TEST
  * No claim, whatever the seed finds, and the run names the neval that
  * gives three per axis; given it, the rule is silent and the run claims
  * within its errors. */
+/* text holds each of the n parts. */
+static void holds_all(const char *text, const char *const *parts, size_t n)
+{
+  for (size_t i = 0; i < n; i++)
+    ck_assert_msg(strstr(text, parts[i]), "lacks '%s':\n%s", parts[i], text);
+}
+
+/* The peak search's lines and keys from a result that holds them: what
+ * was found, each mode where it is, the channels' weights, and the gate's
+ * one line with its budget; none of them where the search did not run. */
+START_TEST(peaks_reported)
+{
+  strata_result r;
+  memset(&r, 0, sizeof r);
+  r.integral = 2.5;
+  r.sigma = 0.01;
+  r.ncomp = 1;
+  r.dim = 2;
+  char buf[8192];
+  summary_text(&r, buf, sizeof buf);
+  ck_assert_msg(!strstr(buf, "search") && !strstr(buf, "mode ") && !strstr(buf, "peaks"),
+                "a run without the search reports one:\n%s", buf);
+  json_text(&r, buf, sizeof buf);
+  ck_assert_msg(strstr(buf, "\"peaks\":false,\"modes\":[],\"channels\":[],\"khat\":null,"), "%s",
+                buf);
+  r.peaks_searched = 1;
+  r.nmodes = 2;
+  r.modes[0] = (strata_result_peak){{0.25, -1.5}, 1.0, 0.75, 0.6, 0};
+  r.modes[1] = (strata_result_peak){{0.5, 0.125}, -2.0, 0.25, 0.2, 1};
+  r.nchannels = 4;
+  r.alpha_map = 0.18;
+  r.alpha_uniform = 0.02;
+  r.khat = 0.93;
+  r.khat_itn = 12;
+  r.khat_limit = 0.7;
+  r.search_evals = 2412;
+  r.peaks_held = 1;
+  snprintf(r.peaks_reason, sizeof r.peaks_reason,
+           "k-hat 0.93 in iteration 12's weights (limit 0.70): the variance is not trusted");
+  r.peaks_neval = 40000;
+  summary_text(&r, buf, sizeof buf);
+  const char *want[] = {
+      "search     = 2 modes in 2412 evaluations; k-hat 0.93 (iteration 12, limit 0.70)\n",
+      "mode 1     = log|f| 1   share 0.75   at 0.25 -1.5\n",
+      "mode 2     = log|f| -2   share 0.25   (known)   at 0.5 0.125\n",
+      "channels   = 4: map 0.180, mode 1 0.600, mode 2 0.200, uniform 0.020\n",
+      "peaks      = k-hat 0.93 in iteration 12's weights (limit 0.70): the variance is not "
+      "trusted; not converged (neval 40000 per iteration gives every channel its points)\n"};
+  holds_all(buf, want, sizeof want / sizeof *want);
+  json_text(&r, buf, sizeof buf);
+  const char *keys[] = {
+      "\"peaks\":true,\"modes\":[{\"x\":[0.25,-1.5],\"logf\":1,\"share\":0.75,\"weight\":0.59999999999999998,\"known\":false},"
+      "{\"x\":[0.5,0.125],\"logf\":-2,\"share\":0.25,\"weight\":0.20000000000000001,\"known\":true}],",
+      "\"channels\":[0.17999999999999999,0.59999999999999998,0.20000000000000001,0.02],",
+      "\"khat\":0.93000000000000005,\"khat_itn\":12,\"khat_limit\":0.69999999999999996,",
+      "\"search_evals\":2412,\"peaks_held\":true,\"peaks_reason\":\"k-hat 0.93 in iteration 12's "
+      "weights (limit 0.70): the variance is not trusted\",\"peaks_neval\":40000,"};
+  holds_all(buf, keys, sizeof keys / sizeof *keys);
+  /* 32 coordinates continue on lines of their own, none longer than 90. */
+  r.dim = 32;
+  for (int d = 0; d < 32; d++) r.modes[1].x[d] = -1.2345678e-14 * (d + 1);
+  summary_text(&r, buf, sizeof buf);
+  for (const char *line = buf; *line;) {
+    const size_t n = strcspn(line, "\n");
+    ck_assert_msg(n <= 90 || !strncmp(line, "peaks ", 6), "a line of %zu: %.*s", n, (int)n, line);
+    line += n + (line[n] == '\n');
+  }
+  ck_assert_msg(strstr(buf, "(known)   at -1.23457e-14 -2.46914e-14") &&
+                strstr(buf, "\n             -") && strstr(buf, " -3.95062e-13\nchannels"), "%s", buf);
+  /* A reason the result cut at its size still ends the string. */
+  memset(r.peaks_reason, 'x', sizeof r.peaks_reason);
+  summary_text(&r, buf, sizeof buf);
+  ck_assert(strstr(buf, "xxx; not converged"));
+}
+END_TEST
+
 START_TEST(thin_not_converged)
 {
   strata_problem pr;
@@ -240,6 +317,7 @@ int main(void)
   tcase_add_test(tc, budget_named);
   tcase_add_test(tc, thin_not_converged);
   tcase_add_test(tc, thin_names_the_rule);
+  tcase_add_test(tc, peaks_reported);
   tcase_add_test(tc, subnormal_sigma_deviation);
   suite_add_tcase(s, tc);
   return test_run_suite(s);

@@ -2,12 +2,13 @@
 """Runs an integrator over instances of the peaks family and writes one JSON
 line per run (instance, settings, result, claim, pull).
 
-    baseline.py strata|vegas|proto OUT.jsonl [--set report] [--count N]
+    baseline.py strata|strata-off|vegas|proto OUT.jsonl [--set report] [--count N]
         [--first I] [--neval 1e3,3e3,...] [--epsrel 5e-2,1e-2,1e-3]
         [--seeds R] [--jobs J] [--maxiter 30]
 
-- strata: the program (STRATA, default ./strata) with its defaults and
-  `--json`: `converged` is its claim.
+- strata: the program (STRATA, default ./strata) with its defaults (the
+  peak search on) and `--json`: `converged` is its claim; strata-off the
+  same with peaks.search = off (strata without the search).
 - vegas: Lepage's vegas (the `vegas` package), one call of `neval`
   evaluations per iteration with its default adaptation (alpha 0.5, beta
   0.75: vegas+), seeded with gvar.ranseed.  It makes no claim of its own;
@@ -66,14 +67,19 @@ def ensure_files(which, i):
 
 
 def run_strata(base, inst, neval, epsrels, seed, maxiter):
-    return [_strata(base, neval, e, seed, maxiter) for e in epsrels]
+    return [_strata(base, neval, e, seed, maxiter, "on") for e in epsrels]
 
 
-def _strata(base, neval, epsrel, seed, maxiter):
+def run_strata_off(base, inst, neval, epsrels, seed, maxiter):
+    return [_strata(base, neval, e, seed, maxiter, "off") for e in epsrels]
+
+
+def _strata(base, neval, epsrel, seed, maxiter, search):
     strata = os.environ.get("STRATA", "./strata")
     cmd = [strata, "run", "-q", "--json", base + ".ini", "--set", "run.backend=cpu", "-t", "1",
            "--set", f"vegas.neval={neval:g}", "--set", f"vegas.epsrel={epsrel:g}",
-           "--set", f"vegas.seed={seed}", "--set", f"vegas.maxiter={maxiter}"]
+           "--set", f"vegas.seed={seed}", "--set", f"vegas.maxiter={maxiter}",
+           "--set", f"peaks.search={search}"]
     t = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode not in (0, 1) or not p.stdout.strip():
@@ -81,7 +87,9 @@ def _strata(base, neval, epsrel, seed, maxiter):
     r = json.loads(p.stdout.strip().splitlines()[-1])
     return dict(integral=r["integral"], sigma=r["sigma"], converged=bool(r["converged"]),
                 neval_total=r.get("neval"), iterations=r.get("iterations"),
-                seconds=time.time() - t, extra={k: r[k] for k in ("lost", "thin") if k in r})
+                seconds=time.time() - t, search_evals=r.get("search_evals"),
+                modes=len(r.get("modes") or []), khat=r.get("khat"),
+                extra={k: r[k] for k in ("lost", "thin", "peaks_held", "peaks_reason") if k in r})
 
 
 def running_average(its):
@@ -161,7 +169,8 @@ def run_proto(base, inst, neval, epsrels, seed, maxiter):
                            maxiter=maxiter)
 
 
-RUNNERS = dict(strata=run_strata, vegas=run_vegas, proto=run_proto)
+RUNNERS = {"strata": run_strata, "strata-off": run_strata_off, "vegas": run_vegas,
+           "proto": run_proto}
 
 
 def one(args):
@@ -213,7 +222,7 @@ def main(argv):
                     todo.append((a.method, a.which, i, ne, epsrels, s, a.maxiter))
     for i in range(a.first, a.first + a.count):   # files before the workers race for them
         ensure_files(a.which, i)
-    pool = ThreadPoolExecutor if a.method == "strata" else ProcessPoolExecutor
+    pool = ThreadPoolExecutor if a.method.startswith("strata") else ProcessPoolExecutor
     with pool(max_workers=a.jobs) as ex, open(a.out, "a") as fh:
         for rs in ex.map(one, todo):
             for r in rs:

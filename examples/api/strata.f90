@@ -6,13 +6,28 @@ module strata
   implicit none
 
   ! The interface of strata.h these types follow (STRATA_INTERFACE).
-  integer(c_int), parameter :: STRATA_INTERFACE = 2
+  integer(c_int), parameter :: STRATA_INTERFACE = 4
   integer(c_int), parameter :: STRATA_OK = 0
   integer(c_int), parameter :: STRATA_MAX_DIM = 32, STRATA_MAX_PARAMS = 16, STRATA_MAX_COMP = 8
   integer(c_int), parameter :: STRATA_MODE_VEGASPLUS = 0, STRATA_MODE_VEGAS = 1, &
        STRATA_MODE_VEGAS1D = 2, STRATA_MODE_PLAIN = 3, STRATA_MODE_QMC = 4
+  integer(c_int), parameter :: STRATA_MAX_KNOWN = 8, STRATA_MAX_PEAKS = 16
+  integer(c_int), parameter :: STRATA_PEAKS_AUTO = -1, STRATA_PEAKS_OFF = 0, STRATA_PEAKS_ON = 1
   integer(c_int), parameter :: STRATA_BACKEND_AUTO = 0, STRATA_BACKEND_CPU = 1, &
        STRATA_BACKEND_CUDA = 2
+
+  type, bind(C) :: strata_peaks_params
+     integer(c_int) :: search, starts, ascents
+     real(c_double) :: uniform
+     integer(c_int) :: nknown
+     real(c_double) :: known(STRATA_MAX_DIM, STRATA_MAX_KNOWN)
+  end type strata_peaks_params
+
+  type, bind(C) :: strata_result_peak
+     real(c_double) :: x(STRATA_MAX_DIM)
+     real(c_double) :: logf, share, weight
+     integer(c_int) :: known
+  end type strata_result_peak
 
   type, bind(C) :: strata_params
      integer(c_int) :: mode
@@ -26,6 +41,7 @@ module strata
      real(c_double) :: min_q
      integer(c_int) :: nthreads, qmc, nrand, qmc_map
      integer(c_int64_t) :: neval_frozen
+     type(strata_peaks_params) :: peaks
   end type strata_params
 
   type, bind(C) :: strata_problem
@@ -61,6 +77,16 @@ module strata
      real(c_double) :: lost_z, lost_integral, lost_sigma, neval_needed
      integer(c_int) :: thin
      real(c_double) :: thin_neval
+     integer(c_int) :: peaks_searched, nmodes
+     type(strata_result_peak) :: modes(STRATA_MAX_PEAKS)
+     integer(c_int) :: nchannels
+     real(c_double) :: alpha_map, alpha_uniform, khat, khat_limit
+     integer(c_int) :: khat_itn
+     integer(c_int64_t) :: search_evals
+     integer(c_int) :: peaks_held
+     character(kind=c_char) :: peaks_reason(200)
+     real(c_double) :: peaks_neval
+     integer(c_int) :: dim
   end type strata_result
 
   interface

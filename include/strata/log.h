@@ -11,10 +11,11 @@ extern "C" {
 
 /* Prints the log at path to out: its iteration table and, for a finished
  * run, its summary, byte for byte as the run printed them
- * (strata/report.h); with csv, a header line and one line per iteration
- * with every column of the log at full precision (nan where the table
- * prints -), a vector integrand's components and their covariances
- * included.  Any user's log is read, but never through a link or from a
+ * (strata/report.h), the peak search's lines included; with csv, a
+ * header line and one line per iteration with every column of the log at
+ * full precision (nan where the table prints -), a vector integrand's
+ * components and their covariances and the peak search's k-hat, channels
+ * and weights included.  Any user's log is read, but never through a link or from a
  * FIFO, and every attribute and dataset only once its class, shape and
  * size are checked (doc/file-formats.md); a log that a run is writing
  * reads as far as the run has flushed it.  Nothing is written to out unless the whole log was read.

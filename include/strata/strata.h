@@ -32,7 +32,7 @@ extern "C" {
  * the library with the structs' sizes, and the library refuses a caller
  * whose structs it does not know (a header newer than the library, or a
  * binding such as examples/api/strata.f90 out of step with this file). */
-#define STRATA_INTERFACE 3
+#define STRATA_INTERFACE 4
 
 #define STRATA_MAX_DIM 32
 #define STRATA_MAX_PARAMS 16
@@ -94,10 +94,32 @@ typedef enum {
   STRATA_QMC_LATTICE = 1     /* randomly shifted rank-1 lattice, built by CBC */
 } strata_qmc_rule;
 
+/* The peak search, its channels and the gate on a claim (doc/peaks.md). */
+enum {
+  STRATA_PEAKS_AUTO = -1, /* on in modes vegas+, vegas and vegas1d on the CPU, else off */
+  STRATA_PEAKS_OFF = 0,   /* today's results bit for bit: no search, channel or gate */
+  STRATA_PEAKS_ON = 1     /* on; an error where it cannot run (modes plain, qmc; cuda) */
+};
+/* Points a user knows are peaks (peaks.known), whose ascents run first. */
+#define STRATA_MAX_KNOWN 8
+/* Modes a result reports, at most. */
+#define STRATA_MAX_PEAKS 16
+
+typedef struct {
+  int search;           /* STRATA_PEAKS_AUTO, _OFF or _ON */
+  int starts;           /* Sobol' points before the first iteration (1024) */
+  int ascents;          /* ascents per round (4); the Sobol' round twice as many */
+  double uniform;       /* the defensive uniform share of the points (0.02) */
+  int nknown;           /* points in known, 0..STRATA_MAX_KNOWN */
+  double known[STRATA_MAX_KNOWN][STRATA_MAX_DIM]; /* in the problem's domain */
+} strata_peaks_params;
+
 /* How a run goes: the fields of STRATA_PARAMS_KEYS (strata/keys.h), each
  * with its meaning there. */
 typedef struct {
   STRATA_PARAMS_KEYS(STRATA_KEY_FIELD)
+  /* Added in interface 4: the peak search's keys (the job file's [peaks]). */
+  strata_peaks_params peaks;
 } strata_params;
 
 typedef struct {
@@ -170,7 +192,21 @@ typedef struct {
    * until it is freed or restored (beyond STRATA_MAX_COMP components: until
    * its next iteration); NULL for a scalar integrand. */
   const double *comp;
+  /* Added in interface 4: the Pareto k-hat of this iteration's weights
+   * (NaN where the search is off or there are too few), and the sampling
+   * channels it drew from (1: the map alone). */
+  double khat;
+  int nchannels;
 } strata_iteration;
+
+/* A mode the peak search found. */
+typedef struct {
+  double x[STRATA_MAX_DIM]; /* its location, in the problem's domain */
+  double logf;          /* log |f| there */
+  double share;         /* its channel's share of the integral (0 with no channel) */
+  double weight;        /* its channel's weight alpha_c (0 with no channel) */
+  int known;            /* its ascent started from a point of peaks.known */
+} strata_result_peak;
 
 /* For a vector integrand (ncomp > 1) integral, sigma, chi2_dof and q
  * describe component 0; the comp_ arrays hold the first n = min(ncomp,
@@ -212,6 +248,31 @@ typedef struct {
    * per iteration that give enough, else 0. */
   int thin;
   double thin_neval;
+  /* Added in interface 4: the peak search (doc/peaks.md).  peaks_searched:
+   * the search ran; the modes it found (the first STRATA_MAX_PEAKS of
+   * nmodes); the channels sampled in the last iteration (1: the map alone;
+   * with channels the map, one per mode and the uniform part) and the map's
+   * and the uniform part's weights; the largest k-hat of the kept
+   * iterations' weights, the iteration it is from, and its limit;
+   * search_evals, the evaluations of the search (counted in neval too). */
+  int peaks_searched;
+  int nmodes;
+  strata_result_peak modes[STRATA_MAX_PEAKS];
+  int nchannels;
+  double alpha_map, alpha_uniform;
+  double khat, khat_limit;
+  int khat_itn;
+  int64_t search_evals;
+  /* The gate: peaks_held is nonzero when the search, its channels or the
+   * weights' tail withheld a claim that the rest of the rule made, and
+   * peaks_reason says why in one line (also why the search did not run
+   * where it was asked for automatically); peaks_neval the evaluations
+   * per iteration that give every channel its minimum, else 0. */
+  int peaks_held;
+  char peaks_reason[200];
+  double peaks_neval;
+  /* The problem's dimension: the coordinates of a mode's x. */
+  int dim;
 } strata_result;
 
 typedef void (*strata_iteration_cb)(const strata_iteration *it, void *ctx);

@@ -20,10 +20,10 @@ from .source import Source
 _FORMS = ("lbatchintegrand", "rbatchintegrand", "batchintegrand", "LBatchIntegrand",
           "RBatchIntegrand", "BatchIntegrand")
 
-__all__ = ["Integrator", "Iteration", "Result", "Source", "StrataError", "integrate",
+__all__ = ["Integrator", "Iteration", "Mode", "Result", "Source", "StrataError", "integrate",
            "read_log", "reporter", "version"] + list(_FORMS)
 
-_LAZY = {"Integrator": "integrator", "integrate": "integrator", "Iteration": "result",
+_LAZY = {"Integrator": "integrator", "integrate": "integrator", "Iteration": "result", "Mode": "result",
          "Result": "result", "reporter": "result", "read_log": "log"}
 _LAZY.update((k, "forms") for k in _FORMS)
 

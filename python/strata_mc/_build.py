@@ -42,6 +42,11 @@ CDEF = r"""
 #define STRATA_RESUME_NO ...
 #define STRATA_RESUME_YES ...
 #define STRATA_RESUME_AUTO ...
+#define STRATA_PEAKS_AUTO ...
+#define STRATA_PEAKS_OFF ...
+#define STRATA_PEAKS_ON ...
+#define STRATA_MAX_KNOWN ...
+#define STRATA_MAX_PEAKS ...
 #define STRATA_KEY_COUNT ...
 #define STRATA_KEY_WHOLE ...
 #define STRATA_KEY_REAL ...
@@ -58,6 +63,16 @@ typedef enum { STRATA_BACKEND_AUTO, STRATA_BACKEND_CPU, STRATA_BACKEND_CUDA, ...
 
 typedef double (*strata_fn)(const double *x, int dim, const double *params);
 typedef void (*strata_bfn)(int64_t n, const double *x, int dim, void *user, double *out);
+
+typedef struct {
+  int search;
+  int starts;
+  int ascents;
+  double uniform;
+  int nknown;
+  double known[...][...];
+  ...;
+} strata_peaks_params;
 
 @PARAMS@
 
@@ -88,8 +103,19 @@ typedef struct {
   double time_s;
   int ncomp;
   const double *comp;
+  double khat;
+  int nchannels;
   ...;
 } strata_iteration;
+
+typedef struct {
+  double x[...];
+  double logf;
+  double share;
+  double weight;
+  int known;
+  ...;
+} strata_result_peak;
 
 typedef struct {
   double integral, sigma, chi2_dof, q;
@@ -108,6 +134,18 @@ typedef struct {
   int lost_itn;
   double lost_z, lost_integral, lost_sigma;
   double neval_needed;
+  int peaks_searched;
+  int nmodes;
+  strata_result_peak modes[...];
+  int nchannels;
+  double alpha_map, alpha_uniform;
+  double khat, khat_limit;
+  int khat_itn;
+  int64_t search_evals;
+  int peaks_held;
+  char peaks_reason[...];
+  double peaks_neval;
+  int dim;
   ...;
 } strata_result;
 
@@ -287,7 +325,8 @@ def struct_cdef(text, name, before="", after=""):
 
 with open(keys_header()) as _f:
     _KEYS = _f.read()
-CDEF = CDEF.replace("@PARAMS@", struct_cdef(_KEYS, "STRATA_PARAMS_KEYS") + " strata_params;")
+CDEF = CDEF.replace("@PARAMS@", struct_cdef(
+    _KEYS, "STRATA_PARAMS_KEYS", after="  strata_peaks_params peaks;\n") + " strata_params;")
 CDEF = CDEF.replace("@SETTINGS@", struct_cdef(
     _KEYS, "STRATA_SETTINGS_KEYS",
     after="  const struct strata_settings_names *names;\n") + " strata_settings;")
@@ -307,8 +346,8 @@ PRELUDE = r"""
 #include <strata/strata.h>
 #include <strata/report.h>
 #include <stdlib.h>
-#if !defined(STRATA_INTERFACE) || STRATA_INTERFACE < 3 || !defined(STRATA_SETTINGS_KEYS)
-#error "this strata binding needs libstrata of interface 3 or later with strata/keys.h: install the libstrata of this repository"
+#if !defined(STRATA_INTERFACE) || STRATA_INTERFACE < 4 || !defined(STRATA_SETTINGS_KEYS)
+#error "this strata binding needs libstrata of interface 4 or later with strata/keys.h (the peak search's parameters and results): install the libstrata of this repository"
 #endif
 """ + KEY_TYPE + r"""
 #define STRATA_PY_PARAM(type, field, kind, key, keyword, lo, hi, def, choices) \

@@ -44,8 +44,13 @@ def _keys(setting):
 
 _PARAM_KEYS = _keys(0)
 _SETTING_KEYS = _keys(1)
-#: Keywords of Integrator that set strata_params (strata(1), [vegas], has their meaning).
-PARAMS = tuple(_PARAM_KEYS)
+# The peak search's keywords -> strata_params.peaks fields (doc/peaks.md, "Settings").
+_PEAK_FIELDS = {"peak_starts": "starts", "peak_ascents": "ascents", "peak_uniform": "uniform"}
+_PEAKS = {True: lib.STRATA_PEAKS_ON, False: lib.STRATA_PEAKS_OFF, "on": lib.STRATA_PEAKS_ON,
+          "off": lib.STRATA_PEAKS_OFF, "auto": lib.STRATA_PEAKS_AUTO}
+#: Keywords of Integrator that set strata_params (strata(1), [vegas] and [peaks], has
+#: their meaning).
+PARAMS = tuple(_PARAM_KEYS) + ("peaks", "known_peaks") + tuple(_PEAK_FIELDS)
 #: Keywords of Integrator that set strata_settings: what a run keeps.
 SETTINGS = tuple(_SETTING_KEYS)
 # Other words for a choice: vegas's name of vegas+; a truth value for no or yes.
@@ -124,6 +129,24 @@ def _params_from(kw, python_integrand):
     if python_integrand:
         p.nthreads = 1
     for k, v in kw.items():
+        if k == "peaks":
+            s = _PEAKS.get(v.lower() if isinstance(v, str) else v) if isinstance(
+                v, (bool, str)) else None
+            if s is None:
+                raise StrataError(lib.STRATA_EINVAL, "peaks = %r: must be True, False or "
+                                  "\"auto\"" % (v,))
+            p.peaks.search = s
+            continue
+        if k == "known_peaks":
+            _known_into(p, v)
+            continue
+        if k in _PEAK_FIELDS:
+            try:
+                setattr(p.peaks, _PEAK_FIELDS[k],
+                        float(v) if k == "peak_uniform" else _whole(k, v))
+            except OverflowError:
+                raise StrataError(lib.STRATA_EINVAL, "%s = %r: out of range" % (k, v)) from None
+            continue
         if k not in _PARAM_KEYS:
             raise TypeError("Integrator: unknown keyword %r (parameters: %s; settings: %s)"
                             % (k, ", ".join(PARAMS), ", ".join(SETTINGS)))
@@ -144,6 +167,42 @@ def _params_from(kw, python_integrand):
                 raise StrataError(lib.STRATA_EINVAL, "%s = %r: out of range" % (k, v)) from None
     check(lib.strata_params_check(p))
     return p
+
+
+def _known_into(p, points):
+    """known_peaks: a list of points (each a sequence of dim numbers, in
+    the integrand's own coordinates) into strata_params.peaks."""
+    try:
+        pts = [np.asarray(x, dtype=float).reshape(-1) for x in (() if points is None else points)]
+    except (TypeError, ValueError):
+        raise StrataError(lib.STRATA_EINVAL, "known_peaks = %r: must be a list of points, each "
+                          "a list of numbers" % (points,)) from None
+    if len(pts) > lib.STRATA_MAX_KNOWN:
+        raise StrataError(lib.STRATA_EINVAL, "known_peaks: %d points, at most %d"
+                          % (len(pts), lib.STRATA_MAX_KNOWN))
+    for i, x in enumerate(pts):
+        if not 1 <= x.size <= lib.STRATA_MAX_DIM or not np.all(np.isfinite(x)):
+            raise StrataError(lib.STRATA_EINVAL, "known_peaks: point %d, %r: must be dim finite "
+                              "numbers" % (i + 1, points[i]))
+        for d, v in enumerate(x):
+            p.peaks.known[i][d] = v
+    p.peaks.nknown = len(pts)
+    return pts
+
+
+def _check_known(points, box):
+    """Each known peak has the box's dimension and lies inside it."""
+    for i, x in enumerate(() if points is None else points):
+        x = np.asarray(x, dtype=float).reshape(-1)
+        if x.size != box.shape[0]:
+            raise StrataError(lib.STRATA_EINVAL, "known_peaks: point %d has %d coordinate%s for "
+                              "dim %d" % (i + 1, x.size, "" if x.size == 1 else "s",
+                                          box.shape[0]))
+        for d in range(x.size):
+            if not box[d, 0] <= x[d] <= box[d, 1]:
+                raise StrataError(lib.STRATA_EINVAL, "known_peaks: point %d, axis %d: %g is "
+                                  "outside the limits [%g, %g]" % (i + 1, d + 1, x[d],
+                                                                   box[d, 0], box[d, 1]))
 
 
 def _settings_from(kw, name, keep):
@@ -255,7 +314,12 @@ class Integrator:
     ``maxiter``, ``maxeval``, ``adapt_iters``, ``skip``, ``epsrel``,
     ``epsabs``, ``ninc``, ``alpha``, ``beta``, ``max_nhcube``, ``min_q``,
     ``threads`` (OpenMP threads, 0: all; a Python integrand defaults to 1),
-    ``qmc``, ``nrand``, ``qmc_map``, ``neval_frozen``; unset ones take the
+    ``qmc``, ``nrand``, ``qmc_map``, ``neval_frozen``; the peak search's
+    (doc/peaks.md, [peaks]): ``peaks`` (True, False or "auto": on in the
+    vegas modes on the CPU for a scalar integrand), ``known_peaks``
+    (points where peaks are, each a list of dim numbers inside the box,
+    whose ascents run first),
+    ``peak_starts``, ``peak_ascents``, ``peak_uniform``; unset ones take the
     library's defaults.  ``backend``: "auto" (the GPU where one is visible
     and ``f`` is a Source, else the CPU), "cpu" or "cuda".  ``comm``: an
     mpi4py communicator whose ranks share the run (every rank makes the
@@ -362,6 +426,7 @@ class Integrator:
             raise TypeError("Integrator: f must be a function of points (n, dim) or a Source")
         settings = {k: params.pop(k) for k in SETTINGS if k in params}
         self._params = _params_from(params, python_integrand)
+        _check_known(params.get("known_peaks"), self._box)
         self._keep = []
         self._settings = _settings_from(settings, name, self._keep)
         pr = self._problem = ffi.new("strata_problem *")
@@ -445,6 +510,8 @@ class Integrator:
         return self._form.probe(x)
 
     def _batch(self, n, x, dim, out):
+        if n <= 0:  # no points: nothing for the integrand to see
+            return
         nc = self._ncomp
         res = np.frombuffer(ffi.buffer(out, 8 * n * nc), dtype=np.float64)
         if self._exc is not None:

@@ -20,6 +20,12 @@ from .result import COLUMNS, comp_columns
 #: The versions this reader knows.
 FORMAT_VERSIONS = (1, 2, 3)
 _AVG = ("average", "average_sigma", "chi2_dof", "Q")
+_CLOSED = {"status": ("running", "finished", "stopped"), "backend": ("cpu", "cuda", ""),
+           "mode": ("vegas+", "vegas", "vegas1d", "plain", "qmc", "")}
+# The peak search's result, attributes of a finished log (doc/file-formats.md).
+_PEAK_KEYS = ("peaks_searched", "nmodes", "nchannels", "alpha_map", "alpha_uniform", "khat",
+              "khat_itn", "khat_limit", "search_evals", "peaks_held", "peaks_reason",
+              "peaks_neval")
 
 
 def _text(v):
@@ -149,7 +155,18 @@ class Log:
     ``section.key`` to its text; ``attrs``: the attributes of /, strings as
     str; ``status``; ``result`` (a dict, once finished); ``sessions`` (a
     DataFrame); ``maps`` [k][axes][ninc + 1] with ``map_itn`` [k];
-    ``rank_sample_time`` [iteration][rank]."""
+    ``rank_sample_time`` [iteration][rank].
+
+    A run that searches for peaks (doc/peaks.md): ``peaks``, a DataFrame
+    indexed by itn of each iteration's ``khat``, ``nchannels`` and the
+    channels' weights (``alpha_map``, ``alpha_uniform``, ``alpha_mode_1``
+    ...; NaN where a mode has no channel); once finished, ``modes`` (a
+    DataFrame, a row per mode: ``x_0`` ... ``x_{dim-1}``, ``logf``,
+    ``share``, ``weight``, ``known``) and the search's keys in ``result``
+    (``peaks_searched``, ``nmodes``, ``nchannels``, ``alpha_map``,
+    ``alpha_uniform``, ``khat``, ``khat_itn``, ``khat_limit``,
+    ``search_evals``, ``peaks_held``, ``peaks_reason``, ``peaks_neval``);
+    None where the run had no search."""
 
     def __init__(self, path):
         self.path = str(path)
@@ -181,6 +198,11 @@ class Log:
         if "definition_hash" in attrs and (_definition_hash(attrs.get("definition", ""))
                                            != attrs["definition_hash"]):
             raise ValueError("damaged: its definition does not match its definition_hash")
+        # Strings a run writes from a closed set: one outside it is damage
+        # (a global heap's strings have no checksum), as `strata log` says.
+        for k, allowed in _CLOSED.items():
+            if k in attrs and attrs[k] not in allowed:
+                raise ValueError("damaged: %s = %r is none a run writes" % (k, attrs[k]))
         self.format_version = v
         self.attrs = attrs
         self.status = attrs.get("status")
@@ -206,6 +228,10 @@ class Log:
                 unkept = ~kept[:len(self.comp)]
                 for j in list(range(2, 6)) + list(range(6 + n, 6 + 2 * n)):
                     self.comp[unkept, :, j] = np.nan
+        self._peaks = None
+        if "iterations_peaks" in f:
+            d = f["iterations_peaks"]
+            self._peaks = ([_text(c) for c in d.attrs["columns"]], d[:])
         self.maps = f["map"][:] if "map" in f else np.empty((0, 0, 0))
         self.map_itn = f["map_itn"][:] if "map_itn" in f else np.empty(0, dtype=np.int32)
         self.rank_sample_time = (f["rank_sample_time"][:] if "rank_sample_time" in f
@@ -214,11 +240,15 @@ class Log:
         self.result = None
         self._result_comp = None
         self.result_cov = None
+        self._modes = None
         if self.status == "finished":
             self.result = {k: attrs[k] for k in (
                 "integral", "sigma", "chi2_dof", "Q", "converged", "iterations", "neval",
                 "time_s", "no_target", "lost", "lost_itn", "lost_z", "lost_integral",
-                "lost_sigma", "neval_needed") if k in attrs}
+                "lost_sigma", "neval_needed") + _PEAK_KEYS if k in attrs}
+            if "modes" in f:
+                d = f["modes"]
+                self._modes = ([_text(c) for c in d.attrs["columns"]], d[:])
             if "result_comp" in f:
                 d = f["result_comp"]
                 cols = ([_text(c) for c in d.attrs["columns"]] if "columns" in d.attrs
@@ -267,6 +297,30 @@ class Log:
         import pandas as pd
         return pd.concat({c: self.component(c) for c in range(self.ncomp)}, axis=1,
                          names=["component", "column"])
+
+    @property
+    def peaks(self):
+        """The peak search's view of each iteration: a DataFrame indexed by
+        itn (khat, nchannels, the channels' weights); None for a run
+        without the search."""
+        if self._peaks is None:
+            return None
+        import pandas as pd
+        cols, v = self._peaks
+        df = pd.DataFrame(v, columns=cols)
+        df.index = pd.Index(self.table["itn"][:len(df)], name="itn")
+        return df
+
+    @property
+    def modes(self):
+        """The modes a finished run's search found: a DataFrame, a row per
+        mode; None where it found none or did not search."""
+        if self._modes is None:
+            return None
+        import pandas as pd
+        cols, v = self._modes
+        df = pd.DataFrame(v, columns=cols, index=pd.RangeIndex(1, len(v) + 1, name="mode"))
+        return df.astype({"known": bool})
 
     @property
     def result_comp(self):

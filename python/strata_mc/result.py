@@ -11,6 +11,10 @@ from .errors import check
 #: The columns of an iteration table, the order of the log's /iterations.
 COLUMNS = ("itn", "integral", "sigma", "average", "average_sigma", "chi2_dof", "Q", "neval",
            "wall_s", "kept", "restarted", "adapting")
+#: The peak search's view of an iteration (the log's /iterations_peaks):
+#: the Pareto k-hat of its weights (NaN where not judged) and the channels
+#: it drew from (1: the map alone).
+PEAK_COLUMNS = ("khat", "nchannels")
 #: The most components whose iterations keep their covariances
 #: (STRATA_MAX_COMP); beyond it a row holds the six statistics only.
 MAX_COV_COMP = 8
@@ -43,13 +47,14 @@ class Iteration:
     ``neval``, the weighted ``average`` of the kept iterations so far with
     ``average_sigma``, ``chi2_dof`` and ``Q`` (NaN while no iteration is
     kept, where the table prints ``-``), ``kept``, ``restarted``,
-    ``adapting``, ``wall_s``; for a vector integrand ``comp``, an array
+    ``adapting``, ``wall_s``, the peak search's ``khat`` (NaN where not
+    judged) and ``nchannels``; for a vector integrand ``comp``, an array
     (ncomp, columns) whose columns are :func:`comp_columns` (beyond
     :data:`MAX_COV_COMP` components the six statistics, without the
     covariances, as the log keeps them: ncomp² doubles an iteration would
     be 8 MB at 1000).  The scalar fields are component 0's."""
 
-    __slots__ = COLUMNS + ("comp",)
+    __slots__ = COLUMNS + PEAK_COLUMNS + ("comp",)
 
     def __init__(self, **kw):
         for k in self.__slots__:
@@ -73,7 +78,8 @@ class Iteration:
                    average=it.avg if kept else nan, average_sigma=it.avg_sigma if kept else nan,
                    chi2_dof=it.chi2_dof if kept else nan, Q=it.q if kept else nan,
                    neval=it.neval, wall_s=it.time_s, kept=kept, restarted=bool(it.restarted),
-                   adapting=bool(it.adapting), comp=comp)
+                   adapting=bool(it.adapting), khat=it.khat, nchannels=int(it.nchannels),
+                   comp=comp)
 
     def __repr__(self):
         return "Iteration(itn=%d, integral=%r, sigma=%r, average=%r, kept=%s)" % (
@@ -86,6 +92,10 @@ class Iteration:
         it.avg, it.avg_sigma, it.chi2_dof, it.q = (self.average, self.average_sigma,
                                                    self.chi2_dof, self.Q)
         it.time_s = self.wall_s
+        khat = getattr(self, "khat", None)
+        nchannels = getattr(self, "nchannels", None)
+        it.khat = math.nan if khat is None else khat
+        it.nchannels = 1 if nchannels is None else nchannels
         it.ncomp = 1
         if self.comp is not None:
             # The library's rows are 6 + 2 ncomp wide; its table reads the
@@ -123,6 +133,17 @@ class Result:
     ``table()`` (a pandas DataFrame of them), ``summary()`` (the program's
     table and summary), ``gvar`` (with the gvar package), ``seed``.
 
+    The peak search (doc/peaks.md, "What is reported"): ``peaks_searched``;
+    ``modes``, a list of :class:`Mode` (location ``x`` in the integrand's
+    coordinates, ``logf``, ``share`` of the integral, channel ``weight``,
+    ``known``); ``nchannels`` and ``channel_weights`` (the map's, each
+    mode channel's, the uniform part's; ``[1.0]`` for the map alone);
+    ``khat`` (the largest of the kept iterations', None where not judged)
+    with ``khat_itn`` and ``khat_limit``; ``search_evals``; the gate's
+    ``peaks_held``, ``peaks_reason`` (one line, None where it has nothing
+    to say) and ``peaks_neval`` (the evaluations per iteration that give
+    every channel its points, None where that is not the matter).
+
     vegas's names too: ``itn_results``, ``sum_neval``, ``avg_neval``,
     ``chi2``, ``dof``; for an integrand whose values are an array or a
     dict, ``mean`` and ``sdev`` have its shape or keys and ``r[key]`` is a
@@ -152,6 +173,7 @@ class Result:
         self.lost_integral = res.lost_integral if self.lost else None
         self.lost_sigma = res.lost_sigma if self.lost else None
         self.neval_needed = res.neval_needed if res.neval_needed > 0 else None
+        self._peaks_from(res)
         self.nhcube = int(res.nhcube)
         self.time_s = res.time_s
         self.comm_time_s = res.comm_time_s
@@ -164,6 +186,30 @@ class Result:
         self._layout = layout
         if layout is not None and not (layout.shape is not None and len(layout.shape) <= 1):
             self.mean, self.sdev = layout.format(self.mean), layout.format(self.sdev)
+
+    def _peaks_from(self, res):
+        from ._lib import ffi
+        searched = self.peaks_searched = bool(res.peaks_searched)
+        held = min(max(res.nmodes, 0), len(res.modes))
+        self.modes = [Mode(x=np.array([res.modes[j].x[d] for d in range(res.dim)]),
+                           logf=res.modes[j].logf, share=res.modes[j].share,
+                           weight=res.modes[j].weight, known=bool(res.modes[j].known))
+                      for j in range(held)] if searched else []
+        self.nchannels = int(res.nchannels)
+        if searched and res.nchannels > 1:
+            self.channel_weights = ([res.alpha_map] + [m.weight for m in self.modes if m.weight > 0]
+                                    + [res.alpha_uniform])
+        else:
+            self.channel_weights = [1.0]
+        judged = searched and math.isfinite(res.khat)
+        self.khat = res.khat if judged else None
+        self.khat_itn = int(res.khat_itn) if judged else None
+        self.khat_limit = res.khat_limit if searched and math.isfinite(res.khat_limit) else None
+        self.search_evals = int(res.search_evals)
+        self.peaks_held = bool(res.peaks_held)
+        reason = ffi.string(res.peaks_reason, len(res.peaks_reason)).decode(errors="replace")
+        self.peaks_reason = reason or None
+        self.peaks_neval = res.peaks_neval if res.peaks_neval > 0 else None
 
     @property
     def gvar(self):
@@ -321,6 +367,30 @@ class Result:
             lib.free(text[0])
         out = out[:-1] if out.endswith("\n") else out
         return _named(out, self._layout)
+
+
+class Mode:
+    """A mode the peak search found: its location ``x`` (an array in the
+    integrand's coordinates), ``logf`` (log |f| there), ``share`` (its
+    channel's share of the integral, 0 with no channel), ``weight`` (its
+    channel's weight), ``known`` (found from a point of known_peaks)."""
+
+    __slots__ = ("x", "logf", "share", "weight", "known")
+
+    def __init__(self, x, logf, share, weight, known):
+        self.x, self.logf, self.share, self.weight, self.known = x, logf, share, weight, known
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __setstate__(self, state):
+        for k, v in state.items():
+            setattr(self, k, v)
+
+    def __repr__(self):
+        return "Mode(x=%s, logf=%.6g, share=%.3g, weight=%.3g%s)" % (
+            np.array2string(self.x, precision=4), self.logf, self.share, self.weight,
+            ", known=True" if self.known else "")
 
 
 def _named(text, layout):

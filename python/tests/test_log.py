@@ -101,8 +101,13 @@ def test_program_log_scalar(strata_bin, logs):
     assert dashes == [True] * 3 + [False] * 7
     c = csv(strata_bin, d / "s.h5")
     pd.testing.assert_frame_equal(df.drop(columns=["kept", "restarted", "adapting"]),
-                                  c.drop(columns=["kept", "restarted", "adapting"]),
+                                  c[df.columns].drop(columns=["kept", "restarted", "adapting"]),
                                   check_dtype=False)
+    # The peak search's columns, where the run searched, are the log's /iterations_peaks.
+    if log.peaks is not None:
+        pd.testing.assert_frame_equal(log.peaks, c[log.peaks.columns], check_dtype=False)
+    assert list(c.columns) == list(df.columns) + (
+        [] if log.peaks is None else list(log.peaks.columns))
     assert log.result["integral"] == df["average"].iloc[-1]
     assert log.definition["vegas.seed"] == "5" and log.definition["integral.dim"] == "3"
     # Snapshots every 2 iterations (and at each session's end, here the same).
