@@ -318,8 +318,14 @@ int strata_runlog_create(const char *path, const strata_runlog_info *info,
   char self[64];
   int rc = fstat(l->fd, &sb) == 0 ? lock_log(path, l->fd) : STRATA_EIO;
   hid_t fapl = rc == STRATA_OK ? writer_fapl(0) : -1;
-  if (fapl >= 0)
-    l->f = H5Fcreate(by_fd(l->fd, path, self, sizeof self), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  /* The root's attributes (the run's identity, its result and the peak
+   * search's) stay in its object header, under its checksum: past 8 HDF5
+   * moves them to a heap, where one damaged bit of a log made a resume
+   * loop for good inside HDF5 instead of refusing it. */
+  hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+  if (fapl >= 0 && fcpl >= 0 && H5Pset_attr_phase_change(fcpl, 64, 48) >= 0)
+    l->f = H5Fcreate(by_fd(l->fd, path, self, sizeof self), H5F_ACC_TRUNC, fcpl, fapl);
+  if (fcpl >= 0) H5Pclose(fcpl);
   if (fapl >= 0) H5Pclose(fapl);
   if (l->f < 0 || !strata_ownfile_same(l->f, &sb)) {
     if (rc == STRATA_OK) rc = fail(path, "create");

@@ -264,13 +264,10 @@ static int read_summary(hid_t f, strata_result *out, double *exact_out)
   return 0;
 }
 
-/* Reads and prints the log; STRATA_EIO with the error set on failure.
- * *again: the failure was in reading HDF5 data, which a read that meets
- * the writer's flush may see (a chunk being rewritten fails its
- * checksum). */
-static int show(const char *path, int csv, FILE *out, int *again)
+/* The log at path, opened for reading, or -1 with the error set; *again:
+ * a failure that a writer's flush in the middle may have caused. */
+static hid_t open_log(const char *path, int *again)
 {
-  *again = 0;
   strata_h5_begin();
   /* Any user's log may be shown, but never through a link or from a FIFO
    * (ownfile.h); a log that a run writes opens in SWMR mode.  No lock: the
@@ -287,13 +284,25 @@ static int show(const char *path, int csv, FILE *out, int *again)
                                   STRATA_TRUST_ANY_OWNER, &failed);
   H5Pclose(fapl);
   if (f < 0) {
-    if (failed == STRATA_OWNFILE_REFUSED) return STRATA_EIO; /* the error says why */
     if (failed == STRATA_OWNFILE_NOT_HDF5)
-      return strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file)", path);
-    *again = 1; /* a writer's flush in the middle may look like damage */
-    if (failed == STRATA_OWNFILE_DAMAGED) return STRATA_EIO; /* the error says why */
-    return strata_error(STRATA_EIO, "%s: cannot read the log: %s", path, strata_h5_detail());
+      strata_error(STRATA_EIO, "%s: not a strata log (not an HDF5 file)", path);
+    /* (refused or damaged: the error says why) */
+    *again = failed != STRATA_OWNFILE_REFUSED && failed != STRATA_OWNFILE_NOT_HDF5;
+    if (*again && failed != STRATA_OWNFILE_DAMAGED)
+      strata_error(STRATA_EIO, "%s: cannot read the log: %s", path, strata_h5_detail());
   }
+  return f;
+}
+
+/* Reads and prints the log; STRATA_EIO with the error set on failure.
+ * *again: the failure was in reading HDF5 data, which a read that meets
+ * the writer's flush may see (a chunk being rewritten fails its
+ * checksum). */
+static int show(const char *path, int csv, FILE *out, int *again)
+{
+  *again = 0;
+  hid_t f = open_log(path, again);
+  if (f < 0) return STRATA_EIO;
   int rc = STRATA_EIO;
   char *format = NULL, *status = NULL;
   strata_log_row *rows = NULL;
