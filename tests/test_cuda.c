@@ -48,6 +48,9 @@ static strata_params fixed_params(strata_mode mode, long neval, int maxiter)
   p.neval = neval;
   p.maxiter = maxiter;
   p.adapt_iters = maxiter / 2;
+  /* The GPU has no channels, so its runs search no peaks (peaks.search =
+   * auto); the CPU's run does the same work only without the search. */
+  p.peaks.search = STRATA_PEAKS_OFF;
   p.skip = 1;
   p.epsrel = 0;
   p.seed = 77;
