@@ -323,7 +323,8 @@ int strata_runlog_create(const char *path, const strata_runlog_info *info,
    * moves them to a heap, where one damaged bit of a log made a resume
    * loop for good inside HDF5 instead of refusing it. */
   hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-  if (fapl >= 0 && fcpl >= 0 && H5Pset_attr_phase_change(fcpl, 64, 48) >= 0)
+  if (fapl >= 0 && fcpl >= 0 && H5Pset_attr_phase_change(fcpl, 64, 48) >= 0 &&
+      H5Pset_link_phase_change(fcpl, 64, 48) >= 0)
     l->f = H5Fcreate(by_fd(l->fd, path, self, sizeof self), H5F_ACC_TRUNC, fcpl, fapl);
   if (fcpl >= 0) H5Pclose(fcpl);
   if (fapl >= 0) H5Pclose(fapl);
