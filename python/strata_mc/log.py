@@ -119,19 +119,27 @@ def _check_global_heaps(path):
     without checksums; an object size damaged there makes HDF5 read past
     the collection and crash.  Each collection's objects must add up to
     its size: walked here before HDF5 reads any string (ValueError if not;
-    a log being written may be caught in the middle, and is read again)."""
+    a log being written may be caught in the middle, and is read again).
+    The writer of a log frees no string, so a collection's objects are
+    numbered 1, 2, 3 ... in the order they lie: an index damaged there
+    leaves an attribute pointing at no object, which HDF5 reads as an
+    empty string without an error."""
     with open(path, "rb") as fh:
         data = fh.read()
     # "GCOL", version 1, three reserved zero bytes: not a chance pattern in data.
     at = data.find(b"GCOL\1\0\0\0")
     while at >= 0:
         size = int.from_bytes(data[at + 8:at + 16], "little")
-        end, o = at + size, at + 16
+        end, o, count = at + size, at + 16, 0
         while size and o + 16 <= end:
             index = int.from_bytes(data[o:o + 2], "little")
             n = int.from_bytes(data[o + 8:o + 16], "little")
             if index == 0:  # the free space: the rest of the collection
                 break
+            count += 1
+            if index != count:
+                raise ValueError("damaged: a global heap's object %d is numbered %d (byte %d)"
+                                 % (count, index, o))
             o += 16 + (n + 7) // 8 * 8
         if size < 16 or end > len(data) or o > end:
             raise ValueError("damaged: a global heap's objects do not fit in it (byte %d)"
