@@ -319,14 +319,39 @@ static void weigh_map_batch(const strata_plan *plan, int64_t i0, int64_t n, cpu_
   const int dim = plan->problem->dim;
   const double vol = box_volume(plan), nhc = (double)s->nhcube,
                N = plan->channels ? (double)plan->channels->N : (double)s->total;
+  if (!plan->channels) {
+    /* The map alone: w = |f| vol / g_map = |f| jac N / (n_h nhcube), one
+     * factor a hypercube; the point is made only for a weight that the
+     * list of the largest keeps, a few in a thousand once it is full. */
+    const int64_t *restrict start = s->start;
+    const double *restrict fv = sc->fv, *restrict jac = sc->jac;
+    int64_t h = *hw, next = start[h + 1];
+    double per = N / ((double)(next - start[h]) * nhc), least = strata_khat_top_least(acc->top);
+    for (int64_t j = 0; j < n; j++) {
+      if (i0 + j >= next) {
+        while (i0 + j >= start[h + 1]) h++;
+        next = start[h + 1];
+        per = N / ((double)(next - start[h]) * nhc);
+      }
+      const double w = fabs(fv[j]) * jac[j] * per;
+      if (!(w >= least) || !strata_khat_top_wants(acc->top, w, i0 + j)) continue;
+      double zf[STRATA_MAX_DIM + 1];
+      const double *x = sc->x + j * dim;
+      for (int d = 0; d < dim; d++) zf[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
+      zf[dim] = fabs(sc->fv[j]);
+      strata_khat_top_add(acc->top, w, i0 + j, zf);
+      least = strata_khat_top_least(acc->top);
+    }
+    *hw = h;
+    return;
+  }
   for (int64_t j = 0; j < n; j++) {
     while (i0 + j >= s->start[*hw + 1]) ++*hw;
     const double *x = sc->x + j * dim, nh = (double)(s->start[*hw + 1] - s->start[*hw]);
+    const double gm = nh * nhc * vol / (N * sc->jac[j]);
     double z[STRATA_MAX_DIM];
     for (int d = 0; d < dim; d++) z[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
-    const double gm = nh * nhc * vol / (N * sc->jac[j]);
-    const double keep = weigh(plan, sc->fv[j], vol, gm, z, i0 + j, acc);
-    if (plan->channels) sc->fv[j] *= keep;
+    sc->fv[j] *= weigh(plan, sc->fv[j], vol, gm, z, i0 + j, acc);
   }
 }
 
