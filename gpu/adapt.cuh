@@ -305,12 +305,15 @@ __device__ double block_sum(double v)
  * global scratch. */
 constexpr int kRefineSharedInc = 1536;
 
-/* strata_map_refine, one block per axis. */
+/* strata_map_refine, one block per axis: the weights of nc groups of
+ * a.group increments each, and the groups' new edges spaced evenly inside
+ * (a.group 1: every increment on its own). */
 __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs a)
 {
   /* (Beside the estimate: an overflow it finds ends the run anyway.) */
   if (a.rec->bad != kNoBad) return;
-  const int n = a.ninc, ax = blockIdx.x, ndims = a.shared ? a.dim : 1;
+  const int n = a.ninc, ax = blockIdx.x, ndims = a.shared ? a.dim : 1, G = a.group,
+            nc = n / G;
   double *e = a.edges + (size_t)ax * (n + 1);
   __shared__ double sh[3 * kRefineSharedInc];
   double *w, *r, *pre;
@@ -327,18 +330,19 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   __shared__ int any;
   if (threadIdx.x == 0) any = 0;
   __syncthreads();
-  /* pre[] holds whether each increment's weight is trusted until the scan
+  /* pre[] holds whether each group's weight is trusted until the scan
    * (map.c's refine_axis). */
   double asum = 0.0, nt = 0.0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+  for (int i = threadIdx.x; i < nc; i += blockDim.x) {
     double ws = 0.0, c = 0.0;
-    for (int d = 0; d < ndims; d++) {
-      const size_t cell = (size_t)(a.shared ? d : ax) * n + i;
-      ws += a.wsum[cell];
-      c += a.wcnt ? (double)a.wcnt[cell] : a.wcount[cell];
-      a.wsum[cell] = 0.0;
-      if (a.wcnt) a.wcnt[cell] = 0ull;
-    }
+    for (int j = i * G; j < (i + 1) * G; j++)
+      for (int d = 0; d < ndims; d++) {
+        const size_t cell = (size_t)(a.shared ? d : ax) * n + j;
+        ws += a.wsum[cell];
+        c += a.wcnt ? (double)a.wcnt[cell] : a.wcount[cell];
+        a.wsum[cell] = 0.0;
+        if (a.wcnt) a.wcnt[cell] = 0ull;
+      }
     pre[i] = c >= STRATA_MAP_MIN_SAMPLES;
     w[i] = pre[i] > 0.0 ? ws / c : 0.0;
     if (w[i] > 0.0) any = 1;
@@ -348,56 +352,65 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
     }
   }
   __syncthreads();
-  if (!any || n == 1) return;
+  if (!any || nc == 1) return;
   nt = block_sum<kRefineThreads>(nt);
   const double abar = block_sum<kRefineThreads>(asum) / nt;
-  /* r[] holds the weights of increments that read 0 until the smoothing. */
-  for (int i = threadIdx.x; i < n; i += blockDim.x) r[i] = strata_map_unseen(w, pre, n, i, abar);
+  /* r[] holds the weights of groups that read 0 until the smoothing. */
+  for (int i = threadIdx.x; i < nc; i += blockDim.x)
+    r[i] = strata_map_unseen(w, pre, nc, i, abar);
   __syncthreads();
-  for (int i = threadIdx.x; i < n; i += blockDim.x) w[i] = pre[i] > 0.0 ? r[i] : abar;
+  for (int i = threadIdx.x; i < nc; i += blockDim.x) w[i] = pre[i] > 0.0 ? r[i] : abar;
   __syncthreads();
   double part = 0.0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    r[i] = strata_map_smooth(w, n, i); /* the smoothed weights, for now */
+  for (int i = threadIdx.x; i < nc; i += blockDim.x) {
+    r[i] = strata_map_smooth(w, nc, i); /* the smoothed weights, for now */
     part += r[i];
   }
   const double ssum = block_sum<kRefineThreads>(part);
   if (!(ssum > 0.0) || !isfinite(ssum)) return;
   double rt = 0.0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+  for (int i = threadIdx.x; i < nc; i += blockDim.x) {
     r[i] = strata_map_damp(r[i] / ssum, a.alpha);
     if (pre[i] > 0.0) rt += r[i];
   }
-  if (nt < n) {
+  if (nt < nc) {
     const double rbar = block_sum<kRefineThreads>(rt) / nt;
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
+    for (int i = threadIdx.x; i < nc; i += blockDim.x)
       if (!(pre[i] > 0.0)) r[i] = rbar;
   }
   __syncthreads();
-  const double rsum = block_exclusive_sum<kRefineThreads>(r, pre, n);
+  const double rsum = block_exclusive_sum<kRefineThreads>(r, pre, nc);
   if (!(rsum > 0.0)) return;
-  const double per = rsum / n;
-  for (int k = 1 + threadIdx.x; k < n; k += blockDim.x) {
+  const double per = rsum / nc;
+  for (int k = 1 + threadIdx.x; k < nc; k += blockDim.x) {
     const double target = k * per;
-    enew[k] = strata_map_edge(e, pre, r, strata_map_find(pre, r, n, target), target);
+    enew[k] = strata_map_edge(e, G, pre, r, strata_map_find(pre, r, nc, target), target);
   }
   if (threadIdx.x == 0) {
     enew[0] = 0.0;
-    enew[n] = 1.0;
+    enew[nc] = 1.0;
   }
   __syncthreads();
+  /* With groups the n + 1 edges go to w[], free now (in shared memory with
+   * n = kRefineSharedInc its last one is r[0], free too). */
+  double *out = enew;
+  if (G > 1) {
+    for (int k = threadIdx.x; k <= n; k += blockDim.x) w[k] = strata_map_subdivide(enew, G, k);
+    out = w;
+    __syncthreads();
+  }
   __shared__ int ok;
   if (threadIdx.x == 0) ok = 1;
   __syncthreads();
   for (int k = 1 + threadIdx.x; k <= n; k += blockDim.x)
-    if (!(enew[k] > enew[k - 1])) ok = 0;
+    if (!(out[k] > out[k - 1])) ok = 0;
   __syncthreads();
   if (!ok) { /* rare: mend in order, as the host does */
-    if (threadIdx.x == 0) ok = strata_map_repair(enew, n) == 0 ? 2 : 0;
+    if (threadIdx.x == 0) ok = strata_map_repair(out, n) == 0 ? 2 : 0;
     __syncthreads();
     if (!ok) return;
   }
-  for (int k = threadIdx.x; k <= n; k += blockDim.x) e[k] = enew[k];
+  for (int k = threadIdx.x; k <= n; k += blockDim.x) e[k] = out[k];
 }
 
 } // namespace strata_k

@@ -69,6 +69,7 @@ struct RefineArgs {
   const double *wcount;        /* dim x ninc (counts from the host) */
   double *scratch;             /* naxes x 4 (ninc + 1) */
   int dim, ninc, shared;
+  int group;                   /* refine groups of this many increments (map.h) */
   double alpha;
   const IterRecord *rec;
 };

@@ -77,7 +77,12 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->backend = be;
   r->comm = comm;
   /* The adapting iterations' neval trains the map (frozen ones do not). */
-  const int ninc = strata_map_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube);
+  /* A vector integrand's map follows one component, and the sharper it
+   * gets the fewer samples the others see where it is small: their
+   * estimates come out low with errors blind to it (doc/design.md, "The
+   * map's resolution").  So its map does not split. */
+  const int split = vegas_mode(p) && pr->ncomp <= 1,
+            ninc = strata_map_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube, split);
   r->map = strata_map_alloc(pr->dim, ninc, p->mode == STRATA_MODE_VEGAS1D);
   /* With no adapting iteration every iteration is a frozen one. */
   const int64_t nfrozen = p->neval_frozen ? p->neval_frozen : p->neval;
@@ -757,10 +762,22 @@ static int adapt(strata_run *r, const strata_plan *p)
   return STRATA_OK;
 }
 
+/* The resolution the map refines at after this iteration (map.h). */
+static void map_resolution(strata_run *r)
+{
+  const strata_params *p = &r->params;
+  const int dim = r->problem.dim,
+            base = strata_map_base_ninc(p->ninc, p->neval, dim, p->max_nhcube),
+            most = strata_map_max_splits(base, p->neval, dim, r->map->ninc);
+  r->map->group =
+      strata_map_group_for(r->map->ninc, base, strata_map_splits_at(r->ravg.n + 1, most));
+}
+
 int strata_run_step(strata_run *r, strata_iteration *out)
 {
   if (r->sync_rc != STRATA_OK) return r->sync_rc;
   double t0 = now_s();
+  map_resolution(r);
   strata_plan plan;
   int rc = r->peaks ? strata_peakrun_before(r) : STRATA_OK;
   if (rc != STRATA_OK) return rc;

@@ -399,20 +399,20 @@ START_TEST(test_ninc_follows_neval)
       {1000, 1000, 3, 1000000, 12},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-    ck_assert_int_eq(strata_map_ninc_for(cases[i].ninc, cases[i].neval, cases[i].dim,
+    ck_assert_int_eq(strata_map_base_ninc(cases[i].ninc, cases[i].neval, cases[i].dim,
                                           cases[i].max_nhcube),
                      cases[i].want);
   int prev = 1, prev2 = 1;
   for (int64_t neval = 1; neval < 100000000; neval = neval * 3 / 2 + 1) {
-    const int k = strata_map_ninc_for(1000, neval, 8, 1000000);
+    const int k = strata_map_base_ninc(1000, neval, 8, 1000000);
     REQUIRE(k >= prev && k >= 1 && k <= 1000 &&
                 (k == 1 || (int64_t)k * STRATA_MAP_SAMPLES_PER_INC <= neval),
             "neval %lld: %d increments (before %d)", (long long)neval, k, prev);
     prev = k;
     /* One dimension: the stratification alone (map.h says why). */
-    REQUIRE(strata_map_ninc_for(1000, neval, 1, 1000000) == 1, "d=1, neval %lld",
+    REQUIRE(strata_map_base_ninc(1000, neval, 1, 1000000) == 1, "d=1, neval %lld",
             (long long)neval);
-    const int k2 = strata_map_ninc_for(1000, neval, 2, 1000000);
+    const int k2 = strata_map_base_ninc(1000, neval, 2, 1000000);
     REQUIRE(k2 >= prev2 && k2 >= k && k2 <= 1000, "d=2, neval %lld: %d increments (before %d)",
             (long long)neval, k2, prev2);
     prev2 = k2;
@@ -800,6 +800,120 @@ START_TEST(test_map_monotone)
 }
 END_TEST
 
+/* A map stored with base x 2^k increments, refined in groups of 2^k, is the
+ * map of base increments refined: the groups' edges are those of the
+ * coarse map refined from the groups' sums (to rounding), and every group
+ * is split evenly, so the two sample the same points; with one group per
+ * increment the refinement is as before.  Then the split itself: the same
+ * fine map refined in groups of half the size moves edges inside the
+ * groups, and stays valid. */
+START_TEST(test_grouped_refine_is_coarse_refine)
+{
+  const double lo[2] = {0.0, -1.0}, hi[2] = {1.0, 2.0};
+  const int base = 25, group = 8, n = base * group;
+  rng_seed(47);
+  for (int shared = 0; shared <= 1; shared++) {
+    strata_map *coarse = make_grid(2, base, shared, lo, hi);
+    strata_map *fine = make_grid(2, n, shared, lo, hi);
+    fine->group = group;
+    double *wc = calloc(2 * (size_t)base, sizeof *wc), *cc = calloc(2 * (size_t)base, sizeof *cc);
+    double *wf = calloc(2 * (size_t)n, sizeof *wf), *cf = calloc(2 * (size_t)n, sizeof *cf);
+    ck_assert(wc && cc && wf && cf);
+    for (int round = 0; round < 6; round++) {
+      /* Fine sums, and the coarse ones their groups add up to: a peak near
+       * 0.3 and noise, with an undersampled group on axis 1. */
+      memset(wc, 0, 2 * (size_t)base * sizeof *wc);
+      memset(cc, 0, 2 * (size_t)base * sizeof *cc);
+      for (int d = 0; d < 2; d++)
+        for (int j = 0; j < n; j++) {
+          const double u = (j + 0.5) / n;
+          const int i = j / group;
+          const double c = d == 1 && i == 7 ? (j % group == 0) : 3.0 + (double)(rng_u() < 0.5);
+          const double w = c * (exp(-(u - 0.3) * (u - 0.3) / 0.01) + 0.01 * rng_u());
+          wf[(size_t)d * n + j] = w;
+          cf[(size_t)d * n + j] = c;
+          wc[(size_t)d * base + i] += w;
+          cc[(size_t)d * base + i] += c;
+        }
+      strata_map_refine(coarse, wc, cc, 0.5);
+      strata_map_refine(fine, wf, cf, 0.5);
+      for (int ax = 0; ax < strata_map_naxes(fine); ax++) {
+        const double *ec = strata_map_axis_edges(coarse, ax), *ef = strata_map_axis_edges(fine, ax);
+        for (int k = 0; k <= n; k++) {
+          const int i = k / group;
+          const double want =
+              k % group == 0 ? ec[i] : ec[i] + (double)(k % group) / group * (ec[i + 1] - ec[i]);
+          REQUIRE(fabs(ef[k] - want) <= 1e-13,
+                  "shared %d round %d axis %d e[%d] = %.17g, want %.17g", shared, round, ax, k,
+                  ef[k], want);
+        }
+        check_valid_axis(fine, ax, "grouped");
+      }
+    }
+    /* The split: groups of 4 now; the edges inside the old groups move. */
+    fine->group = group / 2;
+    const double before = strata_map_axis_edges(fine, 0)[group / 2];
+    strata_map_refine(fine, wf, cf, 0.5);
+    for (int ax = 0; ax < strata_map_naxes(fine); ax++) check_valid_axis(fine, ax, "split");
+    ck_assert_double_ne(strata_map_axis_edges(fine, 0)[group / 2], before);
+    strata_map_free(coarse);
+    strata_map_free(fine);
+    free(wc);
+    free(cc);
+    free(wf);
+    free(cf);
+  }
+}
+END_TEST
+
+/* The increments split in two after iterations 10, 12, 14, ... while an
+ * iteration gives each at least the floor of samples and the ceiling
+ * allows; the map is stored with every split it can make, and a map that
+ * never splits keeps the base increments. */
+START_TEST(test_splits_follow_the_iterations)
+{
+  /* d = 4 at 2e4: 100 increments (the rule), floor 10 x 2^(2/3) = 15.9
+   * samples, so 1258 increments would do; the ceiling 1000 stops at 800. */
+  ck_assert_int_eq(strata_map_base_ninc(1000, 20000, 4, 1000000), 100);
+  ck_assert_int_eq(strata_map_max_splits(100, 20000, 4, 1000), 3);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 4, 1000000, 1), 800);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 4, 1000000, 0), 100);
+  /* d = 8 at 1e4: floor 40 samples, 250 increments: one split.  d = 10 at
+   * 1e4: floor 50.8, 196 increments: none.  d = 12 at 3e4: 101.6, one. */
+  ck_assert_int_eq(strata_map_ninc_for(1000, 10000, 8, 1000000, 1), 200);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 10000, 10, 1000000, 1), 100);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 30000, 12, 1000000, 1), 200);
+  /* The ceiling: 150 allows no split of 100, 1024 at 5e5 one of 500. */
+  ck_assert_int_eq(strata_map_ninc_for(150, 20000, 4, 1000000, 1), 100);
+  ck_assert_int_eq(strata_map_ninc_for(1024, 500000, 4, 1000000, 1), 1000);
+  /* One dimension: no map to split. */
+  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 1, 1000000, 1), 1);
+  /* When: after iterations 10, 12, 14, at most the splits allowed. */
+  static const int at[][2] = {{1, 0}, {9, 0}, {10, 1}, {11, 1}, {12, 2}, {13, 2}, {14, 3},
+                              {16, 3}, {30, 3}};
+  for (size_t i = 0; i < sizeof at / sizeof *at; i++)
+    ck_assert_int_eq(strata_map_splits_at(at[i][0], 3), at[i][1]);
+  ck_assert_int_eq(strata_map_splits_at(30, 0), 0);
+  /* The groups the refinement uses on the stored map. */
+  ck_assert_int_eq(strata_map_group_for(800, 100, 0), 8);
+  ck_assert_int_eq(strata_map_group_for(800, 100, 1), 4);
+  ck_assert_int_eq(strata_map_group_for(800, 100, 3), 1);
+  ck_assert_int_eq(strata_map_group_for(100, 100, 0), 1);
+  ck_assert_int_eq(strata_map_group_for(1000, 300, 0), 1); /* not stored so: as it is */
+  /* Never past the ceiling or below the floor, over many budgets. */
+  for (int64_t neval = 1; neval < 100000000; neval = neval * 3 / 2 + 1)
+    for (int dim = 2; dim <= 12; dim += 5) {
+      const int base = strata_map_base_ninc(1000, neval, dim, 1000000),
+                n = strata_map_ninc_for(1000, neval, dim, 1000000, 1);
+      REQUIRE(n % base == 0 && n <= 1000 && n >= base, "neval %lld d=%d: %d of %d",
+              (long long)neval, dim, n, base);
+      REQUIRE(n == base || (double)neval / n >= strata_map_split_floor(dim),
+              "neval %lld d=%d: %d increments, %g samples each", (long long)neval, dim, n,
+              (double)neval / n);
+    }
+}
+END_TEST
+
 static Suite *grid_suite(void)
 {
   Suite *s = suite_create("map");
@@ -814,6 +928,8 @@ static Suite *grid_suite(void)
   tc = tcase_create("refine");
   tcase_add_test(tc, test_undersampled_increment_keeps_width);
   tcase_add_test(tc, test_ninc_follows_neval);
+  tcase_add_test(tc, test_grouped_refine_is_coarse_refine);
+  tcase_add_test(tc, test_splits_follow_the_iterations);
   tcase_add_test(tc, test_refine_random_weights_valid);
   tcase_add_test(tc, test_refine_spike_repeated_valid);
   tcase_add_test(tc, test_constant_integrand_keeps_uniform);
