@@ -34,8 +34,8 @@ __global__ void __launch_bounds__(kAdaptThreads) xmap_kernel(double2 *xmap, cons
   for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < n;
        c += (long long)gridDim.x * blockDim.x) {
     const int d = (int)(c / a.ninc), i = (int)(c % a.ninc);
-    const double *e = a.edges + (size_t)d * a.axis_stride;
-    xmap[c] = make_double2(a.lower[d] + a.width[d] * e[i], a.width[d] * (e[i + 1] - e[i]));
+    const double *e = a.edges + (size_t)d * a.axis_stride, e0 = e[i * a.group];
+    xmap[c] = make_double2(a.lower[d] + a.width[d] * e0, a.width[d] * (e[(i + 1) * a.group] - e0));
   }
 }
 
@@ -300,14 +300,36 @@ __device__ double block_sum(double v)
   return t;
 }
 
+/* Whether the block's new edges e[0..n] increase, mended in order where
+ * not, as the host does (strata_map_repair; rare): 0 where they cannot be,
+ * and the map stays as it was. */
+__device__ bool edges_mended(double *e, int n)
+{
+  __shared__ int ok;
+  if (threadIdx.x == 0) ok = 1;
+  __syncthreads();
+  for (int k = 1 + threadIdx.x; k <= n; k += blockDim.x)
+    if (!(e[k] > e[k - 1])) ok = 0;
+  __syncthreads();
+  if (!ok) {
+    if (threadIdx.x == 0) ok = strata_map_repair(e, n) == 0 ? 2 : 0;
+    __syncthreads();
+  }
+  const bool mended = ok != 0;
+  __syncthreads(); /* every thread has read it: the next call may reuse it */
+  return mended;
+}
+
 /* The refinement's arrays per axis: in shared memory up to this many
  * increments (the binary searches then read no global memory), else in the
  * global scratch. */
 constexpr int kRefineSharedInc = 1536;
 
-/* strata_map_refine, one block per axis: the weights of nc groups of
- * a.group increments each, and the groups' new edges spaced evenly inside
- * (a.group 1: every increment on its own). */
+/* strata_map_refine, one block per axis: the map's nc = ninc / group
+ * increments (every group-th stored edge) refined from their sums, laid
+ * out dim x nc, by the operations of a map stored with nc increments; the
+ * stored edges between then spaced evenly (group 1: every increment on its
+ * own). */
 __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs a)
 {
   /* (Beside the estimate: an overflow it finds ends the run anyway.) */
@@ -330,19 +352,18 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   __shared__ int any;
   if (threadIdx.x == 0) any = 0;
   __syncthreads();
-  /* pre[] holds whether each group's weight is trusted until the scan
+  /* pre[] holds whether each increment's weight is trusted until the scan
    * (map.c's refine_axis). */
   double asum = 0.0, nt = 0.0;
   for (int i = threadIdx.x; i < nc; i += blockDim.x) {
     double ws = 0.0, c = 0.0;
-    for (int j = i * G; j < (i + 1) * G; j++)
-      for (int d = 0; d < ndims; d++) {
-        const size_t cell = (size_t)(a.shared ? d : ax) * n + j;
-        ws += a.wsum[cell];
-        c += a.wcnt ? (double)a.wcnt[cell] : a.wcount[cell];
-        a.wsum[cell] = 0.0;
-        if (a.wcnt) a.wcnt[cell] = 0ull;
-      }
+    for (int d = 0; d < ndims; d++) {
+      const size_t cell = (size_t)(a.shared ? d : ax) * nc + i;
+      ws += a.wsum[cell];
+      c += a.wcnt ? (double)a.wcnt[cell] : a.wcount[cell];
+      a.wsum[cell] = 0.0;
+      if (a.wcnt) a.wcnt[cell] = 0ull;
+    }
     pre[i] = c >= STRATA_MAP_MIN_SAMPLES;
     w[i] = pre[i] > 0.0 ? ws / c : 0.0;
     if (w[i] > 0.0) any = 1;
@@ -355,7 +376,7 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   if (!any || nc == 1) return;
   nt = block_sum<kRefineThreads>(nt);
   const double abar = block_sum<kRefineThreads>(asum) / nt;
-  /* r[] holds the weights of groups that read 0 until the smoothing. */
+  /* r[] holds the weights of increments that read 0 until the smoothing. */
   for (int i = threadIdx.x; i < nc; i += blockDim.x)
     r[i] = strata_map_unseen(w, pre, nc, i, abar);
   __syncthreads();
@@ -391,24 +412,15 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
     enew[nc] = 1.0;
   }
   __syncthreads();
-  /* With groups the n + 1 edges go to w[], free now (in shared memory with
-   * n = kRefineSharedInc its last one is r[0], free too). */
+  if (!edges_mended(enew, nc)) return;
+  /* With groups the n + 1 stored edges go to w[], free now (in shared
+   * memory with n = kRefineSharedInc its last one is r[0], free too). */
   double *out = enew;
   if (G > 1) {
     for (int k = threadIdx.x; k <= n; k += blockDim.x) w[k] = strata_map_subdivide(enew, G, k);
     out = w;
     __syncthreads();
-  }
-  __shared__ int ok;
-  if (threadIdx.x == 0) ok = 1;
-  __syncthreads();
-  for (int k = 1 + threadIdx.x; k <= n; k += blockDim.x)
-    if (!(out[k] > out[k - 1])) ok = 0;
-  __syncthreads();
-  if (!ok) { /* rare: mend in order, as the host does */
-    if (threadIdx.x == 0) ok = strata_map_repair(out, n) == 0 ? 2 : 0;
-    __syncthreads();
-    if (!ok) return;
+    if (!edges_mended(out, n)) return;
   }
   for (int k = threadIdx.x; k <= n; k += blockDim.x) e[k] = out[k];
 }

@@ -115,13 +115,15 @@ int strata_map_copy(strata_map *dst, const strata_map *src)
   return 0;
 }
 
-/* One axis of n increments in groups of group: a[] the average weight per
- * group (nc = n / group of them), trusted[] 1 where it comes from enough
- * samples (STRATA_MAP_MIN_SAMPLES) and 0 where not; at least one is.
- * Scratch s, r of nc each, enew of nc + 1 and, with groups, fine of n + 1;
- * trusted[] is overwritten by the prefix sums.  The GPU's refinement
- * (gpu/adapt.cuh) does the same with block-wide sums in place of the
- * loops. */
+/* One axis of n stored increments whose map is every group-th edge (nc =
+ * n / group increments): a[] the average weight per increment of the map,
+ * trusted[] 1 where it comes from enough samples (STRATA_MAP_MIN_SAMPLES)
+ * and 0 where not; at least one is.  Scratch s, r of nc each, enew of nc +
+ * 1 and, with groups, fine of n + 1; trusted[] is overwritten by the
+ * prefix sums.  Up to the new edges of the map (enew, repaired) these are
+ * the operations of a map stored with nc increments; the edges between are
+ * then spaced evenly.  The GPU's refinement (gpu/adapt.cuh) does the same
+ * with block-wide sums in place of the loops. */
 static void refine_axis(double *e, int n, int group, double *a, double *trusted, double alpha,
                         double *s, double *r, double *enew, double *fine)
 {
@@ -163,12 +165,14 @@ static void refine_axis(double *e, int n, int group, double *a, double *trusted,
     enew[k] = strata_map_edge(e, group, pre, r, strata_map_find(pre, r, nc, target), target);
   }
   enew[nc] = 1.0;
+  if (strata_map_repair(enew, nc) != 0) return; /* cannot repair: keep the old map */
   double *out = enew;
   if (group > 1) {
     for (int k = 0; k <= n; k++) fine[k] = strata_map_subdivide(enew, group, k);
+    /* Even spacing inside a group of a few ulps could tie two edges. */
+    if (strata_map_repair(fine, n) != 0) return;
     out = fine;
   }
-  if (strata_map_repair(out, n) != 0) return; /* cannot repair: keep the old map */
   memcpy(e, out, sizeof(double) * (size_t)(n + 1));
 }
 
@@ -176,8 +180,7 @@ void strata_map_refine(strata_map *g, const double *wsum, const double *count,
                         double alpha)
 {
   if (alpha == 0.0) return;
-  const int n = g->ninc, group = g->group > 1 && n % g->group == 0 ? g->group : 1,
-            nc = n / group;
+  const int n = g->ninc, group = g->group, nc = strata_map_res(g);
   /* Kept between calls: a fresh allocation of this size is fresh pages,
    * and faulting them in cost more than the refinement. */
   const size_t per = 6 * (size_t)n + 2;
@@ -187,7 +190,7 @@ void strata_map_refine(strata_map *g, const double *wsum, const double *count,
   /* Axes are independent; each gets its own slice of the scratch space. */
   const int naxes = strata_map_naxes(g);
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static) if (naxes > 1 && (int64_t)naxes * n > 65536)
+#pragma omp parallel for schedule(static) if (naxes > 1 && (int64_t)naxes * nc > 65536)
 #endif
   for (int ax = 0; ax < naxes; ax++) {
     double *a = buf + (size_t)ax * per, *s = a + n, *r = a + 2 * n, *trusted = a + 3 * n,
@@ -195,16 +198,14 @@ void strata_map_refine(strata_map *g, const double *wsum, const double *count,
     int any = 0;
     for (int i = 0; i < nc; i++) {
       double w = 0.0, c = 0.0;
-      for (int j = i * group; j < (i + 1) * group; j++) {
-        if (g->shared) {
-          for (int d = 0; d < g->dim; d++) {
-            w += wsum[(size_t)d * n + j];
-            c += count[(size_t)d * n + j];
-          }
-        } else {
-          w += wsum[(size_t)ax * n + j];
-          c += count[(size_t)ax * n + j];
+      if (g->shared) {
+        for (int d = 0; d < g->dim; d++) {
+          w += wsum[(size_t)d * nc + i];
+          c += count[(size_t)d * nc + i];
         }
+      } else {
+        w = wsum[(size_t)ax * nc + i];
+        c = count[(size_t)ax * nc + i];
       }
       trusted[i] = c >= STRATA_MAP_MIN_SAMPLES;
       a[i] = trusted[i] > 0.0 ? w / c : 0.0;

@@ -21,9 +21,9 @@ typedef struct {
   double lower[32], width[32]; /* STRATA_MAX_DIM */
   uint64_t generation;  /* a new stamp (stamp.h) whenever the edges change, here or on a
                          * backend's device: what keeps a copy compares it */
-  int group;            /* the refinement weighs and moves groups of this many increments
-                         * (a power of 2 dividing ninc), spaced evenly inside each group:
-                         * the map's resolution is ninc / group (strata_map_group_for) */
+  int group;            /* the map is every group-th edge (a power of 2 dividing ninc), the
+                         * edges between spaced evenly: it samples and trains at
+                         * strata_map_res() = ninc / group increments (strata_map_group_for) */
   double *scratch;      /* strata_map_refine's, kept between calls */
 } strata_map;
 
@@ -65,12 +65,13 @@ int strata_map_base_ninc(int ninc, int64_t neval, int dim, int64_t max_nhcube);
  * from then on a map of about 100 increments holds the error per
  * iteration where it is, or lets it rise (doc/design.md, "The map's
  * resolution"); a finer map trained from the start runs away where a
- * settled one split in place does not.  So the refinement after adapting
- * iteration STRATA_MAP_SPLIT_FIRST splits every increment in two, and so
- * does every STRATA_MAP_SPLIT_EVERY-th after it, while one iteration
- * gives each new increment at least strata_map_split_floor(dim) samples
- * and the ceiling ninc allows.  Before its first split a map samples as
- * one of the base increments does. */
+ * settled one split in place does not.  So after the refinement that
+ * follows adapting iteration STRATA_MAP_SPLIT_FIRST every increment splits
+ * in two, and so it does after every STRATA_MAP_SPLIT_EVERY-th one after
+ * it, while one iteration gives each new increment at least
+ * strata_map_split_floor(dim) samples and the ceiling ninc allows.  Until
+ * its first split a map is the base rule's map, by the same operations:
+ * the same points, weights and edges to the bit. */
 #define STRATA_MAP_SPLIT_FIRST 10
 #define STRATA_MAP_SPLIT_EVERY 2
 
@@ -87,20 +88,20 @@ double strata_map_split_floor(int dim);
  * increment at least strata_map_split_floor(dim) samples an iteration. */
 int strata_map_max_splits(int base, int64_t neval, int dim, int maxinc);
 
-/* The splits made by the refinement after adapting iteration itn (counted
- * from 1), of at most maxsplits: a function of the iteration, so a resumed
- * run refines as the uninterrupted one. */
+/* The splits a map has made once the refinement after adapting iteration
+ * itn (counted from 1) is done, of at most maxsplits: a function of the
+ * iteration, so a resumed run samples and refines as the uninterrupted
+ * one. */
 int strata_map_splits_at(int itn, int maxsplits);
 
 /* The increments per axis the map is stored with: the base resolution
  * with every split it can make (split nonzero; 0 for a map that never
- * splits), so that no buffer changes size during a run, whatever its
- * iterations, and a map trained by one job serves another of the same
- * neval as it is. */
+ * splits), so that no buffer grows during a run, whatever its
+ * iterations. */
 int strata_map_ninc_for(int ninc, int64_t neval, int dim, int64_t max_nhcube, int split);
 
-/* The group size the refinement uses on a map stored with n increments
- * from base after splits splits: n / (base << splits). */
+/* The group of a map stored with n increments from base after splits
+ * splits: n / (base << splits). */
 int strata_map_group_for(int n, int base, int splits);
 
 /* Edges given from outside (a checkpoint, another run's map): the first
@@ -119,6 +120,13 @@ static inline int strata_map_naxes(const strata_map *g)
   return g->shared ? 1 : g->dim;
 }
 
+/* The increments the map samples and trains at: ninc / group.  The map
+ * sums (wsum, count) are laid out per axis over these, dim x res. */
+static inline int strata_map_res(const strata_map *g)
+{
+  return g->ninc / g->group;
+}
+
 static inline const double *strata_map_axis_edges(const strata_map *g, int d)
 {
   return g->edges + (size_t)(g->shared ? 0 : d) * (size_t)(g->ninc + 1);
@@ -131,17 +139,19 @@ static inline double strata_map_apply(const strata_map *g, const double *y,
 {
   double jac = 1.0;
   for (int d = 0; d < g->dim; d++)
-    inc[d] = strata_map_axis(strata_map_axis_edges(g, d), g->ninc, g->lower[d], g->width[d], y[d],
-                             &x[d], &jac);
+    inc[d] = strata_map_axis(strata_map_axis_edges(g, d), strata_map_res(g), g->group,
+                             g->lower[d], g->width[d], y[d], &x[d], &jac);
   return jac;
 }
 
 /* Move the edges after an adapting iteration.  wsum and count hold, per axis
- * and increment, the summed (J f)^2 and the number of samples (dim * ninc
- * each).  alpha damps the change; alpha = 0 leaves the map alone.  The
- * sums are added over groups of g->group increments, the groups' edges
- * refined, and each group's edges spaced evenly again.  A group with fewer
- * than STRATA_MAP_MIN_SAMPLES samples (maprefine.h) keeps its width. */
+ * and increment of the map's resolution, the summed (J f)^2 and the number
+ * of samples (dim * strata_map_res(g) each).  alpha damps the change;
+ * alpha = 0 leaves the map alone.  The map's edges (every g->group-th)
+ * move as those of a map stored at its resolution would, by the same
+ * operations, and the edges between are spaced evenly again, so that a
+ * split (a smaller group) changes no point.  An increment with fewer than
+ * STRATA_MAP_MIN_SAMPLES samples (maprefine.h) keeps its width. */
 void strata_map_refine(strata_map *g, const double *wsum, const double *count,
                         double alpha);
 
