@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "map.h"
+#include "maprefine.h"
 #include "testutil.h"
 
 /* ck_assert_* records a mark point (a write to the runner) on every success;
@@ -800,14 +801,14 @@ START_TEST(test_map_monotone)
 }
 END_TEST
 
-/* A map stored with base x 2^k increments, refined in groups of 2^k, is the
- * map of base increments refined: the groups' edges are those of the
- * coarse map refined from the groups' sums (to rounding), and every group
- * is split evenly, so the two sample the same points; with one group per
- * increment the refinement is as before.  Then the split itself: the same
- * fine map refined in groups of half the size moves edges inside the
- * groups, and stays valid. */
-START_TEST(test_grouped_refine_is_coarse_refine)
+/* A map stored with base x 2^k increments that samples at every 2^k-th
+ * edge (group 2^k) is the map of base increments, bit for bit: from the
+ * same sums (laid out at the resolution, dim x base) the same edges, the
+ * edges between spaced evenly, and the same points, Jacobians and
+ * increments.  Then the split: the same map at half the group, trained at
+ * twice the resolution, moves edges inside the old groups and stays
+ * valid. */
+START_TEST(test_grouped_map_is_coarse_map)
 {
   const double lo[2] = {0.0, -1.0}, hi[2] = {1.0, 2.0};
   const int base = 25, group = 8, n = base * group;
@@ -816,52 +817,56 @@ START_TEST(test_grouped_refine_is_coarse_refine)
     strata_map *coarse = make_grid(2, base, shared, lo, hi);
     strata_map *fine = make_grid(2, n, shared, lo, hi);
     fine->group = group;
-    double *wc = calloc(2 * (size_t)base, sizeof *wc), *cc = calloc(2 * (size_t)base, sizeof *cc);
-    double *wf = calloc(2 * (size_t)n, sizeof *wf), *cf = calloc(2 * (size_t)n, sizeof *cf);
-    ck_assert(wc && cc && wf && cf);
+    ck_assert_int_eq(strata_map_res(fine), base);
+    double *w = calloc(4 * (size_t)base, sizeof *w), *c = calloc(4 * (size_t)base, sizeof *c);
+    ck_assert(w && c);
     for (int round = 0; round < 6; round++) {
-      /* Fine sums, and the coarse ones their groups add up to: a peak near
-       * 0.3 and noise, with an undersampled group on axis 1. */
-      memset(wc, 0, 2 * (size_t)base * sizeof *wc);
-      memset(cc, 0, 2 * (size_t)base * sizeof *cc);
+      /* A peak near 0.3 and noise, with an undersampled increment on axis 1. */
       for (int d = 0; d < 2; d++)
-        for (int j = 0; j < n; j++) {
-          const double u = (j + 0.5) / n;
-          const int i = j / group;
-          const double c = d == 1 && i == 7 ? (j % group == 0) : 3.0 + (double)(rng_u() < 0.5);
-          const double w = c * (exp(-(u - 0.3) * (u - 0.3) / 0.01) + 0.01 * rng_u());
-          wf[(size_t)d * n + j] = w;
-          cf[(size_t)d * n + j] = c;
-          wc[(size_t)d * base + i] += w;
-          cc[(size_t)d * base + i] += c;
+        for (int i = 0; i < base; i++) {
+          const double u = (i + 0.5) / base;
+          c[(size_t)d * base + i] = d == 1 && i == 7 ? 1.0 : 24.0 + (double)(rng_u() < 0.5);
+          w[(size_t)d * base + i] =
+              c[(size_t)d * base + i] * (exp(-(u - 0.3) * (u - 0.3) / 0.01) + 0.01 * rng_u());
         }
-      strata_map_refine(coarse, wc, cc, 0.5);
-      strata_map_refine(fine, wf, cf, 0.5);
+      strata_map_refine(coarse, w, c, 0.5);
+      strata_map_refine(fine, w, c, 0.5);
       for (int ax = 0; ax < strata_map_naxes(fine); ax++) {
         const double *ec = strata_map_axis_edges(coarse, ax), *ef = strata_map_axis_edges(fine, ax);
         for (int k = 0; k <= n; k++) {
           const int i = k / group;
-          const double want =
-              k % group == 0 ? ec[i] : ec[i] + (double)(k % group) / group * (ec[i + 1] - ec[i]);
-          REQUIRE(fabs(ef[k] - want) <= 1e-13,
-                  "shared %d round %d axis %d e[%d] = %.17g, want %.17g", shared, round, ax, k,
-                  ef[k], want);
+          const double want = k % group == 0 ? ec[i] : strata_map_subdivide(ec, group, k);
+          REQUIRE(ef[k] == want, "shared %d round %d axis %d e[%d] = %.17g, want %.17g", shared,
+                  round, ax, k, ef[k], want);
         }
         check_valid_axis(fine, ax, "grouped");
       }
+      for (int t = 0; t < 1000; t++) {
+        double y[2] = {rng_u(), rng_u()}, xc[2], xf[2];
+        int ic[2], jf[2];
+        const double jc = strata_map_apply(coarse, y, xc, ic), jfine = strata_map_apply(fine, y, xf, jf);
+        REQUIRE(jc == jfine && xc[0] == xf[0] && xc[1] == xf[1] && ic[0] == jf[0] && ic[1] == jf[1],
+                "shared %d round %d y (%.17g, %.17g): x (%.17g, %.17g) J %.17g against (%.17g, "
+                "%.17g) J %.17g", shared, round, y[0], y[1], xf[0], xf[1], jfine, xc[0], xc[1], jc);
+      }
     }
-    /* The split: groups of 4 now; the edges inside the old groups move. */
+    /* The split: groups of 4, trained at 2 base increments; the edges
+     * inside the old groups move. */
     fine->group = group / 2;
+    for (int d = 0; d < 2; d++)
+      for (int i = 0; i < 2 * base; i++) {
+        const double u = (i + 0.5) / (2 * base);
+        c[(size_t)d * 2 * base + i] = 12.0;
+        w[(size_t)d * 2 * base + i] = 12.0 * (exp(-(u - 0.3) * (u - 0.3) / 0.01) + 0.01 * rng_u());
+      }
     const double before = strata_map_axis_edges(fine, 0)[group / 2];
-    strata_map_refine(fine, wf, cf, 0.5);
+    strata_map_refine(fine, w, c, 0.5);
     for (int ax = 0; ax < strata_map_naxes(fine); ax++) check_valid_axis(fine, ax, "split");
     ck_assert_double_ne(strata_map_axis_edges(fine, 0)[group / 2], before);
     strata_map_free(coarse);
     strata_map_free(fine);
-    free(wc);
-    free(cc);
-    free(wf);
-    free(cf);
+    free(w);
+    free(c);
   }
 }
 END_TEST
@@ -928,7 +933,7 @@ static Suite *grid_suite(void)
   tc = tcase_create("refine");
   tcase_add_test(tc, test_undersampled_increment_keeps_width);
   tcase_add_test(tc, test_ninc_follows_neval);
-  tcase_add_test(tc, test_grouped_refine_is_coarse_refine);
+  tcase_add_test(tc, test_grouped_map_is_coarse_map);
   tcase_add_test(tc, test_splits_follow_the_iterations);
   tcase_add_test(tc, test_refine_random_weights_valid);
   tcase_add_test(tc, test_refine_spike_repeated_valid);
