@@ -68,12 +68,13 @@ int strata_map_base_ninc(int ninc, int64_t neval, int dim, int64_t max_nhcube);
  * settled one split in place does not.  So after the refinement that
  * follows adapting iteration STRATA_MAP_SPLIT_FIRST every increment splits
  * in two, and so it does after every STRATA_MAP_SPLIT_EVERY-th one after
- * it, while one iteration gives each new increment at least
+ * it (after iterations 10, 11, 12, ...: the first refinement at the new
+ * resolution comes an iteration after its split), while one iteration gives each new increment at least
  * strata_map_split_floor(dim) samples and the ceiling ninc allows.  Until
  * its first split a map is the base rule's map, by the same operations:
  * the same points, weights and edges to the bit. */
 #define STRATA_MAP_SPLIT_FIRST 10
-#define STRATA_MAP_SPLIT_EVERY 2
+#define STRATA_MAP_SPLIT_EVERY 1
 
 /* The fewest samples one iteration gives an increment after a split,
  * STRATA_MAP_SPLIT_FLOOR x 2^((dim - 2) / 3): the noise the map could run

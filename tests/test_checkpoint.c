@@ -144,9 +144,9 @@ START_TEST(test_resume_vegasplus)
   resume_bits(STRATA_MODE_VEGASPLUS, 7); /* map frozen */
 }
 END_TEST
-/* Across the map's splits (after iterations 10 and 12; 800 increments in
- * d = 4 at 2e4): the resumed run refines at the resolution the
- * uninterrupted one did. */
+/* Across the map's splits (after iterations 10, 11 and 12; 800 increments
+ * in d = 4 at 2e4): the resumed run samples and refines at the resolution
+ * the uninterrupted one did. */
 START_TEST(test_resume_across_splits)
 {
   adapt_iters = total_itns = 14;

@@ -871,7 +871,7 @@ START_TEST(test_grouped_map_is_coarse_map)
 }
 END_TEST
 
-/* The increments split in two after iterations 10, 12, 14, ... while an
+/* The increments split in two after iterations 10, 11, 12, ... while an
  * iteration gives each at least the floor of samples and the ceiling
  * allows; the map is stored with every split it can make, and a map that
  * never splits keeps the base increments. */
@@ -893,13 +893,12 @@ START_TEST(test_splits_follow_the_iterations)
   ck_assert_int_eq(strata_map_ninc_for(1024, 500000, 4, 1000000, 1), 1000);
   /* One dimension: no map to split. */
   ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 1, 1000000, 1), 1);
-  /* When: after iterations 10, 12, 14, at most the splits allowed. */
-  static const int at[][2] = {{1, 0}, {9, 0}, {10, 1}, {11, 1}, {12, 2}, {13, 2}, {14, 3},
-                              {16, 3}, {30, 3}};
+  /* When: after iterations 10, 11, 12, at most the splits allowed. */
+  static const int at[][2] = {{1, 0}, {9, 0}, {10, 1}, {11, 2}, {12, 3}, {13, 3}, {30, 3}};
   for (size_t i = 0; i < sizeof at / sizeof *at; i++)
     ck_assert_int_eq(strata_map_splits_at(at[i][0], 3), at[i][1]);
   ck_assert_int_eq(strata_map_splits_at(30, 0), 0);
-  /* The groups the refinement uses on the stored map. */
+  /* The groups the map samples and refines at on the stored map. */
   ck_assert_int_eq(strata_map_group_for(800, 100, 0), 8);
   ck_assert_int_eq(strata_map_group_for(800, 100, 1), 4);
   ck_assert_int_eq(strata_map_group_for(800, 100, 3), 1);
