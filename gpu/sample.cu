@@ -223,10 +223,11 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
     if (!st->xmap.reserve((size_t)dim * ninc))
       return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the map's table",
                           st->device);
-    if (st->xmap_ver != st->map_ver || st->xmap.p != had) {
+    if (st->xmap_ver != st->map_ver || st->xmap.p != had || st->xmap_group != g->group) {
       xmap_kernel<<<(unsigned)grid_for((long long)dim * ninc, kAdaptThreads, st->nsm),
                     kAdaptThreads, 0, q>>>(st->xmap.p, a);
       st->xmap_ver = st->map_ver;
+      st->xmap_group = g->group;
     }
     a.xmap = st->xmap.p;
     a.jscale = pow((double)ninc, dim);
