@@ -83,7 +83,7 @@ STRATA_HD int strata_map_find(const double *pre, const double *r, int n, double 
 
 /* The new edge where the target falls inside increment j of the old map,
  * by linear interpolation of the damped weight across it.  The old map's
- * edges are every stride-th of e[] (the groups the refinement weighs). */
+ * edges are every stride-th of e[] (map.h). */
 STRATA_HD double strata_map_edge(const double *e, int stride, const double *pre, const double *r,
                                  int j, double target)
 {
@@ -96,8 +96,8 @@ STRATA_HD double strata_map_edge(const double *e, int stride, const double *pre,
 
 /* Edge k of a map of ng groups of group increments each, from the ng + 1
  * edges of the groups: inside a group the increments are of equal width,
- * so the map samples as one of ng increments does, and a split of every
- * increment in two changes no point. */
+ * so the map is one of ng increments, and a split of every increment in
+ * two changes no point but by rounding. */
 STRATA_HD double strata_map_subdivide(const double *eg, int group, int k)
 {
   const int i = k / group, m = k - i * group;
