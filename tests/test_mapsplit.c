@@ -3,7 +3,8 @@
  * stored with the base rule's increments alone, bit for bit (the same
  * points, estimates and edges), and from its first split on it is not.
  * The base rule's run is the same job with the ceiling ninc at the base
- * count, where no split fits. */
+ * count, where no split fits.  A state of the base rule's map resumes as
+ * the map before its splits. */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -79,6 +80,32 @@ static void unsplit_is_base(strata_mode mode)
   teardown(&base);
 }
 
+/* A state of the base rule's map (a checkpoint of a format before the
+ * splits) resumes in a run that stores the splits as the map before them:
+ * the rows that follow are the base rule's run's. */
+START_TEST(test_base_state_resumes)
+{
+  fixture split, base;
+  open_run(&split, STRATA_MODE_VEGASPLUS, 1000);
+  open_run(&base, STRATA_MODE_VEGASPLUS, 100);
+  strata_iteration a, b;
+  for (int k = 1; k <= 4; k++)
+    ck_assert_msg(strata_run_step(base.r, &b) == STRATA_OK, "%s", strata_last_error());
+  strata_run_state st;
+  strata_run_state_get(base.r, &st);
+  ck_assert_int_eq(st.ninc, 100);
+  ck_assert_msg(strata_run_restore(split.r, &st, NULL, NULL) == STRATA_OK, "%s",
+                strata_last_error());
+  for (int k = 5; k <= FIRST_SPLIT; k++) {
+    ck_assert_msg(strata_run_step(split.r, &a) == STRATA_OK, "%s", strata_last_error());
+    ck_assert_msg(strata_run_step(base.r, &b) == STRATA_OK, "%s", strata_last_error());
+    same_row(&a, &b, "resumed");
+  }
+  teardown(&split);
+  teardown(&base);
+}
+END_TEST
+
 START_TEST(test_unsplit_is_base_vegasplus) { unsplit_is_base(STRATA_MODE_VEGASPLUS); }
 END_TEST
 START_TEST(test_unsplit_is_base_vegas) { unsplit_is_base(STRATA_MODE_VEGAS); }
@@ -94,6 +121,7 @@ int main(void)
   tcase_add_test(tc, test_unsplit_is_base_vegasplus);
   tcase_add_test(tc, test_unsplit_is_base_vegas);
   tcase_add_test(tc, test_unsplit_is_base_vegas1d);
+  tcase_add_test(tc, test_base_state_resumes);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }
