@@ -44,6 +44,7 @@ int strata_peakrun_alloc(const strata_problem *pr, const strata_params *p, strat
   strata_search_params_default(&sp);
   sp.starts = p->peaks.starts;
   sp.ascents = p->peaks.ascents;
+  sp.max_modes = STRATA_MAX_PEAKS; /* the modes a result holds, and sync_channels judges */
   int rc = strata_search_alloc(pr->dim, &sp, &pk->search);
   const size_t n = (size_t)p->maxiter;
   pk->khat = calloc(n, sizeof(double));
@@ -81,19 +82,32 @@ void strata_peakrun_free(strata_peakrun *pk)
   free(pk);
 }
 
-/* The search's new modes as channels, once there are two or more: one
- * mode is the map's to sample. */
+/* A mode whose density a product of per-axis densities gives at least
+ * this share of is the map's to sample (doc/peaks.md, "The channels"). */
+#define MAP_COVERS 0.5
+
+/* Channels for the modes the map cannot cover, once the search has found
+ * two or more (one mode is the map's to sample): a mode is judged against
+ * the mixture of all the modes found, and judged again as more are found
+ * until it has a channel.  A mode from a user's point always takes one.
+ * Returns whether a channel was added. */
 static int sync_channels(strata_peakrun *pk)
 {
   const int nm = strata_search_nmodes(pk->search);
   if (nm < 2) return 0;
+  char all[STRATA_MAX_PEAKS], taken[STRATA_MAX_PEAKS] = {0};
+  memset(all, 1, sizeof all);
+  for (int c = 0; c < pk->ch.nmode; c++) taken[pk->chmode[c]] = 1;
   int added = 0;
-  for (int j = pk->ch.nmode; j < nm && j < STRATA_MAX_CHANNELS; j++) {
+  for (int j = 0; j < nm && pk->ch.nmode < STRATA_MAX_CHANNELS; j++) {
     const strata_peak *md = strata_search_mode(pk->search, j);
+    if (taken[j] || (!md->known && !(strata_search_product_cover(pk->search, j, all) < MAP_COVERS)))
+      continue;
+    pk->chmode[pk->ch.nmode] = j;
     strata_channels_add(&pk->ch, md->m, md->chol);
     added = 1;
   }
-  pk->active = pk->ch.nmode >= 2;
+  pk->active = pk->ch.nmode >= 1;
   return added;
 }
 
@@ -393,10 +407,11 @@ void strata_peakrun_result(const strata_run *r, strata_result *res)
       o->x[d] = pr->lower[d] + (pr->upper[d] - pr->lower[d]) * md->m[d];
     o->logf = md->logf;
     o->known = md->known;
-    if (pk->active && j < pk->ch.nmode) {
-      o->weight = pk->ch.alpha[j + 1];
-      o->share = I != 0.0 ? pk->share[j + 1] / I : 0.0;
-    }
+    for (int c = 0; c < pk->ch.nmode; c++)
+      if (pk->chmode[c] == j) {
+        o->weight = pk->ch.alpha[c + 1];
+        o->share = I != 0.0 ? pk->share[c + 1] / I : 0.0;
+      }
   }
   res->nchannels = pk->active ? strata_channels_count(&pk->ch) : 1;
   res->alpha_map = pk->active ? (double)pk->ch.n[0] / (double)pk->ch.N : 1.0;
@@ -412,12 +427,13 @@ int64_t strata_peakrun_state_evals(const double *buf, size_t n)
 }
 
 /* sobol_done, active, search_evals, the arrays' length; the search's
- * state, with its size first; the channels'; the per-iteration arrays. */
+ * state, with its size first; the channels', then their modes; the
+ * per-iteration arrays. */
 size_t strata_peakrun_state_size(const strata_run *r)
 {
   const strata_peakrun *pk = r->peaks;
   return 5 + strata_search_state_size(pk->search) + strata_channels_state_size(r->problem.dim) +
-         6 * (size_t)r->ravg.n + 1;
+         STRATA_MAX_CHANNELS + 6 * (size_t)r->ravg.n + 1;
 }
 
 const double *strata_peakrun_state_get(const strata_run *r)
@@ -444,6 +460,7 @@ const double *strata_peakrun_state_get(const strata_run *r)
   p += ns;
   strata_channels_state_get(&pk->ch, p);
   p += strata_channels_state_size(r->problem.dim);
+  for (int c = 0; c < STRATA_MAX_CHANNELS; c++) *p++ = c < pk->ch.nmode ? pk->chmode[c] : -1;
   for (size_t k = 0; k < n; k++) {
     p[k] = pk->khat[k];
     p[n + k] = pk->npoints[k];
@@ -461,7 +478,8 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
   strata_peakrun *pk = r->peaks;
   const size_t nc = strata_channels_state_size(r->problem.dim);
   const size_t n = len >= 5 && buf[3] >= 0 && buf[3] <= r->params.maxiter ? (size_t)buf[3] : 0;
-  if (len < 5 || (double)n != buf[3] || !(buf[4] >= 0) || len != 5 + (size_t)buf[4] + nc + 6 * n + 1)
+  if (len < 5 || (double)n != buf[3] || !(buf[4] >= 0) ||
+      len != 5 + (size_t)buf[4] + nc + STRATA_MAX_CHANNELS + 6 * n + 1)
     return strata_error(STRATA_EINVAL, "the saved peak search's state does not fit this run "
                         "(%zu numbers)", len);
   const size_t ns = (size_t)buf[4];
@@ -470,6 +488,13 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
       strata_channels_state_set(&pk->ch, p + ns, nc) != 0)
     return strata_error(STRATA_EINVAL, "the saved peak search's state is not valid");
   p += ns + nc;
+  const int nm = strata_search_nmodes(pk->search);
+  for (int c = 0; c < pk->ch.nmode; c++) {
+    if (!(p[c] >= 0 && p[c] < nm))
+      return strata_error(STRATA_EINVAL, "the saved peak search's channel %d has no mode", c + 1);
+    pk->chmode[c] = (int)p[c];
+  }
+  p += STRATA_MAX_CHANNELS;
   pk->sobol_done = buf[0] != 0.0;
   pk->active = buf[1] != 0.0;
   pk->search_evals = (int64_t)buf[2];

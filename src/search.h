@@ -75,6 +75,14 @@ int strata_search_nascents(const strata_search *s);   /* ascents so far */
 /* log of the Laplace mixture sum_j A_j(y): how much of f the modes explain. */
 double strata_search_explained(const strata_search *s, const double *y);
 
+/* How much of mode j's density a product of per-axis densities can give
+ * (doc/peaks.md, "The channels"): of the Laplace mixture of the modes k
+ * with among[k] set (j among them), each A_k weighted by its mass, the
+ * product of the mixture's marginals at m_j over the mixture's density
+ * there, both normalised to 1.  1 for one mode of diagonal H; NaN where j
+ * is not among them. */
+double strata_search_product_cover(const strata_search *s, int j, const char *among);
+
 /* The search's state as doubles, for checkpoints: strata_search_state_size
  * doubles into buf; restore refuses a buffer of another size or dim. */
 size_t strata_search_state_size(const strata_search *s);
