@@ -105,6 +105,7 @@ static int sync_channels(strata_peakrun *pk)
       continue;
     pk->chmode[pk->ch.nmode] = j;
     strata_channels_add(&pk->ch, md->m, md->chol);
+    pk->share[pk->ch.nmode] = NAN;
     added = 1;
   }
   pk->active = pk->ch.nmode >= 1;
@@ -273,7 +274,7 @@ int strata_peakrun_combine(strata_run *r, strata_plan *p)
       return strata_error(STRATA_ECOMM, "rank %d: combining the channels' sums failed",
                           r->comm->rank);
     strata_channels_estimate(&pk->ch, p->chsum + p->nchannels, &p->part[0], &p->part[1],
-                             pk->share);
+                             pk->mean);
     for (int c = 1; c <= pk->ch.nmode; c++)
       pk->short_of[k] |= pk->ch.n[c] < strata_channels_nmin(&pk->ch);
   }
@@ -289,6 +290,8 @@ int strata_peakrun_after(strata_run *r, const strata_plan *p)
 {
   strata_peakrun *pk = r->peaks;
   if (pk->active) {
+    const double I = r->ravg.hist[r->ravg.n - 1].integral;
+    for (int c = 1; c <= pk->ch.nmode; c++) pk->share[c] = pk->mean[c] / I;
     double W[STRATA_MAX_CHANNELS + 2];
     for (int c = 0; c < p->nchannels; c++)
       W[c] = pk->ch.n[c] > 0 ? p->chsum[c] / (double)pk->ch.n[c] : 0.0;
@@ -399,7 +402,6 @@ void strata_peakrun_result(const strata_run *r, strata_result *res)
   const strata_problem *pr = &r->problem;
   res->peaks_searched = pk->sobol_done;
   res->nmodes = strata_search_nmodes(pk->search);
-  const double I = res->integral;
   for (int j = 0; j < res->nmodes && j < STRATA_MAX_PEAKS; j++) {
     const strata_peak *md = strata_search_mode(pk->search, j);
     strata_result_peak *o = &res->modes[j];
@@ -407,16 +409,18 @@ void strata_peakrun_result(const strata_run *r, strata_result *res)
       o->x[d] = pr->lower[d] + (pr->upper[d] - pr->lower[d]) * md->m[d];
     o->logf = md->logf;
     o->known = md->known;
+    o->share = NAN; /* no channel: its part is the map's */
     for (int c = 0; c < pk->ch.nmode; c++)
       if (pk->chmode[c] == j) {
         o->weight = pk->ch.alpha[c + 1];
-        o->share = I != 0.0 ? pk->share[c + 1] / I : 0.0;
+        o->share = pk->share[c + 1];
       }
   }
+  /* The weights the last adaptation set, which the next iteration's
+   * counts come from: one kind, adding up to 1. */
   res->nchannels = pk->active ? strata_channels_count(&pk->ch) : 1;
-  res->alpha_map = pk->active ? (double)pk->ch.n[0] / (double)pk->ch.N : 1.0;
-  res->alpha_uniform =
-      pk->active ? (double)pk->ch.n[pk->ch.nmode + 1] / (double)pk->ch.N : 0.0;
+  res->alpha_map = pk->active ? pk->ch.alpha[0] : 1.0;
+  res->alpha_uniform = pk->active ? pk->ch.alpha[pk->ch.nmode + 1] : 0.0;
   res->khat = worst_khat(r, 0, &res->khat_itn, &res->khat_limit);
   res->search_evals = pk->search_evals;
 }
@@ -427,13 +431,13 @@ int64_t strata_peakrun_state_evals(const double *buf, size_t n)
 }
 
 /* sobol_done, active, search_evals, the arrays' length; the search's
- * state, with its size first; the channels', then their modes; the
- * per-iteration arrays. */
+ * state, with its size first; the channels', then their modes and shares;
+ * the per-iteration arrays. */
 size_t strata_peakrun_state_size(const strata_run *r)
 {
   const strata_peakrun *pk = r->peaks;
   return 5 + strata_search_state_size(pk->search) + strata_channels_state_size(r->problem.dim) +
-         STRATA_MAX_CHANNELS + 6 * (size_t)r->ravg.n + 1;
+         2 * STRATA_MAX_CHANNELS + 6 * (size_t)r->ravg.n + 1;
 }
 
 const double *strata_peakrun_state_get(const strata_run *r)
@@ -461,6 +465,7 @@ const double *strata_peakrun_state_get(const strata_run *r)
   strata_channels_state_get(&pk->ch, p);
   p += strata_channels_state_size(r->problem.dim);
   for (int c = 0; c < STRATA_MAX_CHANNELS; c++) *p++ = c < pk->ch.nmode ? pk->chmode[c] : -1;
+  for (int c = 0; c < STRATA_MAX_CHANNELS; c++) *p++ = c < pk->ch.nmode ? pk->share[c + 1] : 0.0;
   for (size_t k = 0; k < n; k++) {
     p[k] = pk->khat[k];
     p[n + k] = pk->npoints[k];
@@ -479,7 +484,7 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
   const size_t nc = strata_channels_state_size(r->problem.dim);
   const size_t n = len >= 5 && buf[3] >= 0 && buf[3] <= r->params.maxiter ? (size_t)buf[3] : 0;
   if (len < 5 || (double)n != buf[3] || !(buf[4] >= 0) ||
-      len != 5 + (size_t)buf[4] + nc + STRATA_MAX_CHANNELS + 6 * n + 1)
+      len != 5 + (size_t)buf[4] + nc + 2 * STRATA_MAX_CHANNELS + 6 * n + 1)
     return strata_error(STRATA_EINVAL, "the saved peak search's state does not fit this run "
                         "(%zu numbers)", len);
   const size_t ns = (size_t)buf[4];
@@ -493,8 +498,9 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
     if (!(p[c] >= 0 && p[c] < nm))
       return strata_error(STRATA_EINVAL, "the saved peak search's channel %d has no mode", c + 1);
     pk->chmode[c] = (int)p[c];
+    pk->share[c + 1] = p[STRATA_MAX_CHANNELS + c];
   }
-  p += STRATA_MAX_CHANNELS;
+  p += 2 * STRATA_MAX_CHANNELS;
   pk->sobol_done = buf[0] != 0.0;
   pk->active = buf[1] != 0.0;
   pk->search_evals = (int64_t)buf[2];

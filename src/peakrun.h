@@ -41,7 +41,10 @@ typedef struct strata_peakrun {
   double *khat, *npoints;
   double *spread;           /* its largest weight over the tail's threshold (the M+1-th) */
   int *nchannels, *short_of, *restart;
-  double share[STRATA_MAX_CHANNELS + 2]; /* the last iteration's channel means */
+  /* Channel c's (c >= 1) part of the last iteration's estimate: the
+   * mean of f alpha_c / g over its points, then over the estimate, its
+   * balance-heuristic share (NaN before it drew any points). */
+  double mean[STRATA_MAX_CHANNELS + 2], share[STRATA_MAX_CHANNELS + 2];
   int64_t search_evals;
   double *state;            /* strata_peakrun_state_get's, kept for the state's reader */
   size_t state_len;

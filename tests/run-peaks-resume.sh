@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export STRATA_CACHE_DIR="$tmp/cache"
 cp "$srcdir/tests/integrands/two_peaks.c" "$tmp/"
-pick() { tail -n 1 | grep -o '"integral":[^,]*,"sigma":[^,]*\|"neval":[0-9]*\|"channels":\[[^]]*\]\|"khat":[^,]*'; }
+pick() { tail -n 1 | grep -o '"integral":[^,]*,"sigma":[^,]*\|"neval":[0-9]*\|"channels":\[[^]]*\]\|"khat":[^,]*\|"share":[^,]*\|"weight":[^,]*'; }
 common="-q --json --set integral.integrand=file:$tmp/two_peaks.c --set integral.function=two_peaks
  --set integral.dim=6 --set vegas.neval=2e4 --set vegas.epsrel=0 --set vegas.skip=2
  --set run.threads=1 --set run.backend=cpu"
@@ -29,6 +29,19 @@ if [ "$whole" != "$resumed" ]; then
   echo "      whole:   $whole"
   exit 1
 fi
+# A finished run resumed reports what it reported: its channels' weights
+# and shares are the checkpoint's.
+# shellcheck disable=SC2086
+again=$("$STRATA" run $common --set vegas.maxiter=8 --set run.checkpoint="$tmp/ck.h5" --resume 2>&1 | pick)
+if [ "$whole" != "$again" ]; then
+  echo "FAIL: the finished run resumed: $again"
+  echo "      whole:                    $whole"
+  exit 1
+fi
+# The weights are of one kind: they add up to 1.
+echo "$whole" | sed -n 's/"channels":\[\(.*\)\]/\1/p' | tr ',' '\n' |
+  awk '{ s += $1 } END { d = s - 1; if (d < 0) d = -d; exit !(NR >= 3 && d < 1e-12) }' ||
+  { echo "FAIL: the channels' weights do not add up to 1: $whole"; exit 1; }
 echo "resumed with channels: the uninterrupted run's bits"
 
 # Resumed with another peaks.search: on is what auto ran, so the resume

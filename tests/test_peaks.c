@@ -142,6 +142,18 @@ START_TEST(test_search_runs)
   ck_assert_msg(res.nmodes == NPEAK, "%d modes", res.nmodes);
   ck_assert_int_eq(res.nchannels, NPEAK + 2);
   ck_assert(res.alpha_map >= 0.099 && res.alpha_uniform > 0.0);
+  /* One kind of weight, adding up to 1; each channel's balance-heuristic
+   * share a part of the iteration's estimate, the map keeping the rest. */
+  double wsum = res.alpha_map + res.alpha_uniform, ssum = 0.0;
+  for (int j = 0; j < res.nmodes; j++) {
+    ck_assert_msg(res.modes[j].weight > 0.0 && res.modes[j].share > 0.0 &&
+                      res.modes[j].share < 1.0,
+                  "mode %d: weight %g, share %g", j + 1, res.modes[j].weight, res.modes[j].share);
+    wsum += res.modes[j].weight;
+    ssum += res.modes[j].share;
+  }
+  ck_assert_msg(fabs(wsum - 1.0) < 1e-12, "the weights add up to %.17g", wsum);
+  ck_assert_msg(ssum < 1.0, "the modes' shares add up to %g", ssum);
   for (int j = 0; j < res.nmodes; j++) {
     double best = 1e9;
     for (int k = 0; k < NPEAK; k++) {
