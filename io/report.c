@@ -183,10 +183,9 @@ static int peak_dim(const strata_result *res)
 }
 
 /* Mode j's line: log |f| there, its channel's share of the integral (or
- * that it has none), whether a
- * known point found it, and where it is, its coordinates continued on
- * lines of their own where they would make the line longer than the
- * others of the summary (32 dimensions). */
+ * that it has none), whether a known point found it, and where it is, its
+ * coordinates continued on lines of their own where they would make the
+ * line longer than the others of the summary (32 dimensions). */
 static void summary_mode(FILE *out, const strata_result *res, int j)
 {
   const strata_result_peak *m = &res->modes[j];
@@ -368,8 +367,8 @@ static void json_string(FILE *out, const char *key, const char *v)
 /* The peak search (doc/peaks.md): "peaks" says whether it ran; "modes"
  * (location, log |f|, share of the integral, channel weight, known),
  * "channels" (the weights the last adaptation set, adding up to 1: the
- * map, each mode's channel, the uniform part; [1] for the map alone), "khat" with "khat_itn" and "khat_limit",
- * "search_evals", and the gate's "peaks_held", "peaks_reason" and
+ * map, each mode's channel, the uniform part; [1] for the map alone),
+ * "khat" with "khat_itn" and "khat_limit", "search_evals", and the gate's "peaks_held", "peaks_reason" and
  * "peaks_neval" (null where they do not apply). */
 static void json_peaks(FILE *out, const strata_result *res)
 {

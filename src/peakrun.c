@@ -83,7 +83,8 @@ void strata_peakrun_free(strata_peakrun *pk)
 }
 
 /* A mode whose density a product of per-axis densities gives at least
- * this share of is the map's to sample (doc/peaks.md, "The channels"). */
+ * this share of is the map's to sample (doc/peaks.md, "Which modes get a
+ * channel"). */
 #define MAP_COVERS 0.5
 
 /* Channels for the modes the map cannot cover, once the search has found
@@ -95,13 +96,12 @@ static int sync_channels(strata_peakrun *pk)
 {
   const int nm = strata_search_nmodes(pk->search);
   if (nm < 2) return 0;
-  char all[STRATA_MAX_PEAKS], taken[STRATA_MAX_PEAKS] = {0};
-  memset(all, 1, sizeof all);
+  char taken[STRATA_MAX_PEAKS] = {0};
   for (int c = 0; c < pk->ch.nmode; c++) taken[pk->chmode[c]] = 1;
   int added = 0;
   for (int j = 0; j < nm && pk->ch.nmode < STRATA_MAX_CHANNELS; j++) {
     const strata_peak *md = strata_search_mode(pk->search, j);
-    if (taken[j] || (!md->known && !(strata_search_product_cover(pk->search, j, all) < MAP_COVERS)))
+    if (taken[j] || (!md->known && !(strata_search_product_cover(pk->search, j) < MAP_COVERS)))
       continue;
     pk->chmode[pk->ch.nmode] = j;
     strata_channels_add(&pk->ch, md->m, md->chol);
@@ -291,7 +291,7 @@ int strata_peakrun_after(strata_run *r, const strata_plan *p)
   strata_peakrun *pk = r->peaks;
   if (pk->active) {
     const double I = r->ravg.hist[r->ravg.n - 1].integral;
-    for (int c = 1; c <= pk->ch.nmode; c++) pk->share[c] = pk->mean[c] / I;
+    for (int c = 1; c <= pk->ch.nmode; c++) pk->share[c] = I != 0.0 ? pk->mean[c] / I : NAN;
     double W[STRATA_MAX_CHANNELS + 2];
     for (int c = 0; c < p->nchannels; c++)
       W[c] = pk->ch.n[c] > 0 ? p->chsum[c] / (double)pk->ch.n[c] : 0.0;

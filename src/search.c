@@ -164,27 +164,25 @@ double strata_search_explained(const strata_search *s, const double *y)
   return explained_by(s, s->nmodes, y);
 }
 
-double strata_search_product_cover(const strata_search *s, int j, const char *among)
+double strata_search_product_cover(const strata_search *s, int j)
 {
   const int dim = s->dim, n = s->nmodes;
-  if (j < 0 || j >= n || !among[j]) return NAN;
+  if (j < 0 || j >= n) return NAN;
   double top = -INFINITY;
   for (int k = 0; k < n; k++)
-    if (among[k] && s->modes[k].logmass > top) top = s->modes[k].logmass;
+    if (s->modes[k].logmass > top) top = s->modes[k].logmass;
   /* Both densities are the mixture's, normalised by its mass; the largest
    * mass is factored out of each. */
   double wsum = 0.0, joint = 0.0;
   const double *x = s->modes[j].m;
-  for (int k = 0; k < n; k++)
-    if (among[k]) {
-      wsum += exp(s->modes[k].logmass - top);
-      joint += exp(s->modes[k].logf - top - 0.5 * maha2(&s->modes[k], dim, x));
-    }
+  for (int k = 0; k < n; k++) {
+    wsum += exp(s->modes[k].logmass - top);
+    joint += exp(s->modes[k].logf - top - 0.5 * maha2(&s->modes[k], dim, x));
+  }
   double logprod = -dim * log(wsum);
   for (int i = 0; i < dim; i++) {
     double p = 0.0;
     for (int k = 0; k < n; k++) {
-      if (!among[k]) continue;
       const strata_peak *md = &s->modes[k];
       double v = 0.0; /* (H^-1)_ii = sum_l L_il^2: the marginal's variance */
       for (int l = 0; l <= i; l++) v += md->chol[i * dim + l] * md->chol[i * dim + l];
