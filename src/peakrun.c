@@ -44,7 +44,6 @@ int strata_peakrun_alloc(const strata_problem *pr, const strata_params *p, strat
   strata_search_params_default(&sp);
   sp.starts = p->peaks.starts;
   sp.ascents = p->peaks.ascents;
-  sp.max_modes = STRATA_MAX_PEAKS; /* the modes a result holds, and sync_channels judges */
   int rc = strata_search_alloc(pr->dim, &sp, &pk->search);
   const size_t n = (size_t)p->maxiter;
   pk->khat = calloc(n, sizeof(double));
@@ -87,28 +86,29 @@ void strata_peakrun_free(strata_peakrun *pk)
  * channel"). */
 #define MAP_COVERS 0.5
 
-/* Channels for the modes the map cannot cover, once the search has found
- * two or more (one mode is the map's to sample): a mode is judged against
- * the mixture of all the modes found, and judged again as more are found
- * until it has a channel.  A mode from a user's point always takes one.
- * Returns whether a channel was added. */
+/* Channels for the search's modes, once it has found two or more (one
+ * mode is the map's to sample) and one of them is beyond the map's cover
+ * or a user's point: then every mode gets one, so that the map, trained
+ * on what the channels leave, goes on to mass that no mode explains yet;
+ * a run whose modes the map covers, every one, has no channel (doc/peaks.md,
+ * "Which modes get a channel").  Returns whether a channel was added. */
 static int sync_channels(strata_peakrun *pk)
 {
   const int nm = strata_search_nmodes(pk->search);
   if (nm < 2) return 0;
-  char taken[STRATA_MAX_PEAKS] = {0};
-  for (int c = 0; c < pk->ch.nmode; c++) taken[pk->chmode[c]] = 1;
+  int beyond = pk->ch.nmode > 0;
+  for (int j = 0; j < nm && !beyond; j++)
+    beyond = strata_search_mode(pk->search, j)->known ||
+             strata_search_product_cover(pk->search, j) < MAP_COVERS;
+  if (!beyond) return 0;
   int added = 0;
-  for (int j = 0; j < nm && pk->ch.nmode < STRATA_MAX_CHANNELS; j++) {
+  for (int j = pk->ch.nmode; j < nm && j < STRATA_MAX_CHANNELS; j++) {
     const strata_peak *md = strata_search_mode(pk->search, j);
-    if (taken[j] || (!md->known && !(strata_search_product_cover(pk->search, j) < MAP_COVERS)))
-      continue;
-    pk->chmode[pk->ch.nmode] = j;
     strata_channels_add(&pk->ch, md->m, md->chol);
-    pk->share[pk->ch.nmode] = NAN;
+    pk->share[j + 1] = NAN;
     added = 1;
   }
-  pk->active = pk->ch.nmode >= 1;
+  pk->active = 1;
   return added;
 }
 
@@ -410,11 +410,10 @@ void strata_peakrun_result(const strata_run *r, strata_result *res)
     o->logf = md->logf;
     o->known = md->known;
     o->share = NAN; /* no channel: its part is the map's */
-    for (int c = 0; c < pk->ch.nmode; c++)
-      if (pk->chmode[c] == j) {
-        o->weight = pk->ch.alpha[c + 1];
-        o->share = pk->share[c + 1];
-      }
+    if (j < pk->ch.nmode) {
+      o->weight = pk->ch.alpha[j + 1];
+      o->share = pk->share[j + 1];
+    }
   }
   /* The weights the last adaptation set, which the next iteration's
    * counts come from: one kind, adding up to 1. */
@@ -431,13 +430,13 @@ int64_t strata_peakrun_state_evals(const double *buf, size_t n)
 }
 
 /* sobol_done, active, search_evals, the arrays' length; the search's
- * state, with its size first; the channels', then their modes and shares;
- * the per-iteration arrays. */
+ * state, with its size first; the channels', then their shares; the
+ * per-iteration arrays. */
 size_t strata_peakrun_state_size(const strata_run *r)
 {
   const strata_peakrun *pk = r->peaks;
   return 5 + strata_search_state_size(pk->search) + strata_channels_state_size(r->problem.dim) +
-         2 * STRATA_MAX_CHANNELS + 6 * (size_t)r->ravg.n + 1;
+         STRATA_MAX_CHANNELS + 6 * (size_t)r->ravg.n + 1;
 }
 
 const double *strata_peakrun_state_get(const strata_run *r)
@@ -464,7 +463,6 @@ const double *strata_peakrun_state_get(const strata_run *r)
   p += ns;
   strata_channels_state_get(&pk->ch, p);
   p += strata_channels_state_size(r->problem.dim);
-  for (int c = 0; c < STRATA_MAX_CHANNELS; c++) *p++ = c < pk->ch.nmode ? pk->chmode[c] : -1;
   for (int c = 0; c < STRATA_MAX_CHANNELS; c++) *p++ = c < pk->ch.nmode ? pk->share[c + 1] : 0.0;
   for (size_t k = 0; k < n; k++) {
     p[k] = pk->khat[k];
@@ -484,7 +482,7 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
   const size_t nc = strata_channels_state_size(r->problem.dim);
   const size_t n = len >= 5 && buf[3] >= 0 && buf[3] <= r->params.maxiter ? (size_t)buf[3] : 0;
   if (len < 5 || (double)n != buf[3] || !(buf[4] >= 0) ||
-      len != 5 + (size_t)buf[4] + nc + 2 * STRATA_MAX_CHANNELS + 6 * n + 1)
+      len != 5 + (size_t)buf[4] + nc + STRATA_MAX_CHANNELS + 6 * n + 1)
     return strata_error(STRATA_EINVAL, "the saved peak search's state does not fit this run "
                         "(%zu numbers)", len);
   const size_t ns = (size_t)buf[4];
@@ -493,14 +491,8 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
       strata_channels_state_set(&pk->ch, p + ns, nc) != 0)
     return strata_error(STRATA_EINVAL, "the saved peak search's state is not valid");
   p += ns + nc;
-  const int nm = strata_search_nmodes(pk->search);
-  for (int c = 0; c < pk->ch.nmode; c++) {
-    if (!(p[c] >= 0 && p[c] < nm))
-      return strata_error(STRATA_EINVAL, "the saved peak search's channel %d has no mode", c + 1);
-    pk->chmode[c] = (int)p[c];
-    pk->share[c + 1] = p[STRATA_MAX_CHANNELS + c];
-  }
-  p += 2 * STRATA_MAX_CHANNELS;
+  for (int c = 0; c < pk->ch.nmode; c++) pk->share[c + 1] = p[c];
+  p += STRATA_MAX_CHANNELS;
   pk->sobol_done = buf[0] != 0.0;
   pk->active = buf[1] != 0.0;
   pk->search_evals = (int64_t)buf[2];

@@ -29,7 +29,6 @@ typedef struct strata_peakrun {
   strata_channels ch;
   int sobol_done;           /* the Sobol' round (and the known points') ran */
   int active;               /* channels are sampled (a mode the map does not cover) */
-  int chmode[STRATA_MAX_CHANNELS]; /* mode channel c + 1's mode (the search's index) */
   strata_khat_top top;      /* the iteration's largest weights, every rank's */
   double *chsum;            /* the plan's chsum */
   size_t chsum_len;
