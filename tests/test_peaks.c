@@ -5,8 +5,7 @@
  * the peaks; the channels draw the same points on 1 and 2 threads and 1,
  * 2 and 4 ranks; a single peak, gaussian or f2's product of Lorentzians,
  * gets no channel and the map's draws are the search-off run's, bit for
- * bit; the gate withholds claims whose
- * weights have an infinite variance. */
+ * bit; the gate withholds claims whose weights have an infinite variance. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
