@@ -165,6 +165,36 @@ double strata_search_explained(const strata_search *s, const double *y)
   return explained_by(s, s->nmodes, y);
 }
 
+double strata_search_product_cover(const strata_search *s, int j)
+{
+  const int dim = s->dim, n = s->nmodes;
+  if (j < 0 || j >= n) return NAN;
+  double top = -INFINITY;
+  for (int k = 0; k < n; k++)
+    if (s->modes[k].logmass > top) top = s->modes[k].logmass;
+  /* Both densities are the mixture's, normalised by its mass; the largest
+   * mass is factored out of each. */
+  double wsum = 0.0, joint = 0.0;
+  const double *x = s->modes[j].m;
+  for (int k = 0; k < n; k++) {
+    wsum += exp(s->modes[k].logmass - top);
+    joint += exp(s->modes[k].logf - top - 0.5 * maha2(&s->modes[k], dim, x));
+  }
+  double logprod = -dim * log(wsum);
+  for (int i = 0; i < dim; i++) {
+    double p = 0.0;
+    for (int k = 0; k < n; k++) {
+      const strata_peak *md = &s->modes[k];
+      double v = 0.0; /* (H^-1)_ii = sum_l L_il^2: the marginal's variance */
+      for (int l = 0; l <= i; l++) v += md->chol[i * dim + l] * md->chol[i * dim + l];
+      const double u = x[i] - md->m[i];
+      p += exp(md->logmass - top - 0.5 * u * u / v) / sqrt(2.0 * M_PI * v);
+    }
+    logprod += log(p);
+  }
+  return exp(logprod - log(joint / wsum));
+}
+
 /* |f| as the search takes it: a value that is not finite (a singularity on
  * the boundary) is no peak to climb, and counts as 0. */
 static double clean(double f)
