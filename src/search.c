@@ -589,6 +589,30 @@ static int near_mode(const strata_search *s, const double *x)
   return 0;
 }
 
+/* Whether a residual maximum at x (log |f| there logf) is a ripple of a
+ * known mode's tails: f there at least half the mode's, on the mode's own
+ * hill (f at their midpoint no lower than at the lesser end, the
+ * hill-valley test of pick_starts).  A peak that is not a gaussian (a cusp,
+ * Lorentzian tails) leaves such maxima in the residual of its Laplace
+ * approximation, a "mode" per ascent; a component hidden on a peak's flank
+ * stands lower.  Returns 1, 0, or an error code < 0. */
+static int ripple(strata_search *s, const double *x, double logf, strata_eval_fn eval, void *ctx)
+{
+  const int dim = s->dim;
+  int rc = batch_reserve(s, s->nmodes);
+  if (rc) return -rc;
+  int n = 0, which[s->nmodes > 0 ? s->nmodes : 1];
+  for (int j = 0; j < s->nmodes; j++) {
+    if (!(logf >= s->modes[j].logf - log(2.0))) continue;
+    for (int d = 0; d < dim; d++) s->by[n * dim + d] = 0.5 * (x[d] + s->modes[j].m[d]);
+    which[n++] = j;
+  }
+  if ((rc = evaluate(s, n, eval, ctx)) != STRATA_OK) return -rc;
+  for (int k = 0; k < n; k++)
+    if (log(s->bf[k]) >= fmin(logf, s->modes[which[k]].logf)) return 1;
+  return 0;
+}
+
 /* An ascent's end: a new mode if it is none of the known ones and carries
  * mass (*found 1).  Returns 2 where it ended within one Mahalanobis unit of
  * a known mode, 1 where t vanished beside it (no peak), 0, or an error
@@ -625,6 +649,10 @@ static int judge_end(strata_search *s, const target *t, const ascent *a, int kno
    * of f: elsewhere the residual of an imperfect approximation would give
    * a "mode" per ascent. */
   if (t->residual && !(strata_search_explained(s, c) < logf + log(0.5))) return 0;
+  if (t->residual) {
+    const int r = ripple(s, a->x, logf, eval, ctx);
+    if (r != 0) return r < 0 ? r : 0;
+  }
   s->modes[s->nmodes++] = md;
   *found = 1;
   return 0;
