@@ -6,6 +6,7 @@ integrand, one thread (OMP_NUM_THREADS=1).
 
     python bench/python_vs_vegas.py [--repeat N] [--neval N] [--nitn N] [--seed S]
     python bench/python_vs_vegas.py --short [--repeat N] [--nitn N] [--seed S]
+                                    [--only NAME] [--set KEYWORD=VALUE]...
 
 Needs the strata_mc package (pip install ./python) and vegas (pip install
 vegas).  Prints each run's time, estimate, sigma and deviation from the
@@ -23,8 +24,10 @@ vegas.batchintegrand, the same lines under `import vegas` and `import
 strata_mc as vegas`.  It prints a row per integrand and neval with the
 medians over seeds (--repeat, 5 by default) of sigma and CPU time and the
 ratio of the medians of sigma^2 x CPU time, strata's over vegas's (target
-<= 0.5)."""
+<= 0.5).  --set gives strata's Integrator a keyword (a Python literal:
+--set peaks=False)."""
 import argparse
+import ast
 import math
 import os
 import statistics
@@ -65,14 +68,14 @@ def run_vegas(neval, nitn, seed):
     return time.perf_counter() - t, time.process_time() - c, r.mean, r.sdev
 
 
-def vegas_script(module, f, dim, neval, nitn, seed):
+def vegas_script(module, f, dim, neval, nitn, seed, strata_kw):
     """vegas's calling pattern, the same lines for vegas and for strata_mc
     (imported as vegas): CPU seconds, mean, sdev."""
     if module.__name__ == "vegas":
         np.random.seed(seed)
         integ = module.Integrator([[0, 1]] * dim)
     else:
-        integ = module.Integrator([[0, 1]] * dim, seed=seed)
+        integ = module.Integrator([[0, 1]] * dim, seed=seed, **strata_kw)
     c = time.process_time()
     r = integ(module.batchintegrand(f), nitn=nitn, neval=neval)
     return time.process_time() - c, r.mean, r.sdev
@@ -86,10 +89,15 @@ def short_runs(a, modules):
             ("Lorentzians, d = 6, width 0.02", lr.lorentz6, 6, 1.0, (2e4, 2e5)),
             ("two peaks, d = 8, width 0.1", lr.peaks8, 8, 1.0, (2e4, 2e5)),
             ("gaussian, d = 6, a = 625 (f4)", gauss, DIM, EXACT, (1e5, 1e6))]
+    strata_kw = {}
+    for kv in a.set:
+        k, _, v = kv.partition("=")
+        strata_kw[k] = ast.literal_eval(v)
     print("# short runs: vegas's call integ(f, nitn=%d, neval=N), seeds %d to %d, 1 thread; "
-          "strata %s, vegas %s, numpy %s" % (a.nitn, a.seed, a.seed + a.repeat - 1,
-                                            modules["strata"].version,
-                                            modules["vegas"].__version__, np.__version__))
+          "strata %s%s, vegas %s, numpy %s" % (a.nitn, a.seed, a.seed + a.repeat - 1,
+                                              modules["strata"].version,
+                                              "".join(" " + kv for kv in a.set),
+                                              modules["vegas"].__version__, np.__version__))
     print("| integrand | neval | strata sigma | vegas sigma | strata CPU s | vegas CPU s | "
           "sigma^2 t / vegas | strata pulls within 2 sigma |")
     print("|---|---|---|---|---|---|---|---|")
@@ -102,7 +110,7 @@ def short_runs(a, modules):
             for k in range(a.repeat):
                 for who in ("strata", "vegas"):
                     runs[who].append(vegas_script(modules[who], f, dim, int(neval), a.nitn,
-                                                  a.seed + k))
+                                                  a.seed + k, strata_kw))
             med = {w: (statistics.median(x[2] for x in v), statistics.median(x[0] for x in v),
                        statistics.median(x[2] ** 2 * x[0] for x in v)) for w, v in runs.items()}
             ratio = med["strata"][2] / med["vegas"][2]
@@ -123,6 +131,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--short", action="store_true", help="the short runs' table")
     p.add_argument("--only", default="", help="--short: the rows whose name has this")
+    p.add_argument("--set", action="append", default=[], metavar="KEYWORD=VALUE",
+                   help="--short: a keyword of strata's Integrator")
     a = p.parse_args()
     try:
         import strata_mc as strata
