@@ -50,7 +50,9 @@ def public_cdef(include):
         unit = os.path.join(stubs, "public.c")
         with open(unit, "w") as f:
             f.write("".join("#include <%s>\n" % h for h in HEADERS))
-        words = preprocessor() + ["-E", "-nostdinc", "-I", stubs, "-I", include, unit]
+        # Attributes, which cffi does not read, say nothing of a layout it needs.
+        words = preprocessor() + ["-E", "-nostdinc", "-D__attribute__(x)=", "-I", stubs,
+                                  "-I", include, unit]
         decls = _run(words + ["-P"], os.path.join(include, HEADERS[0]))
         defined = _run(words + ["-dM", "-undef"], os.path.join(include, HEADERS[0]))
     macros = {}
