@@ -43,8 +43,11 @@ def shape(f, t):
     union's size and fields (name, type, offset, bits) or an enum's values."""
     out = [t.kind, cname(t)]
     if t.kind == "struct" or t.kind == "union":
-        if t.fields is not None:
-            out += [f.sizeof(t)] + [(n, cname(c.type), c.offset, c.bitsize) for n, c in t.fields]
+        try:  # before its fields: cffi 2.1 aborts on the fields of an opaque struct
+            size = f.sizeof(t)
+        except (ValueError, ffi.error):  # its size is unknown
+            return out + ["opaque"]
+        out += [size] + [(n, cname(c.type), c.offset, c.bitsize) for n, c in t.fields]
     elif t.kind == "enum":
         out.append(sorted(t.relements.items()))
     return out
