@@ -498,7 +498,7 @@ static int fits(const strata_integrator *s, const strata_checkpoint *c, const ch
                                     s->names.new_stop_keys, name, "checkpoint",
                                     "this integrator");
   if (rc == STRATA_OK)
-    rc = strata_checkpoint_check_version(c, name, s->run->map->ninc, s->params.neval,
+    rc = strata_checkpoint_check_version(c, name, strata_run_map_base(s->run), s->params.neval,
                                          s->problem.dim);
   if (rc == STRATA_OK) rc = strata_checkpoint_check_ncomp(c, name, s->run->ncomp);
   return rc;

@@ -162,7 +162,7 @@ static int decide(strata_session *s, const strata_run *r, int *resume, strata_ch
     rc = strata_jobdef_compare_as((*ck)->definition, s->definition, s->settings.new_stop_keys, w->new_stop_keys, cp,
                                   "checkpoint", s->name);
   if (rc == STRATA_OK)
-    rc = strata_checkpoint_check_version(*ck, cp, r->map->ninc, r->params.neval, r->problem.dim);
+    rc = strata_checkpoint_check_version(*ck, cp, strata_run_map_base(r), r->params.neval, r->problem.dim);
   *resume = rc == STRATA_OK;
   return rc;
 }

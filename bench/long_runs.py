@@ -11,6 +11,10 @@ vegas the same integrand as a numpy batch function.  CPU times: strata's
 process (start-up included), vegas's integrator call.
 
     python bench/long_runs.py [--neval 2e4,2e5] [--seeds 3] [--only NAME]
+    python bench/long_runs.py --check     # strata alone: exits 1 if the
+                                          # gaussian's error per iteration at
+                                          # 2e4 falls less than 2x from
+                                          # iteration 10 to 30
 
 STRATA (default ./strata) names the program, STRATA_OPTS adds options
 (e.g. "--set vegas.adapt_iters=30").  Prints per integrand and
@@ -143,13 +147,30 @@ def run_vegas(name, neval, seed):
     return cpu, mean, 1 / math.sqrt(wsum), [x.sdev for x in r.itn_results]
 
 
+def check(seeds):
+    """The map keeps improving on a long run: the 4-D gaussian's error per
+    iteration at neval 2e4 (median over seeds) falls at least 2x from
+    iteration 10 to iteration 30; a map held at 100 increments lets it rise."""
+    run_strata("gauss4", 1000, 1)
+    rows = [run_strata("gauss4", 20000, s) for s in range(1, seeds + 1)]
+    e10 = statistics.median(r[3][9] for r in rows)
+    e30 = statistics.median(r[3][29] for r in rows)
+    ok = e10 >= 2 * e30
+    print("long_runs --check: gauss4 at 2e4, error per iteration %.3g at 10, %.3g at 30: "
+          "falls %.2fx (at least 2x wanted): %s" % (e10, e30, e10 / e30, "ok" if ok else "FAIL"))
+    return 0 if ok else 1
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--neval", default="2e4,2e5")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--only", default="")
     p.add_argument("--no-vegas", action="store_true")
+    p.add_argument("--check", action="store_true")
     a = p.parse_args()
+    if a.check:
+        sys.exit(check(a.seeds))
     names = [n for n in INTEGRANDS if not a.only or n in a.only.split(",")]
     print("| integrand | neval | who | sigma | cpu_s | err it10 | err it30 | pull | "
           "s2t/vegas | it30/vegas | it10/it30 |")

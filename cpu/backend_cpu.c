@@ -319,14 +319,39 @@ static void weigh_map_batch(const strata_plan *plan, int64_t i0, int64_t n, cpu_
   const int dim = plan->problem->dim;
   const double vol = box_volume(plan), nhc = (double)s->nhcube,
                N = plan->channels ? (double)plan->channels->N : (double)s->total;
+  if (!plan->channels) {
+    /* The map alone: w = |f| vol / g_map = |f| jac N / (n_h nhcube), one
+     * factor a hypercube; the point is made only for a weight that the
+     * list of the largest keeps, a few in a thousand once it is full. */
+    const int64_t *restrict start = s->start;
+    const double *restrict fv = sc->fv, *restrict jac = sc->jac;
+    int64_t h = *hw, next = start[h + 1];
+    double per = N / ((double)(next - start[h]) * nhc), least = strata_khat_top_least(acc->top);
+    for (int64_t j = 0; j < n; j++) {
+      if (i0 + j >= next) {
+        while (i0 + j >= start[h + 1]) h++;
+        next = start[h + 1];
+        per = N / ((double)(next - start[h]) * nhc);
+      }
+      const double w = fabs(fv[j]) * jac[j] * per;
+      if (!(w >= least) || !strata_khat_top_wants(acc->top, w, i0 + j)) continue;
+      double zf[STRATA_MAX_DIM + 1];
+      const double *x = sc->x + j * dim;
+      for (int d = 0; d < dim; d++) zf[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
+      zf[dim] = fabs(sc->fv[j]);
+      strata_khat_top_add(acc->top, w, i0 + j, zf);
+      least = strata_khat_top_least(acc->top);
+    }
+    *hw = h;
+    return;
+  }
   for (int64_t j = 0; j < n; j++) {
     while (i0 + j >= s->start[*hw + 1]) ++*hw;
     const double *x = sc->x + j * dim, nh = (double)(s->start[*hw + 1] - s->start[*hw]);
+    const double gm = nh * nhc * vol / (N * sc->jac[j]);
     double z[STRATA_MAX_DIM];
     for (int d = 0; d < dim; d++) z[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
-    const double gm = nh * nhc * vol / (N * sc->jac[j]);
-    const double keep = weigh(plan, sc->fv[j], vol, gm, z, i0 + j, acc);
-    if (plan->channels) sc->fv[j] *= keep;
+    sc->fv[j] *= weigh(plan, sc->fv[j], vol, gm, z, i0 + j, acc);
   }
 }
 
@@ -335,19 +360,19 @@ static double map_density(const strata_plan *plan, const double *z)
 {
   const strata_map *g = plan->map;
   const strata_strat *s = plan->strat;
-  const int ninc = g->ninc, M = s->M;
+  const int ninc = strata_map_res(g), G = g->group, M = s->M;
   double jz = 1.0;
   int64_t h = 0, stride = 1;
   for (int d = 0; d < g->dim; d++, stride *= M) {
     if (!(z[d] > 0.0 && z[d] < 1.0)) return 0.0;
     const double *e = strata_map_axis_edges(g, d);
-    int lo = 0, hi = ninc; /* e[lo] <= z < e[hi] */
+    int lo = 0, hi = ninc; /* e[lo G] <= z < e[hi G] (the map's edges, map.h) */
     while (hi - lo > 1) {
       const int mid = (lo + hi) / 2;
-      if (e[mid] <= z[d]) lo = mid;
+      if (e[mid * G] <= z[d]) lo = mid;
       else hi = mid;
     }
-    const double du = e[lo + 1] - e[lo], y = (lo + (z[d] - e[lo]) / du) / ninc;
+    const double e0 = e[lo * G], du = e[(lo + 1) * G] - e0, y = (lo + (z[d] - e0) / du) / ninc;
     jz *= ninc * du;
     int k = (int)(y * M);
     h += (int64_t)(k < M ? k : M - 1) * stride;
@@ -417,7 +442,7 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
 {
   int64_t hw = ha; /* the hypercube of the samples weighed (acc) */
   const strata_problem *pr = plan->problem;
-  const int dim = pr->dim, ninc = plan->map->ninc;
+  const int dim = pr->dim, ninc = strata_map_res(plan->map);
   st->bad_index = -1;
   strata_points_walk walk;
   strata_points_start(plan, ha, &walk);
@@ -502,7 +527,7 @@ static int scratch_reserve(cpu_backend *cb, int nt, const strata_plan *plan, int
 {
   const strata_problem *pr = plan->problem;
   const int dim = pr->dim, nc = pr->ncomp > 1 ? pr->ncomp : 1;
-  const size_t cells = (size_t)dim * (size_t)plan->map->ninc;
+  const size_t cells = (size_t)dim * (size_t)strata_map_res(plan->map);
   if (nt > cb->nscratch) {
     cpu_scratch *more = realloc(cb->scratch, sizeof *more * (size_t)nt);
     if (!more) return -1;
@@ -621,7 +646,7 @@ static int peaks_reserve(double **buf, size_t *len, size_t n)
 static void sample_chunks(cpu_backend *cb, strata_plan *plan, const int64_t *bounds, int nchunk,
                           int64_t B, int nt, int streamed, chunk_status *st)
 {
-  const size_t cells = (size_t)plan->problem->dim * (size_t)plan->map->ninc;
+  const size_t cells = (size_t)plan->problem->dim * (size_t)strata_map_res(plan->map);
   const int wave = streamed ? nt : nchunk;
   plan->bad = -1;
   for (int w0 = 0; w0 < nchunk; w0 += wave) {
@@ -662,7 +687,7 @@ static int sample_map(cpu_backend *cb, strata_plan *plan)
   if (want > CPU_MAX_CHUNKS) want = CPU_MAX_CHUNKS;
   if (want > nh) want = nh;
   const int nchunk = want < 1 ? 1 : (int)want;
-  const size_t cells = (size_t)plan->problem->dim * (size_t)plan->map->ninc;
+  const size_t cells = (size_t)plan->problem->dim * (size_t)strata_map_res(plan->map);
 
   if (plan->adapt) {
     size_t need = (size_t)nchunk * 2 * cells;

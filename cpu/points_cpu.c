@@ -77,7 +77,7 @@ void strata_points_block(const strata_plan *plan, strata_points_walk *w, int64_t
                          double *x, double *jac, int *inc, size_t istride)
 {
   const strata_map *g = plan->map;
-  const int dim = g->dim, ninc = g->ninc;
+  const int dim = g->dim, ninc = strata_map_res(g), G = g->group;
   double y[STRATA_MAX_DIM][L], xs[STRATA_MAX_DIM][L], jl[L];
   int il[STRATA_MAX_DIM][L];
   if (plan->qmc) {
@@ -96,7 +96,7 @@ void strata_points_block(const strata_plan *plan, strata_points_walk *w, int64_t
     const double *e = strata_map_axis_edges(g, d);
     const double lower = g->lower[d], width = g->width[d];
     for (int j = 0; j < L; j++)
-      il[d][j] = strata_map_axis(e, ninc, lower, width, y[d][j], &xs[d][j], &jl[j]);
+      il[d][j] = strata_map_axis(e, ninc, G, lower, width, y[d][j], &xs[d][j], &jl[j]);
   }
   for (int j = 0; j < n; j++) {
     jac[j] = jl[j];

@@ -43,6 +43,7 @@ void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream
   ra.dim = g->dim;
   ra.ninc = g->ninc;
   ra.shared = g->shared;
+  ra.group = g->group;
   ra.alpha = alpha;
   ra.rec = st->rec.p;
   refine_kernel<<<(unsigned)strata_map_naxes(g), kRefineThreads, 0, q>>>(ra);

@@ -34,8 +34,8 @@ __global__ void __launch_bounds__(kAdaptThreads) xmap_kernel(double2 *xmap, cons
   for (long long c = blockIdx.x * (long long)blockDim.x + threadIdx.x; c < n;
        c += (long long)gridDim.x * blockDim.x) {
     const int d = (int)(c / a.ninc), i = (int)(c % a.ninc);
-    const double *e = a.edges + (size_t)d * a.axis_stride;
-    xmap[c] = make_double2(a.lower[d] + a.width[d] * e[i], a.width[d] * (e[i + 1] - e[i]));
+    const double *e = a.edges + (size_t)d * a.axis_stride, e0 = e[i * a.group];
+    xmap[c] = make_double2(a.lower[d] + a.width[d] * e0, a.width[d] * (e[(i + 1) * a.group] - e0));
   }
 }
 
@@ -300,17 +300,42 @@ __device__ double block_sum(double v)
   return t;
 }
 
+/* Whether the block's new edges e[0..n] increase, mended in order where
+ * not, as the host does (strata_map_repair; rare): 0 where they cannot be,
+ * and the map stays as it was. */
+__device__ bool edges_mended(double *e, int n)
+{
+  __shared__ int ok;
+  if (threadIdx.x == 0) ok = 1;
+  __syncthreads();
+  for (int k = 1 + threadIdx.x; k <= n; k += blockDim.x)
+    if (!(e[k] > e[k - 1])) ok = 0;
+  __syncthreads();
+  if (!ok) {
+    if (threadIdx.x == 0) ok = strata_map_repair(e, n) == 0 ? 2 : 0;
+    __syncthreads();
+  }
+  const bool mended = ok != 0;
+  __syncthreads(); /* every thread has read it: the next call may reuse it */
+  return mended;
+}
+
 /* The refinement's arrays per axis: in shared memory up to this many
  * increments (the binary searches then read no global memory), else in the
  * global scratch. */
 constexpr int kRefineSharedInc = 1536;
 
-/* strata_map_refine, one block per axis. */
+/* strata_map_refine, one block per axis: the map's nc = ninc / group
+ * increments (every group-th stored edge) refined from their sums, laid
+ * out dim x nc, by the operations of a map stored with nc increments; the
+ * stored edges between then spaced evenly (group 1: every increment on its
+ * own). */
 __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs a)
 {
   /* (Beside the estimate: an overflow it finds ends the run anyway.) */
   if (a.rec->bad != kNoBad) return;
-  const int n = a.ninc, ax = blockIdx.x, ndims = a.shared ? a.dim : 1;
+  const int n = a.ninc, ax = blockIdx.x, ndims = a.shared ? a.dim : 1, G = a.group,
+            nc = n / G;
   double *e = a.edges + (size_t)ax * (n + 1);
   __shared__ double sh[3 * kRefineSharedInc];
   double *w, *r, *pre;
@@ -330,10 +355,10 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
   /* pre[] holds whether each increment's weight is trusted until the scan
    * (map.c's refine_axis). */
   double asum = 0.0, nt = 0.0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+  for (int i = threadIdx.x; i < nc; i += blockDim.x) {
     double ws = 0.0, c = 0.0;
     for (int d = 0; d < ndims; d++) {
-      const size_t cell = (size_t)(a.shared ? d : ax) * n + i;
+      const size_t cell = (size_t)(a.shared ? d : ax) * nc + i;
       ws += a.wsum[cell];
       c += a.wcnt ? (double)a.wcnt[cell] : a.wcount[cell];
       a.wsum[cell] = 0.0;
@@ -348,56 +373,56 @@ __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs
     }
   }
   __syncthreads();
-  if (!any || n == 1) return;
+  if (!any || nc == 1) return;
   nt = block_sum<kRefineThreads>(nt);
   const double abar = block_sum<kRefineThreads>(asum) / nt;
   /* r[] holds the weights of increments that read 0 until the smoothing. */
-  for (int i = threadIdx.x; i < n; i += blockDim.x) r[i] = strata_map_unseen(w, pre, n, i, abar);
+  for (int i = threadIdx.x; i < nc; i += blockDim.x)
+    r[i] = strata_map_unseen(w, pre, nc, i, abar);
   __syncthreads();
-  for (int i = threadIdx.x; i < n; i += blockDim.x) w[i] = pre[i] > 0.0 ? r[i] : abar;
+  for (int i = threadIdx.x; i < nc; i += blockDim.x) w[i] = pre[i] > 0.0 ? r[i] : abar;
   __syncthreads();
   double part = 0.0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    r[i] = strata_map_smooth(w, n, i); /* the smoothed weights, for now */
+  for (int i = threadIdx.x; i < nc; i += blockDim.x) {
+    r[i] = strata_map_smooth(w, nc, i); /* the smoothed weights, for now */
     part += r[i];
   }
   const double ssum = block_sum<kRefineThreads>(part);
   if (!(ssum > 0.0) || !isfinite(ssum)) return;
   double rt = 0.0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+  for (int i = threadIdx.x; i < nc; i += blockDim.x) {
     r[i] = strata_map_damp(r[i] / ssum, a.alpha);
     if (pre[i] > 0.0) rt += r[i];
   }
-  if (nt < n) {
+  if (nt < nc) {
     const double rbar = block_sum<kRefineThreads>(rt) / nt;
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
+    for (int i = threadIdx.x; i < nc; i += blockDim.x)
       if (!(pre[i] > 0.0)) r[i] = rbar;
   }
   __syncthreads();
-  const double rsum = block_exclusive_sum<kRefineThreads>(r, pre, n);
+  const double rsum = block_exclusive_sum<kRefineThreads>(r, pre, nc);
   if (!(rsum > 0.0)) return;
-  const double per = rsum / n;
-  for (int k = 1 + threadIdx.x; k < n; k += blockDim.x) {
+  const double per = rsum / nc;
+  for (int k = 1 + threadIdx.x; k < nc; k += blockDim.x) {
     const double target = k * per;
-    enew[k] = strata_map_edge(e, pre, r, strata_map_find(pre, r, n, target), target);
+    enew[k] = strata_map_edge(e, G, pre, r, strata_map_find(pre, r, nc, target), target);
   }
   if (threadIdx.x == 0) {
     enew[0] = 0.0;
-    enew[n] = 1.0;
+    enew[nc] = 1.0;
   }
   __syncthreads();
-  __shared__ int ok;
-  if (threadIdx.x == 0) ok = 1;
-  __syncthreads();
-  for (int k = 1 + threadIdx.x; k <= n; k += blockDim.x)
-    if (!(enew[k] > enew[k - 1])) ok = 0;
-  __syncthreads();
-  if (!ok) { /* rare: mend in order, as the host does */
-    if (threadIdx.x == 0) ok = strata_map_repair(enew, n) == 0 ? 2 : 0;
+  if (!edges_mended(enew, nc)) return;
+  /* With groups the n + 1 stored edges go to w[], free now (in shared
+   * memory with n = kRefineSharedInc its last one is r[0], free too). */
+  double *out = enew;
+  if (G > 1) {
+    for (int k = threadIdx.x; k <= n; k += blockDim.x) w[k] = strata_map_subdivide(enew, G, k);
+    out = w;
     __syncthreads();
-    if (!ok) return;
+    if (!edges_mended(out, n)) return;
   }
-  for (int k = threadIdx.x; k <= n; k += blockDim.x) e[k] = enew[k];
+  for (int k = threadIdx.x; k <= n; k += blockDim.x) e[k] = out[k];
 }
 
 } // namespace strata_k

@@ -99,7 +99,7 @@ int plan_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s
   xa->nslot = R - 1;
   xa->nrank = R;
   xa->rank = c->rank;
-  xa->ncell = (long long)plan->problem->dim * plan->map->ninc;
+  xa->ncell = (long long)plan->problem->dim * strata_map_res(plan->map);
   xa->shared = st->shared.p;
   xa->nshared = n;
   xa->seg = st->seg.p;

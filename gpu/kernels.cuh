@@ -64,11 +64,12 @@ struct AllocArgs {
 
 struct RefineArgs {
   double *edges;               /* naxes x (ninc + 1), replaced */
-  double *wsum;                /* dim x ninc, zeroed behind the read */
-  unsigned long long *wcnt;    /* dim x ninc (device counts), zeroed; or NULL and: */
-  const double *wcount;        /* dim x ninc (counts from the host) */
+  double *wsum;                /* dim x (ninc / group), zeroed behind the read */
+  unsigned long long *wcnt;    /* the same (device counts), zeroed; or NULL and: */
+  const double *wcount;        /* the same (counts from the host) */
   double *scratch;             /* naxes x 4 (ninc + 1) */
-  int dim, ninc, shared;
+  int dim, ninc, shared;       /* ninc: the stored increments */
+  int group;                   /* the map is every group-th stored edge (map.h) */
   double alpha;
   const IterRecord *rec;
 };

@@ -23,7 +23,7 @@ namespace {
  * (src/plan.h): read through the helpers of state.cuh, never decided
  * again here. */
 struct Sizes {
-  size_t cells;            /* dim x ninc map cells */
+  size_t cells;            /* dim x the map's resolution (strata_map_res) map cells */
   long long nh;            /* this rank's hypercubes */
   int nc, np;              /* components, and their products' sums per hypercube */
   bool uniform;            /* every hypercube has nh_uniform samples */
@@ -41,7 +41,7 @@ Sizes sizes_of(const strata_plan *plan)
 {
   const strata_strat *s = plan->strat;
   Sizes z;
-  z.cells = (size_t)plan->problem->dim * (size_t)plan->map->ninc;
+  z.cells = (size_t)plan->problem->dim * (size_t)strata_map_res(plan->map);
   z.nh = plan->h1 - plan->h0;
   z.nc = plan->ncomp;
   z.np = z.nc * (z.nc + 1) / 2;
@@ -172,7 +172,7 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
   const strata_problem *pr = plan->problem;
   const strata_map *g = plan->map;
   const strata_strat *s = plan->strat;
-  const int dim = pr->dim, ninc = g->ninc, nc = z.nc;
+  const int dim = pr->dim, ninc = strata_map_res(g), nc = z.nc;
   const bool exchange = exchanges(plan), uniform = z.uniform;
   const long long nh_uniform = z.nh_uniform;
   IterRecord *rec = st->rec.p;
@@ -198,7 +198,8 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
   for (int c = 0; nc > 1 && c < nc; c++) a.cshift[c] = plan->cshift[c];
   a.dim = dim;
   a.ninc = ninc;
-  a.axis_stride = g->shared ? 0 : ninc + 1;
+  a.group = g->group;
+  a.axis_stride = g->shared ? 0 : g->ninc + 1;
   a.M = s->M;
   a.invM = 1.0 / s->M;
   a.h0 = plan->h0;
@@ -222,10 +223,11 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
     if (!st->xmap.reserve((size_t)dim * ninc))
       return strata_error(STRATA_ENOMEM, "cuda device %d: no memory for the map's table",
                           st->device);
-    if (st->xmap_ver != st->map_ver || st->xmap.p != had) {
+    if (st->xmap_ver != st->map_ver || st->xmap.p != had || st->xmap_group != g->group) {
       xmap_kernel<<<(unsigned)grid_for((long long)dim * ninc, kAdaptThreads, st->nsm),
                     kAdaptThreads, 0, q>>>(st->xmap.p, a);
       st->xmap_ver = st->map_ver;
+      st->xmap_group = g->group;
     }
     a.xmap = st->xmap.p;
     a.jscale = pow((double)ninc, dim);

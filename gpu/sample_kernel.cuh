@@ -44,6 +44,7 @@ struct KernelArgs {
   double lower[STRATA_MAX_DIM], width[STRATA_MAX_DIM];
   double params[STRATA_MAX_PARAMS];
   int dim, ninc, axis_stride; /* axis_stride 0: one map for all axes */
+  int group;                 /* the map's resolution ninc is every group-th stored edge */
   int M;
   double invM;
   long long h0, h1, first, total;
@@ -100,8 +101,8 @@ __device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
 __device__ __forceinline__ void map_axis(const KernelArgs &a, int d, double y, double *x,
                                          int *inc, double &jac)
 {
-  inc[d] = strata_map_axis(a.edges + (size_t)d * a.axis_stride, a.ninc, a.lower[d], a.width[d],
-                           y, &x[d], &jac);
+  inc[d] = strata_map_axis(a.edges + (size_t)d * a.axis_stride, a.ninc, a.group, a.lower[d],
+                           a.width[d], y, &x[d], &jac);
 }
 
 /* Frozen iterations: t = y ninc on axis d through the tabulated map.  The

@@ -106,6 +106,7 @@ struct cuda_state {
   dbuf<double2> xmap;            /* frozen iterations' map in x (xmap_kernel) */
   uint64_t map_ver = 0;          /* bumped whenever the device's map changes */
   uint64_t xmap_ver = ~0ULL;     /* the map xmap was made from */
+  int xmap_group = 0;            /* and the group it was read at (map.h) */
   dbuf<long long> start;
   dbuf<unsigned long long> wcnt, qdirs, qdshift;
   dbuf<double> qshift;

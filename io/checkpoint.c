@@ -17,10 +17,13 @@
 #define FORMAT "strata checkpoint"
 /* 2: the map has as many increments as neval trains (map.h), no longer
  * always ninc.  3: a one-dimensional job's map has one increment, any
- * other at least two per stratum along an axis (map.h).
- * An older file whose map has this job's count reads the same
- * (strata_checkpoint_check_version refuses the others). */
-#define FORMAT_VERSION 3
+ * other at least two per stratum along an axis (map.h).  4: the map is
+ * stored with the increments its splits will make, every group-th edge
+ * the map's until then (map.h).
+ * An older file whose map has this job's base count reads the same, as
+ * the map before its splits (strata_checkpoint_check_version refuses the
+ * others). */
+#define FORMAT_VERSION 4
 
 static double now_s(void)
 {

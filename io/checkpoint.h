@@ -55,8 +55,9 @@ typedef struct {
  * that is not a strata checkpoint, is an error naming path and the reason. */
 int strata_checkpoint_read(const char *path, strata_checkpoint **out);
 void strata_checkpoint_free(strata_checkpoint *c);
-/* Whether c, read from path, can resume a job whose map this strata gives
- * ninc increments per axis (neval and dim for the message): a file of an
+/* Whether c, read from path, can resume a job whose map this strata trains
+ * at ninc increments per axis until its first split (strata_run_map_base;
+ * neval and dim for the message): a file of an
  * earlier format version whose map has another count is refused, naming
  * its version; others go on to strata_run_restore's checks. */
 int strata_checkpoint_check_version(const strata_checkpoint *c, const char *path, int ninc,

@@ -181,6 +181,16 @@ static int differs(const char *key, const char *a, const char *b, int force,
                       saved_name, key, a, kind, b, job_name, override);
 }
 
+/* peaks.search = auto and on are one run: the definition has the key only
+ * where the search may run, and there auto runs it as on does (a backend
+ * without it refuses on, and a checkpoint without its state is refused on
+ * restoring). */
+static int same_search(const char *key, const char *a, const char *b)
+{
+  return !strcmp(key, "peaks.search") && (!strcmp(a, "auto") || !strcmp(a, "on")) &&
+         (!strcmp(b, "auto") || !strcmp(b, "on"));
+}
+
 int strata_jobdef_compare(const char *saved, const char *now, int force,
                           const char *saved_name, const char *kind, const char *job_name)
 {
@@ -202,7 +212,7 @@ int strata_jobdef_compare_as(const char *saved, const char *now, int force,
       if (split(s, n, key, sizeof key, pass == 0 ? b : a, STRATA_JOBDEF_MAX) == 0) {
         char *mine = pass == 0 ? b : a, *theirs = pass == 0 ? a : b;
         if (lookup(other, key, theirs, STRATA_JOBDEF_MAX) != 0) strcpy(theirs, "(missing)");
-        if (strcmp(mine, theirs)) {
+        if (strcmp(mine, theirs) && !same_search(key, mine, theirs)) {
           int rc = differs(key, a, b, force, override, saved_name, kind, job_name);
           if (rc != STRATA_OK) return rc;
         }

@@ -182,16 +182,18 @@ static int peak_dim(const strata_result *res)
   return res->dim < 1 ? 0 : res->dim < STRATA_MAX_DIM ? res->dim : STRATA_MAX_DIM;
 }
 
-/* Mode j's line: log |f| there, its share of the integral, whether a
- * known point found it, and where it is, its coordinates continued on
- * lines of their own where they would make the line longer than the
- * others of the summary (32 dimensions). */
+/* Mode j's line: log |f| there, its channel's share of the integral (or
+ * that it has none), whether a known point found it, and where it is, its
+ * coordinates continued on lines of their own where they would make the
+ * line longer than the others of the summary (32 dimensions). */
 static void summary_mode(FILE *out, const strata_result *res, int j)
 {
   const strata_result_peak *m = &res->modes[j];
-  char head[128], x[32];
-  int col = snprintf(head, sizeof head, "mode %-6d= log|f| %.6g   share %.3g%s   at", j + 1,
-                     m->logf, m->share, m->known ? "   (known)" : "");
+  char head[128], x[32], share[32];
+  if (m->weight > 0.0) snprintf(share, sizeof share, "share %.3g", m->share);
+  else snprintf(share, sizeof share, "no channel");
+  int col = snprintf(head, sizeof head, "mode %-6d= log|f| %.6g   %s%s   at", j + 1, m->logf,
+                     share, m->known ? "   (known)" : "");
   fputs(head, out);
   for (int d = 0; d < peak_dim(res); d++) {
     const int n = snprintf(x, sizeof x, " %.6g", m->x[d]);
@@ -364,9 +366,9 @@ static void json_string(FILE *out, const char *key, const char *v)
 
 /* The peak search (doc/peaks.md): "peaks" says whether it ran; "modes"
  * (location, log |f|, share of the integral, channel weight, known),
- * "channels" (the weights: the map, each mode's channel, the uniform part;
- * [1] for the map alone), "khat" with "khat_itn" and "khat_limit",
- * "search_evals", and the gate's "peaks_held", "peaks_reason" and
+ * "channels" (the weights the last adaptation set, adding up to 1: the
+ * map, each mode's channel, the uniform part; [1] for the map alone),
+ * "khat" with "khat_itn" and "khat_limit", "search_evals", and the gate's "peaks_held", "peaks_reason" and
  * "peaks_neval" (null where they do not apply). */
 static void json_peaks(FILE *out, const strata_result *res)
 {

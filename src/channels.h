@@ -1,8 +1,9 @@
 /* The sampling channels beside the map (doc/peaks.md, "The channels"):
  * channel 0 is the map with its stratification, channels 1..nmode a
- * Student-t (nu = 5) at each mode the search found, shaped by its H^-1,
- * and the last the defensive uniform part.  Every point of an iteration,
- * whichever channel drew it, is weighted f / g with
+ * Student-t (nu = 5) at each mode the search found (where the map does
+ * not cover them all), shaped by its H^-1, and the last the defensive
+ * uniform part.  Every point of an iteration, whichever channel drew it,
+ * is weighted f / g with
  *
  *   g(z) = alpha_0 g_map(z) + sum_c alpha_c t_c(z) + alpha_u,
  *

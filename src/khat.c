@@ -139,14 +139,13 @@ static void sift_down(strata_khat_top *t, int64_t k)
 
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x)
 {
-  if (!isfinite(w)) return;
+  if (!strata_khat_top_wants(t, w, index)) return;
   int64_t slot;
   if (t->n < t->cap) {
     slot = t->n;
     t->heap[t->n++] = slot;
   } else {
     slot = t->heap[0];
-    if (w < t->w[slot] || (w == t->w[slot] && index > t->index[slot])) return;
   }
   t->w[slot] = w;
   t->index[slot] = index;

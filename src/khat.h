@@ -12,6 +12,7 @@
 #ifndef STRATA_KHAT_H
 #define STRATA_KHAT_H
 #include <stdint.h>
+#include <math.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -48,6 +49,21 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim);
 void strata_khat_top_free(strata_khat_top *t);
 void strata_khat_top_clear(strata_khat_top *t);
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x);
+/* Whether strata_khat_top_add would keep w: most of an iteration's weights
+ * fall below the list's least once it is full, and a caller that asks
+ * first spares them the point's copy. */
+/* The least weight the list keeps once full; -inf before. */
+static inline double strata_khat_top_least(const strata_khat_top *t)
+{
+  return t->n < t->cap ? -INFINITY : t->w[t->heap[0]];
+}
+static inline int strata_khat_top_wants(const strata_khat_top *t, double w, int64_t index)
+{
+  if (!isfinite(w)) return 0;
+  if (t->n < t->cap) return 1;
+  const int64_t least = t->heap[0];
+  return !(w < t->w[least] || (w == t->w[least] && index > t->index[least]));
+}
 /* Another list's entries into t: the result is the cap largest of both,
  * whatever the order of merging. */
 void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other);

@@ -82,14 +82,27 @@ STRATA_HD int strata_map_find(const double *pre, const double *r, int n, double 
 }
 
 /* The new edge where the target falls inside increment j of the old map,
- * by linear interpolation of the damped weight across it. */
-STRATA_HD double strata_map_edge(const double *e, const double *pre, const double *r, int j,
-                                 double target)
+ * by linear interpolation of the damped weight across it.  The old map's
+ * edges are every stride-th of e[] (map.h). */
+STRATA_HD double strata_map_edge(const double *e, int stride, const double *pre, const double *r,
+                                 int j, double target)
 {
   double frac = r[j] > 0.0 ? (target - pre[j]) / r[j] : 0.0;
   if (frac > 1.0) frac = 1.0;
   if (frac < 0.0) frac = 0.0;
-  return e[j] + frac * (e[j + 1] - e[j]);
+  const double e0 = e[j * stride];
+  return e0 + frac * (e[(j + 1) * stride] - e0);
+}
+
+/* Edge k of a map of ng groups of group increments each, from the ng + 1
+ * edges of the groups: inside a group the increments are of equal width,
+ * so the map is one of ng increments, and a split of every increment in
+ * two changes no point but by rounding. */
+STRATA_HD double strata_map_subdivide(const double *eg, int group, int k)
+{
+  const int i = k / group, m = k - i * group;
+  if (m == 0) return eg[i];
+  return eg[i] + (double)m / group * (eg[i + 1] - eg[i]);
 }
 
 /* Rounding could in principle tie two new edges; a zero-width increment

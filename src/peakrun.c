@@ -81,19 +81,34 @@ void strata_peakrun_free(strata_peakrun *pk)
   free(pk);
 }
 
-/* The search's new modes as channels, once there are two or more: one
- * mode is the map's to sample. */
+/* A mode whose density a product of per-axis densities gives at least
+ * this share of is the map's to sample (doc/peaks.md, "Which modes get a
+ * channel"). */
+#define MAP_COVERS 0.5
+
+/* Channels for the search's modes, once it has found two or more (one
+ * mode is the map's to sample) and one of them is beyond the map's cover
+ * or a user's point: then every mode gets one, so that the map, trained
+ * on what the channels leave, goes on to mass that no mode explains yet;
+ * a run whose modes the map covers, every one, has no channel (doc/peaks.md,
+ * "Which modes get a channel").  Returns whether a channel was added. */
 static int sync_channels(strata_peakrun *pk)
 {
   const int nm = strata_search_nmodes(pk->search);
   if (nm < 2) return 0;
+  int beyond = pk->ch.nmode > 0;
+  for (int j = 0; j < nm && !beyond; j++)
+    beyond = strata_search_mode(pk->search, j)->known ||
+             strata_search_product_cover(pk->search, j) < MAP_COVERS;
+  if (!beyond) return 0;
   int added = 0;
   for (int j = pk->ch.nmode; j < nm && j < STRATA_MAX_CHANNELS; j++) {
     const strata_peak *md = strata_search_mode(pk->search, j);
     strata_channels_add(&pk->ch, md->m, md->chol);
+    pk->share[j + 1] = NAN;
     added = 1;
   }
-  pk->active = pk->ch.nmode >= 2;
+  pk->active = 1;
   return added;
 }
 
@@ -259,7 +274,7 @@ int strata_peakrun_combine(strata_run *r, strata_plan *p)
       return strata_error(STRATA_ECOMM, "rank %d: combining the channels' sums failed",
                           r->comm->rank);
     strata_channels_estimate(&pk->ch, p->chsum + p->nchannels, &p->part[0], &p->part[1],
-                             pk->share);
+                             pk->mean);
     for (int c = 1; c <= pk->ch.nmode; c++)
       pk->short_of[k] |= pk->ch.n[c] < strata_channels_nmin(&pk->ch);
   }
@@ -275,6 +290,8 @@ int strata_peakrun_after(strata_run *r, const strata_plan *p)
 {
   strata_peakrun *pk = r->peaks;
   if (pk->active) {
+    const double I = r->ravg.hist[r->ravg.n - 1].integral;
+    for (int c = 1; c <= pk->ch.nmode; c++) pk->share[c] = I != 0.0 ? pk->mean[c] / I : NAN;
     double W[STRATA_MAX_CHANNELS + 2];
     for (int c = 0; c < p->nchannels; c++)
       W[c] = pk->ch.n[c] > 0 ? p->chsum[c] / (double)pk->ch.n[c] : 0.0;
@@ -385,7 +402,6 @@ void strata_peakrun_result(const strata_run *r, strata_result *res)
   const strata_problem *pr = &r->problem;
   res->peaks_searched = pk->sobol_done;
   res->nmodes = strata_search_nmodes(pk->search);
-  const double I = res->integral;
   for (int j = 0; j < res->nmodes && j < STRATA_MAX_PEAKS; j++) {
     const strata_peak *md = strata_search_mode(pk->search, j);
     strata_result_peak *o = &res->modes[j];
@@ -393,15 +409,17 @@ void strata_peakrun_result(const strata_run *r, strata_result *res)
       o->x[d] = pr->lower[d] + (pr->upper[d] - pr->lower[d]) * md->m[d];
     o->logf = md->logf;
     o->known = md->known;
-    if (pk->active && j < pk->ch.nmode) {
+    o->share = NAN; /* no channel: its part is the map's */
+    if (j < pk->ch.nmode) {
       o->weight = pk->ch.alpha[j + 1];
-      o->share = I != 0.0 ? pk->share[j + 1] / I : 0.0;
+      o->share = pk->share[j + 1];
     }
   }
+  /* The weights the last adaptation set, which the next iteration's
+   * counts come from: one kind, adding up to 1. */
   res->nchannels = pk->active ? strata_channels_count(&pk->ch) : 1;
-  res->alpha_map = pk->active ? (double)pk->ch.n[0] / (double)pk->ch.N : 1.0;
-  res->alpha_uniform =
-      pk->active ? (double)pk->ch.n[pk->ch.nmode + 1] / (double)pk->ch.N : 0.0;
+  res->alpha_map = pk->active ? pk->ch.alpha[0] : 1.0;
+  res->alpha_uniform = pk->active ? pk->ch.alpha[pk->ch.nmode + 1] : 0.0;
   res->khat = worst_khat(r, 0, &res->khat_itn, &res->khat_limit);
   res->search_evals = pk->search_evals;
 }
@@ -412,12 +430,13 @@ int64_t strata_peakrun_state_evals(const double *buf, size_t n)
 }
 
 /* sobol_done, active, search_evals, the arrays' length; the search's
- * state, with its size first; the channels'; the per-iteration arrays. */
+ * state, with its size first; the channels', then their shares; the
+ * per-iteration arrays. */
 size_t strata_peakrun_state_size(const strata_run *r)
 {
   const strata_peakrun *pk = r->peaks;
   return 5 + strata_search_state_size(pk->search) + strata_channels_state_size(r->problem.dim) +
-         6 * (size_t)r->ravg.n + 1;
+         STRATA_MAX_CHANNELS + 6 * (size_t)r->ravg.n + 1;
 }
 
 const double *strata_peakrun_state_get(const strata_run *r)
@@ -444,6 +463,7 @@ const double *strata_peakrun_state_get(const strata_run *r)
   p += ns;
   strata_channels_state_get(&pk->ch, p);
   p += strata_channels_state_size(r->problem.dim);
+  for (int c = 0; c < STRATA_MAX_CHANNELS; c++) *p++ = c < pk->ch.nmode ? pk->share[c + 1] : 0.0;
   for (size_t k = 0; k < n; k++) {
     p[k] = pk->khat[k];
     p[n + k] = pk->npoints[k];
@@ -461,7 +481,8 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
   strata_peakrun *pk = r->peaks;
   const size_t nc = strata_channels_state_size(r->problem.dim);
   const size_t n = len >= 5 && buf[3] >= 0 && buf[3] <= r->params.maxiter ? (size_t)buf[3] : 0;
-  if (len < 5 || (double)n != buf[3] || !(buf[4] >= 0) || len != 5 + (size_t)buf[4] + nc + 6 * n + 1)
+  if (len < 5 || (double)n != buf[3] || !(buf[4] >= 0) ||
+      len != 5 + (size_t)buf[4] + nc + STRATA_MAX_CHANNELS + 6 * n + 1)
     return strata_error(STRATA_EINVAL, "the saved peak search's state does not fit this run "
                         "(%zu numbers)", len);
   const size_t ns = (size_t)buf[4];
@@ -470,6 +491,8 @@ int strata_peakrun_state_set(strata_run *r, const double *buf, size_t len)
       strata_channels_state_set(&pk->ch, p + ns, nc) != 0)
     return strata_error(STRATA_EINVAL, "the saved peak search's state is not valid");
   p += ns + nc;
+  for (int c = 0; c < pk->ch.nmode; c++) pk->share[c + 1] = p[c];
+  p += STRATA_MAX_CHANNELS;
   pk->sobol_done = buf[0] != 0.0;
   pk->active = buf[1] != 0.0;
   pk->search_evals = (int64_t)buf[2];

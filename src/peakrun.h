@@ -28,7 +28,7 @@ typedef struct strata_peakrun {
   strata_search *search;
   strata_channels ch;
   int sobol_done;           /* the Sobol' round (and the known points') ran */
-  int active;               /* channels are sampled (two or more modes) */
+  int active;               /* channels are sampled (a mode the map does not cover) */
   strata_khat_top top;      /* the iteration's largest weights, every rank's */
   double *chsum;            /* the plan's chsum */
   size_t chsum_len;
@@ -40,7 +40,10 @@ typedef struct strata_peakrun {
   double *khat, *npoints;
   double *spread;           /* its largest weight over the tail's threshold (the M+1-th) */
   int *nchannels, *short_of, *restart;
-  double share[STRATA_MAX_CHANNELS + 2]; /* the last iteration's channel means */
+  /* Channel c's (c >= 1) part of the last iteration's estimate: the
+   * mean of f alpha_c / g over its points, then over the estimate, its
+   * balance-heuristic share (NaN before it drew any points). */
+  double mean[STRATA_MAX_CHANNELS + 2], share[STRATA_MAX_CHANNELS + 2];
   int64_t search_evals;
   double *state;            /* strata_peakrun_state_get's, kept for the state's reader */
   size_t state_len;

@@ -141,7 +141,7 @@ static void lay_out(strata_run *r, strata_plan *p)
 {
   const int64_t nhc = p->strat->nhcube;
   const int nc = p->ncomp;
-  const size_t mapcells = (size_t)r->problem.dim * (size_t)r->map->ninc;
+  const size_t mapcells = (size_t)r->problem.dim * (size_t)strata_map_res(r->map);
   double *c1 = r->buf + 2 * nhc;
   p->s1 = r->buf;
   p->s2 = r->buf + nhc;

@@ -11,6 +11,7 @@
 #include "estimate.h"
 #include "hash.h"
 #include "lostpeak.h"
+#include "maprefine.h"
 #include "stamp.h"
 
 static double now_s(void)
@@ -63,6 +64,8 @@ static int creport_slots(const strata_run *r)
   return r->ncomp > STRATA_MAX_COMP ? 1 : r->params.maxiter;
 }
 
+static void map_resolution(strata_run *r);
+
 int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                      strata_backend *be, strata_comm *comm, strata_run **out)
 {
@@ -77,7 +80,12 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->backend = be;
   r->comm = comm;
   /* The adapting iterations' neval trains the map (frozen ones do not). */
-  const int ninc = strata_map_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube);
+  /* A vector integrand's map follows one component, and the sharper it
+   * gets the fewer samples the others see where it is small: their
+   * estimates come out low with errors blind to it (doc/design.md, "The
+   * map's resolution").  So its map does not split. */
+  const int split = vegas_mode(p) && pr->ncomp <= 1,
+            ninc = strata_map_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube, split);
   r->map = strata_map_alloc(pr->dim, ninc, p->mode == STRATA_MODE_VEGAS1D);
   /* With no adapting iteration every iteration is a frozen one. */
   const int64_t nfrozen = p->neval_frozen ? p->neval_frozen : p->neval;
@@ -124,6 +132,7 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
     if (!r->creport) goto nomem;
   }
   strata_map_init(r->map, pr->lower, pr->upper);
+  map_resolution(r);
   size_t cells = (size_t)pr->dim * (size_t)r->map->ninc;
   int64_t ncell = r->strat->nhcube;
   if (r->qcells && r->qcells->nhcube > ncell) ncell = r->qcells->nhcube;
@@ -475,14 +484,15 @@ static int check_comp_state(const strata_run *r, const strata_run_state *st)
 static int check_state(const strata_run *r, const strata_run_state *st)
 {
   const int naxes = strata_map_naxes(r->map), ninc = r->map->ninc;
-  if (st->naxes != naxes || st->ninc != ninc || st->nhcube != r->strat->nhcube)
+  if (st->naxes != naxes || (st->ninc != ninc && st->ninc != strata_run_map_base(r)) ||
+      st->nhcube != r->strat->nhcube)
     return strata_error(STRATA_EINVAL, "saved state does not fit this job: map %d x %d and "
                         "%lld hypercubes saved, %d x %d and %lld here", st->naxes, st->ninc,
                         (long long)st->nhcube, naxes, ninc, (long long)r->strat->nhcube);
   if (st->itn < 0 || st->itn > r->params.maxiter)
     return strata_error(STRATA_EINVAL, "saved state holds %d iterations, more than "
                         "vegas.maxiter = %d", st->itn, r->params.maxiter);
-  const int bad = strata_map_edges_bad_axis(st->edges, naxes, ninc);
+  const int bad = strata_map_edges_bad_axis(st->edges, naxes, st->ninc);
   if (bad)
     return strata_error(STRATA_EINVAL, "saved map of axis %d does not increase from 0 "
                         "to 1", bad);
@@ -527,8 +537,11 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
 {
   int rc = check_state(r, st);
   if (rc != STRATA_OK) return rc;
-  memcpy(r->map->edges, st->edges,
-         sizeof(double) * (size_t)st->naxes * (size_t)(st->ninc + 1));
+  const int n = r->map->ninc, group = n / st->ninc;
+  for (int a = 0; a < st->naxes; a++)
+    for (int k = 0; k <= n; k++)
+      r->map->edges[(size_t)a * (size_t)(n + 1) + (size_t)k] =
+          strata_map_subdivide(st->edges + (size_t)a * (size_t)(st->ninc + 1), group, k);
   r->map->generation = strata_stamp_next(); /* devices holding a copy of the map re-upload it */
   strata_strat_restore(r->strat, st->nh);
   if (st->itn > 0) memcpy(r->ravg.hist, st->hist, sizeof *r->ravg.hist * (size_t)st->itn);
@@ -536,6 +549,7 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
     memcpy(r->ravg.chist, st->comp_hist,
            sizeof(double) * STRATA_CHIST_ROW(r->ncomp) * (size_t)st->itn);
   r->ravg.n = st->itn;
+  map_resolution(r);
   r->neval_total = st->neval_total;
   r->time_s = st->time_s;
   if (r->peaks) {
@@ -757,10 +771,29 @@ static int adapt(strata_run *r, const strata_plan *p)
   return STRATA_OK;
 }
 
+int strata_run_map_base(const strata_run *r)
+{
+  const strata_params *p = &r->params;
+  return strata_map_base_ninc(p->ninc, p->neval, r->problem.dim, p->max_nhcube);
+}
+
+/* The resolution the map samples the next iteration at, and refines at
+ * after it: the splits of the refinements so far (map.h). */
+static void map_resolution(strata_run *r)
+{
+  const strata_params *p = &r->params;
+  const int dim = r->problem.dim, base = strata_run_map_base(r),
+            most = strata_map_max_splits(base, p->neval, dim, r->map->ninc),
+            refined = r->ravg.n < r->ravg.nadapt ? r->ravg.n : r->ravg.nadapt;
+  r->map->group =
+      strata_map_group_for(r->map->ninc, base, strata_map_splits_at(refined, most));
+}
+
 int strata_run_step(strata_run *r, strata_iteration *out)
 {
   if (r->sync_rc != STRATA_OK) return r->sync_rc;
   double t0 = now_s();
+  map_resolution(r);
   strata_plan plan;
   int rc = r->peaks ? strata_peakrun_before(r) : STRATA_OK;
   if (rc != STRATA_OK) return rc;

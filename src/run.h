@@ -66,12 +66,17 @@ int strata_run_sync(strata_run *r);
 const double *strata_run_edges(const strata_run *r);
 /* The run's state; the pointers are the run's own, valid until its next step. */
 void strata_run_state_get(const strata_run *r, strata_run_state *st);
+/* The increments per axis the run's map samples at until its first split
+ * (strata_map_base_ninc): what a checkpoint of a format before the splits
+ * holds. */
+int strata_run_map_base(const strata_run *r);
 /* Continues from a saved state.  Refuses a state that does not fit this run
  * (sizes, another number of components, a map that is not increasing from 0
  * to 1, an allocation below 2 per hypercube, more iterations than maxiter,
  * totals that do not add up, component records that disagree with the
  * history),
- * then copies it and replays the history; cb (may be NULL) receives every
+ * then copies it (a map of strata_run_map_base increments as every group-th
+ * edge of the run's, map.h) and replays the history; cb (may be NULL) receives every
  * replayed iteration as it was reported when first run. */
 int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iteration_cb cb,
                        void *ctx);

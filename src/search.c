@@ -29,6 +29,7 @@
 #define TRIED_RADIUS 0.1                  /* no start this close to one that found nothing */
 #define FD_STEP 1e-4                      /* finite-difference step of gradients and Hessians */
 #define MIN_CURVATURE 16.0                /* Hessian eigenvalue floor: an sd of at most 0.25 */
+#define MIN_RIDGE_CURVATURE 1.0           /* a mode's flattest direction: an sd of at most 1 */
 #define WALL 1e6                          /* -log t where t vanishes: a wall to back off from */
 #define PG_TOL 1e-5                       /* projected gradient of -log t that ends an ascent */
 #define F_TOL 2.220446049250313e-09       /* relative decrease that ends one (L-BFGS-B's factr 1e7) */
@@ -162,6 +163,36 @@ static double explained_by(const strata_search *s, int n, const double *y)
 double strata_search_explained(const strata_search *s, const double *y)
 {
   return explained_by(s, s->nmodes, y);
+}
+
+double strata_search_product_cover(const strata_search *s, int j)
+{
+  const int dim = s->dim, n = s->nmodes;
+  if (j < 0 || j >= n) return NAN;
+  double top = -INFINITY;
+  for (int k = 0; k < n; k++)
+    if (s->modes[k].logmass > top) top = s->modes[k].logmass;
+  /* Both densities are the mixture's, normalised by its mass; the largest
+   * mass is factored out of each. */
+  double wsum = 0.0, joint = 0.0;
+  const double *x = s->modes[j].m;
+  for (int k = 0; k < n; k++) {
+    wsum += exp(s->modes[k].logmass - top);
+    joint += exp(s->modes[k].logf - top - 0.5 * maha2(&s->modes[k], dim, x));
+  }
+  double logprod = -dim * log(wsum);
+  for (int i = 0; i < dim; i++) {
+    double p = 0.0;
+    for (int k = 0; k < n; k++) {
+      const strata_peak *md = &s->modes[k];
+      double v = 0.0; /* (H^-1)_ii = sum_l L_il^2: the marginal's variance */
+      for (int l = 0; l <= i; l++) v += md->chol[i * dim + l] * md->chol[i * dim + l];
+      const double u = x[i] - md->m[i];
+      p += exp(md->logmass - top - 0.5 * u * u / v) / sqrt(2.0 * M_PI * v);
+    }
+    logprod += log(p);
+  }
+  return exp(logprod - log(joint / wsum));
 }
 
 /* |f| as the search takes it: a value that is not finite (a singularity on
@@ -452,8 +483,9 @@ static void jacobi_eigen(int n, double *a, double *w, double *v)
 
 /* A mode at m with value logf from the raw finite-difference Hessian h:
  * eigenvalues floored, H^-1's Cholesky factor, the Laplace mass.  Returns
- * h's largest eigenvalue. */
-static double mode_make(strata_peak *md, int dim, const double *m, double logf, const double *h)
+ * h's largest eigenvalue, and its smallest in *least. */
+static double mode_make(strata_peak *md, int dim, const double *m, double logf, const double *h,
+                        double *least)
 {
   double a[STRATA_MAX_DIM * STRATA_MAX_DIM], v[STRATA_MAX_DIM * STRATA_MAX_DIM];
   double lam[STRATA_MAX_DIM], cov[STRATA_MAX_DIM * STRATA_MAX_DIM];
@@ -464,8 +496,10 @@ static double mode_make(strata_peak *md, int dim, const double *m, double logf, 
     for (int j = 0; j < dim; j++) a[i * dim + j] = 0.5 * (h[i * dim + j] + h[j * dim + i]);
   jacobi_eigen(dim, a, lam, v);
   double logdet = 0.0, top = -INFINITY;
+  *least = INFINITY;
   for (int k = 0; k < dim; k++) {
     if (lam[k] > top) top = lam[k];
+    if (!(lam[k] >= *least)) *least = lam[k];
     if (!(lam[k] >= MIN_CURVATURE)) lam[k] = MIN_CURVATURE;
     logdet += log(lam[k]);
   }
@@ -576,7 +610,12 @@ static int judge_end(strata_search *s, const target *t, const ascent *a, int kno
   /* A maximum where log t is flatter than the floor in every direction (a
    * constant, the corner a monotone f rises to) is no peak: the map follows
    * f there, and a channel shaped by the floor alone would only dilute it. */
-  if (!(mode_make(&md, dim, a->x, -a->phi, h) >= MIN_CURVATURE)) return 0;
+  double least;
+  if (!(mode_make(&md, dim, a->x, -a->phi, h, &least) >= MIN_CURVATURE)) return 0;
+  /* Nor is a maximum that stays flat across the cube in some direction (a
+   * ridge or a valley's floor, as a cosine's crests): the map follows f
+   * along it, and the point where an ascent stopped on it is any point. */
+  if (!(least >= MIN_RIDGE_CURVATURE)) return 0;
   md.known = known;
   double top = -INFINITY;
   for (int j = 0; j < s->nmodes; j++)

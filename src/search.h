@@ -75,6 +75,12 @@ int strata_search_nascents(const strata_search *s);   /* ascents so far */
 /* log of the Laplace mixture sum_j A_j(y): how much of f the modes explain. */
 double strata_search_explained(const strata_search *s, const double *y);
 
+/* How much of mode j's density a product of per-axis densities can give
+ * (doc/peaks.md, "Which modes get a channel"): of the modes' Laplace
+ * mixture sum_k A_k, the product of its marginals at m_j over its density
+ * there, both normalised to 1.  1 for one mode of diagonal H. */
+double strata_search_product_cover(const strata_search *s, int j);
+
 /* The search's state as doubles, for checkpoints: strata_search_state_size
  * doubles into buf; restore refuses a buffer of another size or dim. */
 size_t strata_search_state_size(const strata_search *s);

@@ -40,6 +40,8 @@ static void path_in(char *buf, size_t len, const char *name)
  * number of samples. */
 static int qmc_map;
 static int64_t neval_frozen;
+/* Adapting iterations (5 unless a test says), and iterations in all. */
+static int adapt_iters = 5, total_itns = 9;
 
 /* The job every test here runs: f4 in d = 4, 5 adapting iterations. */
 static void test_job(strata_mode mode, int maxiter, strata_problem *pr, strata_params *p)
@@ -49,7 +51,7 @@ static void test_job(strata_mode mode, int maxiter, strata_problem *pr, strata_p
   p->mode = mode;
   p->neval = 20000;
   p->maxiter = maxiter;
-  p->adapt_iters = 5;
+  p->adapt_iters = adapt_iters;
   p->skip = 2;
   p->epsrel = 0;
   p->nthreads = 2;
@@ -87,7 +89,7 @@ static void collect(const strata_iteration *it, void *ctx)
  * and continued: every number equals the uninterrupted run's. */
 static void resume_bits(strata_mode mode, int cut)
 {
-  const int total = 9;
+  const int total = total_itns;
   fixture ref, a, b;
   strata_iteration rows[64];
   setup(&ref, mode, total);
@@ -140,6 +142,19 @@ START_TEST(test_resume_vegasplus)
   resume_bits(STRATA_MODE_VEGASPLUS, 1);
   resume_bits(STRATA_MODE_VEGASPLUS, 4); /* while adapting */
   resume_bits(STRATA_MODE_VEGASPLUS, 7); /* map frozen */
+}
+END_TEST
+/* Across the map's splits (after iterations 10, 11 and 12; 800 increments
+ * in d = 4 at 2e4): the resumed run samples and refines at the resolution
+ * the uninterrupted one did. */
+START_TEST(test_resume_across_splits)
+{
+  adapt_iters = total_itns = 14;
+  resume_bits(STRATA_MODE_VEGASPLUS, 10);
+  resume_bits(STRATA_MODE_VEGASPLUS, 11);
+  resume_bits(STRATA_MODE_VEGAS1D, 12);
+  adapt_iters = 5;
+  total_itns = 9;
 }
 END_TEST
 START_TEST(test_resume_vegas) { resume_bits(STRATA_MODE_VEGAS, 3); }
@@ -484,9 +499,12 @@ START_TEST(test_state_checks)
 END_TEST
 
 /* A file of an older format version resumes when its map has the
- * increments this strata gives the job, and is refused naming its version
- * when not (version 2 trained a map in one dimension too, and fewer
- * increments than two per stratum in two dimensions at small neval). */
+ * increments this strata gives the job before its splits (the callers pass
+ * strata_run_map_base), and is refused naming its version when not
+ * (version 2 trained a map in one dimension too, and fewer increments than
+ * two per stratum in two dimensions at small neval; version 3 stored the
+ * map with the increments of its first iterations, which resume as the
+ * map before its splits: tests/test_mapsplit). */
 START_TEST(test_older_versions)
 {
   strata_checkpoint c = {.format_version = 2};
@@ -494,14 +512,18 @@ START_TEST(test_older_versions)
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 100, 10000, 3) == STRATA_OK);
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 1, 10000, 1) != STRATA_OK);
   ck_assert_msg(strstr(strata_last_error(), "old.h5: checkpoint format version 2, whose map "
-                       "has 100 increments per axis; this strata (format version 3) trains 1 "
+                       "has 100 increments per axis; this strata (format version 4) trains 1 "
                        "for neval = 10000 in 1 dimension: run the job again"),
                 "%s", strata_last_error());
   c.format_version = 1;
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 1000, 1000000, 8) != STRATA_OK);
   ck_assert(strstr(strata_last_error(), "format version 1,"));
-  /* This version's own files go on to strata_run_restore's checks. */
   c.format_version = 3;
+  ck_assert(strata_checkpoint_check_version(&c, "old.h5", 100, 10000, 8) == STRATA_OK);
+  ck_assert(strata_checkpoint_check_version(&c, "old.h5", 1000, 1000000, 4) != STRATA_OK);
+  ck_assert(strstr(strata_last_error(), "format version 3, whose map has 100 increments"));
+  /* This version's own files go on to strata_run_restore's checks. */
+  c.format_version = 4;
   ck_assert(strata_checkpoint_check_version(&c, "new.h5", 1, 10000, 1) == STRATA_OK);
 }
 END_TEST
@@ -936,6 +958,7 @@ int main(void)
   tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_resume_vegasplus);
   tcase_add_test(tc, test_resume_vegas);
+  tcase_add_test(tc, test_resume_across_splits);
   tcase_add_test(tc, test_resume_vegas1d);
   tcase_add_test(tc, test_resume_plain_qmc);
   tcase_add_test(tc, test_neval_frozen);

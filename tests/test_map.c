@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "map.h"
+#include "maprefine.h"
 #include "testutil.h"
 
 /* ck_assert_* records a mark point (a write to the runner) on every success;
@@ -399,20 +400,20 @@ START_TEST(test_ninc_follows_neval)
       {1000, 1000, 3, 1000000, 12},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-    ck_assert_int_eq(strata_map_ninc_for(cases[i].ninc, cases[i].neval, cases[i].dim,
+    ck_assert_int_eq(strata_map_base_ninc(cases[i].ninc, cases[i].neval, cases[i].dim,
                                           cases[i].max_nhcube),
                      cases[i].want);
   int prev = 1, prev2 = 1;
   for (int64_t neval = 1; neval < 100000000; neval = neval * 3 / 2 + 1) {
-    const int k = strata_map_ninc_for(1000, neval, 8, 1000000);
+    const int k = strata_map_base_ninc(1000, neval, 8, 1000000);
     REQUIRE(k >= prev && k >= 1 && k <= 1000 &&
                 (k == 1 || (int64_t)k * STRATA_MAP_SAMPLES_PER_INC <= neval),
             "neval %lld: %d increments (before %d)", (long long)neval, k, prev);
     prev = k;
     /* One dimension: the stratification alone (map.h says why). */
-    REQUIRE(strata_map_ninc_for(1000, neval, 1, 1000000) == 1, "d=1, neval %lld",
+    REQUIRE(strata_map_base_ninc(1000, neval, 1, 1000000) == 1, "d=1, neval %lld",
             (long long)neval);
-    const int k2 = strata_map_ninc_for(1000, neval, 2, 1000000);
+    const int k2 = strata_map_base_ninc(1000, neval, 2, 1000000);
     REQUIRE(k2 >= prev2 && k2 >= k && k2 <= 1000, "d=2, neval %lld: %d increments (before %d)",
             (long long)neval, k2, prev2);
     prev2 = k2;
@@ -800,6 +801,123 @@ START_TEST(test_map_monotone)
 }
 END_TEST
 
+/* A map stored with base x 2^k increments that samples at every 2^k-th
+ * edge (group 2^k) is the map of base increments, bit for bit: from the
+ * same sums (laid out at the resolution, dim x base) the same edges, the
+ * edges between spaced evenly, and the same points, Jacobians and
+ * increments.  Then the split: the same map at half the group, trained at
+ * twice the resolution, moves edges inside the old groups and stays
+ * valid. */
+START_TEST(test_grouped_map_is_coarse_map)
+{
+  const double lo[2] = {0.0, -1.0}, hi[2] = {1.0, 2.0};
+  const int base = 25, group = 8, n = base * group;
+  rng_seed(47);
+  for (int shared = 0; shared <= 1; shared++) {
+    strata_map *coarse = make_grid(2, base, shared, lo, hi);
+    strata_map *fine = make_grid(2, n, shared, lo, hi);
+    fine->group = group;
+    ck_assert_int_eq(strata_map_res(fine), base);
+    double *w = calloc(4 * (size_t)base, sizeof *w), *c = calloc(4 * (size_t)base, sizeof *c);
+    ck_assert(w && c);
+    for (int round = 0; round < 6; round++) {
+      /* A peak near 0.3 and noise, with an undersampled increment on axis 1. */
+      for (int d = 0; d < 2; d++)
+        for (int i = 0; i < base; i++) {
+          const double u = (i + 0.5) / base;
+          c[(size_t)d * base + i] = d == 1 && i == 7 ? 1.0 : 24.0 + (double)(rng_u() < 0.5);
+          w[(size_t)d * base + i] =
+              c[(size_t)d * base + i] * (exp(-(u - 0.3) * (u - 0.3) / 0.01) + 0.01 * rng_u());
+        }
+      strata_map_refine(coarse, w, c, 0.5);
+      strata_map_refine(fine, w, c, 0.5);
+      for (int ax = 0; ax < strata_map_naxes(fine); ax++) {
+        const double *ec = strata_map_axis_edges(coarse, ax), *ef = strata_map_axis_edges(fine, ax);
+        for (int k = 0; k <= n; k++) {
+          const int i = k / group;
+          const double want = k % group == 0 ? ec[i] : strata_map_subdivide(ec, group, k);
+          REQUIRE(ef[k] == want, "shared %d round %d axis %d e[%d] = %.17g, want %.17g", shared,
+                  round, ax, k, ef[k], want);
+        }
+        check_valid_axis(fine, ax, "grouped");
+      }
+      for (int t = 0; t < 1000; t++) {
+        double y[2] = {rng_u(), rng_u()}, xc[2], xf[2];
+        int ic[2], jf[2];
+        const double jc = strata_map_apply(coarse, y, xc, ic), jfine = strata_map_apply(fine, y, xf, jf);
+        REQUIRE(jc == jfine && xc[0] == xf[0] && xc[1] == xf[1] && ic[0] == jf[0] && ic[1] == jf[1],
+                "shared %d round %d y (%.17g, %.17g): x (%.17g, %.17g) J %.17g against (%.17g, "
+                "%.17g) J %.17g", shared, round, y[0], y[1], xf[0], xf[1], jfine, xc[0], xc[1], jc);
+      }
+    }
+    /* The split: groups of 4, trained at 2 base increments; the edges
+     * inside the old groups move. */
+    fine->group = group / 2;
+    for (int d = 0; d < 2; d++)
+      for (int i = 0; i < 2 * base; i++) {
+        const double u = (i + 0.5) / (2 * base);
+        c[(size_t)d * 2 * base + i] = 12.0;
+        w[(size_t)d * 2 * base + i] = 12.0 * (exp(-(u - 0.3) * (u - 0.3) / 0.01) + 0.01 * rng_u());
+      }
+    const double before = strata_map_axis_edges(fine, 0)[group / 2];
+    strata_map_refine(fine, w, c, 0.5);
+    for (int ax = 0; ax < strata_map_naxes(fine); ax++) check_valid_axis(fine, ax, "split");
+    ck_assert_double_ne(strata_map_axis_edges(fine, 0)[group / 2], before);
+    strata_map_free(coarse);
+    strata_map_free(fine);
+    free(w);
+    free(c);
+  }
+}
+END_TEST
+
+/* The increments split in two after iterations 10, 11, 12, ... while an
+ * iteration gives each at least the floor of samples and the ceiling
+ * allows; the map is stored with every split it can make, and a map that
+ * never splits keeps the base increments. */
+START_TEST(test_splits_follow_the_iterations)
+{
+  /* d = 4 at 2e4: 100 increments (the rule), floor 10 x 2^(2/3) = 15.9
+   * samples, so 1258 increments would do; the ceiling 1000 stops at 800. */
+  ck_assert_int_eq(strata_map_base_ninc(1000, 20000, 4, 1000000), 100);
+  ck_assert_int_eq(strata_map_max_splits(100, 20000, 4, 1000), 3);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 4, 1000000, 1), 800);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 4, 1000000, 0), 100);
+  /* d = 8 at 1e4: floor 40 samples, 250 increments: one split.  d = 10 at
+   * 1e4: floor 50.8, 196 increments: none.  d = 12 at 3e4: 101.6, one. */
+  ck_assert_int_eq(strata_map_ninc_for(1000, 10000, 8, 1000000, 1), 200);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 10000, 10, 1000000, 1), 100);
+  ck_assert_int_eq(strata_map_ninc_for(1000, 30000, 12, 1000000, 1), 200);
+  /* The ceiling: 150 allows no split of 100, 1024 at 5e5 one of 500. */
+  ck_assert_int_eq(strata_map_ninc_for(150, 20000, 4, 1000000, 1), 100);
+  ck_assert_int_eq(strata_map_ninc_for(1024, 500000, 4, 1000000, 1), 1000);
+  /* One dimension: no map to split. */
+  ck_assert_int_eq(strata_map_ninc_for(1000, 20000, 1, 1000000, 1), 1);
+  /* When: after iterations 10, 11, 12, at most the splits allowed. */
+  static const int at[][2] = {{1, 0}, {9, 0}, {10, 1}, {11, 2}, {12, 3}, {13, 3}, {30, 3}};
+  for (size_t i = 0; i < sizeof at / sizeof *at; i++)
+    ck_assert_int_eq(strata_map_splits_at(at[i][0], 3), at[i][1]);
+  ck_assert_int_eq(strata_map_splits_at(30, 0), 0);
+  /* The groups the map samples and refines at on the stored map. */
+  ck_assert_int_eq(strata_map_group_for(800, 100, 0), 8);
+  ck_assert_int_eq(strata_map_group_for(800, 100, 1), 4);
+  ck_assert_int_eq(strata_map_group_for(800, 100, 3), 1);
+  ck_assert_int_eq(strata_map_group_for(100, 100, 0), 1);
+  ck_assert_int_eq(strata_map_group_for(1000, 300, 0), 1); /* not stored so: as it is */
+  /* Never past the ceiling or below the floor, over many budgets. */
+  for (int64_t neval = 1; neval < 100000000; neval = neval * 3 / 2 + 1)
+    for (int dim = 2; dim <= 12; dim += 5) {
+      const int base = strata_map_base_ninc(1000, neval, dim, 1000000),
+                n = strata_map_ninc_for(1000, neval, dim, 1000000, 1);
+      REQUIRE(n % base == 0 && n <= 1000 && n >= base, "neval %lld d=%d: %d of %d",
+              (long long)neval, dim, n, base);
+      REQUIRE(n == base || (double)neval / n >= strata_map_split_floor(dim),
+              "neval %lld d=%d: %d increments, %g samples each", (long long)neval, dim, n,
+              (double)neval / n);
+    }
+}
+END_TEST
+
 static Suite *grid_suite(void)
 {
   Suite *s = suite_create("map");
@@ -814,6 +932,8 @@ static Suite *grid_suite(void)
   tc = tcase_create("refine");
   tcase_add_test(tc, test_undersampled_increment_keeps_width);
   tcase_add_test(tc, test_ninc_follows_neval);
+  tcase_add_test(tc, test_grouped_map_is_coarse_map);
+  tcase_add_test(tc, test_splits_follow_the_iterations);
   tcase_add_test(tc, test_refine_random_weights_valid);
   tcase_add_test(tc, test_refine_spike_repeated_valid);
   tcase_add_test(tc, test_constant_integrand_keeps_uniform);

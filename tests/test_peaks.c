@@ -3,9 +3,9 @@
  * up: over many seeds the claims are within 3 sigma of the exact value
  * (the map alone claims convergence far off); the search runs and finds
  * the peaks; the channels draw the same points on 1 and 2 threads and 1,
- * 2 and 4 ranks; a single peak gets no channel and the map's draws are
- * the search-off run's, bit for bit; the gate withholds claims whose
- * weights have an infinite variance. */
+ * 2 and 4 ranks; a single peak, gaussian or f2's product of Lorentzians,
+ * gets no channel and the map's draws are the search-off run's, bit for
+ * bit; the gate withholds claims whose weights have an infinite variance. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +141,18 @@ START_TEST(test_search_runs)
   ck_assert_msg(res.nmodes == NPEAK, "%d modes", res.nmodes);
   ck_assert_int_eq(res.nchannels, NPEAK + 2);
   ck_assert(res.alpha_map >= 0.099 && res.alpha_uniform > 0.0);
+  /* One kind of weight, adding up to 1; each channel's balance-heuristic
+   * share a part of the iteration's estimate, the map keeping the rest. */
+  double wsum = res.alpha_map + res.alpha_uniform, ssum = 0.0;
+  for (int j = 0; j < res.nmodes; j++) {
+    ck_assert_msg(res.modes[j].weight > 0.0 && res.modes[j].share > 0.0 &&
+                      res.modes[j].share < 1.0,
+                  "mode %d: weight %g, share %g", j + 1, res.modes[j].weight, res.modes[j].share);
+    wsum += res.modes[j].weight;
+    ssum += res.modes[j].share;
+  }
+  ck_assert_msg(fabs(wsum - 1.0) < 1e-12, "the weights add up to %.17g", wsum);
+  ck_assert_msg(ssum < 1.0, "the modes' shares add up to %g", ssum);
   for (int j = 0; j < res.nmodes; j++) {
     double best = 1e9;
     for (int k = 0; k < NPEAK; k++) {
@@ -193,16 +205,16 @@ START_TEST(test_threads_and_ranks)
 }
 END_TEST
 
-/* One peak: one mode, no channel, and every iteration the search-off
- * run's, bit for bit; the gate judges the map's weights. */
-static void iterations(strata_fn f, int search, double *I, double *sig, int *nch, int n)
+/* One peak: no channel, and every iteration the search-off run's, bit for
+ * bit; the gate judges the map's weights.  The modes found are *nmodes. */
+static void iterations(const strata_problem *pr, int search, double *I, double *sig, int *nch,
+                       int n, int *nmodes)
 {
-  const strata_problem pr = problem(f);
   strata_params p = params(7, search);
   p.maxiter = n;
   p.epsrel = 0.0;
   strata_integrator *s = NULL;
-  ck_assert(strata_integrator_alloc(&pr, &p, STRATA_BACKEND_CPU, NULL, &s) == STRATA_OK);
+  ck_assert(strata_integrator_alloc(pr, &p, STRATA_BACKEND_CPU, NULL, &s) == STRATA_OK);
   for (int k = 0; k < n; k++) {
     strata_iteration it;
     ck_assert(strata_integrator_step(s, &it) == STRATA_OK);
@@ -212,24 +224,49 @@ static void iterations(strata_fn f, int search, double *I, double *sig, int *nch
   }
   strata_result res;
   ck_assert(strata_integrator_result(s, &res) == STRATA_OK);
-  if (search) ck_assert_int_eq(res.nmodes, 1);
+  ck_assert_int_eq(res.nchannels, 1);
+  *nmodes = res.nmodes;
   strata_integrator_free(s);
 }
 
-START_TEST(test_one_peak_no_channel)
+static void same_as_search_off(const strata_problem *pr, int *nmodes)
 {
   enum { N = 6 };
   double Ia[N], sa[N], Ib[N], sb[N];
-  int ca[N], cb[N];
-  iterations(single, STRATA_PEAKS_ON, Ia, sa, ca, N);
-  iterations(single, STRATA_PEAKS_OFF, Ib, sb, cb, N);
+  int ca[N], cb[N], off;
+  iterations(pr, STRATA_PEAKS_ON, Ia, sa, ca, N, nmodes);
+  iterations(pr, STRATA_PEAKS_OFF, Ib, sb, cb, N, &off);
   for (int k = 0; k < N; k++) {
     ck_assert_int_eq(ca[k], 1);
     ck_assert_msg(memcmp(&Ia[k], &Ib[k], sizeof(double)) == 0 &&
                       memcmp(&sa[k], &sb[k], sizeof(double)) == 0,
-                  "iteration %d: %.17g +- %.17g with the search, %.17g +- %.17g without", k + 1,
-                  Ia[k], sa[k], Ib[k], sb[k]);
+                  "%s, iteration %d: %.17g +- %.17g with the search, %.17g +- %.17g without",
+                  pr->name, k + 1, Ia[k], sa[k], Ib[k], sb[k]);
   }
+}
+
+START_TEST(test_one_peak_no_channel)
+{
+  const strata_problem pr = problem(single);
+  int nmodes;
+  same_as_search_off(&pr, &nmodes);
+  ck_assert_int_eq(nmodes, 1);
+}
+END_TEST
+
+/* f2, a product of Lorentzians: one peak, whose tails beyond its gaussian
+ * approximation the search finds as further maxima of the residual.  The
+ * map, a product, covers them all: no channel, the search-off run's bits. */
+START_TEST(test_product_peak_no_channel)
+{
+  const strata_builtin *b = strata_builtin_find("f2");
+  strata_problem pr = problem(b->f);
+  pr.name = "f2";
+  memcpy(pr.params, b->params, sizeof(double) * (size_t)b->nparams);
+  pr.nparams = b->nparams;
+  int nmodes;
+  same_as_search_off(&pr, &nmodes);
+  ck_assert_msg(nmodes > 1, "%d modes: the map's cover was not judged", nmodes);
 }
 END_TEST
 
@@ -302,6 +339,7 @@ int main(void)
   tcase_add_test(tc, test_search_runs);
   tcase_add_test(tc, test_threads_and_ranks);
   tcase_add_test(tc, test_one_peak_no_channel);
+  tcase_add_test(tc, test_product_peak_no_channel);
   tcase_add_test(tc, test_gate_withholds);
   tcase_add_test(tc, test_refusals);
   suite_add_tcase(s, tc);

@@ -203,7 +203,8 @@ typedef struct {
 typedef struct {
   double x[STRATA_MAX_DIM]; /* its location, in the problem's domain */
   double logf;          /* log |f| there */
-  double share;         /* its channel's share of the integral (0 with no channel) */
+  double share;         /* its channel's balance-heuristic share of the last iteration's
+                         * estimate (doc/peaks.md); NaN with no channel */
   double weight;        /* its channel's weight alpha_c (0 with no channel) */
   int known;            /* its ascent started from a point of peaks.known */
 } strata_result_peak;
@@ -251,8 +252,9 @@ typedef struct {
   /* Added in interface 4: the peak search (doc/peaks.md).  peaks_searched:
    * the search ran; the modes it found (the first STRATA_MAX_PEAKS of
    * nmodes); the channels sampled in the last iteration (1: the map alone;
-   * with channels the map, one per mode and the uniform part) and the map's
-   * and the uniform part's weights; the largest k-hat of the kept
+   * with channels the map, one per mode and the uniform part) and the
+   * map's and the uniform part's weights (those the last adaptation set:
+   * with the modes' they add up to 1); the largest k-hat of the kept
    * iterations' weights, the iteration it is from, and its limit;
    * search_evals, the evaluations of the search (counted in neval too). */
   int peaks_searched;

@@ -135,9 +135,11 @@ class Result:
 
     The peak search (doc/peaks.md, "What is reported"): ``peaks_searched``;
     ``modes``, a list of :class:`Mode` (location ``x`` in the integrand's
-    coordinates, ``logf``, ``share`` of the integral, channel ``weight``,
-    ``known``); ``nchannels`` and ``channel_weights`` (the map's, each
-    mode channel's, the uniform part's; ``[1.0]`` for the map alone);
+    coordinates, ``logf``, its channel's balance-heuristic ``share`` of the
+    integral, channel ``weight``, ``known``); ``nchannels`` and
+    ``channel_weights`` (the map's, each mode channel's, the uniform
+    part's, as the last adaptation set them: they add up to 1; ``[1.0]``
+    for the map alone);
     ``khat`` (the largest of the kept iterations', None where not judged)
     with ``khat_itn`` and ``khat_limit``; ``search_evals``; the gate's
     ``peaks_held``, ``peaks_reason`` (one line, None where it has nothing
@@ -372,8 +374,10 @@ class Result:
 class Mode:
     """A mode the peak search found: its location ``x`` (an array in the
     integrand's coordinates), ``logf`` (log |f| there), ``share`` (its
-    channel's share of the integral, 0 with no channel), ``weight`` (its
-    channel's weight), ``known`` (found from a point of known_peaks)."""
+    channel's balance-heuristic share of the last iteration's estimate,
+    doc/peaks.md; NaN with no channel, where its part is the map's),
+    ``weight`` (its channel's weight; 0 with none), ``known`` (found from
+    a point of known_peaks)."""
 
     __slots__ = ("x", "logf", "share", "weight", "known")
 

@@ -86,6 +86,11 @@ def test_two_peaks_reported(tmp_path):
         assert d < 0.01, "no mode near %s: %s" % (c, r.modes)
     assert r.nchannels == len(r.channel_weights) >= 3
     assert all(0 < w < 1 for w in r.channel_weights)
+    # One kind of weight, adding up to 1; a mode with a channel has its
+    # balance-heuristic share, one without none (its part is the map's).
+    assert abs(sum(r.channel_weights) - 1) < 1e-12
+    assert [m.weight for m in r.modes if m.weight > 0] == r.channel_weights[1:-1]
+    assert all(0 < m.share < 1 if m.weight > 0 else math.isnan(m.share) for m in r.modes)
     assert abs(r.mean - EXACT) < 5 * r.sdev
     text = r.summary()
     assert "search     = %d modes in %d evaluations" % (len(r.modes), r.search_evals) in text
@@ -96,6 +101,13 @@ def test_two_peaks_reported(tmp_path):
     assert len(lg.modes) == len(r.modes)
     assert np.array_equal(lg.modes[["x_0", "x_1", "x_2", "x_3"]].to_numpy()[0], r.modes[0].x)
     assert lg.result["search_evals"] == r.search_evals
+    assert lg.result["alpha_map"] == r.channel_weights[0]
+    assert lg.result["alpha_uniform"] == r.channel_weights[-1]
+    np.testing.assert_array_equal(lg.modes["share"].to_numpy(), [m.share for m in r.modes])
+    np.testing.assert_array_equal(lg.modes["weight"].to_numpy(), [m.weight for m in r.modes])
+    last = lg.peaks.iloc[-1]
+    assert last["alpha_map"] == r.channel_weights[0]
+    assert abs(last[[c for c in lg.peaks.columns if c.startswith("alpha_")]].sum() - 1) < 1e-12
     assert list(lg.peaks["nchannels"]) == [it.nchannels for it in r.iterations]
 
 
