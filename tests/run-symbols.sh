@@ -21,7 +21,7 @@ nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBRVWiu]$/ {sub(/@.*/, "", $3); prin
 # integrand prelude (STRATA_INLINE, compiled into user code) are not the
 # library's.
 sed -e 's:/\*.*\*/::g' -e '/\/\*/,/\*\//d' "$srcdir"/include/strata/*.h |
-  grep '^[a-z]' | grep -v -e '^typedef' -e 'STRATA_INLINE' -e '^static' |
+  grep '^[A-Za-z]' | grep -v -e '^typedef' -e 'STRATA_INLINE' -e '^static' |
   grep -o '\bstrata_[a-z0-9_]*[[:space:]]*(' | sed 's/[[:space:]]*($//' | sort -u >"$tmp/declared"
 
 fails=0

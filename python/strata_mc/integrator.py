@@ -209,7 +209,7 @@ def _settings_from(kw, name, keep):
     """strata_settings from the keywords of SETTINGS; keep holds the
     strings' memory until the library has copied them."""
     st = ffi.new("strata_settings *")
-    lib.strata_settings_init(st)
+    lib.strata_py_settings_init(st)
 
     def text(k, v, path):
         b = os.fsencode(v) if path else str(v).encode()

@@ -102,10 +102,11 @@ def test_program_log_scalar(strata_bin, logs):
     c = csv(strata_bin, d / "s.h5")
     pd.testing.assert_frame_equal(df.drop(columns=["kept", "restarted", "adapting"]),
                                   c[df.columns].drop(columns=["kept", "restarted", "adapting"]),
-                                  check_dtype=False)
+                                  check_dtype=False, check_index_type=False)
     # The peak search's columns, where the run searched, are the log's /iterations_peaks.
     if log.peaks is not None:
-        pd.testing.assert_frame_equal(log.peaks, c[log.peaks.columns], check_dtype=False)
+        pd.testing.assert_frame_equal(log.peaks, c[log.peaks.columns], check_dtype=False,
+                                      check_index_type=False)
     assert list(c.columns) == list(df.columns) + (
         [] if log.peaks is None else list(log.peaks.columns))
     assert log.result["integral"] == df["average"].iloc[-1]
