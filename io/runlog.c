@@ -56,13 +56,16 @@ static int bad(strata_runlog *l, const char *what)
  * descriptor carries strata's lock (lock_log).  resuming: the flags by
  * which HDF5 marks a file open for writing are cleared, since they are
  * left set by a run that was killed, and the lock says that no other run
- * has the log. */
+ * has the log.  One read of each piece of metadata: the writer reads only
+ * what it wrote, so a checksum that fails is damage, which a writer in
+ * SWMR mode would otherwise read again and again, sleeping between. */
 static hid_t writer_fapl(int resuming)
 {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   hbool_t clear = 1;
   if (fapl >= 0 && (H5Pset_file_locking(fapl, 0, 1) < 0 ||
                     H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0 ||
+                    H5Pset_metadata_read_attempts(fapl, 1) < 0 ||
                     (resuming && H5Pset(fapl, "clear_status_flags", &clear) < 0))) {
     H5Pclose(fapl);
     fapl = -1;
@@ -765,6 +768,18 @@ static int adopt(strata_runlog *l, int itn)
     l->peaks = verified(l, "iterations_peaks", H5T_NATIVE_DOUBLE, 2, dp);
     if (l->peaks < 0) return -1;
     if (dp[1] != STRATA_LOG_PEAKS_WIDTH) return bad(l, "/iterations_peaks has another width");
+  }
+  /* What a finished run wrote, which the next finish deletes and writes
+   * again: read now, so that a damaged one sets the log aside here, not
+   * inside HDF5's deletion (which reads a damaged header again and again). */
+  static const char *const finished[] = {"modes", "result_comp", "result_cov"};
+  for (int i = 0; i < 3; i++) {
+    there = H5Lexists(l->f, finished[i], H5P_DEFAULT);
+    if (there < 0) return bad(l, finished[i]);
+    hsize_t dd[2];
+    const hid_t d = there > 0 ? verified(l, finished[i], H5T_NATIVE_DOUBLE, 2, dd) : 0;
+    if (d < 0) return -1;
+    if (d > 0) H5Oclose(d);
   }
   hsize_t n = di[0], keep = n < (hsize_t)itn ? n : (hsize_t)itn;
   hsize_t nm = dmi[0], km = 0;
