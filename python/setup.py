@@ -4,7 +4,7 @@ build_ext first builds libstrata (configure --disable-program && make
 install into build/libstrata/stage), from the checkout that holds this
 folder (its files copied, autoreconf run on them) or from the libstrata/
 folder of an sdist (configure already generated), then compiles the cffi
-modules against it and puts libstrata.so.1 beside them in the package,
+modules against it and puts libstrata.so.N beside them in the package,
 where their rpath $ORIGIN finds it.  The library gets MPI where an MPI
 compiler is (strata_mc._mpi, the bridge from an mpi4py communicator, comes
 with it) and CUDA where nvcc is, as ./configure decides.
@@ -15,6 +15,7 @@ against the libstrata that make install put in that prefix instead and
 bundles none."""
 import filecmp
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -124,8 +125,13 @@ class BuildExt(build_ext):
         super().run()
         if _build.installed_prefix() is None:
             dest = os.path.dirname(self.get_ext_fullpath("strata_mc._lib"))
-            lib = os.path.join(_build.STAGE, "lib", "libstrata.so.1")
-            shutil.copy2(os.path.realpath(lib), os.path.join(dest, "libstrata.so.1"))
+            # The library under its soname (libstrata.so.N), as the modules ask for it.
+            libdir = os.path.join(_build.STAGE, "lib")
+            soname = [n for n in os.listdir(libdir) if re.fullmatch(r"libstrata\.so\.\d+", n)]
+            if len(soname) != 1:
+                raise RuntimeError("strata: no one libstrata.so.N in %s: %s" % (libdir, soname))
+            shutil.copy2(os.path.realpath(os.path.join(libdir, soname[0])),
+                         os.path.join(dest, soname[0]))
 
 
 class Sdist(sdist):

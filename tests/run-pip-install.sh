@@ -45,10 +45,12 @@ import numpy as np, strata_mc as strata
 from strata_mc import _lib
 here = os.path.realpath(os.path.dirname(strata.__file__))
 assert here.startswith(os.path.realpath(sys.argv[1])), here
-assert os.path.exists(os.path.join(here, "libstrata.so.1")), os.listdir(here)
+import re
+bundled = [n for n in os.listdir(here) if re.fullmatch(r"libstrata\.so\.\d+", n)]
+assert len(bundled) == 1, os.listdir(here)
 with open("/proc/self/maps") as f:
     loaded = {line.split()[-1] for line in f if "libstrata.so" in line}
-assert loaded == {os.path.join(here, "libstrata.so.1")}, loaded
+assert loaded == {os.path.join(here, bundled[0])}, loaded
 if sys.argv[2] == "yes":
     import strata_mc._mpi  # noqa: F401
 r = strata.Integrator(lambda x: np.exp(-100 * ((x - 0.5) ** 2).sum(axis=1)), [[0, 1]] * 4,
