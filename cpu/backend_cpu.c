@@ -286,45 +286,56 @@ static double box_volume(const strata_plan *plan)
   return v;
 }
 
-/* One point's weight |f| vol / g into acc (W, top) and, with channels,
- * alpha_0 g_map / g, the part of f the map keeps; gm is alpha_0 g_map(z)
- * and g the whole mixture. */
+/* A weight into the list of the largest, with its point z (in the unit
+ * cube) and |f| there: the search's next starts. */
+static void keep_largest(peaks_acc *acc, int dim, double w, int64_t index, const double *z,
+                         double f)
+{
+  double zf[STRATA_MAX_DIM + 1];
+  memcpy(zf, z, sizeof(double) * (size_t)dim);
+  zf[dim] = fabs(f);
+  strata_khat_top_add(acc->top, w, index, zf);
+}
+
+/* A point x of the box in the unit cube. */
+static void unit_point(const strata_plan *plan, const double *x, double *z)
+{
+  for (int d = 0; d < plan->problem->dim; d++)
+    z[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
+}
+
+/* One point's weight |f| vol / g into acc (W, top), with channels; gm is
+ * alpha_0 g_map(z) and g the whole mixture.  Returns alpha_0 g_map / g,
+ * the part of f the map keeps. */
 static double weigh(const strata_plan *plan, double f, double vol, double gm, const double *z,
                     int64_t index, peaks_acc *acc)
 {
   const strata_channels *ch = plan->channels;
-  double a[STRATA_MAX_CHANNELS + 2], g = gm;
-  if (ch) g += strata_channels_parts(ch, z, a);
-  const double w = fabs(f) * vol / g;
-  if (ch) {
-    const double w2 = w * w;
-    acc->W[0] += gm / g * w2;
-    for (int c = 1; c < strata_channels_count(ch); c++) acc->W[c] += a[c] / g * w2;
-  }
-  double zf[STRATA_MAX_DIM + 1];
-  const int dim = plan->problem->dim;
-  memcpy(zf, z, sizeof(double) * (size_t)dim);
-  zf[dim] = fabs(f);
-  strata_khat_top_add(acc->top, w, index, zf);
+  double a[STRATA_MAX_CHANNELS + 2];
+  const double g = gm + strata_channels_parts(ch, z, a), w = fabs(f) * vol / g, w2 = w * w;
+  acc->W[0] += gm / g * w2;
+  for (int c = 1; c < strata_channels_count(ch); c++) acc->W[c] += a[c] / g * w2;
+  keep_largest(acc, plan->problem->dim, w, index, z, f);
   return gm / g;
 }
 
-/* A batch of the map's samples i0 .. i0 + n - 1 weighed (weigh), *hw
- * their running hypercube; with channels each value becomes f alpha_0
- * g_map / g.  A scalar integrand's. */
+/* A batch of the map's samples i0 .. i0 + n - 1 weighed, *hw their
+ * running hypercube; with channels each value becomes f alpha_0 g_map / g.
+ * A scalar integrand's. */
 static void weigh_map_batch(const strata_plan *plan, int64_t i0, int64_t n, cpu_scratch *sc,
                             int64_t *hw, peaks_acc *acc)
 {
   const strata_strat *s = plan->strat;
   const int dim = plan->problem->dim;
-  const double vol = box_volume(plan), nhc = (double)s->nhcube,
-               N = plan->channels ? (double)plan->channels->N : (double)s->total;
+  const double nhc = (double)s->nhcube;
+  double z[STRATA_MAX_DIM];
   if (!plan->channels) {
     /* The map alone: w = |f| vol / g_map = |f| jac N / (n_h nhcube), one
      * factor a hypercube; the point is made only for a weight that the
      * list of the largest keeps, a few in a thousand once it is full. */
     const int64_t *restrict start = s->start;
     const double *restrict fv = sc->fv, *restrict jac = sc->jac;
+    const double N = (double)s->total;
     int64_t h = *hw, next = start[h + 1];
     double per = N / ((double)(next - start[h]) * nhc), least = strata_khat_top_least(acc->top);
     for (int64_t j = 0; j < n; j++) {
@@ -335,22 +346,19 @@ static void weigh_map_batch(const strata_plan *plan, int64_t i0, int64_t n, cpu_
       }
       const double w = fabs(fv[j]) * jac[j] * per;
       if (!(w >= least) || !strata_khat_top_wants(acc->top, w, i0 + j)) continue;
-      double zf[STRATA_MAX_DIM + 1];
-      const double *x = sc->x + j * dim;
-      for (int d = 0; d < dim; d++) zf[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
-      zf[dim] = fabs(sc->fv[j]);
-      strata_khat_top_add(acc->top, w, i0 + j, zf);
+      unit_point(plan, sc->x + j * dim, z);
+      keep_largest(acc, dim, w, i0 + j, z, fv[j]);
       least = strata_khat_top_least(acc->top);
     }
     *hw = h;
     return;
   }
+  const double vol = box_volume(plan), N = (double)plan->channels->N;
   for (int64_t j = 0; j < n; j++) {
     while (i0 + j >= s->start[*hw + 1]) ++*hw;
-    const double *x = sc->x + j * dim, nh = (double)(s->start[*hw + 1] - s->start[*hw]);
+    const double nh = (double)(s->start[*hw + 1] - s->start[*hw]);
     const double gm = nh * nhc * vol / (N * sc->jac[j]);
-    double z[STRATA_MAX_DIM];
-    for (int d = 0; d < dim; d++) z[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
+    unit_point(plan, sc->x + j * dim, z);
     sc->fv[j] *= weigh(plan, sc->fv[j], vol, gm, z, i0 + j, acc);
   }
 }

@@ -56,16 +56,13 @@ static int bad(strata_runlog *l, const char *what)
  * descriptor carries strata's lock (lock_log).  resuming: the flags by
  * which HDF5 marks a file open for writing are cleared, since they are
  * left set by a run that was killed, and the lock says that no other run
- * has the log.  One read of each piece of metadata: the writer reads only
- * what it wrote, so a checksum that fails is damage, which a writer in
- * SWMR mode would otherwise read again and again, sleeping between. */
+ * has the log. */
 static hid_t writer_fapl(int resuming)
 {
   hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
   hbool_t clear = 1;
   if (fapl >= 0 && (H5Pset_file_locking(fapl, 0, 1) < 0 ||
                     H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST) < 0 ||
-                    H5Pset_metadata_read_attempts(fapl, 1) < 0 ||
                     (resuming && H5Pset(fapl, "clear_status_flags", &clear) < 0))) {
     H5Pclose(fapl);
     fapl = -1;
