@@ -552,6 +552,15 @@ int strata_runlog_checkpointed(strata_runlog *l, int itn)
   return STRATA_OK;
 }
 
+/* A finished run's dataset, which a resumed run that finishes again
+ * writes anew: gone, if it was there (adopt read it, so a damaged one set
+ * the log aside before this).  0 or -1. */
+static int unlink_result(strata_runlog *l, const char *name)
+{
+  const htri_t there = H5Lexists(l->f, name, H5P_DEFAULT);
+  return there < 0 || (there > 0 && H5Ldelete(l->f, name, H5P_DEFAULT) < 0) ? -1 : 0;
+}
+
 /* A vector integrand's result: /result_comp [ncomp][4] (integral, sigma,
  * chi2_dof, Q of every component's average) and /result_cov [ncomp][ncomp]
  * (the covariance of the averages). */
@@ -569,13 +578,9 @@ static int finish_comp(strata_runlog *l, const strata_result *res,
     rows[c][3] = all ? all->q[c] : res->comp_q[c];
   }
   hsize_t d1[2] = {(hsize_t)nc, 4}, d2[2] = {(hsize_t)nc, (hsize_t)nc};
-  const char *names[] = {"result_comp", "result_cov"};
-  for (int i = 0; i < 2; i++) {
-    htri_t there = H5Lexists(l->f, names[i], H5P_DEFAULT);
-    if (there < 0 || (there > 0 && H5Ldelete(l->f, names[i], H5P_DEFAULT) < 0)) {
-      free(rows);
-      return -1;
-    }
+  if (unlink_result(l, "result_comp") != 0 || unlink_result(l, "result_cov") != 0) {
+    free(rows);
+    return -1;
   }
   int written = strata_h5_write_array(l->f, "result_comp", H5T_NATIVE_DOUBLE, 2, d1, rows) == 0 &&
                 strata_h5_write_array(l->f, "result_cov", H5T_NATIVE_DOUBLE, 2, d2, cov) == 0;
@@ -626,8 +631,7 @@ static int finish_peaks(strata_runlog *l, const strata_result *res)
            strata_h5_put_i64(l->f, "peaks_held", res->peaks_held) == 0 &&
            strata_h5_put_fixed_str(l->f, "peaks_reason", reason) == 0 &&
            strata_h5_put_f64(l->f, "peaks_neval", res->peaks_neval) == 0;
-  htri_t there = H5Lexists(l->f, "modes", H5P_DEFAULT);
-  if (!ok || there < 0 || (there > 0 && H5Ldelete(l->f, "modes", H5P_DEFAULT) < 0)) return -1;
+  if (!ok || unlink_result(l, "modes") != 0) return -1;
   const int n = res->nmodes < STRATA_MAX_PEAKS ? res->nmodes : STRATA_MAX_PEAKS,
             dim = res->dim < STRATA_MAX_DIM ? res->dim : STRATA_MAX_DIM, w = dim + 4;
   if (n <= 0 || dim <= 0) return 0;
