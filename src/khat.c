@@ -92,11 +92,13 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim)
   memset(t, 0, sizeof *t);
   t->cap = cap > 0 ? cap : 1;
   t->dim = dim;
-  t->w = malloc(sizeof(double) * (size_t)t->cap);
-  t->index = malloc(sizeof(int64_t) * (size_t)t->cap);
-  t->x = malloc(sizeof(double) * (size_t)t->cap * (size_t)(dim > 0 ? dim : 1));
-  t->heap = malloc(sizeof(int64_t) * (size_t)t->cap);
-  if (!t->w || !t->index || !t->x || !t->heap) {
+  const size_t room = 2 * (size_t)t->cap;
+  t->w = malloc(sizeof(double) * room);
+  t->index = malloc(sizeof(int64_t) * room);
+  t->x = malloc(sizeof(double) * room * (size_t)(dim > 0 ? dim : 1));
+  t->order = malloc(sizeof(int64_t) * room);
+  t->scratch = malloc(sizeof(double) * room);
+  if (!t->w || !t->index || !t->x || !t->order || !t->scratch) {
     strata_khat_top_free(t);
     return strata_error(STRATA_ENOMEM, "k-hat: no memory for the %lld largest weights",
                         (long long)cap);
@@ -109,61 +111,115 @@ void strata_khat_top_free(strata_khat_top *t)
   free(t->w);
   free(t->index);
   free(t->x);
-  free(t->heap);
+  free(t->order);
+  free(t->scratch);
   memset(t, 0, sizeof *t);
 }
 
-void strata_khat_top_clear(strata_khat_top *t) { t->n = 0; }
-
-/* Entry a ranks below entry b: a smaller weight, or the same weight at a
- * larger index. */
-static int below(const strata_khat_top *t, int64_t a, int64_t b)
+void strata_khat_top_clear(strata_khat_top *t)
 {
-  return t->w[a] < t->w[b] || (t->w[a] == t->w[b] && t->index[a] > t->index[b]);
+  t->n = 0;
+  t->cut = 0;
 }
 
-static void sift_down(strata_khat_top *t, int64_t k)
+/* Entry a ranks above entry b: a larger weight, or the same weight at a
+ * smaller index (global sample indices are unique, so the order is
+ * total). */
+static int above(const strata_khat_top *t, int64_t a, int64_t b)
 {
-  int64_t *h = t->heap;
-  for (;;) {
-    int64_t c = 2 * k + 1;
-    if (c >= t->n) return;
-    if (c + 1 < t->n && below(t, h[c + 1], h[c])) c++;
-    if (!below(t, h[c], h[k])) return;
-    const int64_t tmp = h[c];
-    h[c] = h[k];
-    h[k] = tmp;
-    k = c;
+  return t->w[a] > t->w[b] || (t->w[a] == t->w[b] && t->index[a] < t->index[b]);
+}
+
+/* The k-th largest of v[0 .. n) (1 <= k <= n), v rearranged (Hoare's
+ * selection on the values alone, pivot the median of three: a list sorted
+ * before its appends is no worst case). */
+static double kth_largest(double *v, int64_t n, int64_t k)
+{
+  int64_t lo = 0, hi = n - 1;
+  const int64_t want = k - 1;
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    double a = v[lo], b = v[mid], c = v[hi];
+    const double pivot = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+    int64_t i = lo, j = hi;
+    while (i <= j) {
+      while (v[i] > pivot) i++;
+      while (v[j] < pivot) j--;
+      if (i <= j) {
+        const double t = v[i];
+        v[i++] = v[j];
+        v[j--] = t;
+      }
+    }
+    if (want <= j) hi = j;
+    else if (want >= i) lo = i;
+    else return v[want];
   }
+  return v[want];
+}
+
+/* The list cut to its cap largest, kept in the order they were held: the
+ * cap-th largest weight is found on a copy of the weights, and of the
+ * entries that tie with it those of the smallest indices are kept. */
+static void cut(strata_khat_top *t)
+{
+  const int64_t k = t->cap, n = t->n;
+  double *v = t->scratch;
+  memcpy(v, t->w, sizeof(double) * (size_t)n);
+  const double wk = kth_largest(v, n, k);
+  int64_t nabove = 0, ties = 0;
+  for (int64_t i = 0; i < n; i++) {
+    nabove += t->w[i] > wk;
+    ties += t->w[i] == wk;
+  }
+  /* The ties kept: the (k - above) of the smallest indices; the largest
+   * of those indices is the least entry kept. */
+  const int64_t keep_ties = k - nabove;
+  int64_t *tie = t->order, m = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (t->w[i] == wk) tie[m++] = t->index[i];
+  int64_t last = INT64_MAX;
+  if (keep_ties < ties) {
+    for (int64_t i = 0; i < m; i++) v[i] = -(double)tie[i]; /* exact below 2^53 */
+    last = (int64_t)-kth_largest(v, m, keep_ties);
+  } else {
+    last = INT64_MIN;
+    for (int64_t i = 0; i < m; i++)
+      if (tie[i] > last) last = tie[i];
+  }
+  int64_t j = 0;
+  const size_t row = sizeof(double) * (size_t)t->dim;
+  for (int64_t i = 0; i < n; i++) {
+    if (!(t->w[i] > wk || (t->w[i] == wk && t->index[i] <= last))) continue;
+    if (j != i) {
+      t->w[j] = t->w[i];
+      t->index[j] = t->index[i];
+      if (t->dim > 0) memcpy(t->x + j * t->dim, t->x + i * t->dim, row);
+    }
+    j++;
+  }
+  t->n = j;
+  t->cut = 1;
+  t->least_w = wk;
+  t->least_index = last;
+}
+
+void strata_khat_top_settle(strata_khat_top *t)
+{
+  if (t->n > t->cap) cut(t);
 }
 
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x)
 {
   if (!strata_khat_top_wants(t, w, index)) return;
-  int64_t slot;
-  if (t->n < t->cap) {
-    slot = t->n;
-    t->heap[t->n++] = slot;
-  } else {
-    slot = t->heap[0];
+  if (t->n == 2 * t->cap) {
+    cut(t);
+    if (!strata_khat_top_wants(t, w, index)) return;
   }
+  const int64_t slot = t->n++;
   t->w[slot] = w;
   t->index[slot] = index;
   if (x && t->dim > 0) memcpy(t->x + slot * t->dim, x, sizeof(double) * (size_t)t->dim);
-  if (t->n == t->cap && slot == t->heap[0]) {
-    sift_down(t, 0);
-    return;
-  }
-  /* sift the new last entry up */
-  int64_t *h = t->heap;
-  for (int64_t k = t->n - 1; k > 0;) {
-    const int64_t p = (k - 1) / 2;
-    if (!below(t, h[k], h[p])) break;
-    const int64_t tmp = h[p];
-    h[p] = h[k];
-    h[k] = tmp;
-    k = p;
-  }
 }
 
 void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other)
@@ -177,17 +233,18 @@ static _Thread_local const strata_khat_top *sorting; /* qsort has no context arg
 static int slot_order(const void *a, const void *b)
 {
   const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return below(sorting, x, y) - below(sorting, y, x); /* largest first */
+  return above(sorting, y, x) - above(sorting, x, y); /* largest first */
 }
 
 int strata_khat_top_sort(strata_khat_top *t)
 {
+  strata_khat_top_settle(t);
   const int64_t n = t->n;
-  int64_t *order = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  int64_t *order = t->order;
   double *w = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
   int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
   double *x = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)(t->dim > 0 ? t->dim : 1));
-  const int ok = order && w && idx && x;
+  const int ok = w && idx && x;
   if (ok) {
     for (int64_t i = 0; i < n; i++) order[i] = i;
     sorting = t;
@@ -201,10 +258,12 @@ int strata_khat_top_sort(strata_khat_top *t)
     memcpy(t->w, w, sizeof(double) * (size_t)n);
     memcpy(t->index, idx, sizeof(int64_t) * (size_t)n);
     if (t->dim > 0) memcpy(t->x, x, sizeof(double) * (size_t)n * (size_t)t->dim);
-    /* Ascending is a min-heap: the list stays one. */
-    for (int64_t i = 0; i < n; i++) t->heap[i] = n - 1 - i;
+    if (n == t->cap) { /* full: its last is the least it keeps */
+      t->cut = 1;
+      t->least_w = t->w[n - 1];
+      t->least_index = t->index[n - 1];
+    }
   }
-  free(order);
   free(w);
   free(idx);
   free(x);

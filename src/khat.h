@@ -34,14 +34,22 @@ double strata_khat_fit(const double *top, int64_t m1);
 double strata_khat(const double *w, int64_t S);
 
 /* The largest weights of a stream, with each one's global sample index and
- * point (dim doubles); non-finite weights are passed over. */
+ * point (dim doubles); non-finite weights are passed over.  Entries are
+ * appended while they rank above the least of the last cut, and when
+ * twice cap are held the list is cut to its cap largest: a weight costs an
+ * append, not a heap's sift, and the cap largest are the same whatever the
+ * order the weights come in. */
 typedef struct {
   int64_t cap, n;
   int dim;
-  double *w;       /* [cap] */
-  int64_t *index;  /* [cap] */
-  double *x;       /* [cap][dim] */
-  int64_t *heap;   /* slots, worst first (a binary min-heap) */
+  double *w;       /* [2 cap] */
+  int64_t *index;  /* [2 cap] */
+  double *x;       /* [2 cap][dim] */
+  int64_t *order;  /* [2 cap], scratch of the cut and the sort */
+  double *scratch; /* [2 cap], the cut's copy of the weights */
+  int cut;         /* the list has been cut to cap: least_w, least_index below */
+  double least_w;
+  int64_t least_index;
 } strata_khat_top;
 
 /* Room for the cap largest; returns STRATA_OK or STRATA_ENOMEM. */
@@ -49,26 +57,29 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim);
 void strata_khat_top_free(strata_khat_top *t);
 void strata_khat_top_clear(strata_khat_top *t);
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x);
-/* Whether strata_khat_top_add would keep w: most of an iteration's weights
- * fall below the list's least once it is full, and a caller that asks
- * first spares them the point's copy. */
-/* The least weight the list keeps once full; -inf before. */
+/* The least weight the list keeps since its last cut; -inf before one. */
 static inline double strata_khat_top_least(const strata_khat_top *t)
 {
-  return t->n < t->cap ? -INFINITY : t->w[t->heap[0]];
+  return t->cut ? t->least_w : -INFINITY;
 }
+/* Whether strata_khat_top_add would keep w: most of an iteration's weights
+ * fall below the list's least once it has been cut, and a caller that
+ * asks first spares them the point's copy. */
 static inline int strata_khat_top_wants(const strata_khat_top *t, double w, int64_t index)
 {
   if (!isfinite(w)) return 0;
-  if (t->n < t->cap) return 1;
-  const int64_t least = t->heap[0];
-  return !(w < t->w[least] || (w == t->w[least] && index > t->index[least]));
+  if (!t->cut) return 1;
+  return w > t->least_w || (w == t->least_w && index <= t->least_index);
 }
+/* Cuts t to its cap largest (at most cap entries, in no order): what
+ * reads the entries without sorting them first calls it. */
+void strata_khat_top_settle(strata_khat_top *t);
 /* Another list's entries into t: the result is the cap largest of both,
  * whatever the order of merging. */
 void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other);
-/* The entries in order, largest first (weight descending, index ascending),
- * and still a list to add to; STRATA_OK or STRATA_ENOMEM. */
+/* The cap largest entries in order, largest first (weight descending,
+ * index ascending), and still a list to add to; STRATA_OK or
+ * STRATA_ENOMEM. */
 int strata_khat_top_sort(strata_khat_top *t);
 /* k-hat of the S weights whose largest t holds (cap >= strata_khat_tail(S)
  * + 1); sorts t.  NaN where t holds too few. */

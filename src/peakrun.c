@@ -229,6 +229,7 @@ static int gather_tops(strata_run *r, strata_peakrun *pk)
   strata_comm *comm = r->comm;
   if (comm->size < 2) return STRATA_OK;
   strata_khat_top *t = &pk->top;
+  strata_khat_top_settle(t); /* at most cap entries, the segment's room */
   const int w = 2 + t->dim;
   const size_t seg = 1 + (size_t)t->cap * (size_t)w, n = seg * (size_t)comm->size;
   if (n > pk->gather_len) {
