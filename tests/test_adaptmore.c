@@ -5,7 +5,6 @@
  * past the extension is the uninterrupted run bit for bit. */
 #include <check.h>
 #include <math.h>
-#include <string.h>
 
 #include "average.h"
 #include "testrun.h"
@@ -100,8 +99,6 @@ static void open_lorentz(fixture *f, int maxiter)
   fixture_open(f, &pr, &p);
 }
 
-static int same(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
-
 /* Iteration 21 still adapts, and a run resumed from iteration 22 goes on
  * as the uninterrupted one: the same adapting iterations, the same bits. */
 START_TEST(test_run_adapts_on_and_resumes)
@@ -122,8 +119,8 @@ START_TEST(test_run_adapts_on_and_resumes)
   for (int k = AT + 1; k <= N; k++) {
     ck_assert(strata_run_step(a.r, &it) == STRATA_OK);
     ck_assert(strata_run_step(b.r, &jt) == STRATA_OK);
-    ck_assert_msg(it.adapting == jt.adapting && same(it.integral, jt.integral) &&
-                      same(it.sigma, jt.sigma) && same(it.avg, jt.avg),
+    ck_assert_msg(it.adapting == jt.adapting && test_same_bits(it.integral, jt.integral) &&
+                      test_same_bits(it.sigma, jt.sigma) && test_same_bits(it.avg, jt.avg),
                   "iteration %d: %.17g +- %.17g (adapting %d) uninterrupted, %.17g +- %.17g "
                   "(adapting %d) resumed",
                   k, it.integral, it.sigma, it.adapting, jt.integral, jt.sigma, jt.adapting);
