@@ -51,6 +51,39 @@ int strata_ravg_adapting(const strata_ravg *ra, int k)
   return k < ra->nadapt;
 }
 
+/* Iteration k's error per sample, or 0 where it is not measured. */
+static double error_per_sample(const strata_ravg *ra, int k)
+{
+  const double s = ra->hist[k].sigma;
+  return s > 0.0 && isfinite(s) ? s * sqrt((double)ra->hist[k].neval) : 0.0;
+}
+
+int strata_ravg_adapt_more(strata_ravg *ra)
+{
+  const int n = ra->n, w = STRATA_ADAPT_MORE_WINDOW;
+  if (ra->ncomp != 1 || n != ra->nadapt || n < STRATA_ADAPT_MORE_AFTER || n >= ra->maxiter ||
+      n < 2 * w)
+    return 0;
+  double recent = 0.0, before = 0.0;
+  for (int k = n - w; k < n; k++) {
+    const double a = error_per_sample(ra, k), b = error_per_sample(ra, k - w);
+    if (!(a > 0.0) || !(b > 0.0)) return 0;
+    recent += a;
+    before += b;
+  }
+  if (!(recent < STRATA_ADAPT_MORE_FALL * before)) return 0;
+  ra->nadapt++;
+  return 1;
+}
+
+void strata_ravg_adapt_replay(strata_ravg *ra, int nadapt)
+{
+  const int n = ra->n;
+  ra->nadapt = nadapt;
+  for (ra->n = 1; ra->n <= n; ra->n++) strata_ravg_adapt_more(ra);
+  ra->n = n;
+}
+
 /* Iteration k draws QMC points: always in mode qmc, and once the map is
  * frozen with qmc_map. */
 static int qmc_points(const strata_ravg *ra, int k)

@@ -69,6 +69,31 @@ void strata_ravg_reset(strata_ravg *ra);
 int strata_ravg_class(double integral, double sigma);
 /* Whether iteration k adapts the map. */
 int strata_ravg_adapting(const strata_ravg *ra, int k);
+
+/* A map that still improves goes on adapting past the adapting iterations
+ * a job asks for, where it asks for at least STRATA_ADAPT_MORE_AFTER: a
+ * sharp integrand's map (the 6-D product of Lorentzians of width 0.02)
+ * cuts the error per iteration tenfold from iteration 10 to 30 where a
+ * frozen one holds it, while a smooth one's map has settled by iteration
+ * 20 and, adapting on, lets it rise (doc/design.md, "When the map
+ * freezes").  So after the last adapting iteration n, with n at least
+ * STRATA_ADAPT_MORE_AFTER and below maxiter, the map adapts one more
+ * iteration where the error per sample (sigma x sqrt(neval)) of
+ * iterations n - W + 1 .. n, summed, is below STRATA_ADAPT_MORE_FALL times
+ * that of the W iterations before (W = STRATA_ADAPT_MORE_WINDOW).  The
+ * rule reads the history alone, so every rank decides alike and a resumed
+ * run decides as the uninterrupted one did; a run of
+ * STRATA_ADAPT_MORE_AFTER iterations or fewer is what it was without it.
+ * A vector integrand's map follows one component and keeps its count. */
+#define STRATA_ADAPT_MORE_AFTER 20
+#define STRATA_ADAPT_MORE_WINDOW 3
+#define STRATA_ADAPT_MORE_FALL 0.85
+/* Applies the rule to the newest iteration, hist[n - 1]: nadapt grows by
+ * one where it says so.  Returns whether it did. */
+int strata_ravg_adapt_more(strata_ravg *ra);
+/* The adapting iterations of a restored history: nadapt as the rule grew
+ * it over iterations 1 .. n, from the job's nadapt. */
+void strata_ravg_adapt_replay(strata_ravg *ra, int nadapt);
 /* Component c of iteration k (or their sum, STRATA_RAVG_SUM, for many
  * components): its estimate, and its error in *sigma. */
 double strata_ravg_value(const strata_ravg *ra, int k, int c, double *sigma);

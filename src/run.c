@@ -549,6 +549,7 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
     memcpy(r->ravg.chist, st->comp_hist,
            sizeof(double) * STRATA_CHIST_ROW(r->ncomp) * (size_t)st->itn);
   r->ravg.n = st->itn;
+  strata_ravg_adapt_replay(&r->ravg, vegas_mode(&r->params) ? r->params.adapt_iters : 0);
   map_resolution(r);
   r->neval_total = st->neval_total;
   r->time_s = st->time_s;
@@ -763,7 +764,7 @@ static int adapt(strata_run *r, const strata_plan *p)
   if (rc != STRATA_OK) return rc;
   /* After the last adapting iteration, so that a checkpoint written now
    * already holds the frozen iterations' allocation. */
-  if (r->ravg.n == prm->adapt_iters && prm->neval_frozen &&
+  if (r->ravg.n == r->ravg.nadapt && prm->neval_frozen &&
       prm->neval_frozen != r->strat->neval) {
     if ((rc = strata_run_sync(r)) != STRATA_OK) return rc;
     strata_strat_rescale(r->strat, prm->neval_frozen);
@@ -803,6 +804,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   if (rc == STRATA_OK) rc = combine(r, &plan);
   if (rc == STRATA_OK && r->peaks) rc = strata_peakrun_combine(r, &plan);
   if (rc == STRATA_OK) rc = record(r, &plan);
+  if (rc == STRATA_OK) strata_ravg_adapt_more(&r->ravg);
   if (rc == STRATA_OK) rc = adapt(r, &plan);
   if (rc == STRATA_OK && r->peaks) rc = strata_peakrun_after(r, &plan);
   if (rc != STRATA_OK) return rc;

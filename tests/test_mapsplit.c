@@ -7,7 +7,6 @@
  * the map before its splits. */
 #include <check.h>
 #include <math.h>
-#include <string.h>
 
 #include "run.h"
 #include "testrun.h"
@@ -33,14 +32,12 @@ static void open_run(fixture *f, strata_mode mode, int ninc)
   fixture_open(f, &pr, &p);
 }
 
-/* Equal bits (an average not yet made is NaN in both). */
-static int same(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
-
 static void same_row(const strata_iteration *a, const strata_iteration *b, const char *mode)
 {
-  ck_assert_msg(same(a->integral, b->integral) && same(a->sigma, b->sigma) &&
-                    same(a->avg, b->avg) && same(a->avg_sigma, b->avg_sigma) &&
-                    same(a->chi2_dof, b->chi2_dof) && a->neval == b->neval,
+  ck_assert_msg(test_same_bits(a->integral, b->integral) &&
+                    test_same_bits(a->sigma, b->sigma) && test_same_bits(a->avg, b->avg) &&
+                    test_same_bits(a->avg_sigma, b->avg_sigma) &&
+                    test_same_bits(a->chi2_dof, b->chi2_dof) && a->neval == b->neval,
                 "%s, iteration %d: %.17g +- %.17g with the stored splits, %.17g +- %.17g with "
                 "the base rule's map",
                 mode, a->itn, a->integral, a->sigma, b->integral, b->sigma);
@@ -75,7 +72,8 @@ static void unsplit_is_base(strata_mode mode)
     ck_assert(strata_run_step(split.r, &a) == STRATA_OK);
     ck_assert(strata_run_step(base.r, &b) == STRATA_OK);
   }
-  ck_assert_msg(!same(a.integral, b.integral), "%s: iteration 12 is the base rule's", name);
+  ck_assert_msg(!test_same_bits(a.integral, b.integral), "%s: iteration 12 is the base rule's",
+                name);
   teardown(&split);
   teardown(&base);
 }

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "strata/strata.h"
 
@@ -21,6 +22,9 @@ static inline const strata_builtin *test_problem(const char *name, int dim,
   for (int i = 0; i < b->nparams; i++) pr->params[i] = b->params[i];
   return b;
 }
+
+/* Equal bits (an average not yet made is NaN in both runs). */
+static inline int test_same_bits(double x, double y) { return memcmp(&x, &y, sizeof x) == 0; }
 
 /* A fresh directory /tmp/strata-test-TAG-XXXXXX in dir, and its removal. */
 static inline void test_tmpdir(char *dir, size_t len, const char *tag)

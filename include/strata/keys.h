@@ -49,7 +49,7 @@ enum {
     INT64_C(10000000000), "")                                                                  \
   /* stop after this many iterations */                                                        \
   X(int, maxiter, COUNT, "vegas.maxiter", "maxiter", 1, 1000000, 30, "")                       \
-  /* iterations that adapt map and stratification */                                           \
+  /* iterations that adapt map and stratification; from 20, more while the map improves */     \
   X(int, adapt_iters, COUNT, "vegas.adapt_iters", "adapt_iters", 0, 1000000, 20, "")           \
   /* leading iterations left out of the average */                                             \
   X(int, skip, COUNT, "vegas.skip", "skip", 0, 1000000, 5, "")                                 \
