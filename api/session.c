@@ -195,7 +195,7 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   const int root = comm->rank == 0;
   const char *what = "the checkpoint's state";
   struct {
-    int64_t itn, neval_total, naxes, ninc, nhcube, ncomp, npeaks;
+    int64_t itn, neval_total, naxes, ninc, nhcube, ncomp, npeaks, adapt_more;
     double time_s;
   } head;
   memset(&head, 0, sizeof head);
@@ -208,6 +208,7 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
     head.nhcube = st->nhcube;
     head.ncomp = st->ncomp;
     head.npeaks = (int64_t)st->npeaks;
+    head.adapt_more = st->adapt_more;
     head.time_s = st->time_s;
   }
   int rc = share_bytes(comm, &head, sizeof head, what);
@@ -215,7 +216,8 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   strata_run_state st = {.itn = (int)head.itn, .neval_total = head.neval_total,
                          .time_s = head.time_s, .naxes = (int)head.naxes,
                          .ninc = (int)head.ninc, .nhcube = head.nhcube,
-                         .ncomp = (int)head.ncomp, .npeaks = (size_t)head.npeaks};
+                         .ncomp = (int)head.ncomp, .npeaks = (size_t)head.npeaks,
+                         .adapt_more = (int)head.adapt_more};
   size_t nedges = (size_t)st.naxes * (size_t)(st.ninc + 1), nh = (size_t)st.nhcube,
          nhist = (size_t)st.itn;
   /* A vector integrand's component records follow the history. */

@@ -19,11 +19,14 @@
  * always ninc.  3: a one-dimensional job's map has one increment, any
  * other at least two per stratum along an axis (map.h).  4: the map is
  * stored with the increments its splits will make, every group-th edge
- * the map's until then (map.h).
+ * the map's until then (map.h).  5: the map adapts past adapt_iters while
+ * it improves (average.h), which a resumed run replays from its history.
  * An older file whose map has this job's base count reads the same, as
  * the map before its splits (strata_checkpoint_check_version refuses the
- * others). */
-#define FORMAT_VERSION 4
+ * others); one before version 5 resumes with its map frozen after
+ * adapt_iters, as it ran. */
+#define FORMAT_VERSION 5
+#define FORMAT_MAP_SPLITS 4 /* the first version whose map is stored as it splits */
 
 static double now_s(void)
 {
@@ -241,7 +244,7 @@ int strata_checkpoint_image(const strata_run_state *st, const strata_ckpt_info *
 int strata_checkpoint_check_version(const strata_checkpoint *c, const char *path, int ninc,
                                     int64_t neval, int dim)
 {
-  if (c->format_version >= FORMAT_VERSION || c->state.ninc == ninc) return STRATA_OK;
+  if (c->format_version >= FORMAT_MAP_SPLITS || c->state.ninc == ninc) return STRATA_OK;
   return strata_error(STRATA_EINVAL, "%s: checkpoint format version %d, whose map has %d "
                       "increments per axis; this strata (format version %d) trains %d for "
                       "neval = %lld in %d dimension%s: run the job again (the file is left as "
@@ -391,6 +394,7 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
     return strata_error(STRATA_EINVAL, "%s: checkpoint format version %lld, this strata "
                         "reads versions 1 to %d", path, (long long)version, FORMAT_VERSION);
   c->format_version = (int)version;
+  c->state.adapt_more = version >= 5;
   if (strata_h5_get_str(f, "definition", &c->definition) != 0 ||
       strata_h5_get_str(f, "definition_hash", &c->hash) != 0 ||
       strata_h5_get_str(f, "strata_version", &c->strata_version) != 0 ||

@@ -449,6 +449,7 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st)
   st->ravg = &r->ravg;
   st->peaks = r->peaks ? strata_peakrun_state_get(r) : NULL;
   st->npeaks = st->peaks ? strata_peakrun_state_size(r) : 0;
+  st->adapt_more = 1;
 }
 
 /* A vector integrand's saved records: as many components as the job's,
@@ -549,7 +550,9 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
     memcpy(r->ravg.chist, st->comp_hist,
            sizeof(double) * STRATA_CHIST_ROW(r->ncomp) * (size_t)st->itn);
   r->ravg.n = st->itn;
-  strata_ravg_adapt_replay(&r->ravg, vegas_mode(&r->params) ? r->params.adapt_iters : 0);
+  const int nadapt = vegas_mode(&r->params) ? r->params.adapt_iters : 0;
+  if (st->adapt_more) strata_ravg_adapt_replay(&r->ravg, nadapt);
+  else r->ravg.nadapt = nadapt;
   map_resolution(r);
   r->neval_total = st->neval_total;
   r->time_s = st->time_s;

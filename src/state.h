@@ -29,6 +29,10 @@ typedef struct {
    * as they are and hands them back; 0 and NULL where the search is off. */
   size_t npeaks;
   const double *peaks;
+  /* Whether the map went on adapting past adapt_iters while it improved
+   * (average.h), which the restored run replays from hist; 0 for a state
+   * saved by a strata without that rule, whose map froze at adapt_iters. */
+  int adapt_more;
   /* What a saved state records for its readers, besides what continues the
    * run: filled by strata_run_state_get, not read by strata_run_restore. */
   uint64_t seed;

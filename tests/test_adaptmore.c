@@ -116,6 +116,17 @@ START_TEST(test_run_adapts_on_and_resumes)
   ck_assert_msg(strata_run_restore(b.r, &st, NULL, NULL) == STRATA_OK, "%s",
                 strata_last_error());
   ck_assert_int_eq(b.r->ravg.nadapt, a.r->ravg.nadapt);
+  /* A state saved by a strata without the rule (a checkpoint before format
+   * version 5) resumes as that strata ran it: frozen after adapt_iters. */
+  fixture c;
+  open_lorentz(&c, N);
+  st.adapt_more = 0;
+  ck_assert_msg(strata_run_restore(c.r, &st, NULL, NULL) == STRATA_OK, "%s",
+                strata_last_error());
+  ck_assert_int_eq(c.r->ravg.nadapt, 20);
+  ck_assert(strata_run_step(c.r, &jt) == STRATA_OK);
+  ck_assert_int_eq(jt.adapting, 0);
+  teardown(&c);
   for (int k = AT + 1; k <= N; k++) {
     ck_assert(strata_run_step(a.r, &it) == STRATA_OK);
     ck_assert(strata_run_step(b.r, &jt) == STRATA_OK);
