@@ -118,6 +118,10 @@ class BuildExt(build_ext):
     """libstrata first, then the cffi modules, then the library beside them."""
 
     def run(self):
+        # The modules link the library found now (its soname, its place):
+        # a build directory left from another libstrata holds modules that
+        # look up to date, since their C source does not change with it.
+        self.force = True
         if _build.installed_prefix() is None:
             print("strata: building libstrata (log: %s)" % os.path.join(
                 os.path.dirname(_build.STAGE), "build.log"), file=sys.stderr)
