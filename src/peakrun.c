@@ -316,7 +316,8 @@ int strata_peakrun_after(strata_run *r, const strata_plan *p)
     free(y);
     free(f);
     if (rc != STRATA_OK) return rc;
-    if (sync_channels(pk) && r->ravg.n < r->params.maxiter) pk->restart[r->ravg.n] = 1;
+    /* Set after the last iteration too: the gate reads it. */
+    if (sync_channels(pk)) pk->restart[r->ravg.n] = 1;
   }
   /* The search's evaluations count in the run's, not in an iteration's. */
   const int64_t spent = strata_search_evals(pk->search) - pk->search_evals;
@@ -375,6 +376,15 @@ int strata_peakrun_gate(const strata_run *r, char *why, size_t size, double *bud
       }
       return 0;
     }
+  /* A mode that the round after the latest iteration found has a channel
+   * no kept iteration sampled: the average lacks its mass.  The weight
+   * that led the search to it may have been too lone for k-hat to see. */
+  if (r->ravg.n > 0 && pk->restart[r->ravg.n]) {
+    if (why)
+      snprintf(why, size, "the search found a mode after iteration %d, which no kept iteration "
+               "sampled", r->ravg.n);
+    return 0;
+  }
   int itn;
   double limit, kh = worst_khat(r, 1, &itn, &limit);
   if (itn && kh > limit) {
@@ -472,7 +482,7 @@ const double *strata_peakrun_state_get(const strata_run *r)
     p[4 * n + k] = pk->restart[k];
     p[5 * n + k] = pk->spread[k];
   }
-  p[6 * n] = n < (size_t)r->params.maxiter ? pk->restart[n] : 0.0;
+  p[6 * n] = pk->restart[n];
   return buf;
 }
 
