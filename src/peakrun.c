@@ -35,6 +35,20 @@ int strata_peakrun_wanted(const strata_problem *pr, const strata_params *p,
   return STRATA_OK;
 }
 
+/* The Sobol' round's points: peaks.starts, or half an iteration's points
+ * where that is more, up to SOBOL_MOST; none where peaks.starts is 0.  A
+ * peak whose basin holds a few millionths of the cube, beside a broad peak
+ * that explains f everywhere else, is reached by no sample of the run's
+ * and by the round only when the round is large enough (doc/peaks.md,
+ * "The search"); half an iteration keeps its cost a small share of a run. */
+#define SOBOL_MOST 16384
+
+static int sobol_starts(const strata_params *p)
+{
+  const int64_t half = p->neval / 2 < SOBOL_MOST ? p->neval / 2 : SOBOL_MOST;
+  return p->peaks.starts > 0 && half > p->peaks.starts ? (int)half : p->peaks.starts;
+}
+
 int strata_peakrun_alloc(const strata_problem *pr, const strata_params *p, strata_peakrun **out)
 {
   *out = NULL;
@@ -42,7 +56,7 @@ int strata_peakrun_alloc(const strata_problem *pr, const strata_params *p, strat
   if (!pk) return strata_error(STRATA_ENOMEM, "out of memory for the peak search");
   strata_search_params sp;
   strata_search_params_default(&sp);
-  sp.starts = p->peaks.starts;
+  sp.starts = sobol_starts(p);
   sp.ascents = p->peaks.ascents;
   int rc = strata_search_alloc(pr->dim, &sp, &pk->search);
   const size_t n = (size_t)p->maxiter;
