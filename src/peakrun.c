@@ -37,10 +37,11 @@ int strata_peakrun_wanted(const strata_problem *pr, const strata_params *p,
 
 /* The Sobol' round's points: peaks.starts, or half an iteration's points
  * where that is more, up to SOBOL_MOST; none where peaks.starts is 0.  A
- * peak whose basin holds a few millionths of the cube, beside a broad peak
- * that explains f everywhere else, is reached by no sample of the run's
- * and by the round only when the round is large enough (doc/peaks.md,
- * "The search"); half an iteration keeps its cost a small share of a run. */
+ * narrow peak that dominates f in a thousandth of the cube or less, beside
+ * a broad peak that explains f everywhere else, is reached by few samples
+ * of a run's, and by the round only when the round is large enough
+ * (doc/peaks.md, "The search"); half an iteration keeps its cost a small
+ * share of a run's. */
 #define SOBOL_MOST 16384
 
 static int sobol_starts(const strata_params *p)
