@@ -35,6 +35,21 @@ int strata_peakrun_wanted(const strata_problem *pr, const strata_params *p,
   return STRATA_OK;
 }
 
+/* The Sobol' round's points: peaks.starts, or half an iteration's points
+ * where that is more, up to SOBOL_MOST; none where peaks.starts is 0.  A
+ * narrow peak that dominates f in a thousandth of the cube or less, beside
+ * a broad peak that explains f everywhere else, is reached by few samples
+ * of a run's, and by the round only when the round is large enough
+ * (doc/peaks.md, "The search"); half an iteration keeps its cost a small
+ * share of a run's. */
+#define SOBOL_MOST 16384
+
+static int sobol_starts(const strata_params *p)
+{
+  const int64_t half = p->neval / 2 < SOBOL_MOST ? p->neval / 2 : SOBOL_MOST;
+  return p->peaks.starts > 0 && half > p->peaks.starts ? (int)half : p->peaks.starts;
+}
+
 int strata_peakrun_alloc(const strata_problem *pr, const strata_params *p, strata_peakrun **out)
 {
   *out = NULL;
@@ -42,7 +57,7 @@ int strata_peakrun_alloc(const strata_problem *pr, const strata_params *p, strat
   if (!pk) return strata_error(STRATA_ENOMEM, "out of memory for the peak search");
   strata_search_params sp;
   strata_search_params_default(&sp);
-  sp.starts = p->peaks.starts;
+  sp.starts = sobol_starts(p);
   sp.ascents = p->peaks.ascents;
   int rc = strata_search_alloc(pr->dim, &sp, &pk->search);
   const size_t n = (size_t)p->maxiter;
@@ -317,7 +332,8 @@ int strata_peakrun_after(strata_run *r, const strata_plan *p)
     free(y);
     free(f);
     if (rc != STRATA_OK) return rc;
-    if (sync_channels(pk) && r->ravg.n < r->params.maxiter) pk->restart[r->ravg.n] = 1;
+    /* Set after the last iteration too: the gate reads it. */
+    if (sync_channels(pk)) pk->restart[r->ravg.n] = 1;
   }
   /* The search's evaluations count in the run's, not in an iteration's. */
   const int64_t spent = strata_search_evals(pk->search) - pk->search_evals;
@@ -376,6 +392,15 @@ int strata_peakrun_gate(const strata_run *r, char *why, size_t size, double *bud
       }
       return 0;
     }
+  /* A mode that the round after the latest iteration found has a channel
+   * no kept iteration sampled: the average lacks its mass.  The weight
+   * that led the search to it may have been too lone for k-hat to see. */
+  if (r->ravg.n > 0 && pk->restart[r->ravg.n]) {
+    if (why)
+      snprintf(why, size, "the search found a mode after iteration %d, which no kept iteration "
+               "sampled", r->ravg.n);
+    return 0;
+  }
   int itn;
   double limit, kh = worst_khat(r, 1, &itn, &limit);
   if (itn && kh > limit) {
@@ -473,7 +498,7 @@ const double *strata_peakrun_state_get(const strata_run *r)
     p[4 * n + k] = pk->restart[k];
     p[5 * n + k] = pk->spread[k];
   }
-  p[6 * n] = n < (size_t)r->params.maxiter ? pk->restart[n] : 0.0;
+  p[6 * n] = pk->restart[n];
   return buf;
 }
 

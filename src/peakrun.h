@@ -36,7 +36,8 @@ typedef struct strata_peakrun {
   size_t gather_len;
   /* Per iteration k (maxiter of each): k-hat of its weights and its points
    * S; its channels; whether a mode channel drew fewer than n_min points;
-   * whether a new channel started with it (the average restarts there). */
+   * whether a new channel started with it (the average restarts there;
+   * maxiter + 1 of these, the last a channel added after the last one). */
   double *khat, *npoints;
   double *spread;           /* its largest weight over the tail's threshold (the M+1-th) */
   int *nchannels, *short_of, *restart;

@@ -4,7 +4,7 @@ line per run (instance, settings, result, claim, pull).
 
     baseline.py strata|strata-off|vegas|proto OUT.jsonl [--set report] [--count N]
         [--first I] [--neval 1e3,3e3,...] [--epsrel 5e-2,1e-2,1e-3]
-        [--seeds R] [--jobs J] [--maxiter 30]
+        [--seeds R] [--jobs J] [--maxiter 30] [--rerun-budget [MIN_NEVAL]]
 
 - strata: the program (STRATA, default ./strata) with its defaults (the
   peak search on) and `--json`: `converged` is its claim; strata-off the
@@ -27,6 +27,17 @@ epsrel, and read the other epsrels' verdicts from its trace of iterations
 (their sampling does not depend on epsrel); strata runs once per epsrel.
 Runs are appended as they finish; a run already in OUT (same instance,
 neval, epsrel, seed, method) is not redone, so an interrupted sweep resumes.
+
+--rerun-budget (strata and strata-off) then takes every run in OUT at
+neval >= MIN_NEVAL (default 3e4) that ended without a claim but named a
+budget -- the thin rule's `thin_neval` or the gate's `peaks_neval`, the
+"neval N per iteration gives ..." of the program's summary -- and runs the
+same instance, seed and epsrel again with vegas.neval raised to it (the
+larger where both are named), as the program tells its user to.  Each rerun
+is one more line with `rerun_of` (the first run's key) and `rerun_neval`;
+summary.py counts a first run whose rerun claims within 3 sigma towards the
+issue's (B).  A run of an older OUT without the budgets in its line is made
+again first to read them (the same seed gives the same run).
 """
 import os
 
@@ -89,7 +100,21 @@ def _strata(base, neval, epsrel, seed, maxiter, search):
                 neval_total=r.get("neval"), iterations=r.get("iterations"),
                 seconds=time.time() - t, search_evals=r.get("search_evals"),
                 modes=len(r.get("modes") or []), khat=r.get("khat"),
-                extra={k: r[k] for k in ("lost", "thin", "peaks_held", "peaks_reason") if k in r})
+                extra={k: r[k] for k in ("lost", "thin", "thin_neval", "peaks_held", "peaks_reason",
+                                         "peaks_neval") if k in r})
+
+
+def named_budget(r):
+    """The evaluations per iteration at which a run without a claim says a
+    rerun can make one (the larger of the thin rule's and the gate's), or
+    None; "unknown" for a line written before the budgets were recorded."""
+    x = r.get("extra") or {}
+    if r.get("converged") or r.get("integral") is None:
+        return None
+    if "thin_neval" not in x and (x.get("thin") or x.get("peaks_held")):
+        return "unknown"
+    named = [v for v in (x.get("thin_neval"), x.get("peaks_neval")) if v]
+    return max(named) if named else None
 
 
 def running_average(its):
@@ -196,6 +221,44 @@ def key(r):
     return (r["method"], r["seed"], float(r["neval"]), float(r["epsrel"]), r["run_seed"])
 
 
+def rerun(args):
+    """A run without a claim made again at the budget it named: the rerun's
+    line, or None where it named none."""
+    r, maxiter = args
+    base, inst = ensure_files(r["set"], r["seed"] - family.SETS[r["set"]])
+    search = "off" if r["method"] == "strata-off" else "on"
+    budget = named_budget(r)
+    if budget == "unknown":
+        first = _strata(base, r["neval"], r["epsrel"], r["run_seed"], maxiter, search)
+        budget = named_budget(first)
+    if budget is None:
+        return None
+    try:
+        out = _strata(base, budget, r["epsrel"], r["run_seed"], maxiter, search)
+    except Exception as e:
+        out = dict(integral=None, sigma=None, converged=False, error=str(e))
+    pull = None
+    if out.get("integral") is not None and out.get("sigma") and out["sigma"] > 0:
+        pull = (out["integral"] - inst["exact"]) / out["sigma"]
+    return dict(rerun_of=list(key(r)), rerun_neval=budget, **{k: r[k] for k in (
+        "method", "set", "seed", "d", "K", "kind", "exact", "neval", "epsrel", "run_seed")},
+        pull=pull, **out)
+
+
+def rerun_budgets(out, method, min_neval, jobs, maxiter):
+    """The second pass of --rerun-budget over OUT (its docstring above)."""
+    with open(out) as fh:
+        lines = [json.loads(line) for line in fh if line.strip()]
+    done = {tuple(r["rerun_of"]) for r in lines if "rerun_of" in r}
+    todo = [(r, maxiter) for r in lines if "rerun_of" not in r and r["method"] == method
+            and r["neval"] >= min_neval and key(r) not in done and named_budget(r) is not None]
+    with ThreadPoolExecutor(max_workers=jobs) as ex, open(out, "a") as fh:
+        for r in ex.map(rerun, todo):
+            if r is not None:
+                fh.write(json.dumps(r) + "\n")
+                fh.flush()
+
+
 def main(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("method", choices=sorted(RUNNERS))
@@ -208,11 +271,15 @@ def main(argv):
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--maxiter", type=int, default=30)
+    ap.add_argument("--rerun-budget", nargs="?", type=float, const=3e4, default=None,
+                    metavar="MIN_NEVAL")
     a = ap.parse_args(argv)
+    if a.rerun_budget is not None and not a.method.startswith("strata"):
+        ap.error("--rerun-budget: only strata and strata-off name budgets")
     done = set()
     if os.path.exists(a.out):
         with open(a.out) as fh:
-            done = {key(json.loads(line)) for line in fh if line.strip()}
+            done = {key(r) for r in map(json.loads, filter(str.strip, fh)) if "rerun_of" not in r}
     todo = []
     epsrels = [float(v) for v in a.epsrel.split(",")]
     for i in range(a.first, a.first + a.count):
@@ -228,6 +295,8 @@ def main(argv):
             for r in rs:
                 fh.write(json.dumps(r) + "\n")
             fh.flush()
+    if a.rerun_budget is not None:
+        rerun_budgets(a.out, a.method, a.rerun_budget, a.jobs, a.maxiter)
     return 0
 
 

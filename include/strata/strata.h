@@ -107,7 +107,8 @@ enum {
 
 typedef struct {
   int search;           /* STRATA_PEAKS_AUTO, _OFF or _ON */
-  int starts;           /* Sobol' points before the first iteration (1024) */
+  int starts;           /* Sobol' points before the first iteration (1024), or neval / 2
+                         * where that is more, at most 16384; 0: none */
   int ascents;          /* ascents per round (4); the Sobol' round twice as many */
   double uniform;       /* the defensive uniform share of the points (0.02) */
   int nknown;           /* points in known, 0..STRATA_MAX_KNOWN */
