@@ -97,17 +97,12 @@ __device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
   return __ldg(a.start + h + 1);
 }
 
-/* y in (0,1) on axis d through the map, as strata_map_apply.  A map read
- * at its stored resolution (group 1, every map that cannot split) takes
- * the lookup with the stride a constant, which the compiler folds into
- * the loads (doc/design.md, "The map's resolution"). */
+/* y in (0,1) on axis d through the map, as strata_map_apply. */
 __device__ __forceinline__ void map_axis(const KernelArgs &a, int d, double y, double *x,
                                          int *inc, double &jac)
 {
-  const double *e = a.edges + (size_t)d * a.axis_stride;
-  inc[d] = a.group == 1
-               ? strata_map_axis(e, a.ninc, 1, a.lower[d], a.width[d], y, &x[d], &jac)
-               : strata_map_axis(e, a.ninc, a.group, a.lower[d], a.width[d], y, &x[d], &jac);
+  inc[d] = strata_map_axis(a.edges + (size_t)d * a.axis_stride, a.ninc, a.group, a.lower[d],
+                           a.width[d], y, &x[d], &jac);
 }
 
 /* Frozen iterations: t = y ninc on axis d through the tabulated map.  The
