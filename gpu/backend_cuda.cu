@@ -153,6 +153,7 @@ extern "C" strata_backend *strata_backend_cuda_new(int device)
   b->sample = cuda_sample;
   b->adapt = cuda_adapt;
   b->pull = cuda_pull;
+  b->eval = cuda_eval;
   b->keeps_state = 1;
   b->free = cuda_free;
   return b;

@@ -185,6 +185,8 @@ void release_buffers(cuda_state *st)
   st->c2.release();
   st->h_c1.release();
   st->h_c2.release();
+  st->eval_y.release();
+  st->eval_f.release();
   release_tables(st);
   st->tables.release();
 }

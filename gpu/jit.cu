@@ -53,13 +53,14 @@ const char stdint_header[] =
     "typedef long long int64_t; typedef unsigned long long uint64_t;\n"
     "#define INT64_C(c) c##LL\n#define UINT64_C(c) c##ULL\n#define UINT32_C(c) c##U\n";
 
-/* One compiled (source, dimension, point set): its adapting and frozen
- * kernels, [1] and [0]. */
+/* One compiled (source, dimension, point set): its frozen and adapting
+ * sampling kernels, [0] and [1], and the peak search's evaluator, [2]. */
+enum { kEvalSlot = 2, kSlots = 3 };
 struct entry {
   uint64_t src_hash;
   int dim, pts;
   cudaLibrary_t lib;
-  cudaKernel_t kernel[2];
+  cudaKernel_t kernel[kSlots];
 };
 
 double now_s()
@@ -245,26 +246,29 @@ void strata_jit_free(strata_jit *j)
 double strata_jit_build_s(const strata_jit *j) { return j->build_s; }
 int strata_jit_last_cached(const strata_jit *j) { return j->last_cached; }
 
-int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool adapt, int pts,
-                      const void **kernel)
+/* The entry of (src, dim, pts), compiled and loaded where it is new; pts
+ * -1: any point set's, or Philox's where there is none. */
+static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
+                      const entry **out)
 {
   const uint64_t h = strata_source_hash(src);
   for (const entry &e : j->entries)
-    if (e.src_hash == h && e.dim == dim && e.pts == pts) {
-      *kernel = (const void *)e.kernel[adapt];
+    if (e.src_hash == h && e.dim == dim && (pts < 0 || e.pts == pts)) {
+      *out = &e;
       return STRATA_OK;
     }
+  if (pts < 0) pts = 0; /* (kPhilox) */
   int lrc = load_nvrtc();
   if (lrc != STRATA_OK) return lrc;
   const double t0 = now_s();
   char *user = strata_source_unit(src, STRATA_UNIT_CUDA);
   if (!user) return STRATA_ENOMEM;
-  std::string unit = "#include \"sample_kernel.cuh\"\n";
+  std::string unit = "#include \"sample_kernel.cuh\"\n#include \"eval_kernel.cuh\"\n";
   unit += user;
   free(user);
-  /* Both kernels in one program, so that a run's first frozen iteration
-   * does not stop for a compile in the middle of the run: a run pays once,
-   * at its first iteration. */
+  /* Every kernel in one program, so that a run's first frozen iteration
+   * or peak search does not stop for a compile in the middle of the run:
+   * a run pays once, at its first iteration. */
   std::vector<std::string> exprs;
   for (int ad = 0; ad < 2; ad++) {
     char expr[160];
@@ -272,6 +276,7 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
              ad ? "true" : "false", pts, src->ncomp);
     exprs.push_back(expr);
   }
+  exprs.push_back("strata_k::eval_kernel<strata_user_fn, " + std::to_string(src->ncomp) + ">");
   char arch[64];
   snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", j->major, j->minor);
   const char *inc = getenv("STRATA_CUDA_INCLUDE");
@@ -308,16 +313,16 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
     if (ok) strata_cache_publish(&ce, key.data(), key.size());
     else remove(ce.tmp);
   }
-  std::string name[2];
+  std::string name[kSlots];
   const char *at = image.data(), *end = image.data() + image.size();
-  for (int ad = 0; ad < 2; ad++) {
+  for (int k = 0; k < kSlots; k++) {
     const char *nl = (const char *)memchr(at, '\n', (size_t)(end - at));
     if (!nl)
       return strata_error(STRATA_EBACKEND, "%s: damaged cache entry (remove it)", ce.artifact);
-    name[ad].assign(at, nl);
+    name[k].assign(at, nl);
     at = nl + 1;
   }
-  entry e = {h, dim, pts, nullptr, {nullptr, nullptr}};
+  entry e = {h, dim, pts, nullptr, {}};
   cudaError_t err = cudaSetDevice(j->device);
   if (err == cudaSuccess)
     err = cudaLibraryLoadData(&e.lib, at, nullptr, nullptr, 0, nullptr, nullptr, 0);
@@ -325,9 +330,9 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
    * loads lazily, and the frozen kernel would otherwise load at the run's
    * first frozen iteration. */
   cudaFuncAttributes fa;
-  for (int ad = 0; ad < 2 && err == cudaSuccess; ad++) {
-    err = cudaLibraryGetKernel(&e.kernel[ad], e.lib, name[ad].c_str());
-    if (err == cudaSuccess) err = cudaFuncGetAttributes(&fa, (const void *)e.kernel[ad]);
+  for (int k = 0; k < kSlots && err == cudaSuccess; k++) {
+    err = cudaLibraryGetKernel(&e.kernel[k], e.lib, name[k].c_str());
+    if (err == cudaSuccess) err = cudaFuncGetAttributes(&fa, (const void *)e.kernel[k]);
   }
   if (err != cudaSuccess) {
     if (e.lib) cudaLibraryUnload(e.lib);
@@ -336,6 +341,23 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
   }
   j->entries.push_back(e);
   j->build_s += now_s() - t0;
-  *kernel = (const void *)e.kernel[adapt];
+  *out = &j->entries.back();
   return STRATA_OK;
+}
+
+int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool adapt, int pts,
+                      const void **kernel)
+{
+  const entry *e = nullptr;
+  int rc = find_entry(j, src, dim, pts, &e);
+  if (rc == STRATA_OK) *kernel = (const void *)e->kernel[adapt];
+  return rc;
+}
+
+int strata_jit_eval_kernel(strata_jit *j, const strata_source *src, int dim, const void **kernel)
+{
+  const entry *e = nullptr;
+  int rc = find_entry(j, src, dim, -1, &e);
+  if (rc == STRATA_OK) *kernel = (const void *)e->kernel[kEvalSlot];
+  return rc;
 }

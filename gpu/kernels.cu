@@ -27,8 +27,9 @@
  *          (vector integrands are users' own, compiled by NVRTC).
  *
  * So 10 integrands x 5 dimensions x 4 (adapt, point set) = 200 sampling
- * kernels, beside estimate_vec_kernel for 2 .. STRATA_MAX_COMP components,
- * the kernels of adapt.cuh and exchange.cuh, and CUB's scans.  All sit in
+ * kernels and 10 of the peak search's evaluator (eval_kernel.cuh), beside
+ * estimate_vec_kernel for 2 .. STRATA_MAX_COMP components, the kernels of
+ * adapt.cuh and exchange.cuh, and CUB's scans.  All sit in
  * this one module, which strata_cuda_prepare loads while the job is read,
  * so that the first iteration loads nothing but the kernel it launches. */
 #include <cub/cub.cuh>
@@ -90,6 +91,30 @@ kernel_fn pick_points(int dim, bool adapt, int pts)
   }
 }
 
+template <class F> struct functor {
+  using type = F;
+};
+
+/* What a kernel of built-in integrand id is made from: pick(functor<F>())
+ * with F its functor, or nullptr for no built-in. */
+template <class R, class Pick>
+R with_builtin(int id, Pick pick)
+{
+  switch (id) {
+  case STRATA_ID_F1: return pick(functor<F1>());
+  case STRATA_ID_F2: return pick(functor<F2>());
+  case STRATA_ID_F3: return pick(functor<F3>());
+  case STRATA_ID_F4: return pick(functor<F4>());
+  case STRATA_ID_F5: return pick(functor<F5>());
+  case STRATA_ID_F6: return pick(functor<F6>());
+  case STRATA_ID_FA: return pick(functor<FA>());
+  case STRATA_ID_FB: return pick(functor<FB>());
+  case STRATA_ID_ROOS_ARNOLD: return pick(functor<RA>());
+  case STRATA_ID_MOROKOFF_CAFLISCH: return pick(functor<MC>());
+  default: return nullptr;
+  }
+}
+
 } // namespace
 
 namespace strata_k {
@@ -97,19 +122,16 @@ namespace strata_k {
 kernel_fn builtin_kernel(int id, int dim, int generic, bool adapt, int pts)
 {
   if (generic) dim = 0;
-  switch (id) {
-  case STRATA_ID_F1: return pick_points<F1>(dim, adapt, pts);
-  case STRATA_ID_F2: return pick_points<F2>(dim, adapt, pts);
-  case STRATA_ID_F3: return pick_points<F3>(dim, adapt, pts);
-  case STRATA_ID_F4: return pick_points<F4>(dim, adapt, pts);
-  case STRATA_ID_F5: return pick_points<F5>(dim, adapt, pts);
-  case STRATA_ID_F6: return pick_points<F6>(dim, adapt, pts);
-  case STRATA_ID_FA: return pick_points<FA>(dim, adapt, pts);
-  case STRATA_ID_FB: return pick_points<FB>(dim, adapt, pts);
-  case STRATA_ID_ROOS_ARNOLD: return pick_points<RA>(dim, adapt, pts);
-  case STRATA_ID_MOROKOFF_CAFLISCH: return pick_points<MC>(dim, adapt, pts);
-  default: return nullptr;
-  }
+  return with_builtin<kernel_fn>(id, [&](auto f) {
+    return pick_points<typename decltype(f)::type>(dim, adapt, pts);
+  });
+}
+
+eval_fn builtin_eval_kernel(int id)
+{
+  return with_builtin<eval_fn>(id, [](auto f) -> eval_fn {
+    return eval_kernel<typename decltype(f)::type, 1>;
+  });
 }
 
 int builtin_id(strata_fn f)

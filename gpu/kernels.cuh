@@ -4,13 +4,16 @@
  * exchange.cuh (the ranks' exchange), all compiled in kernels.cu: one
  * module, loaded ahead of the run (strata_cuda_prepare), with every
  * instantiation of the sampling kernel that the built-in integrands take.
- * The host code that launches them lives with the step it belongs to. */
+ * The peak search's evaluator (eval_kernel.cuh) is compiled there too, one
+ * per built-in integrand.  The host code that launches them lives with
+ * the step it belongs to. */
 #ifndef STRATA_GPU_KERNELS_CUH
 #define STRATA_GPU_KERNELS_CUH
 #include <cuda_runtime.h>
 #include <stdint.h>
 
 #include "backend.h"
+#include "eval_kernel.cuh"
 #include "sample_kernel.cuh"
 #include "strat.h"
 
@@ -143,6 +146,9 @@ cudaError_t inclusive_sum(void *tmp, size_t &bytes, long long *in, long long *ou
 /* The sampling kernel of a built-in integrand (kernels.cu), or NULL. */
 typedef void (*kernel_fn)(const KernelArgs);
 kernel_fn builtin_kernel(int id, int dim, int generic, bool adapt, int pts);
+/* The peak search's evaluator of a built-in integrand (eval_kernel.cuh), or NULL. */
+typedef void (*eval_fn)(const EvalArgs);
+eval_fn builtin_eval_kernel(int id);
 /* The index of f among the built-in integrands, or -1. */
 int builtin_id(strata_fn f);
 

@@ -66,10 +66,7 @@ int find_kernel(cuda_state *st, const strata_plan *plan, const void **k)
       return strata_error(STRATA_ENOMEM, "out of memory");
     return strata_jit_kernel(st->jit, pr->source, pr->dim, plan->adapt, pts, k);
   }
-  return strata_error(STRATA_EBACKEND, "integrand '%s' has no GPU version: the CUDA backend "
-                      "runs the built-in integrands and integrand sources that strata "
-                      "compiles (integrand = file:PATH or inline)",
-                      pr->name ? pr->name : "(unnamed)");
+  return no_device_version(pr);
 }
 
 /* Buffers reserved, what the device lacks copied there, the sums that
@@ -420,6 +417,14 @@ int read_sums(cuda_state *st, strata_plan *plan, const Sizes &z)
   return STRATA_OK;
 }
 } // namespace
+
+int no_device_version(const strata_problem *pr)
+{
+  return strata_error(STRATA_EBACKEND, "integrand '%s' has no GPU version: the CUDA backend "
+                      "runs the built-in integrands and integrand sources that strata "
+                      "compiles (integrand = file:PATH or inline)",
+                      pr->name ? pr->name : "(unnamed)");
+}
 
 /* What an iteration's record brings back: the first bad sample or
  * overflowing hypercube, reported as the host would, else its estimate

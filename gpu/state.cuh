@@ -111,6 +111,7 @@ struct cuda_state {
   dbuf<unsigned long long> wcnt, qdirs, qdshift;
   dbuf<double> qshift;
   dbuf<double> c1, c2;           /* vector integrands: per-hypercube component sums */
+  dbuf<double> eval_y, eval_f;   /* the peak search's points and values (eval.cu) */
   hbuf<double> h_c1, h_c2;
   /* The tables of extended integrands, copied to the device once per set. */
   std::vector<void *> table_mem;
@@ -239,6 +240,12 @@ int drop_next(cuda_state *st);
 /* sample.cu: one iteration's sampling. */
 int cuda_sample(strata_backend *b, strata_plan *plan);
 int read_record(cuda_state *st, strata_plan *plan, const IterRecord &out);
+/* The error for an integrand the device cannot run (neither built in nor a
+ * source strata compiles). */
+int no_device_version(const strata_problem *pr);
+
+/* eval.cu: the peak search's evaluator (src/backend.h's eval). */
+int cuda_eval(strata_backend *b, const strata_problem *pr, int64_t n, const double *y, double *f);
 
 } // namespace strata_cuda
 #endif
