@@ -1,6 +1,7 @@
 /* The CUDA backend against the CPU backend: same job, same seed, the same
  * points, so the same results to rounding (relative 1e-12), in every mode,
- * through adapting and frozen iterations.  Without a GPU: SKIP (77). */
+ * through adapting and frozen iterations; and the peak search's evaluator
+ * at the same points.  Without a GPU: SKIP (77). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -418,6 +419,131 @@ START_TEST(test_user_nvrtc_error)
 }
 END_TEST
 
+/* The peak search's evaluator (backend.h's eval) on the device against
+ * the CPU's: the same points give the same magnitudes to rounding (the
+ * integrands' code is the same, compiled by nvcc or NVRTC), non-finite
+ * values passed on, whatever the integrand's form and however the batch
+ * is split. */
+enum { EVAL_N = 384 };
+
+/* Points spread over the cube (a Kronecker sequence), a cluster around its
+ * centre, where the built-ins' peaks sit, and two corners. */
+static void eval_points(int dim, double *y)
+{
+  for (int i = 0; i < EVAL_N; i++)
+    for (int d = 0; d < dim; d++) {
+      const double t = fmod(0.5 + (i + 1) * sqrt(2.0 + d), 1.0);
+      y[i * dim + d] = i < EVAL_N / 2 ? t : 0.5 + 0.02 * (t - 0.5);
+    }
+  for (int d = 0; d < dim; d++) {
+    y[d] = 0.0;
+    y[dim + d] = 1.0;
+  }
+}
+
+static void eval_agrees(const strata_problem *pr)
+{
+  static double y[EVAL_N * STRATA_MAX_DIM], fc[EVAL_N], fg[EVAL_N], parts[EVAL_N];
+  strata_backend *cpu = strata_backend_cpu_new(0), *gpu = strata_backend_cuda_new(0);
+  ck_assert_msg(gpu != NULL, "%s", strata_last_error());
+  ck_assert_msg(gpu->eval != NULL, "the cuda backend has no evaluator");
+  eval_points(pr->dim, y);
+  ck_assert_int_eq(cpu->eval(cpu, pr, EVAL_N, y, fc), STRATA_OK);
+  ck_assert_msg(gpu->eval(gpu, pr, EVAL_N, y, fg) == STRATA_OK, "%s", strata_last_error());
+  int nonfinite = 0;
+  double worst = 0.0;
+  for (int i = 0; i < EVAL_N; i++) {
+    if (!isfinite(fc[i])) {
+      nonfinite++;
+      ck_assert_msg(isnan(fc[i]) ? isnan(fg[i]) : fg[i] == fc[i],
+                    "%s d=%d point %d: cpu %g, gpu %g", pr->name, pr->dim, i, fc[i], fg[i]);
+      continue;
+    }
+    ck_assert_msg(fc[i] >= 0.0 && rel(fc[i], fg[i]) <= 1e-12,
+                  "%s d=%d adapt_comp %d point %d: cpu %.17g, gpu %.17g", pr->name, pr->dim,
+                  pr->adapt_comp, i, fc[i], fg[i]);
+    worst = fmax(worst, rel(fc[i], fg[i]));
+  }
+  printf("eval %-18s d=%-2d adapt_comp %+d: %d points, %d not finite, worst rel %.1e\n", pr->name,
+         pr->dim, pr->adapt_comp, EVAL_N, nonfinite, worst);
+  /* Split into uneven batches, the device's buffers reused: the same bits. */
+  const int cut = EVAL_N / 3;
+  ck_assert_int_eq(gpu->eval(gpu, pr, cut, y, parts), STRATA_OK);
+  ck_assert_int_eq(gpu->eval(gpu, pr, EVAL_N - cut, y + (size_t)cut * pr->dim, parts + cut),
+                   STRATA_OK);
+  ck_assert_msg(memcmp(parts, fg, sizeof fg) == 0, "%s: a split batch differs", pr->name);
+  strata_backend_free(cpu);
+  strata_backend_free(gpu);
+}
+
+START_TEST(test_eval_builtin_on_gpu)
+{
+  strata_problem pr;
+  test_problem("f4", 6, &pr);
+  eval_agrees(&pr);
+  test_problem("fB", 9, &pr);
+  eval_agrees(&pr);
+  /* (Positive integrands: an oscillating one's zeros would make rounding
+   * relative errors of any size.) */
+  test_problem("f3", 12, &pr);
+  eval_agrees(&pr);
+  /* Negative coordinates: pow's NaN, passed on. */
+  test_problem("morokoff_caflisch", 2, &pr);
+  pr.lower[0] = -1.0;
+  eval_agrees(&pr);
+}
+END_TEST
+
+START_TEST(test_eval_user_on_gpu)
+{
+  strata_source *src = user_source("examples/integrands/gauss.c", "gauss", 0, 1);
+  strata_problem pr;
+  test_problem("f4", 6, &pr);
+  pr.f = src->f;
+  pr.source = src;
+  pr.name = "gauss (user)";
+  eval_agrees(&pr);
+  strata_source_free(src);
+  /* A vector integrand: one component's magnitude, the sum of all. */
+  src = user_source("tests/integrands/three.c", "three", 1, 3);
+  test_problem("f4", 4, &pr);
+  pr.f = NULL;
+  pr.fv = src->fv;
+  pr.ncomp = 3;
+  pr.source = src;
+  pr.name = "three";
+  for (int adapt = -1; adapt < 3; adapt++) {
+    pr.adapt_comp = adapt;
+    eval_agrees(&pr);
+  }
+  strata_source_free(src);
+}
+END_TEST
+
+/* An integrand the device cannot run: the evaluator says so, as sampling does. */
+static double host_only(const double *x, int dim, const double *p)
+{
+  (void)dim;
+  (void)p;
+  return x[0];
+}
+
+START_TEST(test_eval_host_only_integrand)
+{
+  strata_problem pr;
+  test_problem("f4", 3, &pr);
+  pr.f = host_only;
+  pr.name = "host_only";
+  strata_backend *gpu = strata_backend_cuda_new(0);
+  ck_assert_msg(gpu != NULL && gpu->eval != NULL, "no cuda evaluator");
+  double y[3] = {0.5, 0.5, 0.5}, f;
+  ck_assert_int_eq(gpu->eval(gpu, &pr, 1, y, &f), STRATA_EBACKEND);
+  ck_assert_msg(strstr(strata_last_error(), "'host_only' has no GPU version"), "%s",
+                strata_last_error());
+  strata_backend_free(gpu);
+}
+END_TEST
+
 static strata_backend *gpu_backend(void) { return strata_backend_cuda_new(0); }
 
 /* Device memory freed with bytes other than zero in it (0x5a5a...: a
@@ -555,6 +681,13 @@ int main(void)
   tcase_add_test(tc, test_backend_reused);
   tcase_add_test(tc, test_bad_device);
   suite_add_tcase(s, tc);
+  /* The peak search's evaluator: CK_RUN_CASE=eval runs it alone. */
+  TCase *te = tcase_create("eval");
+  tcase_set_timeout(te, 600);
+  tcase_add_test(te, test_eval_builtin_on_gpu);
+  tcase_add_test(te, test_eval_user_on_gpu);
+  tcase_add_test(te, test_eval_host_only_integrand);
+  suite_add_tcase(s, te);
   /* No fork: a CUDA context does not survive fork(), and main() has already
    * asked the driver for its devices. */
   return test_run_suite_fork(s, 0);
