@@ -54,12 +54,18 @@ int upload_qmc(cuda_state *st, const strata_qmc *qm, cudaStream_t q)
   return STRATA_OK;
 }
 
+bool tables_current(const cuda_state *st, const strata_problem *pr)
+{
+  const uint64_t h = pr->source ? pr->source->tables_hash : 0;
+  return pr->ntables == 0 || (st->tables_of == pr->tables && st->tables_hash == h);
+}
+
 /* Copies the problem's tables to the device, pointers rewritten, when they
  * are not the ones already there. */
 int upload_tables(cuda_state *st, const strata_problem *pr, cudaStream_t q)
 {
+  if (tables_current(st, pr)) return STRATA_OK;
   const uint64_t h = pr->source ? pr->source->tables_hash : 0;
-  if (pr->ntables == 0 || (st->tables_of == pr->tables && st->tables_hash == h)) return STRATA_OK;
   release_tables(st);
   std::vector<strata_table> dev(pr->tables, pr->tables + pr->ntables);
   auto copy = [&](const double *src, size_t n, const double **dst) -> bool {

@@ -34,9 +34,10 @@ int cuda_eval(strata_backend *b, const strata_problem *pr, int64_t n, const doub
   if (n <= 0) return STRATA_OK;
   cudaError_t e = cudaSetDevice(st->device);
   if (e != cudaSuccess) return cuda_fail(e, "cudaSetDevice", st->device);
-  /* Another problem's frozen iteration in flight reads the tables that
-   * this one's would replace; its run asks for it no more. */
-  if (st->next.on && st->next.pr != pr) {
+  /* A frozen iteration in flight (frozen.cu) may read the tables that
+   * pr's would replace: it is finished first, and dropped, as sampling
+   * another problem drops it. */
+  if (st->next.on && !tables_current(st, pr)) {
     int drc = drop_next(st);
     if (drc != STRATA_OK) return drc;
   }

@@ -29,9 +29,9 @@
  * So 10 integrands x 5 dimensions x 4 (adapt, point set) = 200 sampling
  * kernels and 10 of the peak search's evaluator (eval_kernel.cuh), beside
  * estimate_vec_kernel for 2 .. STRATA_MAX_COMP components, the kernels of
- * adapt.cuh and exchange.cuh, and CUB's scans.  All sit in
- * this one module, which strata_cuda_prepare loads while the job is read,
- * so that the first iteration loads nothing but the kernel it launches. */
+ * adapt.cuh and exchange.cuh, and CUB's scans.  All sit in this one module,
+ * which strata_cuda_prepare loads while the job is read, so that the first
+ * iteration loads nothing but the kernel it launches. */
 #include <cub/cub.cuh>
 
 #include "integrands_fn.h"

@@ -206,6 +206,8 @@ int reserve_resident(cuda_state *st, const strata_strat *s, const strata_map *g,
                      bool realloc, bool refine);
 int upload_qmc(cuda_state *st, const strata_qmc *qm, cudaStream_t q);
 int upload_tables(cuda_state *st, const strata_problem *pr, cudaStream_t q);
+/* The device holds pr's tables already (or pr has none). */
+bool tables_current(const cuda_state *st, const strata_problem *pr);
 void release_buffers(cuda_state *st);
 
 /* residency.cu: what the device holds of the host's map and allocation. */
