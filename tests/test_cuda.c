@@ -269,10 +269,10 @@ START_TEST(test_user_integrand_on_gpu)
 }
 END_TEST
 
-/* Tables copied to the device and interpolated inside the kernel: a 1-D
- * profile on a uniform grid and a 2-D plane on a non-uniform x grid, built
- * here (the HDF5 loader has its own tests). */
-START_TEST(test_user_tables_on_gpu)
+/* A user's integrand of two tables, built here (the HDF5 loader has its
+ * own tests): a 1-D profile on a uniform grid and a 2-D plane on a
+ * non-uniform x grid.  *src is the caller's to free. */
+static strata_problem tabulated_problem(strata_source **src)
 {
   enum { NP = 101, NX = 37, NY = 21 };
   static double prof[NP], plane[NX * NY], xs[NX];
@@ -280,25 +280,32 @@ START_TEST(test_user_tables_on_gpu)
   for (int i = 0; i < NX; i++) xs[i] = pow(i / (NX - 1.0), 1.5);
   for (int i = 0; i < NX; i++)
     for (int j = 0; j < NY; j++) plane[i * NY + j] = 1.0 + xs[i] * cos(2.0 * j / (NY - 1.0));
-  const strata_table tab[2] = {
+  static const strata_table tab[2] = {
       {.v = prof, .nx = NP, .ny = 1, .rank = 1, .x0 = 0, .x1 = 1},
       {.v = plane, .x = xs, .nx = NX, .ny = NY, .rank = 2, .x0 = 0, .x1 = 1, .y0 = 0, .y1 = 1}};
-  strata_source *src = NULL;
   char path[1024];
   snprintf(path, sizeof path, "%s/tests/integrands/tabulated.c", getenv("srcdir"));
-  ck_assert_int_eq(strata_source_from_file(path, "tabulated.c", "tabulated", 1, 1, &src), STRATA_OK);
+  ck_assert_int_eq(strata_source_from_file(path, "tabulated.c", "tabulated", 1, 1, src), STRATA_OK);
   const char *names[2] = {"profile", "plane"};
-  ck_assert_int_eq(strata_source_set_tables(src, names, 2, 0), STRATA_OK);
-  ck_assert_msg(strata_source_build_cpu(src, 1) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_int_eq(strata_source_set_tables(*src, names, 2, 0), STRATA_OK);
+  ck_assert_msg(strata_source_build_cpu(*src, 1) == STRATA_OK, "%s", strata_last_error());
   strata_problem pr;
   test_problem("f1", 3, &pr);
   pr.f = NULL;
-  pr.fv = src->fv;
+  pr.fv = (*src)->fv;
   pr.ncomp = 1;
   pr.tables = tab;
   pr.ntables = 2;
-  pr.source = src;
+  pr.source = *src;
   pr.name = "tabulated";
+  return pr;
+}
+
+/* Tables copied to the device and interpolated inside the kernel. */
+START_TEST(test_user_tables_on_gpu)
+{
+  strata_source *src = NULL;
+  const strata_problem pr = tabulated_problem(&src);
   agree_pr(&pr, STRATA_MODE_VEGASPLUS, 200000, 6);
   agree_pr(&pr, STRATA_MODE_QMC, 1 << 18, 3);
   strata_source_free(src);
@@ -516,6 +523,10 @@ START_TEST(test_eval_user_on_gpu)
     pr.adapt_comp = adapt;
     eval_agrees(&pr);
   }
+  strata_source_free(src);
+  /* Tables, copied to the device by the evaluator itself. */
+  pr = tabulated_problem(&src);
+  eval_agrees(&pr);
   strata_source_free(src);
 }
 END_TEST
