@@ -368,8 +368,9 @@ static void json_string(FILE *out, const char *key, const char *v)
  * (location, log |f|, share of the integral, channel weight, known),
  * "channels" (the weights the last adaptation set, adding up to 1: the
  * map, each mode's channel, the uniform part; [1] for the map alone),
- * "khat" with "khat_itn" and "khat_limit", "search_evals", and the gate's "peaks_held", "peaks_reason" and
- * "peaks_neval" (null where they do not apply). */
+ * "khat" with "khat_itn" and "khat_limit", "search_evals", and the gate's
+ * "peaks_held", "peaks_reason" and "peaks_neval" (null where they do not
+ * apply). */
 static void json_peaks(FILE *out, const strata_result *res)
 {
   fprintf(out, "\"peaks\":%s,\"modes\":[", res->peaks_searched ? "true" : "false");

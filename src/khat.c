@@ -167,24 +167,21 @@ static void cut(strata_khat_top *t)
   double *v = t->scratch;
   memcpy(v, t->w, sizeof(double) * (size_t)n);
   const double wk = kth_largest(v, n, k);
-  int64_t nabove = 0, ties = 0;
+  /* The entries above wk all stay; of those that tie with it, the
+   * (k - nabove) of the smallest indices, the largest of which is the
+   * least entry kept. */
+  int64_t nabove = 0, ties = 0, *tie = t->order;
   for (int64_t i = 0; i < n; i++) {
-    nabove += t->w[i] > wk;
-    ties += t->w[i] == wk;
+    if (t->w[i] > wk) nabove++;
+    else if (t->w[i] == wk) tie[ties++] = t->index[i];
   }
-  /* The ties kept: the (k - above) of the smallest indices; the largest
-   * of those indices is the least entry kept. */
   const int64_t keep_ties = k - nabove;
-  int64_t *tie = t->order, m = 0;
-  for (int64_t i = 0; i < n; i++)
-    if (t->w[i] == wk) tie[m++] = t->index[i];
-  int64_t last = INT64_MAX;
+  int64_t last = INT64_MIN;
   if (keep_ties < ties) {
-    for (int64_t i = 0; i < m; i++) v[i] = -(double)tie[i]; /* exact below 2^53 */
-    last = (int64_t)-kth_largest(v, m, keep_ties);
+    for (int64_t i = 0; i < ties; i++) v[i] = -(double)tie[i]; /* exact below 2^53 */
+    last = (int64_t)-kth_largest(v, ties, keep_ties);
   } else {
-    last = INT64_MIN;
-    for (int64_t i = 0; i < m; i++)
+    for (int64_t i = 0; i < ties; i++)
       if (tie[i] > last) last = tie[i];
   }
   int64_t j = 0;

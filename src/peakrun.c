@@ -67,8 +67,8 @@ int strata_peakrun_alloc(const strata_problem *pr, const strata_params *p, strat
   pk->nchannels = calloc(n, sizeof(int));
   pk->short_of = calloc(n, sizeof(int));
   pk->restart = calloc(n + 1, sizeof(int));
-  if (rc == STRATA_OK && (!pk->khat || !pk->npoints || !pk->spread || !pk->nchannels || !pk->short_of ||
-                          !pk->restart))
+  if (rc == STRATA_OK && (!pk->khat || !pk->npoints || !pk->spread || !pk->nchannels ||
+                          !pk->short_of || !pk->restart))
     rc = strata_error(STRATA_ENOMEM, "out of memory for the peak search");
   if (rc != STRATA_OK) {
     strata_peakrun_free(pk);

@@ -319,8 +319,9 @@ class Integrator:
     vegas modes on the CPU for a scalar integrand), ``known_peaks``
     (points where peaks are, each a list of dim numbers inside the box,
     whose ascents run first),
-    ``peak_starts``, ``peak_ascents``, ``peak_uniform``; unset ones take the
-    library's defaults.  ``backend``: "auto" (the GPU where one is visible
+    ``peak_starts`` (the Sobol' points before the warm-up, or half of
+    neval where that is more, at most 16384; 0: none), ``peak_ascents``,
+    ``peak_uniform``; unset ones take the library's defaults.  ``backend``: "auto" (the GPU where one is visible
     and ``f`` is a Source, else the CPU), "cpu" or "cuda".  ``comm``: an
     mpi4py communicator whose ranks share the run (every rank makes the
     same calls).  ``ncomp``: components of a Python integrand (found by
