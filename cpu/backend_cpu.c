@@ -363,32 +363,6 @@ static void weigh_map_batch(const strata_plan *plan, int64_t i0, int64_t n, cpu_
   }
 }
 
-/* alpha_0 g_map(z): the map's inverse at z, its Jacobian and hypercube. */
-static double map_density(const strata_plan *plan, const double *z)
-{
-  const strata_map *g = plan->map;
-  const strata_strat *s = plan->strat;
-  const int ninc = strata_map_res(g), G = g->group, M = s->M;
-  double jz = 1.0;
-  int64_t h = 0, stride = 1;
-  for (int d = 0; d < g->dim; d++, stride *= M) {
-    if (!(z[d] > 0.0 && z[d] < 1.0)) return 0.0;
-    const double *e = strata_map_axis_edges(g, d);
-    int lo = 0, hi = ninc; /* e[lo G] <= z < e[hi G] (the map's edges, map.h) */
-    while (hi - lo > 1) {
-      const int mid = (lo + hi) / 2;
-      if (e[mid * G] <= z[d]) lo = mid;
-      else hi = mid;
-    }
-    const double e0 = e[lo * G], du = e[(lo + 1) * G] - e0, y = (lo + (z[d] - e0) / du) / ninc;
-    jz *= ninc * du;
-    int k = (int)(y * M);
-    h += (int64_t)(k < M ? k : M - 1) * stride;
-  }
-  const double nh = (double)(s->start[h + 1] - s->start[h]);
-  return nh * (double)s->nhcube / ((double)plan->channels->N * jz);
-}
-
 /* Channel block b: its points drawn, evaluated inside the cube (outside
  * f is 0), valued f vol alpha_c / g into out (points, mean, sum of squared
  * deviations), weighed into acc.  Returns 0, or -1 with st naming the
@@ -425,7 +399,7 @@ static int sample_block(const strata_plan *plan, int64_t b, cpu_scratch *sc, pea
       memcpy(st->bad_x, sc->x + (k - 1) * dim, sizeof(double) * (size_t)dim);
       return -1;
     }
-    const double gm = map_density(plan, z[j]);
+    const double gm = strata_backend_map_density(plan, z[j]);
     double a[STRATA_MAX_CHANNELS + 2];
     const double g = gm + strata_channels_parts(ch, z[j], a);
     if (in[j]) weigh(plan, f, vol, gm, z[j], strata_channels_index(ch, c, j0 + j), acc);

@@ -193,6 +193,17 @@ void release_buffers(cuda_state *st)
   st->h_c2.release();
   st->eval_y.release();
   st->eval_f.release();
+  st->wtop.release();
+  st->wtop_sorted.release();
+  st->wtop_index.release();
+  st->wtop_index_sorted.release();
+  st->sort_tmp.release();
+  st->h_topw.release();
+  st->h_topi.release();
+  st->chan.release();
+  st->chW.release();
+  st->chblocks.release();
+  st->h_ch.release();
   release_tables(st);
   st->tables.release();
 }

@@ -18,6 +18,7 @@ extern "C" {
 #include "cache.h"
 #include "error.h"
 }
+#include "sample_kernel.cuh" /* (the point sets' names) */
 
 #ifndef STRATA_CUDA_INCLUDE
 #define STRATA_CUDA_INCLUDE "/usr/local/cuda/include"
@@ -54,8 +55,10 @@ const char stdint_header[] =
     "#define INT64_C(c) c##LL\n#define UINT64_C(c) c##ULL\n#define UINT32_C(c) c##U\n";
 
 /* One compiled (source, dimension, point set): its frozen and adapting
- * sampling kernels, [0] and [1], and the peak search's evaluator, [2]. */
-enum { kEvalSlot = 2, kSlots = 3 };
+ * sampling kernels, [0] and [1], the peak search's evaluator, [2], and
+ * with the search's sampling kernels (kPhiloxTop) its channels' kernel,
+ * [3] (NULL in the others). */
+enum { kEvalSlot = 2, kChannelSlot = 3, kSlots = 4 };
 struct entry {
   uint64_t src_hash;
   int dim, pts;
@@ -88,7 +91,7 @@ struct nvrtc_api {
   decltype(&nvrtcVersion) Version;
 };
 
-nvrtc_api nv;
+nvrtc_api api;
 std::string nv_error; /* why it could not be opened; empty: opened */
 
 void open_nvrtc()
@@ -111,17 +114,17 @@ void open_nvrtc()
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
     ok = ok && fn;
   };
-  get(nv.CreateProgram, "nvrtcCreateProgram");
-  get(nv.AddNameExpression, "nvrtcAddNameExpression");
-  get(nv.CompileProgram, "nvrtcCompileProgram");
-  get(nv.GetProgramLogSize, "nvrtcGetProgramLogSize");
-  get(nv.GetProgramLog, "nvrtcGetProgramLog");
-  get(nv.GetLoweredName, "nvrtcGetLoweredName");
-  get(nv.GetCUBINSize, "nvrtcGetCUBINSize");
-  get(nv.GetCUBIN, "nvrtcGetCUBIN");
-  get(nv.DestroyProgram, "nvrtcDestroyProgram");
-  get(nv.GetErrorString, "nvrtcGetErrorString");
-  get(nv.Version, "nvrtcVersion");
+  get(api.CreateProgram, "nvrtcCreateProgram");
+  get(api.AddNameExpression, "nvrtcAddNameExpression");
+  get(api.CompileProgram, "nvrtcCompileProgram");
+  get(api.GetProgramLogSize, "nvrtcGetProgramLogSize");
+  get(api.GetProgramLog, "nvrtcGetProgramLog");
+  get(api.GetLoweredName, "nvrtcGetLoweredName");
+  get(api.GetCUBINSize, "nvrtcGetCUBINSize");
+  get(api.GetCUBIN, "nvrtcGetCUBIN");
+  get(api.DestroyProgram, "nvrtcDestroyProgram");
+  get(api.GetErrorString, "nvrtcGetErrorString");
+  get(api.Version, "nvrtcVersion");
   if (!ok) nv_error = "a function is missing from the NVRTC library opened";
 }
 
@@ -136,7 +139,7 @@ int load_nvrtc()
 
 int nvrtc_fail(nvrtcResult r, const char *what)
 {
-  return strata_error(STRATA_EBACKEND, "nvrtc: %s: %s", what, nv.GetErrorString(r));
+  return strata_error(STRATA_EBACKEND, "nvrtc: %s: %s", what, api.GetErrorString(r));
 }
 
 /* Compiles unit to a cubin; on success *image holds each expression's
@@ -157,19 +160,19 @@ int compile(const strata_source *src, const char *unit, const std::vector<std::s
   names.push_back("stdint.h");
   texts.push_back(stdint_header);
   nvrtcProgram prog;
-  nvrtcResult r = nv.CreateProgram(&prog, unit, "strata_user.cu", (int)names.size(),
+  nvrtcResult r = api.CreateProgram(&prog, unit, "strata_user.cu", (int)names.size(),
                                      texts.data(), names.data());
   if (r != NVRTC_SUCCESS) return nvrtc_fail(r, "creating the program");
   int rc = STRATA_OK;
   r = NVRTC_SUCCESS;
   for (size_t i = 0; i < exprs.size() && r == NVRTC_SUCCESS; i++)
-    r = nv.AddNameExpression(prog, exprs[i].c_str());
-  if (r == NVRTC_SUCCESS) r = nv.CompileProgram(prog, (int)opts.size(), opts.data());
+    r = api.AddNameExpression(prog, exprs[i].c_str());
+  if (r == NVRTC_SUCCESS) r = api.CompileProgram(prog, (int)opts.size(), opts.data());
   if (r == NVRTC_ERROR_COMPILATION) {
     size_t n = 0;
-    nv.GetProgramLogSize(prog, &n);
+    api.GetProgramLogSize(prog, &n);
     std::vector<char> log(n + 1, '\0');
-    nv.GetProgramLog(prog, log.data());
+    api.GetProgramLog(prog, log.data());
     /* The whole log when asked for (STRATA_VERBOSE=1): the message keeps
      * to the first error, one line. */
     const char *v = getenv("STRATA_VERBOSE");
@@ -181,21 +184,21 @@ int compile(const strata_source *src, const char *unit, const std::vector<std::s
   std::string lowered_names;
   for (size_t i = 0; i < exprs.size() && rc == STRATA_OK; i++) {
     const char *lowered = NULL;
-    if ((r = nv.GetLoweredName(prog, exprs[i].c_str(), &lowered)) != NVRTC_SUCCESS)
+    if ((r = api.GetLoweredName(prog, exprs[i].c_str(), &lowered)) != NVRTC_SUCCESS)
       rc = nvrtc_fail(r, "kernel name");
     else
       lowered_names += std::string(lowered) + "\n";
   }
   size_t ncubin = 0;
-  if (rc == STRATA_OK && (r = nv.GetCUBINSize(prog, &ncubin)) != NVRTC_SUCCESS)
+  if (rc == STRATA_OK && (r = api.GetCUBINSize(prog, &ncubin)) != NVRTC_SUCCESS)
     rc = nvrtc_fail(r, "cubin size");
   if (rc == STRATA_OK) {
     image.assign(lowered_names.size() + ncubin, '\0');
     memcpy(image.data(), lowered_names.data(), lowered_names.size());
-    r = nv.GetCUBIN(prog, image.data() + lowered_names.size());
+    r = api.GetCUBIN(prog, image.data() + lowered_names.size());
     if (r != NVRTC_SUCCESS) rc = nvrtc_fail(r, "cubin");
   }
-  nv.DestroyProgram(&prog);
+  api.DestroyProgram(&prog);
   return rc;
 }
 
@@ -263,7 +266,8 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
   const double t0 = now_s();
   char *user = strata_source_unit(src, STRATA_UNIT_CUDA);
   if (!user) return STRATA_ENOMEM;
-  std::string unit = "#include \"sample_kernel.cuh\"\n#include \"eval_kernel.cuh\"\n";
+  std::string unit = "#include \"sample_kernel.cuh\"\n#include \"eval_kernel.cuh\"\n"
+                     "#include \"channel_kernel.cuh\"\n";
   unit += user;
   free(user);
   /* Every kernel in one program, so that a run's first frozen iteration
@@ -277,6 +281,9 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
     exprs.push_back(expr);
   }
   exprs.push_back("strata_k::eval_kernel<strata_user_fn, " + std::to_string(src->ncomp) + ">");
+  if (pts == strata_k::kPhiloxTop)
+    exprs.push_back("strata_k::channel_kernel<strata_user_fn, " + std::to_string(src->ncomp) + ">");
+  const int nk = (int)exprs.size();
   char arch[64];
   snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", j->major, j->minor);
   const char *inc = getenv("STRATA_CUDA_INCLUDE");
@@ -289,7 +296,7 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
   /* The key: everything the cubin depends on, the headers' text included
    * (they are named, not pasted, in the unit). */
   int major = 0, minor = 0, nemb = 0;
-  nv.Version(&major, &minor);
+  api.Version(&major, &minor);
   std::string key = "strata " + std::string(strata_version()) + " gpu\nnvrtc " +
                     std::to_string(major) + "." + std::to_string(minor) + "\n";
   for (const std::string &x : exprs) key += x + "\n";
@@ -315,7 +322,7 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
   }
   std::string name[kSlots];
   const char *at = image.data(), *end = image.data() + image.size();
-  for (int k = 0; k < kSlots; k++) {
+  for (int k = 0; k < nk; k++) {
     const char *nl = (const char *)memchr(at, '\n', (size_t)(end - at));
     if (!nl)
       return strata_error(STRATA_EBACKEND, "%s: damaged cache entry (remove it)", ce.artifact);
@@ -323,6 +330,7 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
     at = nl + 1;
   }
   entry e = {h, dim, pts, nullptr, {}};
+  for (int k = 0; k < kSlots; k++) e.kernel[k] = nullptr;
   cudaError_t err = cudaSetDevice(j->device);
   if (err == cudaSuccess)
     err = cudaLibraryLoadData(&e.lib, at, nullptr, nullptr, 0, nullptr, nullptr, 0);
@@ -330,7 +338,7 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
    * loads lazily, and the frozen kernel would otherwise load at the run's
    * first frozen iteration. */
   cudaFuncAttributes fa;
-  for (int k = 0; k < kSlots && err == cudaSuccess; k++) {
+  for (int k = 0; k < nk && err == cudaSuccess; k++) {
     err = cudaLibraryGetKernel(&e.kernel[k], e.lib, name[k].c_str());
     if (err == cudaSuccess) err = cudaFuncGetAttributes(&fa, (const void *)e.kernel[k]);
   }
@@ -359,5 +367,14 @@ int strata_jit_eval_kernel(strata_jit *j, const strata_source *src, int dim, con
   const entry *e = nullptr;
   int rc = find_entry(j, src, dim, -1, &e);
   if (rc == STRATA_OK) *kernel = (const void *)e->kernel[kEvalSlot];
+  return rc;
+}
+
+int strata_jit_channel_kernel(strata_jit *j, const strata_source *src, int dim,
+                              const void **kernel)
+{
+  const entry *e = nullptr;
+  int rc = find_entry(j, src, dim, strata_k::kPhiloxTop, &e);
+  if (rc == STRATA_OK) *kernel = (const void *)e->kernel[kChannelSlot];
   return rc;
 }

@@ -23,6 +23,11 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
  * from the same program as the sampling kernels of src and dim: loaded
  * with them, or compiled with Philox's where none are yet. */
 int strata_jit_eval_kernel(strata_jit *j, const strata_source *src, int dim, const void **kernel);
+/* The peak search's channels' kernel channel_kernel<user, ncomp>
+ * (channel_kernel.cuh), from the program of the search's sampling kernels
+ * (kPhiloxTop) of src and dim. */
+int strata_jit_channel_kernel(strata_jit *j, const strata_source *src, int dim,
+                              const void **kernel);
 /* Seconds spent compiling or loading kernels so far, and whether the last
  * one came from the disk cache. */
 double strata_jit_build_s(const strata_jit *j);

@@ -27,7 +27,9 @@
  *          (vector integrands are users' own, compiled by NVRTC).
  *
  * So 10 integrands x 5 dimensions x 4 (adapt, point set) = 200 sampling
- * kernels and 10 of the peak search's evaluator (eval_kernel.cuh), beside
+ * kernels, 20 generic ones that keep the peak search's weights, 10 of the
+ * search's evaluator (eval_kernel.cuh) and 10 of its channels
+ * (channel_kernel.cuh), beside
  * estimate_vec_kernel for 2 .. STRATA_MAX_COMP components, the kernels of
  * adapt.cuh and exchange.cuh, and CUB's scans.  All sit in this one module,
  * which strata_cuda_prepare loads while the job is read, so that the first
@@ -79,10 +81,15 @@ kernel_fn pick_dim(int dim)
 }
 
 /* Adapting iterations always draw pseudo-random points (QMC points only
- * ever go through a frozen map). */
+ * ever go through a frozen map).  The peak search's kernels, which keep
+ * every weight, are the generic ones: a run that searches spends its
+ * time in the search and the integrand, and 100 more kernels here would
+ * cost every build. */
 template <class F>
 kernel_fn pick_points(int dim, bool adapt, int pts)
 {
+  if (pts == kPhiloxTop)
+    return adapt ? sample_kernel<F, 0, true, kPhiloxTop, 1> : sample_kernel<F, 0, false, kPhiloxTop, 1>;
   if (adapt) return pick_dim<F, true, kPhilox>(dim);
   switch (pts) {
   case kSobol: return pick_dim<F, false, kSobol>(dim);
@@ -134,6 +141,13 @@ eval_fn builtin_eval_kernel(int id)
   });
 }
 
+channel_fn builtin_channel_kernel(int id)
+{
+  return with_builtin<channel_fn>(id, [](auto f) -> channel_fn {
+    return channel_kernel<typename decltype(f)::type, 1>;
+  });
+}
+
 int builtin_id(strata_fn f)
 {
   for (size_t i = 0; strata_builtin_at(i); i++)
@@ -156,6 +170,26 @@ cudaError_t inclusive_sum(void *tmp, size_t &bytes, long long *in, long long *ou
                           cudaStream_t q)
 {
   return cub::DeviceScan::InclusiveSum(tmp, bytes, in, out, n, q);
+}
+
+cudaError_t sort_weights(void *tmp, size_t &bytes, const double *keys, double *keys_out,
+                         const long long *vals, long long *vals_out, int64_t n, cudaStream_t q)
+{
+  return cub::DeviceRadixSort::SortPairsDescending(tmp, bytes, keys, keys_out, vals, vals_out,
+                                                   n, 0, 64, q);
+}
+
+__global__ void indices_kernel(long long *vals, long long first, long long n)
+{
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += stride)
+    vals[j] = first + j;
+}
+
+void launch_indices(long long *vals, long long first, long long n, unsigned blocks,
+                    cudaStream_t q)
+{
+  indices_kernel<<<blocks, 256, 0, q>>>(vals, first, n);
 }
 
 /* (Asking for one kernel's attributes loads the module.) */

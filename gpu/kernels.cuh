@@ -4,8 +4,9 @@
  * exchange.cuh (the ranks' exchange), all compiled in kernels.cu: one
  * module, loaded ahead of the run (strata_cuda_prepare), with every
  * instantiation of the sampling kernel that the built-in integrands take.
- * The peak search's evaluator (eval_kernel.cuh) is compiled there too, one
- * per built-in integrand.  The host code that launches them lives with
+ * The peak search's evaluator (eval_kernel.cuh) and its channels'
+ * kernel (channel_kernel.cuh) are compiled there too, one each per
+ * built-in integrand.  The host code that launches them lives with
  * the step it belongs to. */
 #ifndef STRATA_GPU_KERNELS_CUH
 #define STRATA_GPU_KERNELS_CUH
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "channel_kernel.cuh"
 #include "eval_kernel.cuh"
 #include "sample_kernel.cuh"
 #include "strat.h"
@@ -149,10 +151,21 @@ kernel_fn builtin_kernel(int id, int dim, int generic, bool adapt, int pts);
 /* The peak search's evaluator of a built-in integrand (eval_kernel.cuh), or NULL. */
 typedef void (*eval_fn)(const EvalArgs);
 eval_fn builtin_eval_kernel(int id);
+/* The channels' kernel of a built-in integrand (channel_kernel.cuh), or NULL. */
+typedef void (*channel_fn)(const KernelArgs, const ChannelArgs);
+channel_fn builtin_channel_kernel(int id);
 /* The index of f among the built-in integrands, or -1. */
 int builtin_id(strata_fn f);
 
 /* Loads the module (CUDA loads kernels on their first use otherwise). */
+/* The peak search's weights, largest first: keys sorted descending with
+ * their values (stably, so equal weights keep the order of their sample
+ * indices), and values[j] = first + j (CUB's radix sort, kernels.cu). */
+cudaError_t sort_weights(void *tmp, size_t &bytes, const double *keys, double *keys_out,
+                         const long long *vals, long long *vals_out, int64_t n, cudaStream_t q);
+void launch_indices(long long *vals, long long first, long long n, unsigned blocks,
+                    cudaStream_t q);
+
 void load_module();
 
 } // namespace strata_k

@@ -55,7 +55,9 @@ Sizes sizes_of(const strata_plan *plan)
 int find_kernel(cuda_state *st, const strata_plan *plan, const void **k)
 {
   const strata_problem *pr = plan->problem;
-  const int pts = !plan->qmc ? kPhilox : plan->qmc->rule == STRATA_QMC_SOBOL ? kSobol : kLattice;
+  const int pts = plan->peaks ? kPhiloxTop
+                  : !plan->qmc ? kPhilox
+                  : plan->qmc->rule == STRATA_QMC_SOBOL ? kSobol : kLattice;
   const int id = pr->f ? builtin_id(pr->f) : -1;
   if (id >= 0) {
     *k = (const void *)builtin_kernel(id, pr->dim, st->generic, plan->adapt, pts);
@@ -121,8 +123,17 @@ int report_bad(const strata_plan *plan, long long i)
   const strata_problem *pr = plan->problem;
   int inc[STRATA_MAX_DIM];
   double y[STRATA_MAX_DIM], x[STRATA_MAX_DIM], out[STRATA_MAX_COMP];
-  strata_backend_point(plan, i, y);
-  strata_map_apply(plan->map, y, x, inc);
+  const strata_channels *ch = plan->channels;
+  if (ch && i >= ch->n[0]) { /* a channel's point (channel_kernel.cuh) */
+    int c = 1;
+    long long j = i - ch->n[0];
+    while (c <= ch->nmode && j >= ch->n[c]) j -= ch->n[c++];
+    strata_channels_point(ch, plan->seed, plan->iteration, c, j, y);
+    for (int d = 0; d < pr->dim; d++) x[d] = plan->map->lower[d] + plan->map->width[d] * y[d];
+  } else {
+    strata_backend_point(plan, i, y);
+    strata_map_apply(plan->map, y, x, inc);
+  }
   double fx = NAN;
   if (pr->f) {
     fx = pr->f(x, pr->dim, pr->params);
@@ -228,6 +239,13 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
     }
     a.xmap = st->xmap.p;
     a.jscale = pow((double)ninc, dim);
+  }
+  if (plan->peaks) {
+    int wrc = reserve_weights(st, a.total + channel_slots(plan));
+    if (wrc == STRATA_OK && plan->channels) wrc = prepare_channels(st, plan, &a);
+    if (wrc != STRATA_OK) return wrc;
+    a.wtop = st->wtop.p;
+    a.wper = (double)strata_strat_total(s) / (double)s->nhcube;
   }
   a.seed = plan->seed;
   a.iteration = plan->iteration;
@@ -475,8 +493,12 @@ int cuda_sample(strata_backend *b, strata_plan *plan)
   if (exchanges(plan) && !plan->adapt)
     return start_frozen(st, plan, l.k, a, (unsigned)l.blocks, l.smem, z.nh_uniform);
   rc = launch(st, a, l);
+  if (rc == STRATA_OK && plan->channels) rc = launch_channels(st, plan, a);
   if (rc != STRATA_OK) return rc;
-  return resident(plan) ? finish_resident(st, plan, z) : read_sums(st, plan, z);
+  rc = resident(plan) ? finish_resident(st, plan, z) : read_sums(st, plan, z);
+  if (rc == STRATA_OK && plan->channels) rc = read_channels(st, plan);
+  if (rc == STRATA_OK && plan->peaks) rc = keep_top(st, plan, a.first, a.total, channel_slots(plan));
+  return rc;
 }
 
 } // namespace strata_cuda

@@ -14,6 +14,7 @@
 #define STRATA_SAMPLE_KERNEL_CUH
 #include <curand_philox4x32_x.h>
 
+#include "chanmix.h"
 #include "hcube.h"
 #include "hostdev.h"
 #include "maplookup.h"
@@ -72,10 +73,23 @@ struct KernelArgs {
    * ninc (xmap_kernel), and the factor ninc^dim of the Jacobian. */
   const double2 *xmap;
   double jscale;
+  /* The peak search's weights (kPhiloxTop): sample i's |J f| N / (n_h
+   * nhcube), the weight |f| / g of the map alone, into wtop[i - first]. */
+  double *wtop;
+  double wper;               /* N / nhcube */
+  /* With the peak search's channels (kPhiloxTop, src/channels.h): each
+   * value becomes f alpha_0 g_map / g, its weight |f| vol / g, and chW[c]
+   * adds up (alpha_c g_c / g) (f vol / g)^2 over the samples (the plan's
+   * chsum); vol the box's volume, chN the iteration's points, all
+   * channels', nhcube the hypercubes. */
+  const strata_channels *chan;
+  double *chW;
+  double vol, chN, nhcube;
 };
 
-/* Where sample points come from. */
-enum { kPhilox = 0, kSobol = 1, kLattice = 2 };
+/* Where sample points come from: kPhiloxTop draws kPhilox's points and
+ * also keeps every sample's weight for the peak search (src/khat.h). */
+enum { kPhilox = 0, kSobol = 1, kLattice = 2, kPhiloxTop = 3 };
 
 __device__ __forceinline__ long long find_hcube(const KernelArgs &a, long long i)
 {
@@ -90,11 +104,17 @@ __device__ __forceinline__ long long find_hcube(const KernelArgs &a, long long i
   return lo;
 }
 
+/* A hypercube's first sample. */
+__device__ __forceinline__ long long hcube_begin(const KernelArgs &a, long long h)
+{
+  if (a.nh_uniform > 0) return h * a.nh_uniform;
+  if (a.even_q > 0) return strata_even_start(h, a.even_q, a.even_rem);
+  return __ldg(a.start + h);
+}
+
 __device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
 {
-  if (a.nh_uniform > 0) return (h + 1) * a.nh_uniform;
-  if (a.even_q > 0) return strata_even_start(h + 1, a.even_q, a.even_rem);
-  return __ldg(a.start + h + 1);
+  return hcube_begin(a, h + 1);
 }
 
 /* y in (0,1) on axis d through the map, as strata_map_apply. */
@@ -149,13 +169,15 @@ __device__ __forceinline__ void flush(const KernelArgs &a, long long h, double *
 
 /* D > 0: the dimension is known at compile time, so the per-axis arrays live
  * in registers; D = 0: any dimension up to STRATA_MAX_DIM, arrays in local
- * memory.  PTS: where the points come from (kPhilox, kSobol, kLattice).  F:
+ * memory.  PTS: where the points come from (kPhilox, kSobol, kLattice,
+ * kPhiloxTop).  F:
  * the integrand, a type with a static __device__ eval(x, dim, params,
  * tables, out) writing NC values. */
 template <class F, int D, bool ADAPT, int PTS, int NC>
 __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
 {
   constexpr int NS = Sums<NC>::NS;
+  constexpr bool TOP = PTS == kPhiloxTop, PHILOX = PTS == kPhilox || TOP;
   constexpr int MAXD = D > 0 ? D : STRATA_MAX_DIM;
   const int dim = D > 0 ? D : a.dim;
   const int ninc = a.ninc;
@@ -182,10 +204,11 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     long long i = a.first + c * a.chunk;
     const long long iend = valid ? min(i + a.chunk, a.first + a.total) : i;
     long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
+    long long hbeg = TOP && valid ? hcube_begin(a, h) : 0;
     int k[MAXD];
     /* Frozen Philox points: where the hypercube starts on each axis, in
      * units of increments (t = kt + w ninc / (M 2^32)). */
-    constexpr bool FROZEN_PHILOX = !ADAPT && PTS == kPhilox;
+    constexpr bool FROZEN_PHILOX = !ADAPT && PHILOX;
     double kt[FROZEN_PHILOX ? MAXD : 1];
     const double tscale = (double)ninc * a.invM;
     if (valid) {
@@ -198,12 +221,16 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     double acc[NS];
 #pragma unroll
     for (int s = 0; s < NS; s++) acc[s] = 0.0;
+    double chw[TOP ? STRATA_MAX_CHANNELS + 2 : 1];
+    const int nch = TOP && a.chan ? strata_chan_count(a.chan) : 0;
+    for (int c = 0; c < nch; c++) chw[c] = 0.0;
     unsigned long long sx[PTS == kSobol ? MAXD : 1];
     long long qnext = -1;
     for (; i < iend; i++) {
       if (i >= hend) {
         flush<NC>(a, h, acc);
         h++;
+        if constexpr (TOP) hbeg = hend;
         hend = hcube_end(a, h);
         strata_hcube_next(k, dim, a.M);
         if constexpr (FROZEN_PHILOX)
@@ -214,7 +241,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
       double x[MAXD];
       int inc[MAXD];
       double jac = 1.0;
-      if constexpr (PTS == kPhilox) {
+      if constexpr (PHILOX) {
 #pragma unroll
         for (int b = 0; b < (MAXD + 3) / 4; b++) {
           if (4 * b >= dim) break;
@@ -302,6 +329,24 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
 #pragma unroll
           for (int e = c; e < NC; e++) acc[p++] += dc[c] * dc[e];
       }
+      if constexpr (TOP) {
+        const double nh = (double)(hend - hbeg);
+        if (nch) {
+          double z[MAXD], part[STRATA_MAX_CHANNELS + 2];
+#pragma unroll
+          for (int d = 0; d < MAXD; d++)
+            if (d < dim) z[d] = (x[d] - a.lower[d]) / a.width[d];
+          const double gm = nh * a.nhcube * a.vol / (a.chN * jac);
+          const double g = gm + strata_chan_parts(a.chan, z, part);
+          const double w = fabs(fx) * a.vol / g, w2 = w * w;
+          chw[0] += gm / g * w2;
+          for (int c = 1; c < nch; c++) chw[c] += part[c] / g * w2;
+          a.wtop[i - a.first] = w;
+          fx *= gm / g;
+        } else {
+          a.wtop[i - a.first] = fabs(jac * fx) * a.wper / nh;
+        }
+      }
       const double wgt = jac * fx, dw = wgt - a.shift;
       acc[0] += dw;
       acc[1] += dw * dw;
@@ -338,6 +383,14 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
       }
     }
     if (valid && lane == __ffs(peers) - 1) flush<NC>(a, h, acc);
+    /* The channels' sums: a warp's added up, one atomic per channel. */
+    for (int c = 0; c < nch; c++) {
+      double v = chw[c];
+#pragma unroll
+      for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+      if (lane == 0 && v != 0.0) atomicAdd(a.chW + c, v);
+      chw[c] = 0.0;
+    }
   }
   if (ADAPT && a.shared_acc) {
     __syncthreads();

@@ -112,6 +112,17 @@ struct cuda_state {
   dbuf<double> qshift;
   dbuf<double> c1, c2;           /* vector integrands: per-hypercube component sums */
   dbuf<double> eval_y, eval_f;   /* the peak search's points and values (eval.cu) */
+  /* The peak search's weights of an iteration, and sorted (top.cu). */
+  dbuf<double> wtop, wtop_sorted;
+  dbuf<long long> wtop_index, wtop_index_sorted;
+  dbuf<unsigned char> sort_tmp;
+  hbuf<double> h_topw;
+  hbuf<long long> h_topi;
+  /* The channels of an iteration (channels.cu): their copy, the sums of
+   * their weights, per channel, and of this rank's blocks. */
+  dbuf<strata_channels> chan;
+  dbuf<double> chW, chblocks;
+  hbuf<double> h_ch;
   hbuf<double> h_c1, h_c2;
   /* The tables of extended integrands, copied to the device once per set. */
   std::vector<void *> table_mem;
@@ -245,6 +256,25 @@ int read_record(cuda_state *st, strata_plan *plan, const IterRecord &out);
 /* The error for an integrand the device cannot run (neither built in nor a
  * source strata compiles). */
 int no_device_version(const strata_problem *pr);
+
+/* top.cu: the peak search's largest weights of an iteration of n samples
+ * from first, which its sampling kernel wrote, into plan->top. */
+int reserve_weights(cuda_state *st, long long n);
+/* n samples from first, then with channels nch of this rank's blocks'
+ * points. */
+int keep_top(cuda_state *st, strata_plan *plan, long long first, long long n, long long nch);
+
+/* channels.cu: the peak search's channels.  The channels copied and their
+ * sums cleared, and the kernel's arguments for them; the channels'
+ * kernel, behind the sampling; their sums into the plan's chsum. */
+int prepare_channels(cuda_state *st, const strata_plan *plan, KernelArgs *a);
+int launch_channels(cuda_state *st, const strata_plan *plan, const KernelArgs &a);
+int read_channels(cuda_state *st, strata_plan *plan);
+/* This rank's channel points' slots (256 a block). */
+inline long long channel_slots(const strata_plan *plan)
+{
+  return plan->channels ? (plan->chb1 - plan->chb0) * (long long)STRATA_CHANNEL_BLOCK : 0;
+}
 
 /* eval.cu: the peak search's evaluator (src/backend.h's eval). */
 int cuda_eval(strata_backend *b, const strata_problem *pr, int64_t n, const double *y, double *f);

@@ -34,6 +34,31 @@ void strata_backend_point(const strata_plan *plan, int64_t i, double *y)
   strata_sample_point(plan, k, i, u, y);
 }
 
+double strata_backend_map_density(const strata_plan *plan, const double *z)
+{
+  const strata_map *g = plan->map;
+  const strata_strat *s = plan->strat;
+  const int ninc = strata_map_res(g), G = g->group, M = s->M;
+  double jz = 1.0;
+  int64_t h = 0, stride = 1;
+  for (int d = 0; d < g->dim; d++, stride *= M) {
+    if (!(z[d] > 0.0 && z[d] < 1.0)) return 0.0;
+    const double *e = strata_map_axis_edges(g, d);
+    int lo = 0, hi = ninc; /* e[lo G] <= z < e[hi G] (the map's edges, map.h) */
+    while (hi - lo > 1) {
+      const int mid = (lo + hi) / 2;
+      if (e[mid * G] <= z[d]) lo = mid;
+      else hi = mid;
+    }
+    const double e0 = e[lo * G], du = e[(lo + 1) * G] - e0, y = (lo + (z[d] - e0) / du) / ninc;
+    jz *= ninc * du;
+    int k = (int)(y * M);
+    h += (int64_t)(k < M ? k : M - 1) * stride;
+  }
+  const double nh = (double)(s->start[h + 1] - s->start[h]);
+  return nh * (double)s->nhcube / ((double)plan->channels->N * jz);
+}
+
 int strata_backend_report_nonfinite(const strata_plan *plan, double fx,
                                     int64_t index, const double *x)
 {

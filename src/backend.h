@@ -88,6 +88,10 @@ static inline void strata_sample_point(const strata_plan *plan, const int *k, in
 /* The point y in (0,1)^dim of global sample i, computed alone: for messages
  * about one sample, not for sampling. */
 void strata_backend_point(const strata_plan *plan, int64_t i, double *y);
+/* With the peak search's channels: alpha_0 g_map(z) at z of the unit cube,
+ * the map's density there (its inverse's Jacobian, the hypercube's share
+ * of the points) times its share of them; 0 outside the cube. */
+double strata_backend_map_density(const strata_plan *plan, const double *z);
 
 /* Names the first non-finite value: shared by the backends so the user sees
  * one message whatever ran the sample. */

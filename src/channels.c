@@ -4,19 +4,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "philox.h"
-
-/* The tag that keys the channels' streams apart from the map's. */
-#define CHANNEL_TAG UINT64_C(0x7065616b73636831)
-
-static uint64_t splitmix64(uint64_t x)
-{
-  x += UINT64_C(0x9E3779B97F4A7C15);
-  x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return x ^ (x >> 31);
-}
-
 void strata_channels_init(strata_channels *ch, int dim, double uniform)
 {
   memset(ch, 0, sizeof *ch);
@@ -82,40 +69,9 @@ void strata_channels_realise(strata_channels *ch, int64_t n0)
   for (int c = 0; c <= ch->nmode + 1; c++) ch->N += ch->n[c];
 }
 
-/* log t_c(z) of mode channel c (1-based). */
-static double t_logpdf(const strata_channels *ch, int c, const double *z)
-{
-  const int dim = ch->dim;
-  const double *L = ch->chol[c - 1], *m = ch->m[c - 1];
-  double v[STRATA_MAX_DIM], q = 0.0;
-  for (int i = 0; i < dim; i++) { /* v = L^-1 (z - m), forward substitution */
-    double s = z[i] - m[i];
-    for (int k = 0; k < i; k++) s -= L[i * dim + k] * v[k];
-    v[i] = s / L[i * dim + i];
-    q += v[i] * v[i];
-  }
-  const double nu = STRATA_CHANNEL_NU;
-  return ch->lognorm[c - 1] - 0.5 * (nu + dim) * log1p(q / nu);
-}
-
-static int inside(int dim, const double *z)
-{
-  for (int d = 0; d < dim; d++)
-    if (!(z[d] > 0.0 && z[d] < 1.0)) return 0;
-  return 1;
-}
-
 double strata_channels_parts(const strata_channels *ch, const double *z, double *a)
 {
-  const double invN = 1.0 / (double)ch->N;
-  double sum = 0.0;
-  for (int c = 1; c <= ch->nmode; c++) {
-    a[c] = (double)ch->n[c] * invN * exp(t_logpdf(ch, c, z));
-    sum += a[c];
-  }
-  const int u = ch->nmode + 1;
-  a[u] = inside(ch->dim, z) ? (double)ch->n[u] * invN : 0.0;
-  return sum + a[u];
+  return strata_chan_parts(ch, z, a);
 }
 
 double strata_channels_density(const strata_channels *ch, const double *z)
@@ -124,43 +80,10 @@ double strata_channels_density(const strata_channels *ch, const double *z)
   return strata_channels_parts(ch, z, a);
 }
 
-/* Standard normals from a stream of uniforms (Box-Muller, in pairs). */
-static void normals(uint64_t key, uint32_t k, int64_t j, int n, double *out)
-{
-  double u[4];
-  for (int b = 0, i = 0; i < n; b++) {
-    uint32_t cnt[4] = {(uint32_t)b, k, (uint32_t)j, (uint32_t)((uint64_t)j >> 32)};
-    strata_philox4x32_10(cnt, key);
-    for (int q = 0; q < 4; q++) u[q] = STRATA_U32_TO_UNIT(cnt[q]);
-    for (int q = 0; q < 4 && i < n; q += 2) {
-      const double r = sqrt(-2.0 * log(u[q])), t = 2.0 * M_PI * u[q + 1];
-      out[i++] = r * cos(t);
-      if (i < n) out[i++] = r * sin(t);
-    }
-  }
-}
-
 int strata_channels_point(const strata_channels *ch, uint64_t seed, uint32_t k, int c,
                           int64_t j, double *z)
 {
-  const int dim = ch->dim;
-  const uint64_t key = splitmix64(seed ^ (CHANNEL_TAG + (uint64_t)c));
-  if (c == ch->nmode + 1) {
-    strata_sample_uniforms(key, k, (uint64_t)j, dim, z);
-    return 1;
-  }
-  double n[STRATA_MAX_DIM + STRATA_CHANNEL_NU];
-  normals(key, k, j, dim + STRATA_CHANNEL_NU, n);
-  double chi2 = 0.0;
-  for (int i = 0; i < STRATA_CHANNEL_NU; i++) chi2 += n[dim + i] * n[dim + i];
-  const double s = sqrt(STRATA_CHANNEL_NU / chi2);
-  const double *L = ch->chol[c - 1], *m = ch->m[c - 1];
-  for (int i = 0; i < dim; i++) {
-    double v = 0.0;
-    for (int q = 0; q <= i; q++) v += L[i * dim + q] * n[q];
-    z[i] = m[i] + s * v;
-  }
-  return inside(dim, z);
+  return strata_chan_point(ch, seed, k, c, j, z);
 }
 
 void strata_channels_adapt(strata_channels *ch, const double *W)
@@ -184,32 +107,21 @@ void strata_channels_adapt(strata_channels *ch, const double *W)
   ch->alpha[nm + 1] = ch->uniform;
 }
 
-static int64_t blocks_of(int64_t n)
-{
-  return (n + STRATA_CHANNEL_BLOCK - 1) / STRATA_CHANNEL_BLOCK;
-}
-
 int64_t strata_channels_nblocks(const strata_channels *ch)
 {
   int64_t nb = 0;
-  for (int c = 1; c <= ch->nmode + 1; c++) nb += blocks_of(ch->n[c]);
+  for (int c = 1; c <= ch->nmode + 1; c++) nb += strata_chan_blocks_of(ch->n[c]);
   return nb;
 }
 
 void strata_channels_block(const strata_channels *ch, int64_t b, int *c, int64_t *j0, int64_t *j1)
 {
-  int k = 1;
-  while (k <= ch->nmode && b >= blocks_of(ch->n[k])) b -= blocks_of(ch->n[k++]);
-  *c = k;
-  *j0 = b * STRATA_CHANNEL_BLOCK;
-  *j1 = *j0 + STRATA_CHANNEL_BLOCK < ch->n[k] ? *j0 + STRATA_CHANNEL_BLOCK : ch->n[k];
+  strata_chan_block(ch, b, c, j0, j1);
 }
 
 int64_t strata_channels_index(const strata_channels *ch, int c, int64_t j)
 {
-  int64_t i = ch->n[0];
-  for (int k = 1; k < c; k++) i += ch->n[k];
-  return i + j;
+  return strata_chan_index(ch, c, j);
 }
 
 void strata_channels_estimate(const strata_channels *ch, const double *blocks, double *I,
@@ -219,7 +131,7 @@ void strata_channels_estimate(const strata_channels *ch, const double *blocks, d
   for (int c = 1; c <= ch->nmode + 1; c++) {
     /* Chan, Golub and LeVeque's pairwise update, block after block. */
     double n = 0.0, mu = 0.0, m2 = 0.0;
-    for (int64_t k = 0; k < blocks_of(ch->n[c]); k++, b++) {
+    for (int64_t k = 0; k < strata_chan_blocks_of(ch->n[c]); k++, b++) {
       const double *s = blocks + b * STRATA_CHANNEL_BLOCK_SUMS;
       const double nb = s[0], d = s[1] - mu, tot = n + nb;
       if (!(nb > 0.0)) continue;

@@ -20,36 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chanmix.h"
 #include "strata/strata.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Student-t degrees of freedom of a mode's channel. */
-#define STRATA_CHANNEL_NU 5
-/* The map's share of the points, at least. */
-#define STRATA_CHANNEL_MAP_MIN 0.1
-/* Mode channels, at most (the search's modes). */
-#define STRATA_MAX_CHANNELS 16
-
-typedef struct {
-  int dim;
-  int nmode;                    /* mode channels: 1..nmode; nmode + 1 the uniform */
-  double m[STRATA_MAX_CHANNELS][STRATA_MAX_DIM];
-  /* L, lower triangular, with L L^T = H^-1 (row-major, dim x dim). */
-  double chol[STRATA_MAX_CHANNELS][STRATA_MAX_DIM * STRATA_MAX_DIM];
-  double lognorm[STRATA_MAX_CHANNELS]; /* log of the t density's constant, det L included */
-  /* The weights the next counts come from: alpha[0] the map's, alpha[1 ..
-   * nmode] the modes', alpha[nmode + 1] the uniform part's; they add to 1. */
-  double alpha[STRATA_MAX_CHANNELS + 2];
-  double uniform;               /* the uniform part's fixed share */
-  /* This iteration's points per channel (n[0] the map's, the total of its
-   * allocation) and their total N: the realised shares. */
-  int64_t n[STRATA_MAX_CHANNELS + 2];
-  int64_t N;
-} strata_channels;
-
-static inline int strata_channels_count(const strata_channels *ch) { return ch->nmode + 2; }
+static inline int strata_channels_count(const strata_channels *ch) { return strata_chan_count(ch); }
 
 /* No mode channel yet: the map alone with weight 1 - uniform. */
 void strata_channels_init(strata_channels *ch, int dim, double uniform);
@@ -89,7 +66,6 @@ void strata_channels_adapt(strata_channels *ch, const double *W);
  * (STRATA_CHANNEL_BLOCK_SUMS doubles: points, mean, sum of squared
  * deviations of f alpha_c / g) are added in block order, so the estimate
  * is the same bits on any split. */
-#define STRATA_CHANNEL_BLOCK 256
 #define STRATA_CHANNEL_BLOCK_SUMS 3
 int64_t strata_channels_nblocks(const strata_channels *ch);
 /* Block b's channel c and its points [j0, j1) of that channel. */

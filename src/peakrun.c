@@ -10,7 +10,7 @@
 #include "run.h"
 
 int strata_peakrun_wanted(const strata_problem *pr, const strata_params *p,
-                          const char *backend, int *on, char *note)
+                          const strata_backend *be, int *on, char *note)
 {
   const int asked = p->peaks.search;
   const char *why = NULL;
@@ -23,8 +23,11 @@ int strata_peakrun_wanted(const strata_problem *pr, const strata_params *p,
     why = "a vector integrand has no channels yet";
   else if (p->qmc_map)
     why = "qmc_map draws the frozen map's points from QMC sets, which have no channels";
-  else if (strcmp(backend, "cpu") != 0)
-    why = "the cuda backend has no channels yet";
+  else if (!be->eval)
+    why = "the backend cannot evaluate the search's points";
+  else if (be->keeps_state && asked == STRATA_PEAKS_AUTO)
+    why = "on the cuda backend the search runs only where asked (peaks.search = on): its runs "
+          "adapt on the host and keep every weight";
   if (!why) {
     *on = 1;
     return STRATA_OK;

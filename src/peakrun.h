@@ -23,6 +23,7 @@ extern "C" {
 
 struct strata_run;
 struct strata_plan;
+struct strata_backend;
 
 typedef struct strata_peakrun {
   strata_search *search;
@@ -54,7 +55,7 @@ typedef struct strata_peakrun {
  * the search was asked for automatically and cannot run; an error where it
  * was asked for explicitly and cannot. */
 int strata_peakrun_wanted(const strata_problem *pr, const strata_params *p,
-                          const char *backend, int *on, char *note);
+                          const struct strata_backend *be, int *on, char *note);
 int strata_peakrun_alloc(const strata_problem *pr, const strata_params *p, strata_peakrun **out);
 void strata_peakrun_free(strata_peakrun *pk);
 

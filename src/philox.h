@@ -10,6 +10,8 @@
 #ifndef STRATA_PHILOX_H
 #define STRATA_PHILOX_H
 #include <stdint.h>
+
+#include "hostdev.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,7 +21,7 @@ extern "C" {
 #define STRATA_PHILOX_W0 0x9E3779B9u
 #define STRATA_PHILOX_W1 0xBB67AE85u
 
-static inline void strata_philox4x32_10(uint32_t c[4], uint64_t seed)
+STRATA_HD void strata_philox4x32_10(uint32_t c[4], uint64_t seed)
 {
   uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
   for (int r = 0; r < 10; r++) {
@@ -40,8 +42,8 @@ static inline void strata_philox4x32_10(uint32_t c[4], uint64_t seed)
 #define STRATA_U32_TO_UNIT(v) ((double)(v) * 0x1p-32 + 0x1p-33)
 
 /* The dim uniforms of one sample. */
-static inline void strata_sample_uniforms(uint64_t seed, uint32_t iteration,
-                                          uint64_t index, int dim, double *u)
+STRATA_HD void strata_sample_uniforms(uint64_t seed, uint32_t iteration, uint64_t index,
+                                      int dim, double *u)
 {
   for (int b = 0; 4 * b < dim; b++) {
     uint32_t c[4] = {(uint32_t)b, iteration, (uint32_t)index,

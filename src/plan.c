@@ -119,8 +119,17 @@ static int next_alike(const strata_run *r, strata_combine combine)
 static strata_combine combine_at(const strata_run *r, strata_estimator est)
 {
   if (est != STRATA_EST_STRATIFIED) return STRATA_COMBINE_CELLS;
-  return r->comm->size > 1 && r->backend->exchanges ? STRATA_COMBINE_EXCHANGE
-                                                     : STRATA_COMBINE_PARTS;
+  return r->comm->size > 1 && r->backend->exchanges && !r->peaks ? STRATA_COMBINE_EXCHANGE
+                                                                  : STRATA_COMBINE_PARTS;
+}
+
+/* A run that searches for peaks keeps its map and allocation on the host,
+ * current at every iteration: the largest weights' points are made again
+ * from them where a backend keeps only the weights, and each rank splits
+ * the hypercubes, not the samples (doc/peaks.md, "On the GPU"). */
+static int host_keeps(const strata_run *r)
+{
+  return !r->backend->keeps_state || r->peaks;
 }
 
 /* Where the adaptation happens: by a backend that keeps the stratified
@@ -130,7 +139,7 @@ static strata_adapt_at adapt_at(const strata_run *r, int adapt, strata_combine c
 {
   if (!adapt) return STRATA_ADAPT_NONE;
   const int holds_all = r->comm->size == 1 || combine == STRATA_COMBINE_EXCHANGE;
-  return combine != STRATA_COMBINE_CELLS && holds_all && r->backend->keeps_state
+  return combine != STRATA_COMBINE_CELLS && holds_all && !host_keeps(r)
              ? STRATA_ADAPT_BACKEND
              : STRATA_ADAPT_HOST;
 }
@@ -188,7 +197,7 @@ void strata_plan_make(strata_run *r, strata_plan *p)
       .combine = combine, .adapt_at = where, .adapt = where != STRATA_ADAPT_NONE,
       .reallocate = adapt && strata_strat_moves(r->strat), .refine = prm->alpha != 0.0,
       .alpha = prm->alpha,
-      .host_allocation = combine == STRATA_COMBINE_CELLS || !r->backend->keeps_state,
+      .host_allocation = combine == STRATA_COMBINE_CELLS || host_keeps(r),
       .cshift = r->cshift, .next_cshift = r->next_cshift, .bad = -1};
   p->gather_levels = p->reallocate && where == STRATA_ADAPT_HOST &&
                      combine == STRATA_COMBINE_PARTS && r->comm->size > 1;

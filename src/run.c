@@ -147,7 +147,7 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   if (comm->size > 1 && vegas_mode(p) && !(r->split = strata_split_alloc(comm->size)))
     goto nomem;
   int search;
-  rc = strata_peakrun_wanted(pr, p, be->name, &search, r->peaks_note);
+  rc = strata_peakrun_wanted(pr, p, be, &search, r->peaks_note);
   if (rc == STRATA_OK && search) rc = strata_peakrun_alloc(pr, p, &r->peaks);
   if (rc != STRATA_OK) {
     strata_run_free(r);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Several GPU ranks against one: every mode agrees to 1e-13 with
 # run.check_ranks on, 8 ranks on 2 GPUs to 1e-12, the NCCL and MPI paths
-# to 1e-13, checkpoints move between 1 and 2 GPUs, and a rank whose NCCL
+# to 1e-13, the peak search's channels to 1e-8, checkpoints move between
+# 1 and 2 GPUs, and a rank whose NCCL
 # set-up fails ends every rank with one line naming it.  Needs two GPUs,
 # mpirun and a CUDA build; skipped (77) otherwise.
 set -u
@@ -62,6 +63,24 @@ timeout 300 mpirun --oversubscribe -n 2 --bind-to none -x STRATA_NCCL=0 "$STRATA
 close "$tmp/2.vegas+" "$tmp/2.mpi" 1e-13 "vegas+, NCCL and MPI paths"
 grep -q '"exchange":"nccl' "$tmp/2.vegas+" && echo "ok: NCCL path used" || echo "note: NCCL path not used ($(field "$tmp/2.vegas+" exchange))"
 grep -q '"exchange":"mpi' "$tmp/2.mpi" || { echo "FAIL: STRATA_NCCL=0 did not take the MPI path"; fail=1; }
+# The peak search with its channels (five gaussians, d = 7): its runs adapt
+# on the host and split the hypercubes, and the channels' sums are added
+# in another order on two ranks, whose weights then steer the channels:
+# 1e-8, and the same channels with the same weights to 1e-6.
+pk="--set integral.integrand=file:${srcdir:-.}/tests/integrands/nb_five.c --set integral.function=peaks \
+--set integral.dim=7 --set vegas.neval=3e4 --set vegas.maxiter=10 --set vegas.epsrel=0 --set vegas.seed=2 \
+--set peaks.search=on"
+run 1 "$tmp/1.pk" $pk; run 2 "$tmp/2.pk" $pk
+close "$tmp/1.pk" "$tmp/2.pk" 1e-8 "peak search with channels, 1 and 2 GPUs"
+weights() { tail -n 1 "$1" | grep -o '"channels":\[[^]]*\]' | sed 's/.*\[//; s/\]//'; }
+w1=$(weights "$tmp/1.pk"); w2=$(weights "$tmp/2.pk")
+if echo "$w1 $w2" | awk '{ n = split($1, a, ","); m = split($2, b, ",")
+     if (n < 3 || n != m) exit 1
+     for (i = 1; i <= n; i++) { d = a[i] - b[i]; if (d < 0) d = -d; if (d > 1e-6) exit 1 } }'; then
+  echo "ok: the same channels on 1 and 2 GPUs ($w1)"
+else
+  echo "FAIL: channels on 1 GPU $w1, on 2 $w2"; fail=1
+fi
 # Checkpoints between 1 and 2 GPUs: stop after 5 of 8 iterations, resume on the other count.
 for pair in "2 1" "1 2"; do
   set -- $pair

@@ -1,7 +1,8 @@
 /* The CUDA backend against the CPU backend: same job, same seed, the same
  * points, so the same results to rounding (relative 1e-12), in every mode,
- * through adapting and frozen iterations; and the peak search's evaluator
- * at the same points.  Without a GPU: SKIP (77). */
+ * through adapting and frozen iterations; the peak search's evaluator at
+ * the same points; and the search with its channels.  Without a GPU: SKIP
+ * (77). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,8 +50,8 @@ static strata_params fixed_params(strata_mode mode, long neval, int maxiter)
   p.neval = neval;
   p.maxiter = maxiter;
   p.adapt_iters = maxiter / 2;
-  /* The GPU has no channels, so its runs search no peaks (peaks.search =
-   * auto); the CPU's run does the same work only without the search. */
+  /* Without the peak search, which the GPU runs only where asked: the
+   * CPU's runs do the same work.  (The search's own cases are below.) */
   p.peaks.search = STRATA_PEAKS_OFF;
   p.skip = 1;
   p.epsrel = 0;
@@ -655,6 +656,153 @@ START_TEST(test_ranks_on_gpu)
 }
 END_TEST
 
+/* The peak search on the GPU (peaks.search = on): the search evaluates
+ * through the device, and the sampling kernel keeps every weight, whose
+ * largest the device sorts out for k-hat and the search's next starts.
+ * On one mode (f4, a gaussian), where no channel is made, the CPU and the
+ * GPU do the same work: the same modes, evaluations, k-hat and result to
+ * rounding, on one rank and on two. */
+static strata_params search_params(long neval, int maxiter)
+{
+  strata_params p = fixed_params(STRATA_MODE_VEGASPLUS, neval, maxiter);
+  p.peaks.search = STRATA_PEAKS_ON;
+  return p;
+}
+
+START_TEST(test_search_one_mode_on_gpu)
+{
+  strata_problem pr;
+  test_problem("f4", 6, &pr);
+  const strata_params p = search_params(20000, 8);
+  strata_backend *cpu = strata_backend_cpu_new(0), *gpu = gpu_backend();
+  strata_result rc, rg;
+  ck_assert_msg(run_with(cpu, &pr, &p, &rc) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
+  printf("search, f4 d=6: cpu %.17g +- %.6g k-hat %.6f modes %d evals %lld; gpu %.17g +- %.6g "
+         "k-hat %.6f modes %d evals %lld\n", rc.integral, rc.sigma, rc.khat, rc.nmodes,
+         (long long)rc.search_evals, rg.integral, rg.sigma, rg.khat, rg.nmodes,
+         (long long)rg.search_evals);
+  ck_assert_int_eq(rc.peaks_searched, 1);
+  ck_assert_int_eq(rg.peaks_searched, 1);
+  ck_assert_int_ge(rc.nmodes, 1);
+  ck_assert_int_eq(rc.nmodes, rg.nmodes);
+  for (int j = 0; j < rc.nmodes; j++)
+    for (int d = 0; d < pr.dim; d++)
+      ck_assert_msg(fabs(rc.modes[j].x[d] - rg.modes[j].x[d]) <= 1e-9,
+                    "mode %d axis %d: cpu %.17g gpu %.17g", j, d, rc.modes[j].x[d],
+                    rg.modes[j].x[d]);
+  ck_assert_int_eq(rc.search_evals, rg.search_evals);
+  ck_assert_int_eq(rc.neval, rg.neval);
+  ck_assert_int_eq(rc.nchannels, 1);
+  ck_assert_int_eq(rg.nchannels, 1);
+  ck_assert_msg(isfinite(rc.khat) && rel(rc.khat, rg.khat) <= 1e-9, "k-hat cpu %.17g gpu %.17g",
+                rc.khat, rg.khat);
+  ck_assert_int_eq(rc.khat_itn, rg.khat_itn);
+  ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-12 && rel(rc.sigma, rg.sigma) <= 1e-12,
+                "cpu %.17g +- %.17g, gpu %.17g +- %.17g", rc.integral, rc.sigma, rg.integral,
+                rg.sigma);
+  static testcomm sh;
+  testcomm_rank on_ranks[2];
+  testcomm_run_on(&sh, 2, &pr, &p, on_ranks, gpu_backend);
+  for (int r = 0; r < 2; r++) {
+    ck_assert_msg(on_ranks[r].rc == STRATA_OK, "%s", strata_last_error());
+    ck_assert_msg(rel(on_ranks[r].res.khat, rg.khat) <= 1e-12 &&
+                      on_ranks[r].res.nmodes == rg.nmodes &&
+                      rel(on_ranks[r].res.integral, rg.integral) <= 1e-12,
+                  "2 ranks: k-hat %.17g modes %d %.17g; one rank k-hat %.17g modes %d %.17g",
+                  on_ranks[r].res.khat, on_ranks[r].res.nmodes, on_ranks[r].res.integral,
+                  rg.khat, rg.nmodes, rg.integral);
+  }
+  strata_backend_free(cpu);
+  strata_backend_free(gpu);
+}
+END_TEST
+
+/* Five gaussians off the diagonal (tests/integrands/nb_five.c, d = 7),
+ * whose modes the map alone does not cover: the search gives them
+ * channels, whose points the device draws and weighs as the CPU does, to
+ * the rounding of the device's exp and log.  The same iterations on both
+ * backends find the same modes, make the same channels with the same
+ * weights, and agree in the result; on two ranks as on one; and a run to
+ * a tolerance claims within 3 sigma of the exact value. */
+static strata_problem five_peaks(strata_source **src)
+{
+  *src = user_source("tests/integrands/nb_five.c", "peaks", 0, 1);
+  strata_problem pr;
+  test_problem("f4", 7, &pr);
+  pr.f = (*src)->f;
+  pr.source = *src;
+  pr.nparams = 0;
+  pr.name = "nb_five (user)";
+  for (int d = 0; d < 7; d++) {
+    pr.lower[d] = 0.0;
+    pr.upper[d] = 1.0;
+  }
+  return pr;
+}
+
+START_TEST(test_channels_on_gpu)
+{
+  const double exact = 0.8650582544908783;
+  strata_source *src;
+  const strata_problem pr = five_peaks(&src);
+  strata_params p = search_params(30000, 12);
+  p.seed = 2;
+  strata_backend *cpu = strata_backend_cpu_new(0), *gpu = gpu_backend();
+  strata_result rc, rg;
+  ck_assert_msg(run_with(cpu, &pr, &p, &rc) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
+  printf("channels, nb_five d=7: cpu %.17g +- %.6g modes %d channels %d alpha_map %.6f k-hat "
+         "%.4f; gpu %.17g +- %.6g modes %d channels %d alpha_map %.6f k-hat %.4f; rel %.1e\n",
+         rc.integral, rc.sigma, rc.nmodes, rc.nchannels, rc.alpha_map, rc.khat, rg.integral,
+         rg.sigma, rg.nmodes, rg.nchannels, rg.alpha_map, rg.khat, rel(rc.integral, rg.integral));
+  ck_assert_int_ge(rc.nchannels, 3);
+  ck_assert_int_eq(rc.nmodes, rg.nmodes);
+  ck_assert_int_eq(rc.nchannels, rg.nchannels);
+  ck_assert_int_eq(rc.search_evals, rg.search_evals);
+  ck_assert_int_eq(rc.neval, rg.neval);
+  ck_assert_msg(rel(rc.alpha_map, rg.alpha_map) <= 1e-8, "alpha_map cpu %.17g gpu %.17g",
+                rc.alpha_map, rg.alpha_map);
+  ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-8 && rel(rc.sigma, rg.sigma) <= 1e-6,
+                "cpu %.17g +- %.17g, gpu %.17g +- %.17g", rc.integral, rc.sigma, rg.integral,
+                rg.sigma);
+  static testcomm sh;
+  testcomm_rank on_ranks[2];
+  testcomm_run_on(&sh, 2, &pr, &p, on_ranks, gpu_backend);
+  for (int r = 0; r < 2; r++) {
+    ck_assert_msg(on_ranks[r].rc == STRATA_OK, "%s", strata_last_error());
+    ck_assert_msg(on_ranks[r].res.nchannels == rg.nchannels &&
+                      rel(on_ranks[r].res.integral, rg.integral) <= 1e-8,
+                  "2 ranks: %d channels %.17g; one rank %d channels %.17g",
+                  on_ranks[r].res.nchannels, on_ranks[r].res.integral, rg.nchannels,
+                  rg.integral);
+  }
+  /* The defaults, to a tolerance: the same verdict, and a true claim. */
+  strata_params_default(&p);
+  p.peaks.search = STRATA_PEAKS_ON;
+  p.neval = 30000;
+  p.epsrel = 1e-2;
+  p.maxiter = 30;
+  p.seed = 2;
+  ck_assert_msg(run_with(cpu, &pr, &p, &rc) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
+  printf("channels, nb_five d=7 to 1e-2: cpu %.10g +- %.3g converged %d in %d; gpu %.10g +- "
+         "%.3g (%.2f sigma) converged %d in %d, channels %d %s\n", rc.integral, rc.sigma,
+         rc.converged, rc.iterations, rg.integral, rg.sigma, (rg.integral - exact) / rg.sigma,
+         rg.converged, rg.iterations, rg.nchannels, rg.peaks_reason);
+  ck_assert_int_eq(rc.converged, rg.converged);
+  ck_assert_int_eq(rc.iterations, rg.iterations);
+  ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-8, "cpu %.17g gpu %.17g", rc.integral,
+                rg.integral);
+  ck_assert_int_eq(rg.converged, 1);
+  ck_assert_msg(fabs(rg.integral - exact) <= 3.0 * rg.sigma, "%.17g +- %.3g, exact %.17g",
+                rg.integral, rg.sigma, exact);
+  strata_backend_free(cpu);
+  strata_backend_free(gpu);
+  strata_source_free(src);
+}
+END_TEST
+
 START_TEST(test_bad_device)
 {
   ck_assert(strata_backend_cuda_new(1000) == NULL);
@@ -699,6 +847,12 @@ int main(void)
   tcase_add_test(te, test_eval_user_on_gpu);
   tcase_add_test(te, test_eval_host_only_integrand);
   suite_add_tcase(s, te);
+  /* The peak search on the GPU: CK_RUN_CASE=peaks. */
+  TCase *tp = tcase_create("peaks");
+  tcase_set_timeout(tp, 600);
+  tcase_add_test(tp, test_search_one_mode_on_gpu);
+  tcase_add_test(tp, test_channels_on_gpu);
+  suite_add_tcase(s, tp);
   /* No fork: a CUDA context does not survive fork(), and main() has already
    * asked the driver for its devices. */
   return test_run_suite_fork(s, 0);

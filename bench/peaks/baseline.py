@@ -8,7 +8,9 @@ line per run (instance, settings, result, claim, pull).
 
 - strata: the program (STRATA, default ./strata) with its defaults (the
   peak search on) and `--json`: `converged` is its claim; strata-off the
-  same with peaks.search = off (strata without the search).
+  same with peaks.search = off (strata without the search).  Both run on
+  the CPU backend with one thread, or on the backend STRATA_BACKEND names
+  (cuda: the run's GPU, the search asked for with peaks.search = on).
 - vegas: Lepage's vegas (the `vegas` package), one call of `neval`
   evaluations per iteration with its default adaptation (alpha 0.5, beta
   0.75: vegas+), seeded with gvar.ranseed.  It makes no claim of its own;
@@ -87,7 +89,8 @@ def run_strata_off(base, inst, neval, epsrels, seed, maxiter):
 
 def _strata(base, neval, epsrel, seed, maxiter, search):
     strata = os.environ.get("STRATA", "./strata")
-    cmd = [strata, "run", "-q", "--json", base + ".ini", "--set", "run.backend=cpu", "-t", "1",
+    backend = os.environ.get("STRATA_BACKEND", "cpu")
+    cmd = [strata, "run", "-q", "--json", base + ".ini", "--set", f"run.backend={backend}", "-t", "1",
            "--set", f"vegas.neval={neval:g}", "--set", f"vegas.epsrel={epsrel:g}",
            "--set", f"vegas.seed={seed}", "--set", f"vegas.maxiter={maxiter}",
            "--set", f"peaks.search={search}"]
