@@ -26,8 +26,7 @@ int strata_peakrun_wanted(const strata_problem *pr, const strata_params *p,
   else if (!be->eval)
     why = "the backend cannot evaluate the search's points";
   else if (be->keeps_state && asked == STRATA_PEAKS_AUTO)
-    why = "on the cuda backend the search runs only where asked (peaks.search = on): its runs "
-          "adapt on the host and keep every weight";
+    why = "the cuda backend searches only where asked (peaks.search = on)";
   if (!why) {
     *on = 1;
     return STRATA_OK;
