@@ -13,20 +13,6 @@ namespace strata_cuda {
 
 namespace {
 
-/* The channels' kernel of the problem's integrand. */
-int find_channel_kernel(cuda_state *st, const strata_problem *pr, const void **k)
-{
-  const int id = pr->f ? builtin_id(pr->f) : -1;
-  if (id >= 0) {
-    *k = (const void *)builtin_channel_kernel(id);
-    return STRATA_OK;
-  }
-  if (!pr->source) return no_device_version(pr);
-  if (!st->jit && !(st->jit = strata_jit_new(st->device)))
-    return strata_error(STRATA_ENOMEM, "out of memory");
-  return strata_jit_channel_kernel(st->jit, pr->source, pr->dim, k);
-}
-
 double box_volume(const strata_map *g)
 {
   double v = 1.0;
@@ -62,7 +48,7 @@ int launch_channels(cuda_state *st, const strata_plan *plan, const KernelArgs &a
   const long long nb = plan->chb1 - plan->chb0;
   if (nb <= 0) return STRATA_OK;
   const void *k = nullptr;
-  int rc = find_channel_kernel(st, plan->problem, &k);
+  int rc = find_search_kernel(st, plan->problem, true, &k);
   if (rc != STRATA_OK) return rc;
   ChannelArgs c;
   c.chb0 = plan->chb0;

@@ -10,23 +10,19 @@
 
 namespace strata_cuda {
 
-namespace {
-
-/* The evaluator of the problem's integrand. */
-int find_eval_kernel(cuda_state *st, const strata_problem *pr, const void **k)
+int find_search_kernel(cuda_state *st, const strata_problem *pr, bool channels, const void **k)
 {
   const int id = pr->f ? builtin_id(pr->f) : -1;
   if (id >= 0) {
-    *k = (const void *)builtin_eval_kernel(id);
+    *k = channels ? (const void *)builtin_channel_kernel(id) : (const void *)builtin_eval_kernel(id);
     return STRATA_OK;
   }
   if (!pr->source) return no_device_version(pr);
   if (!st->jit && !(st->jit = strata_jit_new(st->device)))
     return strata_error(STRATA_ENOMEM, "out of memory");
-  return strata_jit_eval_kernel(st->jit, pr->source, pr->dim, k);
+  return channels ? strata_jit_channel_kernel(st->jit, pr->source, pr->dim, k)
+                  : strata_jit_eval_kernel(st->jit, pr->source, pr->dim, k);
 }
-
-} // namespace
 
 int cuda_eval(strata_backend *b, const strata_problem *pr, int64_t n, const double *y, double *f)
 {
@@ -42,7 +38,7 @@ int cuda_eval(strata_backend *b, const strata_problem *pr, int64_t n, const doub
     if (drc != STRATA_OK) return drc;
   }
   const void *k = nullptr;
-  int rc = find_eval_kernel(st, pr, &k);
+  int rc = find_search_kernel(st, pr, false, &k);
   if (rc != STRATA_OK) return rc;
   cudaStream_t q = st->stream;
   rc = upload_tables(st, pr, q);

@@ -276,7 +276,9 @@ inline long long channel_slots(const strata_plan *plan)
   return plan->channels ? (plan->chb1 - plan->chb0) * (long long)STRATA_CHANNEL_BLOCK : 0;
 }
 
-/* eval.cu: the peak search's evaluator (src/backend.h's eval). */
+/* eval.cu: the peak search's evaluator (src/backend.h's eval), and the
+ * search's kernels of pr's integrand: its evaluator, or its channels'. */
+int find_search_kernel(cuda_state *st, const strata_problem *pr, bool channels, const void **k);
 int cuda_eval(strata_backend *b, const strata_problem *pr, int64_t n, const double *y, double *f);
 
 } // namespace strata_cuda

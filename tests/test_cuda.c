@@ -669,6 +669,25 @@ static strata_params search_params(long neval, int maxiter)
   return p;
 }
 
+/* The same run on two ranks of the GPU: the same modes and channels, and
+ * k-hat and the integral within tol of one rank's. */
+static void two_ranks_agree(const strata_problem *pr, const strata_params *p,
+                            const strata_result *one, double tol)
+{
+  static testcomm sh;
+  testcomm_rank on_ranks[2];
+  testcomm_run_on(&sh, 2, pr, p, on_ranks, gpu_backend);
+  for (int r = 0; r < 2; r++) {
+    const strata_result *t = &on_ranks[r].res;
+    ck_assert_msg(on_ranks[r].rc == STRATA_OK, "%s", strata_last_error());
+    ck_assert_msg(t->nmodes == one->nmodes && t->nchannels == one->nchannels &&
+                      rel(t->khat, one->khat) <= tol && rel(t->integral, one->integral) <= tol,
+                  "2 ranks: %d modes, %d channels, k-hat %.17g, %.17g; one rank %d, %d, %.17g, "
+                  "%.17g", t->nmodes, t->nchannels, t->khat, t->integral, one->nmodes,
+                  one->nchannels, one->khat, one->integral);
+  }
+}
+
 START_TEST(test_search_one_mode_on_gpu)
 {
   strata_problem pr;
@@ -701,18 +720,7 @@ START_TEST(test_search_one_mode_on_gpu)
   ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-12 && rel(rc.sigma, rg.sigma) <= 1e-12,
                 "cpu %.17g +- %.17g, gpu %.17g +- %.17g", rc.integral, rc.sigma, rg.integral,
                 rg.sigma);
-  static testcomm sh;
-  testcomm_rank on_ranks[2];
-  testcomm_run_on(&sh, 2, &pr, &p, on_ranks, gpu_backend);
-  for (int r = 0; r < 2; r++) {
-    ck_assert_msg(on_ranks[r].rc == STRATA_OK, "%s", strata_last_error());
-    ck_assert_msg(rel(on_ranks[r].res.khat, rg.khat) <= 1e-12 &&
-                      on_ranks[r].res.nmodes == rg.nmodes &&
-                      rel(on_ranks[r].res.integral, rg.integral) <= 1e-12,
-                  "2 ranks: k-hat %.17g modes %d %.17g; one rank k-hat %.17g modes %d %.17g",
-                  on_ranks[r].res.khat, on_ranks[r].res.nmodes, on_ranks[r].res.integral,
-                  rg.khat, rg.nmodes, rg.integral);
-  }
+  two_ranks_agree(&pr, &p, &rg, 1e-12);
   strata_backend_free(cpu);
   strata_backend_free(gpu);
 }
@@ -766,17 +774,7 @@ START_TEST(test_channels_on_gpu)
   ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-8 && rel(rc.sigma, rg.sigma) <= 1e-6,
                 "cpu %.17g +- %.17g, gpu %.17g +- %.17g", rc.integral, rc.sigma, rg.integral,
                 rg.sigma);
-  static testcomm sh;
-  testcomm_rank on_ranks[2];
-  testcomm_run_on(&sh, 2, &pr, &p, on_ranks, gpu_backend);
-  for (int r = 0; r < 2; r++) {
-    ck_assert_msg(on_ranks[r].rc == STRATA_OK, "%s", strata_last_error());
-    ck_assert_msg(on_ranks[r].res.nchannels == rg.nchannels &&
-                      rel(on_ranks[r].res.integral, rg.integral) <= 1e-8,
-                  "2 ranks: %d channels %.17g; one rank %d channels %.17g",
-                  on_ranks[r].res.nchannels, on_ranks[r].res.integral, rg.nchannels,
-                  rg.integral);
-  }
+  two_ranks_agree(&pr, &p, &rg, 1e-8);
   /* The defaults, to a tolerance: the same verdict, and a true claim. */
   strata_params_default(&p);
   p.peaks.search = STRATA_PEAKS_ON;
