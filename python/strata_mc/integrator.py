@@ -316,7 +316,8 @@ class Integrator:
     ``threads`` (OpenMP threads, 0: all; a Python integrand defaults to 1),
     ``qmc``, ``nrand``, ``qmc_map``, ``neval_frozen``; the peak search's
     (doc/peaks.md, [peaks]): ``peaks`` (True, False or "auto": on in the
-    vegas modes on the CPU for a scalar integrand), ``known_peaks``
+    vegas modes on the CPU for a scalar integrand; True searches on the
+    GPU too), ``known_peaks``
     (points where peaks are, each a list of dim numbers inside the box,
     whose ascents run first),
     ``peak_starts`` (the Sobol' points before the warm-up, or half of
