@@ -277,15 +277,6 @@ typedef struct {
   strata_khat_top *top;
 } peaks_acc;
 
-/* The box's volume: the map's Jacobian holds it, the channels' densities
- * (per unit of the unit cube) do not. */
-static double box_volume(const strata_plan *plan)
-{
-  double v = 1.0;
-  for (int d = 0; d < plan->problem->dim; d++) v *= plan->map->width[d];
-  return v;
-}
-
 /* A weight into the list of the largest, with its point z (in the unit
  * cube) and |f| there: the search's next starts. */
 static void keep_largest(peaks_acc *acc, int dim, double w, int64_t index, const double *z,
@@ -353,7 +344,7 @@ static void weigh_map_batch(const strata_plan *plan, int64_t i0, int64_t n, cpu_
     *hw = h;
     return;
   }
-  const double vol = box_volume(plan), N = (double)plan->channels->N;
+  const double vol = strata_backend_box_volume(plan), N = (double)plan->channels->N;
   for (int64_t j = 0; j < n; j++) {
     while (i0 + j >= s->start[*hw + 1]) ++*hw;
     const double nh = (double)(s->start[*hw + 1] - s->start[*hw]);
@@ -388,7 +379,7 @@ static int sample_block(const strata_plan *plan, int64_t b, cpu_scratch *sc, pea
     m++;
   }
   problem_values(pr, m, sc->x, 1, sc->fv);
-  const double vol = box_volume(plan), share = (double)ch->n[c] / (double)ch->N;
+  const double vol = strata_backend_box_volume(plan), share = (double)ch->n[c] / (double)ch->N;
   double mean = 0.0, m2 = 0.0;
   for (int64_t j = 0, k = 0; j < n; j++) {
     const double f = in[j] ? sc->fv[k++] : 0.0;

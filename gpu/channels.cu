@@ -11,17 +11,6 @@
 
 namespace strata_cuda {
 
-namespace {
-
-double box_volume(const strata_map *g)
-{
-  double v = 1.0;
-  for (int d = 0; d < g->dim; d++) v *= g->width[d];
-  return v;
-}
-
-} // namespace
-
 int prepare_channels(cuda_state *st, const strata_plan *plan, KernelArgs *a)
 {
   const strata_channels *ch = plan->channels;
@@ -37,7 +26,7 @@ int prepare_channels(cuda_state *st, const strata_plan *plan, KernelArgs *a)
   if (e != cudaSuccess) return cuda_fail(e, "copying the channels", st->device);
   a->chan = st->chan.p;
   a->chW = st->chW.p;
-  a->vol = box_volume(plan->map);
+  a->vol = strata_backend_box_volume(plan);
   a->chN = (double)ch->N;
   a->nhcube = (double)plan->strat->nhcube;
   return STRATA_OK;

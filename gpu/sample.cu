@@ -125,9 +125,9 @@ int report_bad(const strata_plan *plan, long long i)
   double y[STRATA_MAX_DIM], x[STRATA_MAX_DIM], out[STRATA_MAX_COMP];
   const strata_channels *ch = plan->channels;
   if (ch && i >= ch->n[0]) { /* a channel's point (channel_kernel.cuh) */
-    int c = 1;
-    long long j = i - ch->n[0];
-    while (c <= ch->nmode && j >= ch->n[c]) j -= ch->n[c++];
+    int c;
+    int64_t j;
+    strata_chan_of_index(ch, i, &c, &j);
     strata_channels_point(ch, plan->seed, plan->iteration, c, j, y);
     for (int d = 0; d < pr->dim; d++) x[d] = plan->map->lower[d] + plan->map->width[d] * y[d];
   } else {

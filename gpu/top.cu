@@ -38,13 +38,6 @@ int reserve_weights(cuda_state *st, long long n)
 
 namespace {
 
-double box_volume(const strata_map *g)
-{
-  double v = 1.0;
-  for (int d = 0; d < g->dim; d++) v *= g->width[d];
-  return v;
-}
-
 /* Sample i's point z in the unit cube and |f| there, from its weight w:
  * one of the map's samples, or with channels one of a channel's points. */
 void made_again(const strata_plan *plan, long long i, double w, double *z)
@@ -55,12 +48,12 @@ void made_again(const strata_plan *plan, long long i, double w, double *z)
   const int dim = plan->problem->dim;
   double a[STRATA_MAX_CHANNELS + 2];
   if (ch && i >= ch->n[0]) {
-    int c = 1;
-    long long j = i - ch->n[0];
-    while (c <= ch->nmode && j >= ch->n[c]) j -= ch->n[c++];
+    int c;
+    int64_t j;
+    strata_chan_of_index(ch, i, &c, &j);
     strata_channels_point(ch, plan->seed, plan->iteration, c, j, z);
     const double gz = strata_backend_map_density(plan, z) + strata_channels_parts(ch, z, a);
-    z[dim] = w * gz / box_volume(g);
+    z[dim] = w * gz / strata_backend_box_volume(plan);
     return;
   }
   double y[STRATA_MAX_DIM], x[STRATA_MAX_DIM];
@@ -73,7 +66,7 @@ void made_again(const strata_plan *plan, long long i, double w, double *z)
   if (!(jac > 0.0)) {
     z[dim] = 0.0;
   } else if (ch) { /* w = |f| vol / g */
-    const double vol = box_volume(g);
+    const double vol = strata_backend_box_volume(plan);
     const double gm = nh * (double)s->nhcube * vol / ((double)ch->N * jac);
     z[dim] = w * (gm + strata_channels_parts(ch, z, a)) / vol;
   } else { /* w = |J f| N / (n_h nhcube) */

@@ -34,6 +34,13 @@ void strata_backend_point(const strata_plan *plan, int64_t i, double *y)
   strata_sample_point(plan, k, i, u, y);
 }
 
+double strata_backend_box_volume(const strata_plan *plan)
+{
+  double v = 1.0;
+  for (int d = 0; d < plan->problem->dim; d++) v *= plan->map->width[d];
+  return v;
+}
+
 double strata_backend_map_density(const strata_plan *plan, const double *z)
 {
   const strata_map *g = plan->map;

@@ -92,6 +92,9 @@ void strata_backend_point(const strata_plan *plan, int64_t i, double *y);
  * the map's density there (its inverse's Jacobian, the hypercube's share
  * of the points) times its share of them; 0 outside the cube. */
 double strata_backend_map_density(const strata_plan *plan, const double *z);
+/* The box's volume: the map's Jacobian holds it, the channels' densities
+ * (per unit of the unit cube) do not. */
+double strata_backend_box_volume(const strata_plan *plan);
 
 /* Names the first non-finite value: shared by the backends so the user sees
  * one message whatever ran the sample. */

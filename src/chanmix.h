@@ -162,4 +162,14 @@ STRATA_HD int64_t strata_chan_index(const strata_channels *ch, int c, int64_t j)
   for (int k = 1; k < c; k++) i += ch->n[k];
   return i + j;
 }
+
+/* Its inverse: the channel *c and point *j of global sample index i >= n[0]. */
+STRATA_HD void strata_chan_of_index(const strata_channels *ch, int64_t i, int *c, int64_t *j)
+{
+  int k = 1;
+  i -= ch->n[0];
+  while (k <= ch->nmode && i >= ch->n[k]) i -= ch->n[k++];
+  *c = k;
+  *j = i;
+}
 #endif
