@@ -202,3 +202,8 @@ extern "C" double strata_cuda_last_kernel_s(const strata_backend *b)
 {
   return static_cast<const cuda_state *>(b->self)->last_kernel_s;
 }
+
+extern "C" int strata_cuda_last_chunk(const strata_backend *b)
+{
+  return static_cast<const cuda_state *>(b->self)->last_chunk;
+}

@@ -33,6 +33,11 @@ int strata_cuda_attach_peers(strata_backend *b, strata_comm *comm, int want_nccl
 /* Seconds the device spent in sampling kernels during the last sample call
  * (CUDA events), for benchmarks. */
 double strata_cuda_last_kernel_s(const strata_backend *b);
+
+/* Consecutive samples a thread took in the last sampling kernel: fewer
+ * than usual where the integrand is dear (gpu/sample.cu's shape), for
+ * tests and benchmarks. */
+int strata_cuda_last_chunk(const strata_backend *b);
 #ifdef __cplusplus
 }
 #endif

@@ -149,6 +149,7 @@ void read_kernel_time(cuda_state *st)
 {
   float ms = 0.0f;
   if (cudaEventElapsedTime(&ms, st->ev0, st->ev1) == cudaSuccess) st->last_kernel_s = 1e-3 * ms;
+  if (st->launched > 0) st->sample_cost_s = st->last_kernel_s / (double)st->launched;
 }
 
 /* Names the hypercube whose sums overflowed, with the value they came to,
@@ -295,9 +296,17 @@ int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *p
     st->occ_per_sm = e != cudaSuccess || per_sm < 1 ? 1 : per_sm;
   }
   a.chunk = a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
+  const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
+  /* A dear integrand: chunks that give every resident thread work, where
+   * today's would leave most of the GPU idle (an iteration of 5e5 samples
+   * in chunks of 16 is 122 blocks on 132 SMs). */
+  const bool wide = a.total < kLargeChunkFrom && st->sample_cost_s * (double)a.total >= kWideFromS;
+  if (wide) {
+    const long long c = a.total / (resident_blocks * kThreads);
+    a.chunk = c < 1 ? 1 : c > kSmallChunk ? kSmallChunk : (int)c;
+  }
   const long long nchunk = (a.total + a.chunk - 1) / a.chunk;
   long long blocks = (nchunk + kThreads - 1) / kThreads;
-  const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
   if (blocks > resident_blocks) blocks = resident_blocks;
   /* Every block clears and flushes all cells: give each at least half a
    * sample per cell, the fastest of the floors compared (doc/design.md,
@@ -305,6 +314,7 @@ int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *p
   if (a.shared_acc) {
     long long cap = 2 * a.total / (long long)cells;
     if (cap < 1) cap = 1;
+    if (wide && cap < resident_blocks) cap = resident_blocks;
     if (blocks > cap) blocks = cap;
     /* The shared counts are 32-bit: no block may take 2^32 samples. */
     if (blocks <= a.total >> 31) blocks = (a.total >> 31) + 1;
@@ -324,6 +334,8 @@ int launch(cuda_state *st, const KernelArgs &a, const Launch &l)
   const size_t smem = l.smem;
   cudaError_t e;
   cudaEventRecord(st->ev0, q);
+  st->launched = a.total;
+  st->last_chunk = a.chunk;
   void *args[] = {const_cast<KernelArgs *>(&a)};
   if (a.total > 0) {
     e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3(kThreads), args, smem, q);

@@ -101,6 +101,9 @@ struct cuda_state {
   cudaStream_t stream, stream2;  /* stream2: the map's refinement, beside the allocation */
   cudaEvent_t ev0, ev1, ev_join;
   double last_kernel_s;
+  double sample_cost_s;      /* kernel seconds per sample, the last sampling kernel's */
+  long long launched;        /* samples of the last sampling kernel */
+  int last_chunk;            /* its chunk (strata_cuda_last_chunk) */
   int generic;               /* STRATA_CUDA_GENERIC=1: no per-dimension kernels */
   dbuf<double> edges, s1, s2, wsum;
   dbuf<double2> xmap;            /* frozen iterations' map in x (xmap_kernel) */

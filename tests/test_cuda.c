@@ -270,6 +270,40 @@ START_TEST(test_user_integrand_on_gpu)
 }
 END_TEST
 
+/* A dear integrand (2000 exponentials a sample): once an iteration has
+ * shown what a sample costs, the kernel takes fewer samples a thread than
+ * with a cheap one, to fill the GPU, and the results stay the CPU's. */
+START_TEST(test_dear_integrand_on_gpu)
+{
+  strata_source *src = user_source("tests/integrands/ridge.c", "ridge", 0, 1);
+  strata_problem cheap, pr;
+  test_problem("f4", 4, &cheap);
+  pr = cheap;
+  pr.f = src->f;
+  pr.source = src;
+  pr.name = "ridge (user)";
+  const strata_params p = fixed_params(STRATA_MODE_VEGASPLUS, 100000, 4);
+  strata_backend *cpu = strata_backend_cpu_new(0), *gpu = strata_backend_cuda_new(0);
+  ck_assert_msg(gpu != NULL, "%s", strata_last_error());
+  strata_result rf, rc, rg;
+  ck_assert_msg(run_with(gpu, &cheap, &p, &rf) == STRATA_OK, "%s", strata_last_error());
+  const int cheap_chunk = strata_cuda_last_chunk(gpu);
+  ck_assert_int_eq(run_with(cpu, &pr, &p, &rc), STRATA_OK);
+  ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
+  const int dear_chunk = strata_cuda_last_chunk(gpu);
+  printf("ridge d=4 cpu %.17g +- %.6g  gpu %.17g +- %.6g  chunk %d (f4: %d)\n", rc.integral,
+         rc.sigma, rg.integral, rg.sigma, dear_chunk, cheap_chunk);
+  ck_assert_msg(dear_chunk < cheap_chunk, "chunk %d, f4's %d", dear_chunk, cheap_chunk);
+  ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-12 && rel(rc.sigma, rg.sigma) <= 1e-12,
+                "cpu %.17g +- %.17g, gpu %.17g +- %.17g", rc.integral, rc.sigma, rg.integral,
+                rg.sigma);
+  ck_assert_int_eq(rc.neval, rg.neval);
+  strata_backend_free(cpu);
+  strata_backend_free(gpu);
+  strata_source_free(src);
+}
+END_TEST
+
 /* A user's integrand of two tables, built here (the HDF5 loader has its
  * own tests): a 1-D profile on a uniform grid and a 2-D plane on a
  * non-uniform x grid.  *src is the caller's to free. */
@@ -830,6 +864,7 @@ int main(void)
   tcase_add_test(tc, test_suite_on_gpu);
   tcase_add_test(tc, test_nonfinite_on_gpu);
   tcase_add_test(tc, test_user_integrand_on_gpu);
+  tcase_add_test(tc, test_dear_integrand_on_gpu);
   tcase_add_test(tc, test_user_nvrtc_error);
   tcase_add_test(tc, test_user_tables_on_gpu);
   tcase_add_test(tc, test_user_ncomp_on_gpu);
