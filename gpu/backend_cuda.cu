@@ -125,6 +125,7 @@ extern "C" strata_backend *strata_backend_cuda_new(int device)
   cuda_state *st = new cuda_state();
   st->device = device;
   st->nsm = prop.multiProcessorCount;
+  st->max_threads_sm = prop.maxThreadsPerMultiProcessor;
   st->smem_optin = prop.sharedMemPerBlockOptin;
   snprintf(st->name, sizeof st->name, "%s", prop.name);
   int lo_priority = 0, hi_priority = 0; /* (numerically: the greatest is the lowest) */

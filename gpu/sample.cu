@@ -272,12 +272,21 @@ int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *p
   const void *k = l->k;
   const size_t cells = z.cells;
   cudaError_t e;
+  /* A dear integrand in an iteration too small to fill the GPU with the
+   * usual chunks (5e5 samples of cuVegas's ridge in chunks of 16 are 122
+   * blocks on 132 SMs): one sample a thread, as many blocks as that takes,
+   * so that the block scheduler keeps every SM busy to the end, and the map
+   * sums straight to global memory, where a block's shared copy would cost
+   * a flush of every cell for a few samples (doc/benchmarks.md, R74). */
+  const long long small_threads = (a.total + kSmallChunk - 1) / kSmallChunk;
+  const bool wide = small_threads < (long long)st->nsm * st->max_threads_sm &&
+                    st->sample_cost_s * (double)a.total >= kWideFromS;
   /* Map sums go to shared memory whenever they fit: global atomics on a
    * few thousand cells serialise, and adapting kernels through shared
    * memory are several times faster at every neval (doc/design.md, "Map
    * sums in shared memory"). */
   size_t smem = 0;
-  if (plan->adapt) {
+  if (plan->adapt && !wide) {
     const size_t need = cells * (sizeof(double) + sizeof(unsigned int));
     if (need <= st->smem_optin) {
       a.shared_acc = 1;
@@ -295,26 +304,17 @@ int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *p
     st->occ_smem = smem;
     st->occ_per_sm = e != cudaSuccess || per_sm < 1 ? 1 : per_sm;
   }
-  a.chunk = a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
-  const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
-  /* A dear integrand: chunks that give every resident thread work, where
-   * today's would leave most of the GPU idle (an iteration of 5e5 samples
-   * in chunks of 16 is 122 blocks on 132 SMs). */
-  const bool wide = a.total < kLargeChunkFrom && st->sample_cost_s * (double)a.total >= kWideFromS;
-  if (wide) {
-    const long long c = a.total / (resident_blocks * kThreads);
-    a.chunk = c < 1 ? 1 : c > kSmallChunk ? kSmallChunk : (int)c;
-  }
+  a.chunk = wide ? 1 : a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
   const long long nchunk = (a.total + a.chunk - 1) / a.chunk;
   long long blocks = (nchunk + kThreads - 1) / kThreads;
-  if (blocks > resident_blocks) blocks = resident_blocks;
+  const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
+  if (!wide && blocks > resident_blocks) blocks = resident_blocks;
   /* Every block clears and flushes all cells: give each at least half a
    * sample per cell, the fastest of the floors compared (doc/design.md,
    * "Map sums in shared memory"). */
   if (a.shared_acc) {
     long long cap = 2 * a.total / (long long)cells;
     if (cap < 1) cap = 1;
-    if (wide && cap < resident_blocks) cap = resident_blocks;
     if (blocks > cap) blocks = cap;
     /* The shared counts are 32-bit: no block may take 2^32 samples. */
     if (blocks <= a.total >> 31) blocks = (a.total >> 31) + 1;

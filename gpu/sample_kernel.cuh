@@ -33,10 +33,11 @@ constexpr int kThreads = 256;
  * per chunk, fewer keep small iterations spread over the whole GPU. */
 constexpr int kSmallChunk = 16, kLargeChunk = 64;
 constexpr long long kLargeChunkFrom = 100000000;
-/* An iteration whose kernel the last one's cost per sample puts at this
- * many seconds or more takes chunks sized to fill the GPU (gpu/sample.cu's
- * shape): its integrand is dear enough that the extra hypercube searches
- * and map-sum flushes cost little beside the warps it gains. */
+/* An iteration too small to fill the GPU in chunks of kSmallChunk whose
+ * kernel the last one's cost per sample puts at this many seconds or more
+ * takes one sample a thread (gpu/sample.cu's shape): its integrand is dear
+ * enough that a hypercube search and a flush a sample cost little beside
+ * the warps it gains. */
 constexpr double kWideFromS = 0.5e-3;
 constexpr unsigned long long kNoBad = ~0ULL;
 

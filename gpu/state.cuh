@@ -96,6 +96,7 @@ template <typename T> bool reserve_sums(dbuf<T> &b, dirty_range &d, size_t want)
 struct cuda_state {
   int device;
   int nsm;
+  int max_threads_sm;        /* threads an SM holds at most */
   size_t smem_optin;
   char name[256];
   cudaStream_t stream, stream2;  /* stream2: the map's refinement, beside the allocation */
