@@ -244,15 +244,24 @@ static strata_source *user_source(const char *file, const char *fn, int extended
   return s;
 }
 
+/* A user's integrand on a built-in's domain. */
+static strata_problem user_problem(const char *builtin, int dim, strata_source *src,
+                                   const char *name)
+{
+  strata_problem pr;
+  test_problem(builtin, dim, &pr);
+  pr.f = src->f;
+  pr.source = src;
+  pr.name = name;
+  return pr;
+}
+
 START_TEST(test_user_integrand_on_gpu)
 {
   strata_source *src = user_source("examples/integrands/gauss.c", "gauss", 0, 1);
-  strata_problem pr, ref;
-  test_problem("f4", 6, &pr);
-  ref = pr;
-  pr.f = src->f;
-  pr.source = src;
-  pr.name = "gauss (user)";
+  const strata_problem pr = user_problem("f4", 6, src, "gauss (user)");
+  strata_problem ref;
+  test_problem("f4", 6, &ref);
   const strata_mode modes[] = {STRATA_MODE_VEGASPLUS, STRATA_MODE_PLAIN, STRATA_MODE_QMC};
   for (int m = 0; m < 3; m++) {
     strata_result user = agree_pr(&pr, modes[m], 200000, 6);
@@ -276,29 +285,19 @@ END_TEST
 START_TEST(test_dear_integrand_on_gpu)
 {
   strata_source *src = user_source("tests/integrands/ridge.c", "ridge", 0, 1);
-  strata_problem cheap, pr;
+  const strata_problem pr = user_problem("f4", 4, src, "ridge (user)");
+  agree_pr(&pr, STRATA_MODE_VEGASPLUS, 100000, 4);
+  strata_problem cheap;
   test_problem("f4", 4, &cheap);
-  pr = cheap;
-  pr.f = src->f;
-  pr.source = src;
-  pr.name = "ridge (user)";
   const strata_params p = fixed_params(STRATA_MODE_VEGASPLUS, 100000, 4);
-  strata_backend *cpu = strata_backend_cpu_new(0), *gpu = strata_backend_cuda_new(0);
-  ck_assert_msg(gpu != NULL, "%s", strata_last_error());
-  strata_result rf, rc, rg;
-  ck_assert_msg(run_with(gpu, &cheap, &p, &rf) == STRATA_OK, "%s", strata_last_error());
+  strata_backend *gpu = strata_backend_cuda_new(0);
+  strata_result r;
+  ck_assert_msg(run_with(gpu, &cheap, &p, &r) == STRATA_OK, "%s", strata_last_error());
   const int cheap_chunk = strata_cuda_last_chunk(gpu);
-  ck_assert_int_eq(run_with(cpu, &pr, &p, &rc), STRATA_OK);
-  ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_msg(run_with(gpu, &pr, &p, &r) == STRATA_OK, "%s", strata_last_error());
   const int dear_chunk = strata_cuda_last_chunk(gpu);
-  printf("ridge d=4 cpu %.17g +- %.6g  gpu %.17g +- %.6g  chunk %d (f4: %d)\n", rc.integral,
-         rc.sigma, rg.integral, rg.sigma, dear_chunk, cheap_chunk);
-  ck_assert_msg(dear_chunk < cheap_chunk, "chunk %d, f4's %d", dear_chunk, cheap_chunk);
-  ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-12 && rel(rc.sigma, rg.sigma) <= 1e-12,
-                "cpu %.17g +- %.17g, gpu %.17g +- %.17g", rc.integral, rc.sigma, rg.integral,
-                rg.sigma);
-  ck_assert_int_eq(rc.neval, rg.neval);
-  strata_backend_free(cpu);
+  ck_assert_msg(dear_chunk < cheap_chunk, "the ridge's last chunk %d, f4's %d", dear_chunk,
+                cheap_chunk);
   strata_backend_free(gpu);
   strata_source_free(src);
 }
@@ -539,11 +538,7 @@ END_TEST
 START_TEST(test_eval_user_on_gpu)
 {
   strata_source *src = user_source("examples/integrands/gauss.c", "gauss", 0, 1);
-  strata_problem pr;
-  test_problem("f4", 6, &pr);
-  pr.f = src->f;
-  pr.source = src;
-  pr.name = "gauss (user)";
+  strata_problem pr = user_problem("f4", 6, src, "gauss (user)");
   eval_agrees(&pr);
   strata_source_free(src);
   /* A vector integrand: one component's magnitude, the sum of all. */
