@@ -76,16 +76,16 @@ static int64_t frozen_neval(const strata_params *p)
  * (average.h, strata_ravg_finer): a budget of neval/2 hypercubes where the
  * run's stratification takes neval/4 (strat.h), so that each still holds
  * 2 samples at least.  Only where the rule can act (a scalar integrand of
- * a vegas mode drawing pseudo-random points, more iterations than
- * STRATA_ADAPT_MORE_AFTER, at least as many adapting) and the budget
+ * a vegas mode drawing pseudo-random points, at least
+ * STRATA_ADAPT_MORE_AFTER adapting iterations) and the budget
  * gives more hypercubes per axis; its counts are written when it is first
  * sampled (finer_ready).  Allocated now, so that no rank can fail to
- * switch where the others do. */
+ * switch where the others do, and whatever maxiter, which a resumed run
+ * may raise (its pages are touched only once sampled). */
 static int finer_layout(strata_run *r)
 {
   const strata_params *p = &r->params;
-  if (!vegas_mode(p) || r->qmc || r->ncomp != 1 || p->maxiter <= STRATA_ADAPT_MORE_AFTER ||
-      p->adapt_iters < STRATA_ADAPT_MORE_AFTER)
+  if (!vegas_mode(p) || r->qmc || r->ncomp != 1 || p->adapt_iters < STRATA_ADAPT_MORE_AFTER)
     return STRATA_OK;
   const int M = strata_strat_per_axis(r->problem.dim, frozen_neval(p) / 2, p->max_nhcube);
   if (M <= r->strat->M) return STRATA_OK;
