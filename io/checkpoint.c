@@ -368,48 +368,62 @@ static int read_comp_history(hid_t f, const char *path, strata_checkpoint *c)
   return STRATA_OK;
 }
 
-/* The finer stratification's allocation, where the run had one. */
-static int read_finer(hid_t f, const char *path, strata_checkpoint *c)
+/* An optional one-dimensional dataset of 1 to most elements of class cls,
+ * read as mem (elements of size bytes) into *out (malloc'ed), *n of them;
+ * none: *n = 0.  too_long is the detail for a longer one. */
+static int read_optional(hid_t f, const char *path, const char *name, H5T_class_t cls,
+                         hid_t mem, size_t size, size_t most, const char *too_long, void **out,
+                         size_t *n)
 {
-  htri_t has = H5Lexists(f, "allocation_finer", H5P_DEFAULT);
+  *n = 0;
+  htri_t has = H5Lexists(f, name, H5P_DEFAULT);
   if (has < 0) return corrupt(path, "cannot read its links");
   if (has == 0) return STRATA_OK;
   hsize_t dims[1];
-  size_t n = 0;
-  if (extent(f, "allocation_finer", H5T_INTEGER, 1, dims, &n) != 0 || n < 1)
-    return corrupt(path, "no valid /allocation_finer");
-  c->fine_nh = malloc(sizeof(int64_t) * n);
-  if (!c->fine_nh) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
-  if (strata_h5_read_array(f, "allocation_finer", H5T_NATIVE_INT64, 1, n, c->fine_nh) != 0)
-    return corrupt(path, "cannot read /allocation_finer");
+  size_t len = 0;
+  char what[80];
+  snprintf(what, sizeof what, "no valid /%s", name);
+  if (extent(f, name, cls, 1, dims, &len) != 0 || len < 1 || len > most) {
+    if (len > most) strata_h5_set_detail(too_long);
+    return corrupt(path, what);
+  }
+  *out = malloc(size * len);
+  if (!*out) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
+  snprintf(what, sizeof what, "cannot read /%s", name);
+  if (strata_h5_read_array(f, name, mem, 1, len, *out) != 0) return corrupt(path, what);
+  *n = len;
+  return STRATA_OK;
+}
+
+/* The finer stratification's allocation, where the run had one (its
+ * length is checked against the job's by strata_run_restore, as
+ * /allocation's). */
+static int read_finer(hid_t f, const char *path, strata_checkpoint *c)
+{
+  size_t n;
+  void *nh = NULL;
+  int rc = read_optional(f, path, "allocation_finer", H5T_INTEGER, H5T_NATIVE_INT64,
+                         sizeof(int64_t), SIZE_MAX / sizeof(int64_t), "", &nh, &n);
+  c->fine_nh = nh;
   c->state.nfine = (int64_t)n;
   c->state.fine_nh = c->fine_nh;
-  return STRATA_OK;
+  return rc;
 }
 
 /* The peak search's state, where the run had one (none: a checkpoint of a
  * run without the search, or of a strata before it, which continues with
- * the search off). */
+ * the search off).  The search's state is a few kilobytes: its 16 modes'
+ * factors in 32 dimensions at most. */
 static int read_peaks(hid_t f, const char *path, strata_checkpoint *c)
 {
-  htri_t has = H5Lexists(f, "peaks", H5P_DEFAULT);
-  if (has < 0) return corrupt(path, "cannot read its links");
-  if (has == 0) return STRATA_OK;
-  hsize_t dims[1];
-  size_t n = 0;
-  /* The search's state is a few kilobytes: its 16 modes' factors in 32
-   * dimensions at most. */
-  if (extent(f, "peaks", H5T_FLOAT, 1, dims, &n) != 0 || n < 1 || n > (1u << 20)) {
-    if (n > (1u << 20)) strata_h5_set_detail("its length is no peak search's");
-    return corrupt(path, "no valid /peaks");
-  }
-  c->peaks = malloc(sizeof(double) * n);
-  if (!c->peaks) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
-  if (strata_h5_read_array(f, "peaks", H5T_NATIVE_DOUBLE, 1, n, c->peaks) != 0)
-    return corrupt(path, "cannot read /peaks");
+  size_t n;
+  void *peaks = NULL;
+  int rc = read_optional(f, path, "peaks", H5T_FLOAT, H5T_NATIVE_DOUBLE, sizeof(double),
+                         (size_t)1 << 20, "its length is no peak search's", &peaks, &n);
+  c->peaks = peaks;
   c->state.npeaks = n;
   c->state.peaks = c->peaks;
-  return STRATA_OK;
+  return rc;
 }
 
 static int read_file(hid_t f, const char *path, strata_checkpoint *c)

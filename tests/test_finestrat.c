@@ -78,17 +78,7 @@ static double ridge4(const double *x, int dim, const double *params)
 
 static void open_run(fixture *f, strata_fn fn, int maxiter)
 {
-  strata_problem pr = {.f = fn, .dim = 4, .name = "finestrat"};
-  for (int d = 0; d < 4; d++) pr.upper[d] = 1.0;
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = 20000;
-  p.maxiter = maxiter;
-  p.adapt_iters = 20;
-  p.epsrel = 0;
-  p.nthreads = 2;
-  p.seed = 1;
-  fixture_open(f, &pr, &p);
+  fixture_open_long(f, fn, 4, maxiter, 1);
 }
 
 static int64_t hcubes_after(strata_fn fn, int maxiter)
