@@ -107,7 +107,7 @@ static int write_peaks(hid_t f, const strata_run_state *st)
 }
 
 /* The finer stratification's allocation, written only once the run has
- * one (doc/algorithm.md, "A finer stratification for long runs"). */
+ * one (doc/algorithm.md, "Long runs stratify finer"). */
 static int write_finer(hid_t f, const strata_run_state *st)
 {
   if (st->nfine == 0) return 0;

@@ -97,7 +97,7 @@ int strata_ravg_adapt_more(strata_ravg *ra);
  * it over iterations 1 .. n, from the job's nadapt. */
 void strata_ravg_adapt_replay(strata_ravg *ra, int nadapt);
 /* Long runs stratify finer once the map has frozen (doc/algorithm.md,
- * "A finer stratification for long runs"): where the map froze after
+ * "Long runs stratify finer"): where the map froze after
  * STRATA_ADAPT_MORE_AFTER adapting iterations or more, iteration nadapt
  * samples the finer stratification of the run (finer set); the later ones
  * keep it where that iteration's error per sample is below

@@ -108,9 +108,8 @@ static int finer_ready(strata_run *r)
   if (!strata_run_finer(r, r->ravg.n) || r->fine_of == r->strat->generation) return STRATA_OK;
   int rc = strata_run_sync(r);
   if (rc != STRATA_OK) return rc;
-  if (strata_strat_carry(r->fine, r->strat, frozen_neval(&r->params)) != 0)
-    return strata_error(STRATA_ENOMEM, "out of memory for the finer stratification (%lld "
-                        "hypercubes)", (long long)r->fine->nhcube);
+  /* (The levels are free between iterations: the scratch of the carry.) */
+  strata_strat_carry(r->fine, r->strat, frozen_neval(&r->params), r->levels);
   r->fine_of = r->strat->generation;
   return STRATA_OK;
 }

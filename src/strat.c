@@ -278,31 +278,31 @@ strata_strat *strata_strat_alloc_finer(const strata_strat *coarse, int M)
 }
 
 /* The coarse cell (of Mc along an axis) that holds the centre of fine
- * cell j (of M): floor((j + 1/2) Mc / M), in integers. */
+ * cell j (of M): floor((j + 1/2) Mc / M), in integers; and the first fine
+ * cell whose centre coarse cell c holds, the smallest j with
+ * (2j + 1) Mc >= 2 c M (M for c = Mc). */
 static int64_t coarse_of(int64_t j, int64_t M, int64_t Mc)
 {
   return (2 * j + 1) * Mc / (2 * M);
 }
 
-int strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neval)
+static int64_t first_fine(int64_t c, int64_t M, int64_t Mc)
+{
+  const int64_t num = 2 * c * M - Mc;
+  return num <= 0 ? 0 : (num + 2 * Mc - 1) / (2 * Mc);
+}
+
+void strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neval, double *w)
 {
   s->neval = neval;
-  if (!s->adaptive) {
+  if (!strata_strat_moves(s)) {
     strata_strat_init(s);
-    return 0;
+    return;
   }
   /* The coarse allocation's density at each fine hypercube's centre: a
    * coarse hypercube's samples shared by the fine ones whose centres it
-   * holds (held[j] fine cells along an axis in coarse cell j). */
+   * holds. */
   const int64_t M = s->M, Mc = coarse->M;
-  double *w = malloc(sizeof(double) * (size_t)s->nhcube);
-  int64_t *held = calloc((size_t)Mc, sizeof *held);
-  if (!w || !held) {
-    free(w);
-    free(held);
-    return -1;
-  }
-  for (int64_t j = 0; j < M; j++) held[coarse_of(j, M, Mc)]++;
   double wsum = 0.0;
   int k[STRATA_MAX_DIM] = {0};
   for (int64_t h = 0; h < s->nhcube; h++) {
@@ -310,16 +310,13 @@ int strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neva
     for (int d = s->dim - 1; d >= 0; d--) {
       const int64_t j = coarse_of(k[d], M, Mc);
       c = c * Mc + j;
-      shared *= held[j];
+      shared *= first_fine(j + 1, M, Mc) - first_fine(j, M, Mc);
     }
     w[h] = (double)coarse->nh[c] / (double)shared;
     wsum += w[h];
     strata_hcube_next(k, s->dim, s->M);
   }
   counts_in_proportion(s, w, wsum, neval);
-  free(w);
-  free(held);
-  return 0;
 }
 
 void strata_strat_rescale(strata_strat *s, int64_t neval)

@@ -61,11 +61,12 @@ strata_strat *strata_strat_alloc_cells(int dim, int64_t ncell, int64_t neval);
  * are written by strata_strat_carry. */
 strata_strat *strata_strat_alloc_finer(const strata_strat *coarse, int M);
 /* neval samples over the finer hypercubes, carried over from the coarse
- * allocation (written, not even): vegas+ gives each fine hypercube the
- * density of samples of the coarse hypercube holding its centre (at least
- * 2, summing to neval, rounded as strata_strat_rescale), classic
- * max(2, neval / nhcube).  0, or -1 out of memory. */
-int strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neval);
+ * allocation (written, not even): where the allocation moves, each fine
+ * hypercube gets the density of samples of the coarse hypercube holding
+ * its centre (at least 2, summing to neval, rounded as
+ * strata_strat_rescale), with w (nhcube doubles) as scratch; otherwise
+ * the first allocation (strata_strat_init). */
+void strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neval, double *w);
 
 /* First-iteration allocation: classic gives max(2, floor(neval/M^dim)) to
  * every hypercube; vegas+ spreads exactly neval as evenly as integers allow. */
