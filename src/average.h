@@ -98,19 +98,24 @@ int strata_ravg_adapt_more(strata_ravg *ra);
 void strata_ravg_adapt_replay(strata_ravg *ra, int nadapt);
 /* Long runs stratify finer once the map has frozen (doc/algorithm.md,
  * "Long runs stratify finer"): where the map froze after
- * STRATA_ADAPT_MORE_AFTER adapting iterations or more, iteration nadapt
- * samples the finer stratification of the run (finer set); the later ones
- * keep it where that iteration's error per sample is below
- * STRATA_FINER_KEEP times the mean of the W adapting iterations' before it
- * (W = STRATA_ADAPT_MORE_WINDOW), and go back to the coarse one otherwise.
- * Every iteration's estimate is unbiased either way; the trial keeps the
- * coarse stratification where VEGAS+'s allocation among its hypercubes
- * does more than their number.  The rule reads the history alone, as
+ * STRATA_ADAPT_MORE_AFTER adapting iterations or more, the
+ * STRATA_FINER_TRIAL iterations from nadapt on sample the run's finer
+ * stratification (finer set), whose allocation adapts after each; the
+ * later ones keep it where the trial's last iteration's error per sample
+ * is below STRATA_FINER_KEEP times the mean of the W adapting iterations'
+ * before the freeze (W = STRATA_ADAPT_MORE_WINDOW), and go back to the
+ * coarse one otherwise.  The trial's first iteration samples the
+ * allocation carried over from the coarse one, worse than the coarse
+ * stratification on the two peaks in 8-D where the adapted finer one is
+ * better: its second decides.  Every iteration's estimate is unbiased
+ * either way; the trial keeps the coarse stratification where VEGAS+'s
+ * allocation among few hypercubes does more than their number (a ridge
+ * along the diagonal).  The rule reads the history alone, as
  * strata_ravg_adapt_more does: a resumed run decides as the uninterrupted
  * one did, and a run of STRATA_ADAPT_MORE_AFTER iterations or fewer is
  * what it was without it.  Whether iteration k (nadapt decided for it)
- * samples the finer stratification; for iterations after a trial not yet
- * recorded, 0. */
+ * samples the finer stratification; 0 for iterations after a trial not
+ * yet recorded. */
 #define STRATA_FINER_KEEP 1.0
 #define STRATA_FINER_TRIAL 2
 int strata_ravg_finer(const strata_ravg *ra, int k);
