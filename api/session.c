@@ -195,7 +195,7 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   const int root = comm->rank == 0;
   const char *what = "the checkpoint's state";
   struct {
-    int64_t itn, neval_total, naxes, ninc, nhcube, ncomp, npeaks, adapt_more;
+    int64_t itn, neval_total, naxes, ninc, nhcube, ncomp, npeaks, adapt_more, finer, nfine;
     double time_s;
   } head;
   memset(&head, 0, sizeof head);
@@ -209,6 +209,8 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
     head.ncomp = st->ncomp;
     head.npeaks = (int64_t)st->npeaks;
     head.adapt_more = st->adapt_more;
+    head.finer = st->finer;
+    head.nfine = st->nfine;
     head.time_s = st->time_s;
   }
   int rc = share_bytes(comm, &head, sizeof head, what);
@@ -217,7 +219,8 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
                          .time_s = head.time_s, .naxes = (int)head.naxes,
                          .ninc = (int)head.ninc, .nhcube = head.nhcube,
                          .ncomp = (int)head.ncomp, .npeaks = (size_t)head.npeaks,
-                         .adapt_more = (int)head.adapt_more};
+                         .adapt_more = (int)head.adapt_more, .finer = (int)head.finer,
+                         .nfine = head.nfine};
   size_t nedges = (size_t)st.naxes * (size_t)(st.ninc + 1), nh = (size_t)st.nhcube,
          nhist = (size_t)st.itn;
   /* A vector integrand's component records follow the history. */
@@ -228,13 +231,16 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   double *comp = ncrec > 0 ? malloc(sizeof(double) * ncrec) : NULL;
   /* The peak search's state, where the run had one. */
   double *peaks = st.npeaks > 0 ? malloc(sizeof(double) * st.npeaks) : NULL;
-  int ok = edges && nhv && hist && (ncrec == 0 || comp) && (st.npeaks == 0 || peaks);
+  int64_t *fine = st.nfine > 0 ? malloc(sizeof(int64_t) * (size_t)st.nfine) : NULL;
+  int ok = edges && nhv && hist && (ncrec == 0 || comp) && (st.npeaks == 0 || peaks) &&
+           (st.nfine == 0 || fine);
   if (ok && root) {
     memcpy(edges, ck->state.edges, sizeof(double) * nedges);
     memcpy(nhv, ck->state.nh, sizeof(int64_t) * nh);
     memcpy(hist, ck->state.hist, sizeof *hist * nhist);
     if (ncrec > 0) memcpy(comp, ck->state.comp_hist, sizeof(double) * ncrec);
     if (st.npeaks > 0) memcpy(peaks, ck->state.peaks, sizeof(double) * st.npeaks);
+    if (st.nfine > 0) memcpy(fine, ck->state.fine_nh, sizeof(int64_t) * (size_t)st.nfine);
   }
   /* Every rank takes part even without memory, or the others would wait
    * forever; the failure is agreed first. */
@@ -248,14 +254,17 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   if (rc == STRATA_OK) rc = share_bytes(comm, hist, sizeof *hist * nhist, what);
   if (rc == STRATA_OK) rc = share_bytes(comm, comp, sizeof(double) * ncrec, what);
   if (rc == STRATA_OK) rc = share_bytes(comm, peaks, sizeof(double) * st.npeaks, what);
+  if (rc == STRATA_OK) rc = share_bytes(comm, fine, sizeof(int64_t) * (size_t)st.nfine, what);
   if (rc == STRATA_OK) {
     st.edges = edges;
     st.nh = nhv;
     st.hist = hist;
     st.comp_hist = comp;
     st.peaks = peaks;
+    st.fine_nh = fine;
     rc = strata_run_restore(r, &st, cb, ctx);
   }
+  free(fine);
   free(edges);
   free(nhv);
   free(hist);

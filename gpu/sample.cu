@@ -378,10 +378,12 @@ int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z)
     cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
     cudaMemcpyAsync(st->h_c.p, st->wcnt.p, cells * sizeof(unsigned long long),
                     cudaMemcpyDeviceToHost, q);
-    if (plan->reallocate)
-      cudaMemcpyAsync(plan->level + plan->h0, st->level.p + plan->h0, (size_t)nh * sizeof(double),
-                      cudaMemcpyDeviceToHost, q);
   }
+  /* The host allocates: after the host's adaptation, and after a frozen
+   * iteration of a long run's finer stratification (plan.h, reallocate). */
+  if (plan->reallocate && !adapts_here(plan))
+    cudaMemcpyAsync(plan->level + plan->h0, st->level.p + plan->h0, (size_t)nh * sizeof(double),
+                    cudaMemcpyDeviceToHost, q);
   e = cudaStreamSynchronize(q);
   if (e != cudaSuccess) return cuda_fail(e, "running the iteration", st->device);
   read_kernel_time(st);

@@ -24,8 +24,12 @@
  * An older file whose map has this job's base count reads the same, as
  * the map before its splits (strata_checkpoint_check_version refuses the
  * others); one before version 5 resumes with its map frozen after
- * adapt_iters, as it ran. */
-#define FORMAT_VERSION 5
+ * adapt_iters, as it ran.  6: the attribute strat_finer, whether the run
+ * stratifies finer once its map is frozen (average.h, strata_ravg_finer),
+ * which a resumed run replays from its history, and the finer
+ * stratification's allocation once it has one (/allocation_finer); a file
+ * before it resumes on the coarse stratification, as it ran. */
+#define FORMAT_VERSION 6
 #define FORMAT_MAP_SPLITS 4 /* the first version whose map is stored as it splits */
 
 static double now_s(void)
@@ -102,6 +106,15 @@ static int write_peaks(hid_t f, const strata_run_state *st)
   return strata_h5_write_array(f, "peaks", H5T_NATIVE_DOUBLE, 1, dims, st->peaks);
 }
 
+/* The finer stratification's allocation, written only once the run has
+ * one (doc/algorithm.md, "Long runs stratify finer"). */
+static int write_finer(hid_t f, const strata_run_state *st)
+{
+  if (st->nfine == 0) return 0;
+  hsize_t dims[1] = {(hsize_t)st->nfine};
+  return strata_h5_write_array(f, "allocation_finer", H5T_NATIVE_INT64, 1, dims, st->fine_nh);
+}
+
 /* The file is built in memory (HDF5's core driver) and written to the
  * temporary file in one piece when it is closed; only then does the atomic
  * replacement make it the checkpoint.  (H5Fget_file_image would spare the
@@ -112,6 +125,7 @@ static int write_peaks(hid_t f, const strata_run_state *st)
 static size_t file_bytes(const strata_run_state *st)
 {
   return sizeof(double) * ((size_t)st->naxes * (size_t)(st->ninc + 1) + (size_t)st->nhcube +
+                           (size_t)st->nfine +
                            6 * (size_t)st->itn +
                            (st->ncomp > 1 ? STRATA_CHIST_ROW(st->ncomp) : 0) * (size_t)st->itn +
                            st->npeaks) +
@@ -143,11 +157,13 @@ static int write_content(hid_t f, const strata_run_state *st, const strata_ckpt_
        strata_h5_put_f64(f, "average_sigma", st->ravg->cavg[0].sigma) == 0 &&
        strata_h5_put_f64(f, "chi2_dof", st->ravg->cavg[0].chi2_dof) == 0 &&
        strata_h5_put_f64(f, "Q", st->ravg->cavg[0].q) == 0 &&
-       strata_h5_put_i64(f, "converged", st->converged) == 0;
+       strata_h5_put_i64(f, "converged", st->converged) == 0 &&
+       strata_h5_put_i64(f, "strat_finer", st->finer) == 0;
   hsize_t mdims[2] = {(hsize_t)st->naxes, (hsize_t)st->ninc + 1}, adims[1] = {(hsize_t)st->nhcube};
   ok = ok && strata_h5_write_array(f, "map", H5T_NATIVE_DOUBLE, 2, mdims, st->edges) == 0 &&
        strata_h5_write_array(f, "allocation", H5T_NATIVE_INT64, 1, adims, st->nh) == 0 &&
-       write_history(f, st) == 0 && write_comp_history(f, st) == 0 && write_peaks(f, st) == 0;
+       write_history(f, st) == 0 && write_comp_history(f, st) == 0 && write_peaks(f, st) == 0 &&
+       write_finer(f, st) == 0;
   return ok ? 0 : -1;
 }
 
@@ -263,6 +279,7 @@ void strata_checkpoint_free(strata_checkpoint *c)
   free(c->created);
   free(c->edges);
   free(c->nh);
+  free(c->fine_nh);
   free(c->hist);
   free(c->comp_hist);
   free(c->peaks);
@@ -351,29 +368,62 @@ static int read_comp_history(hid_t f, const char *path, strata_checkpoint *c)
   return STRATA_OK;
 }
 
-/* The peak search's state, where the run had one (none: a checkpoint of a
- * run without the search, or of a strata before it, which continues with
- * the search off). */
-static int read_peaks(hid_t f, const char *path, strata_checkpoint *c)
+/* An optional one-dimensional dataset of 1 to most elements of class cls,
+ * read as mem (elements of size bytes) into *out (malloc'ed), *n of them;
+ * none: *n = 0.  too_long is the detail for a longer one. */
+static int read_optional(hid_t f, const char *path, const char *name, H5T_class_t cls,
+                         hid_t mem, size_t size, size_t most, const char *too_long, void **out,
+                         size_t *n)
 {
-  htri_t has = H5Lexists(f, "peaks", H5P_DEFAULT);
+  *n = 0;
+  htri_t has = H5Lexists(f, name, H5P_DEFAULT);
   if (has < 0) return corrupt(path, "cannot read its links");
   if (has == 0) return STRATA_OK;
   hsize_t dims[1];
-  size_t n = 0;
-  /* The search's state is a few kilobytes: its 16 modes' factors in 32
-   * dimensions at most. */
-  if (extent(f, "peaks", H5T_FLOAT, 1, dims, &n) != 0 || n < 1 || n > (1u << 20)) {
-    if (n > (1u << 20)) strata_h5_set_detail("its length is no peak search's");
-    return corrupt(path, "no valid /peaks");
+  size_t len = 0;
+  char what[80];
+  snprintf(what, sizeof what, "no valid /%s", name);
+  if (extent(f, name, cls, 1, dims, &len) != 0 || len < 1 || len > most) {
+    if (len > most) strata_h5_set_detail(too_long);
+    return corrupt(path, what);
   }
-  c->peaks = malloc(sizeof(double) * n);
-  if (!c->peaks) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
-  if (strata_h5_read_array(f, "peaks", H5T_NATIVE_DOUBLE, 1, n, c->peaks) != 0)
-    return corrupt(path, "cannot read /peaks");
+  *out = malloc(size * len);
+  if (!*out) return strata_error(STRATA_ENOMEM, "%s: out of memory", path);
+  snprintf(what, sizeof what, "cannot read /%s", name);
+  if (strata_h5_read_array(f, name, mem, 1, len, *out) != 0) return corrupt(path, what);
+  *n = len;
+  return STRATA_OK;
+}
+
+/* The finer stratification's allocation, where the run had one (its
+ * length is checked against the job's by strata_run_restore, as
+ * /allocation's). */
+static int read_finer(hid_t f, const char *path, strata_checkpoint *c)
+{
+  size_t n;
+  void *nh = NULL;
+  int rc = read_optional(f, path, "allocation_finer", H5T_INTEGER, H5T_NATIVE_INT64,
+                         sizeof(int64_t), SIZE_MAX / sizeof(int64_t), "", &nh, &n);
+  c->fine_nh = nh;
+  c->state.nfine = (int64_t)n;
+  c->state.fine_nh = c->fine_nh;
+  return rc;
+}
+
+/* The peak search's state, where the run had one (none: a checkpoint of a
+ * run without the search, or of a strata before it, which continues with
+ * the search off).  The search's state is a few kilobytes: its 16 modes'
+ * factors in 32 dimensions at most. */
+static int read_peaks(hid_t f, const char *path, strata_checkpoint *c)
+{
+  size_t n;
+  void *peaks = NULL;
+  int rc = read_optional(f, path, "peaks", H5T_FLOAT, H5T_NATIVE_DOUBLE, sizeof(double),
+                         (size_t)1 << 20, "its length is no peak search's", &peaks, &n);
+  c->peaks = peaks;
   c->state.npeaks = n;
   c->state.peaks = c->peaks;
-  return STRATA_OK;
+  return rc;
 }
 
 static int read_file(hid_t f, const char *path, strata_checkpoint *c)
@@ -395,6 +445,10 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
                         "reads versions 1 to %d", path, (long long)version, FORMAT_VERSION);
   c->format_version = (int)version;
   c->state.adapt_more = version >= 5;
+  int64_t finer = 0;
+  if (version >= 6 && (strata_h5_get_i64(f, "strat_finer", &finer) != 0 || finer < 0 || finer > 1))
+    return corrupt(path, "no valid strat_finer attribute");
+  c->state.finer = (int)finer;
   if (strata_h5_get_str(f, "definition", &c->definition) != 0 ||
       strata_h5_get_str(f, "definition_hash", &c->hash) != 0 ||
       strata_h5_get_str(f, "strata_version", &c->strata_version) != 0 ||
@@ -443,6 +497,7 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
   int rc = read_history(f, path, c, c->state.itn);
   if (rc == STRATA_OK) rc = read_comp_history(f, path, c);
   if (rc == STRATA_OK) rc = read_peaks(f, path, c);
+  if (rc == STRATA_OK && version >= 6) rc = read_finer(f, path, c);
   if (rc != STRATA_OK) return rc;
   c->state.edges = c->edges;
   c->state.nh = c->nh;

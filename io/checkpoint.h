@@ -49,6 +49,7 @@ typedef struct {
   strata_itn_record *hist;
   double *comp_hist;      /* vector integrands (state.ncomp > 1), else NULL */
   double *peaks;          /* the peak search's state (state.npeaks), else NULL */
+  int64_t *fine_nh;       /* the finer stratification's allocation (state.nfine), else NULL */
 } strata_checkpoint;
 
 /* Reads and verifies path.  A missing, truncated or damaged file, or one

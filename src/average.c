@@ -76,6 +76,19 @@ int strata_ravg_adapt_more(strata_ravg *ra)
   return 1;
 }
 
+int strata_ravg_finer(const strata_ravg *ra, int k)
+{
+  const int n0 = ra->nadapt, w = STRATA_ADAPT_MORE_WINDOW, judged = n0 + STRATA_FINER_TRIAL - 1;
+  if (!ra->finer || ra->ncomp != 1 || ra->qmc || n0 < STRATA_ADAPT_MORE_AFTER || k < n0)
+    return 0;
+  if (k <= judged) return 1;
+  if (judged >= ra->n) return 0;
+  double before = 0.0;
+  for (int j = n0 - w; j < n0; j++) before += error_per_sample(ra, j);
+  const double trial = error_per_sample(ra, judged);
+  return trial > 0.0 && before > 0.0 && trial < STRATA_FINER_KEEP * before / w;
+}
+
 void strata_ravg_adapt_replay(strata_ravg *ra, int nadapt)
 {
   const int n = ra->n;
@@ -223,7 +236,8 @@ static double neighbour_error(const strata_ravg *ra, int c, int from, int best, 
  *   variance of rounding, 2e-11 beside the shifted ones' 1e-16, made the
  *   average's error 1e-11), and its own error can only lower its weight;
  * - iterations of the frozen map (and plain MC's) are alike, and weigh
- *   alike: by their pooled error, sqrt(mean of sigma_j^2 neval_j / neval_k);
+ *   alike: by their pooled error, sqrt(mean of sigma_j^2 neval_j / neval_k),
+ *   pooled over the iterations of the same stratification;
  * - QMC points keep their own: a randomized rule may integrate a smooth
  *   component exactly in one iteration (1e-16 beside 1e-9), their errors
  *   come from the scatter of independent randomizations, and a neighbour
@@ -234,25 +248,29 @@ static void weight_errors(const strata_ravg *ra, int c, int from, int best, doub
 {
   /* The pooled error of one sample, sqrt(mean of sigma_j^2 neval_j), in
    * units of the first one's, so that no square over- or underflows for
-   * any finite errors of like size. */
-  double ref = 0.0, pool = 0.0;
-  int m = 0;
+   * any finite errors of like size; one pool per stratification (coarse,
+   * finer), whose iterations are alike among themselves. */
+  double ref[2] = {0.0, 0.0}, pool[2] = {0.0, 0.0};
+  int m[2] = {0, 0};
   for (int j = from; j < ra->n; j++) {
     double sj, vj = strata_ravg_value(ra, j, c, &sj);
     if (!strata_ravg_frozen_alike(ra, j) || !(sj > 0.0) || strata_ravg_class(vj, sj) != best)
       continue;
+    const int f = strata_ravg_finer(ra, j);
     const double e = sj * sqrt((double)ra->hist[j].neval);
-    if (m == 0) ref = e;
-    pool += (e / ref) * (e / ref);
-    m++;
+    if (m[f] == 0) ref[f] = e;
+    pool[f] += (e / ref[f]) * (e / ref[f]);
+    m[f]++;
   }
-  const double per_sample = m > 0 ? ref * sqrt(pool / m) : 0.0;
+  double per_sample[2];
+  for (int f = 0; f < 2; f++) per_sample[f] = m[f] > 0 ? ref[f] * sqrt(pool[f] / m[f]) : 0.0;
   for (int k = from; k < ra->n; k++) {
     double s, v = strata_ravg_value(ra, k, c, &s);
     double *wk = &w[k - from];
     if (strata_ravg_class(v, s) != best) *wk = 0.0;
     else if (!(s > 0.0) || qmc_points(ra, k)) *wk = s;
-    else if (!strata_ravg_adapting(ra, k)) *wk = per_sample / sqrt((double)ra->hist[k].neval);
+    else if (!strata_ravg_adapting(ra, k))
+      *wk = per_sample[strata_ravg_finer(ra, k)] / sqrt((double)ra->hist[k].neval);
     else *wk = fmax(neighbour_error(ra, c, from, best, k, s), s / STRATA_LEND_SPAN);
   }
 }

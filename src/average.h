@@ -36,6 +36,8 @@ typedef struct {
   int skip;                 /* the first iteration an average may keep */
   int n;                    /* iterations in the history */
   int first_kept;           /* first iteration in the average (skip, or a restart) */
+  int finer;                /* the run has a finer stratification for its frozen map
+                             * (strata_ravg_finer) */
   /* [maxiter]; for a vector integrand integral and sigma are component 0's. */
   strata_itn_record *hist;
   double *chist;            /* vector integrands: [maxiter][STRATA_CHIST_ROW]; else NULL */
@@ -94,6 +96,29 @@ int strata_ravg_adapt_more(strata_ravg *ra);
 /* The adapting iterations of a restored history: nadapt as the rule grew
  * it over iterations 1 .. n, from the job's nadapt. */
 void strata_ravg_adapt_replay(strata_ravg *ra, int nadapt);
+/* Long runs stratify finer once the map has frozen (doc/algorithm.md,
+ * "Long runs stratify finer"): where the map froze after
+ * STRATA_ADAPT_MORE_AFTER adapting iterations or more, the
+ * STRATA_FINER_TRIAL iterations from nadapt on sample the run's finer
+ * stratification (finer set), whose allocation adapts after each; the
+ * later ones keep it where the trial's last iteration's error per sample
+ * is below STRATA_FINER_KEEP times the mean of the W adapting iterations'
+ * before the freeze (W = STRATA_ADAPT_MORE_WINDOW), and go back to the
+ * coarse one otherwise.  The trial's first iteration samples the
+ * allocation carried over from the coarse one, worse than the coarse
+ * stratification on the two peaks in 8-D where the adapted finer one is
+ * better: its second decides.  Every iteration's estimate is unbiased
+ * either way; the trial keeps the coarse stratification where VEGAS+'s
+ * allocation among few hypercubes does more than their number (a ridge
+ * along the diagonal).  The rule reads the history alone, as
+ * strata_ravg_adapt_more does: a resumed run decides as the uninterrupted
+ * one did, and a run of STRATA_ADAPT_MORE_AFTER iterations or fewer is
+ * what it was without it.  Whether iteration k (nadapt decided for it)
+ * samples the finer stratification; 0 for iterations after a trial not
+ * yet recorded. */
+#define STRATA_FINER_KEEP 1.0
+#define STRATA_FINER_TRIAL 2
+int strata_ravg_finer(const strata_ravg *ra, int k);
 /* Component c of iteration k (or their sum, STRATA_RAVG_SUM, for many
  * components): its estimate, and its error in *sigma. */
 double strata_ravg_value(const strata_ravg *ra, int k, int c, double *sigma);
@@ -106,7 +131,8 @@ int strata_ravg_kept(const strata_ravg *ra, int k, int c);
 /* How many iterations component c's average keeps. */
 int strata_ravg_nkept(const strata_ravg *ra, int c);
 /* Whether iteration k draws pseudo-random points of a frozen map (or plain
- * MC's): such iterations are alike but for their random numbers. */
+ * MC's): such iterations are alike but for their random numbers, and
+ * their stratification (strata_ravg_finer). */
 int strata_ravg_frozen_alike(const strata_ravg *ra, int k);
 /* Averages the kept iterations [first_kept, n). */
 void strata_ravg_average(strata_ravg *ra);

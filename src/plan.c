@@ -16,7 +16,8 @@ static int qmc_points(const strata_run *r, int k)
 
 const strata_strat *strata_plan_cells(const strata_run *r, int k)
 {
-  return qmc_points(r, k) && r->qcells ? r->qcells : r->strat;
+  if (qmc_points(r, k) && r->qcells) return r->qcells;
+  return strata_run_finer(r, k) ? r->fine : r->strat;
 }
 
 /* The components' sums per cell (c1 and c2); none for a scalar integrand,
@@ -108,6 +109,7 @@ static int next_alike(const strata_run *r, strata_combine combine)
   const int64_t n = strata_strat_total(strata_plan_cells(r, k));
   return combine == STRATA_COMBINE_EXCHANGE && k + 1 < r->params.maxiter &&
          strata_ravg_frozen_alike(&r->ravg, k) && strata_ravg_frozen_alike(&r->ravg, k + 1) &&
+         strata_plan_cells(r, k + 1) == strata_plan_cells(r, k) &&
          shift_source(r, k + 1) < k && r->neval_total + 2 * n <= r->params.maxeval;
 }
 
@@ -116,11 +118,21 @@ static int next_alike(const strata_run *r, strata_combine combine)
  * (doc/distributed.md); plain MC and QMC have few cells and combine their
  * sums per cell, which keeps their results the same bits on any number of
  * ranks. */
-static strata_combine combine_at(const strata_run *r, strata_estimator est)
+static strata_combine combine_at(const strata_run *r, strata_estimator est, int regrid)
 {
   if (est != STRATA_EST_STRATIFIED) return STRATA_COMBINE_CELLS;
-  return r->comm->size > 1 && r->backend->exchanges && !r->peaks ? STRATA_COMBINE_EXCHANGE
-                                                                  : STRATA_COMBINE_PARTS;
+  return r->comm->size > 1 && r->backend->exchanges && !r->peaks && !regrid
+             ? STRATA_COMBINE_EXCHANGE
+             : STRATA_COMBINE_PARTS;
+}
+
+/* Whether iteration k samples the finer stratification of a long run
+ * (run.h) and its allocation adapts after it, the map frozen: the levels
+ * come back to the host, which allocates (run.c), so that the backends
+ * that exchange among themselves add their parts on the host for it. */
+static int regrid(const strata_run *r, int k)
+{
+  return strata_run_finer(r, k) && strata_strat_moves(r->fine);
 }
 
 /* A run that searches for peaks keeps its map and allocation on the host,
@@ -172,8 +184,8 @@ static void slice(strata_run *r, strata_plan *p)
 {
   p->i0 = p->i1 = 0;
   if (p->combine == STRATA_COMBINE_EXCHANGE) {
-    if (!strata_split_current(r->split, r->strat))
-      strata_split_make(r->split, r->strat, p->ncomp > 1);
+    if (!strata_split_current(r->split, p->strat))
+      strata_split_make(r->split, p->strat, p->ncomp > 1);
     strata_split_part(r->split, r->comm->rank, &p->i0, &p->i1, &p->h0, &p->h1);
   } else {
     strata_run_slice(p->strat, r->comm->rank, r->comm->size, &p->h0, &p->h1);
@@ -188,18 +200,19 @@ void strata_plan_make(strata_run *r, strata_plan *p)
   const strata_estimator est = qmc ? STRATA_EST_RANDOMIZED
                                : prm->mode == STRATA_MODE_PLAIN ? STRATA_EST_POOLED
                                                                 : STRATA_EST_STRATIFIED;
-  const strata_combine combine = combine_at(r, est);
+  const int fine = regrid(r, k);
+  const strata_combine combine = combine_at(r, est, fine);
   const strata_adapt_at where = adapt_at(r, adapt, combine);
   *p = (strata_plan){
       .problem = &r->problem, .map = r->map, .strat = strata_plan_cells(r, k),
       .qmc = qmc ? r->qmc : NULL, .seed = prm->seed, .iteration = (uint32_t)k,
       .estimator = est, .ncomp = r->ncomp, .nchannels = 1, .split = r->split,
       .combine = combine, .adapt_at = where, .adapt = where != STRATA_ADAPT_NONE,
-      .reallocate = adapt && strata_strat_moves(r->strat), .refine = prm->alpha != 0.0,
-      .alpha = prm->alpha,
-      .host_allocation = combine == STRATA_COMBINE_CELLS || host_keeps(r),
+      .reallocate = (adapt && strata_strat_moves(r->strat)) || fine,
+      .refine = prm->alpha != 0.0, .alpha = prm->alpha,
+      .host_allocation = combine == STRATA_COMBINE_CELLS || host_keeps(r) || fine,
       .cshift = r->cshift, .next_cshift = r->next_cshift, .bad = -1};
-  p->gather_levels = p->reallocate && where == STRATA_ADAPT_HOST &&
+  p->gather_levels = p->reallocate && where != STRATA_ADAPT_BACKEND &&
                      combine == STRATA_COMBINE_PARTS && r->comm->size > 1;
   p->next_alike = next_alike(r, combine);
   for (int c = 0; c < r->ncomp; c++) {

@@ -109,7 +109,10 @@ typedef struct strata_plan {
   strata_combine combine;
   strata_adapt_at adapt_at;
   int adapt;                 /* adapt_at != NONE: the samples also train the map */
-  int reallocate;            /* VEGAS+: a new allocation from the levels */
+  int reallocate;            /* VEGAS+: a new allocation from the levels; in a frozen
+                              * iteration (adapt_at NONE) of a long run's finer
+                              * stratification, made on the host from the levels the
+                              * backend returns */
   int refine;                /* alpha != 0: the map moves */
   double alpha;              /* the map's damping */
   /* The backend reads the host's allocation (start[], nh[]): one that
@@ -153,7 +156,7 @@ typedef struct strata_plan {
    * - wsum, wcount (adapt): per axis and increment the summed (g
    *   map_scale)^2 and the sample counts, dim * ninc each; added into with
    *   ADAPT_HOST, untouched with ADAPT_BACKEND;
-   * - level (reallocate with ADAPT_HOST): the levels of the shares of
+   * - level (reallocate with ADAPT_HOST or NONE): the levels of the shares of
    *   hypercubes [h0, h1) (strata_strat_levels), every hypercube's once
    *   the host has gathered them.
    * Whatever the backend adds into is zeroed before it samples: reduce

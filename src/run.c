@@ -66,6 +66,54 @@ static int creport_slots(const strata_run *r)
 
 static void map_resolution(strata_run *r);
 
+/* The samples of a frozen-map iteration. */
+static int64_t frozen_neval(const strata_params *p)
+{
+  return p->neval_frozen ? p->neval_frozen : p->neval;
+}
+
+/* The finer stratification of the frozen map's iterations in a long run
+ * (average.h, strata_ravg_finer): a budget of neval/2 hypercubes where the
+ * run's stratification takes neval/4 (strat.h), so that each still holds
+ * 2 samples at least.  Only where the rule can act (a scalar integrand of
+ * a vegas mode drawing pseudo-random points, at least
+ * STRATA_ADAPT_MORE_AFTER adapting iterations) and the budget
+ * gives more hypercubes per axis; its counts are written when it is first
+ * sampled (finer_ready).  Allocated now, so that no rank can fail to
+ * switch where the others do, and whatever maxiter, which a resumed run
+ * may raise (its pages are touched only once sampled). */
+static int finer_layout(strata_run *r)
+{
+  const strata_params *p = &r->params;
+  if (!vegas_mode(p) || r->qmc || r->ncomp != 1 || p->adapt_iters < STRATA_ADAPT_MORE_AFTER)
+    return STRATA_OK;
+  const int M = strata_strat_per_axis(r->problem.dim, frozen_neval(p) / 2, p->max_nhcube);
+  if (M <= r->strat->M) return STRATA_OK;
+  if (!(r->fine = strata_strat_alloc_finer(r->strat, M))) return STRATA_ENOMEM;
+  r->ravg.finer = 1;
+  return STRATA_OK;
+}
+
+int strata_run_finer(const strata_run *r, int k)
+{
+  return r->fine && strata_ravg_finer(&r->ravg, k) && !(r->peaks && r->peaks->active);
+}
+
+/* The finer stratification's counts carried over from the coarse
+ * allocation as it stands, where the coming iteration samples it: the
+ * coarse one does not move once the map is frozen, so this happens once,
+ * at the switch (and again on a resume, from the saved allocation). */
+static int finer_ready(strata_run *r)
+{
+  if (!strata_run_finer(r, r->ravg.n) || r->fine_of == r->strat->generation) return STRATA_OK;
+  int rc = strata_run_sync(r);
+  if (rc != STRATA_OK) return rc;
+  /* (The levels are free between iterations: the scratch of the carry.) */
+  strata_strat_carry(r->fine, r->strat, frozen_neval(&r->params), r->levels);
+  r->fine_of = r->strat->generation;
+  return STRATA_OK;
+}
+
 int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                      strata_backend *be, strata_comm *comm, strata_run **out)
 {
@@ -79,7 +127,6 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->params = *p;
   r->backend = be;
   r->comm = comm;
-  /* The adapting iterations' neval trains the map (frozen ones do not). */
   /* A vector integrand's map follows one component, and the sharper it
    * gets the fewer samples the others see where it is small: their
    * estimates come out low with errors blind to it (doc/design.md, "The
@@ -88,7 +135,7 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
             ninc = strata_map_ninc_for(p->ninc, p->neval, pr->dim, p->max_nhcube, split);
   r->map = strata_map_alloc(pr->dim, ninc, p->mode == STRATA_MODE_VEGAS1D);
   /* With no adapting iteration every iteration is a frozen one. */
-  const int64_t nfrozen = p->neval_frozen ? p->neval_frozen : p->neval;
+  const int64_t nfrozen = frozen_neval(p);
   const int64_t nfirst = p->adapt_iters == 0 ? nfrozen : p->neval;
   if (p->mode == STRATA_MODE_QMC || (p->qmc_map && vegas_mode(p))) {
     int log2n = strata_qmc_log2n(nfrozen, p->nrand);
@@ -126,6 +173,7 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                        r->qmc != NULL, first_kept(p)) != STRATA_OK)
     goto nomem;
   if (!r->map || !r->strat) goto nomem;
+  if (finer_layout(r) != STRATA_OK) goto nomem;
   if (r->ncomp > 1) {
     r->creport = calloc((size_t)creport_slots(r) * (size_t)r->ncomp *
                             (size_t)STRATA_COMP_ROW(r->ncomp), sizeof(double));
@@ -136,13 +184,14 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   size_t cells = (size_t)pr->dim * (size_t)r->map->ninc;
   int64_t ncell = r->strat->nhcube;
   if (r->qcells && r->qcells->nhcube > ncell) ncell = r->qcells->nhcube;
+  if (r->fine && r->fine->nhcube > ncell) ncell = r->fine->nhcube;
   r->buf = malloc(sizeof(double) * strata_plan_buffer_size(ncell, r->ncomp, cells));
   r->slices = malloc(sizeof(int64_t) * ((size_t)comm->size + 1));
   r->cshift = calloc(2 * (size_t)r->ncomp, sizeof(double));
   if (!r->buf || !r->slices || !r->cshift) goto nomem;
   r->next_cshift = r->cshift + r->ncomp;
   if (strata_strat_moves(r->strat) &&
-      !(r->levels = malloc(sizeof(double) * (size_t)r->strat->nhcube)))
+      !(r->levels = malloc(sizeof(double) * (size_t)ncell)))
     goto nomem;
   if (comm->size > 1 && vegas_mode(p) && !(r->split = strata_split_alloc(comm->size)))
     goto nomem;
@@ -168,6 +217,7 @@ void strata_run_free(strata_run *r)
   strata_map_free(r->map);
   strata_strat_free(r->strat);
   strata_strat_free(r->qcells);
+  strata_strat_free(r->fine);
   strata_qmc_free(r->qmc);
   free(r->buf);
   free(r->slices);
@@ -450,6 +500,9 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st)
   st->peaks = r->peaks ? strata_peakrun_state_get(r) : NULL;
   st->npeaks = st->peaks ? strata_peakrun_state_size(r) : 0;
   st->adapt_more = 1;
+  st->finer = r->ravg.finer;
+  st->nfine = r->fine && r->fine_of ? r->fine->nhcube : 0;
+  st->fine_nh = st->nfine ? r->fine->nh : NULL;
 }
 
 /* A vector integrand's saved records: as many components as the job's,
@@ -479,6 +532,26 @@ static int check_comp_state(const strata_run *r, const strata_run_state *st)
   return STRATA_OK;
 }
 
+/* A saved allocation of n hypercubes: at least 2 samples each, and no
+ * more in all than budget and the floor of 2 per hypercube. */
+static int check_allocation(const int64_t *nh, int64_t n, int64_t budget, const char *which)
+{
+  const int64_t most = budget + 2 * n;
+  int64_t sum = 0;
+  for (int64_t h = 0; h < n; h++) {
+    if (nh[h] < 2)
+      return strata_error(STRATA_EINVAL, "saved%s allocation gives hypercube %lld %lld "
+                          "samples (at least 2)", which, (long long)h, (long long)nh[h]);
+    if (nh[h] > most - sum) /* sum + nh[h] > most, without overflow */
+      return strata_error(STRATA_EINVAL, "saved%s allocation gives hypercube %lld %lld "
+                          "samples, beyond the %lld this job can allocate in all (%lld and "
+                          "2 per hypercube)", which, (long long)h, (long long)nh[h],
+                          (long long)most, (long long)budget);
+    sum += nh[h];
+  }
+  return STRATA_OK;
+}
+
 /* A saved state is checked as a whole before any of it is used: a file
  * that passed its checksums may still come from a build with other rules,
  * and a half-applied state would sample garbage without saying so. */
@@ -504,19 +577,14 @@ static int check_state(const strata_run *r, const strata_run_state *st)
   const strata_params *p = &r->params;
   int64_t budget = p->neval > p->neval_frozen ? p->neval : p->neval_frozen;
   if (strata_strat_total(r->strat) > budget) budget = strata_strat_total(r->strat);
-  const int64_t most = budget + 2 * r->strat->nhcube;
-  int64_t sum = 0;
-  for (int64_t h = 0; h < st->nhcube; h++) {
-    if (st->nh[h] < 2)
-      return strata_error(STRATA_EINVAL, "saved allocation gives hypercube %lld %lld "
-                          "samples (at least 2)", (long long)h, (long long)st->nh[h]);
-    if (st->nh[h] > most - sum) /* sum + nh[h] > most, without overflow */
-      return strata_error(STRATA_EINVAL, "saved allocation gives hypercube %lld %lld "
-                          "samples, beyond the %lld this job can allocate in all (%lld and "
-                          "2 per hypercube)", (long long)h, (long long)st->nh[h],
-                          (long long)most, (long long)budget);
-    sum += st->nh[h];
-  }
+  int rc = check_allocation(st->nh, st->nhcube, budget, "");
+  if (rc != STRATA_OK) return rc;
+  if (st->nfine && (!r->fine || st->nfine != r->fine->nhcube))
+    return strata_error(STRATA_EINVAL, "saved state has a finer stratification of %lld "
+                        "hypercubes, this job %lld", (long long)st->nfine,
+                        (long long)(r->fine ? r->fine->nhcube : 0));
+  if (st->nfine && (rc = check_allocation(st->fine_nh, st->nfine, budget, " finer")) != STRATA_OK)
+    return rc;
   int64_t total = 0;
   for (int k = 0; k < st->itn; k++) {
     const strata_itn_record *h = &st->hist[k];
@@ -553,6 +621,11 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
   const int nadapt = vegas_mode(&r->params) ? r->params.adapt_iters : 0;
   if (st->adapt_more) strata_ravg_adapt_replay(&r->ravg, nadapt);
   else r->ravg.nadapt = nadapt;
+  r->ravg.finer = r->fine && st->finer;
+  if (st->nfine) {
+    strata_strat_restore(r->fine, st->fine_nh);
+    r->fine_of = r->strat->generation;
+  }
   map_resolution(r);
   r->neval_total = st->neval_total;
   r->time_s = st->time_s;
@@ -563,7 +636,9 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
     if (rc != STRATA_OK) return rc;
   }
   replay(r, cb, ctx);
-  return STRATA_OK;
+  r->hcubes = st->itn > 0 && strata_run_finer(r, st->itn - 1) ? r->fine->nhcube
+                                                               : r->strat->nhcube;
+  return finer_ready(r);
 }
 
 uint64_t strata_run_state_hash(const strata_run *r)
@@ -573,6 +648,8 @@ uint64_t strata_run_state_hash(const strata_run *r)
   const size_t nedges = (size_t)strata_map_naxes(r->map) * (size_t)(r->map->ninc + 1);
   h = strata_hash64(h, r->map->edges, sizeof(double) * nedges);
   h = strata_hash64(h, r->strat->nh, sizeof(int64_t) * (size_t)r->strat->nhcube);
+  if (r->fine && r->fine_of)
+    h = strata_hash64(h, r->fine->nh, sizeof(int64_t) * (size_t)r->fine->nhcube);
   for (int k = 0; k < r->ravg.n; k++) { /* wall times differ by nature: left out */
     h = strata_hash64(h, &r->ravg.hist[k].integral, sizeof(double));
     h = strata_hash64(h, &r->ravg.hist[k].sigma, sizeof(double));
@@ -761,7 +838,12 @@ static int record(strata_run *r, const strata_plan *p)
 /* The map and the allocation adapted where the plan says. */
 static int adapt(strata_run *r, const strata_plan *p)
 {
-  if (p->adapt_at == STRATA_ADAPT_NONE) return STRATA_OK;
+  /* The finer stratification of a long run's frozen map goes on
+   * allocating among its hypercubes (average.h, strata_ravg_finer). */
+  if (p->adapt_at == STRATA_ADAPT_NONE) {
+    if (p->reallocate) strata_strat_allocate(r->fine, p->level);
+    return STRATA_OK;
+  }
   const strata_params *prm = &r->params;
   int rc = r->backend->adapt(r->backend, p, r->map, r->strat);
   if (rc != STRATA_OK) return rc;
@@ -801,6 +883,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   strata_plan plan;
   int rc = r->peaks ? strata_peakrun_before(r) : STRATA_OK;
   if (rc != STRATA_OK) return rc;
+  if ((rc = finer_ready(r)) != STRATA_OK) return rc;
   strata_plan_make(r, &plan);
   if (r->peaks) strata_peakrun_plan(r, &plan);
   rc = sample(r, &plan);
@@ -810,7 +893,9 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   if (rc == STRATA_OK) strata_ravg_adapt_more(&r->ravg);
   if (rc == STRATA_OK) rc = adapt(r, &plan);
   if (rc == STRATA_OK && r->peaks) rc = strata_peakrun_after(r, &plan);
+  if (rc == STRATA_OK) rc = finer_ready(r);
   if (rc != STRATA_OK) return rc;
+  r->hcubes = plan.strat == r->fine ? r->fine->nhcube : r->strat->nhcube;
   int restarted = update_average(r, r->ravg.n - 1, plan.adapt);
   r->converged = check_converged(r);
   double dt = now_s() - t0;
@@ -880,7 +965,7 @@ void strata_run_result(const strata_run *r, strata_result *res)
   res->neval_needed = neval_needed(r);
   res->thin_neval = r->ravg.n > 0 && !res->no_target ? run_thin(r) : 0.0;
   res->thin = res->thin_neval > 0.0;
-  res->nhcube = (int)r->strat->nhcube;
+  res->nhcube = (int)(r->hcubes ? r->hcubes : r->strat->nhcube);
   res->time_s = r->time_s;
   res->comm_time_s = r->comm_time_s;
   res->nchannels = 1;

@@ -25,6 +25,11 @@ typedef struct strata_run {
   strata_strat *strat;      /* hypercubes; plain and qmc: their cells */
   strata_qmc *qmc;          /* qmc, and the vegas modes with qmc_map: the point sets */
   strata_strat *qcells;     /* qmc_map: the cells of the frozen-map iterations */
+  strata_strat *fine;       /* long runs: the finer stratification of the frozen map's
+                             * iterations (strata_run_finer); else NULL */
+  uint64_t fine_of;         /* the generation of the coarse allocation fine's counts
+                             * were carried over from */
+  int64_t hcubes;           /* the hypercubes of the last iteration (0: none yet) */
   double *buf;              /* the iterations' sums, as the plan lays them out (plan.c) */
   double *levels;           /* vegas+: every hypercube's share of the next allocation, as
                              * its level (shares.h) */
@@ -53,6 +58,9 @@ typedef struct strata_run {
   char peaks_note[200];
 } strata_run;
 
+/* Whether iteration k samples the finer stratification, fine
+ * (strata_ravg_finer; not while the peak search's channels draw). */
+int strata_run_finer(const strata_run *r, int k);
 /* Checks the problem and parameters; STRATA_OK and *out set, or an error. */
 int strata_run_alloc(const strata_problem *pr, const strata_params *p,
                      strata_backend *be, strata_comm *comm, strata_run **out);

@@ -33,6 +33,15 @@ typedef struct {
    * (average.h), which the restored run replays from hist; 0 for a state
    * saved by a strata without that rule, whose map froze at adapt_iters. */
   int adapt_more;
+  /* Whether the run stratifies finer once its map is frozen (average.h,
+   * strata_ravg_finer), which the restored run replays from hist; 0 for a
+   * state saved by a strata without that rule, or a run without a finer
+   * stratification. */
+  int finer;
+  /* The finer stratification's allocation, nfine counts, once the run has
+   * written one; 0 and NULL before. */
+  int64_t nfine;
+  const int64_t *fine_nh;
   /* What a saved state records for its readers, besides what continues the
    * run: filled by strata_run_state_get, not read by strata_run_restore. */
   uint64_t seed;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "strata/strata.h"
+
 static int64_t ipow_capped(int64_t m, int dim, int64_t cap)
 {
   int64_t r = 1;
@@ -17,9 +19,8 @@ static int64_t ipow_capped(int64_t m, int dim, int64_t cap)
   return r;
 }
 
-int strata_strat_hcubes_per_axis(int dim, int64_t neval, int64_t max_nhcube)
+int strata_strat_per_axis(int dim, int64_t budget, int64_t max_nhcube)
 {
-  int64_t budget = neval / 4;
   if (budget < 1) budget = 1;
   if (max_nhcube < budget) budget = max_nhcube;
   int64_t m = (int64_t)floor(pow((double)budget, 1.0 / dim));
@@ -28,6 +29,11 @@ int strata_strat_hcubes_per_axis(int dim, int64_t neval, int64_t max_nhcube)
   while (m > 1 && ipow_capped(m, dim, budget) > budget) m--;
   while (ipow_capped(m + 1, dim, budget) <= budget) m++;
   return (int)m;
+}
+
+int strata_strat_hcubes_per_axis(int dim, int64_t neval, int64_t max_nhcube)
+{
+  return strata_strat_per_axis(dim, neval / 4, max_nhcube);
 }
 
 /* M per axis, ncell cells, counts not yet set. */
@@ -50,6 +56,21 @@ static strata_strat *alloc_layout(int dim, int M, int64_t ncell, int64_t neval)
 
 static void init_even(strata_strat *s);
 
+/* What reallocating needs, allocated now, so that no rank can fail to
+ * reallocate where the others succeed and part from them: 0, or -1 with
+ * s freed. */
+static int alloc_shares(strata_strat *s)
+{
+  if (!strata_strat_moves(s)) return 0;
+  s->hist = malloc(sizeof(uint64_t) * STRATA_SHARE_BINS);
+  s->ladder = malloc(sizeof *s->ladder);
+  if (!s->hist || !s->ladder || strata_ladder_init(s->ladder, 0.5 * s->beta) != 0) {
+    strata_strat_free(s);
+    return -1;
+  }
+  return 0;
+}
+
 strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
                                  double beta, int adaptive)
 {
@@ -66,16 +87,7 @@ strata_strat *strata_strat_alloc_even(int dim, int64_t neval, int64_t max_nhcube
   if (!s) return NULL;
   s->beta = beta;
   s->adaptive = adaptive;
-  /* Allocated now, so that no rank can fail to reallocate where the others
-   * succeed and part from them. */
-  if (strata_strat_moves(s)) {
-    s->hist = malloc(sizeof(uint64_t) * STRATA_SHARE_BINS);
-    s->ladder = malloc(sizeof *s->ladder);
-    if (!s->hist || !s->ladder || strata_ladder_init(s->ladder, 0.5 * beta) != 0) {
-      strata_strat_free(s);
-      return NULL;
-    }
-  }
+  if (alloc_shares(s) != 0) return NULL;
   init_even(s);
   return s;
 }
@@ -237,6 +249,76 @@ void strata_strat_allocate(strata_strat *s, const double *level)
   s->generation = strata_stamp_next();
 }
 
+/* Every hypercube's samples in proportion to its weight w[h] (NULL: its
+ * current count), cumulatively rounded so that they add up to neval, at
+ * least 2 each. */
+static void counts_in_proportion(strata_strat *s, const double *w, double wsum, int64_t neval)
+{
+  const double per = (double)neval / wsum;
+  double cum = 0.0;
+  int64_t given = 0;
+  for (int64_t h = 0; h < s->nhcube; h++) {
+    cum += (w ? w[h] : (double)s->nh[h]) * per;
+    int64_t upto = h == s->nhcube - 1 ? neval : (int64_t)(cum + 0.5);
+    int64_t n = upto - given;
+    given = upto;
+    s->nh[h] = n < 2 ? 2 : n;
+  }
+  prefix(s);
+}
+
+strata_strat *strata_strat_alloc_finer(const strata_strat *coarse, int M)
+{
+  const int dim = coarse->dim;
+  strata_strat *s = alloc_layout(dim, M, ipow_capped(M, dim, INT64_MAX / 2), coarse->neval);
+  if (!s) return NULL;
+  s->beta = coarse->beta;
+  s->adaptive = coarse->adaptive;
+  return alloc_shares(s) == 0 ? s : NULL;
+}
+
+/* The coarse cell (of Mc along an axis) that holds the centre of fine
+ * cell j (of M): floor((j + 1/2) Mc / M), in integers; and the first fine
+ * cell whose centre coarse cell c holds, the smallest j with
+ * (2j + 1) Mc >= 2 c M (M for c = Mc). */
+static int64_t coarse_of(int64_t j, int64_t M, int64_t Mc)
+{
+  return (2 * j + 1) * Mc / (2 * M);
+}
+
+static int64_t first_fine(int64_t c, int64_t M, int64_t Mc)
+{
+  const int64_t num = 2 * c * M - Mc;
+  return num <= 0 ? 0 : (num + 2 * Mc - 1) / (2 * Mc);
+}
+
+void strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neval, double *w)
+{
+  s->neval = neval;
+  if (!strata_strat_moves(s)) {
+    strata_strat_init(s);
+    return;
+  }
+  /* The coarse allocation's density at each fine hypercube's centre: a
+   * coarse hypercube's samples shared by the fine ones whose centres it
+   * holds. */
+  const int64_t M = s->M, Mc = coarse->M;
+  double wsum = 0.0;
+  int k[STRATA_MAX_DIM] = {0};
+  for (int64_t h = 0; h < s->nhcube; h++) {
+    int64_t c = 0, shared = 1;
+    for (int d = s->dim - 1; d >= 0; d--) {
+      const int64_t j = coarse_of(k[d], M, Mc);
+      c = c * Mc + j;
+      shared *= first_fine(j + 1, M, Mc) - first_fine(j, M, Mc);
+    }
+    w[h] = (double)coarse->nh[c] / (double)shared;
+    wsum += w[h];
+    strata_hcube_next(k, s->dim, s->M);
+  }
+  counts_in_proportion(s, w, wsum, neval);
+}
+
 void strata_strat_rescale(strata_strat *s, int64_t neval)
 {
   strata_strat_materialize(s);
@@ -245,17 +327,7 @@ void strata_strat_rescale(strata_strat *s, int64_t neval)
     strata_strat_init(s);
     return;
   }
-  const double per = (double)neval / (double)s->start[s->nhcube];
-  double cum = 0.0;
-  int64_t given = 0;
-  for (int64_t h = 0; h < s->nhcube; h++) {
-    cum += (double)s->nh[h] * per;
-    int64_t upto = h == s->nhcube - 1 ? neval : (int64_t)(cum + 0.5);
-    int64_t n = upto - given;
-    given = upto;
-    s->nh[h] = n < 2 ? 2 : n;
-  }
-  prefix(s);
+  counts_in_proportion(s, NULL, (double)s->start[s->nhcube], neval);
 }
 
 int64_t strata_strat_start_at(const strata_strat *s, int64_t h)

@@ -33,8 +33,10 @@ typedef struct {
   uint64_t *hist;       /* the allocation's histogram of levels, kept */
 } strata_strat;
 
-/* Hypercubes per axis for a budget: floor((neval/4)^(1/dim)), at least 1,
- * reduced until M^dim <= max_nhcube. */
+/* Hypercubes per axis for a budget of hypercubes: floor(budget^(1/dim)),
+ * at least 1, reduced until M^dim <= max_nhcube. */
+int strata_strat_per_axis(int dim, int64_t budget, int64_t max_nhcube);
+/* The run's stratification: a budget of neval/4 hypercubes. */
 int strata_strat_hcubes_per_axis(int dim, int64_t neval, int64_t max_nhcube);
 
 strata_strat *strata_strat_alloc(int dim, int64_t neval, int64_t max_nhcube,
@@ -53,6 +55,18 @@ void strata_strat_free(strata_strat *s);
  * the batches of plain Monte Carlo and the blocks of QMC point sets.  Spreads
  * exactly neval samples as evenly as integers allow; never reallocated. */
 strata_strat *strata_strat_alloc_cells(int dim, int64_t ncell, int64_t neval);
+
+/* A stratification of M per axis, finer than coarse's, with its shares
+ * (the frozen map's iterations in a long run: run.h, fine); its counts
+ * are written by strata_strat_carry. */
+strata_strat *strata_strat_alloc_finer(const strata_strat *coarse, int M);
+/* neval samples over the finer hypercubes, carried over from the coarse
+ * allocation (written, not even): where the allocation moves, each fine
+ * hypercube gets the density of samples of the coarse hypercube holding
+ * its centre (at least 2, summing to neval, rounded as
+ * strata_strat_rescale), with w (nhcube doubles) as scratch; otherwise
+ * the first allocation (strata_strat_init). */
+void strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neval, double *w);
 
 /* First-iteration allocation: classic gives max(2, floor(neval/M^dim)) to
  * every hypercube; vegas+ spreads exactly neval as evenly as integers allow. */

@@ -86,17 +86,7 @@ static double lorentz6(const double *x, int dim, const double *params)
 
 static void open_lorentz(fixture *f, int maxiter)
 {
-  strata_problem pr = {.f = lorentz6, .dim = 6, .name = "lorentz6"};
-  for (int d = 0; d < 6; d++) pr.upper[d] = 1.0;
-  strata_params p;
-  strata_params_default(&p);
-  p.neval = 20000;
-  p.maxiter = maxiter;
-  p.adapt_iters = 20;
-  p.epsrel = 0;
-  p.nthreads = 2;
-  p.seed = 3;
-  fixture_open(f, &pr, &p);
+  fixture_open_long(f, lorentz6, 6, maxiter, 3);
 }
 
 /* Iteration 21 still adapts, and a run resumed from iteration 22 goes on

@@ -512,7 +512,7 @@ START_TEST(test_older_versions)
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 100, 10000, 3) == STRATA_OK);
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 1, 10000, 1) != STRATA_OK);
   ck_assert_msg(strstr(strata_last_error(), "old.h5: checkpoint format version 2, whose map "
-                       "has 100 increments per axis; this strata (format version 5) trains 1 "
+                       "has 100 increments per axis; this strata (format version 6) trains 1 "
                        "for neval = 10000 in 1 dimension: run the job again"),
                 "%s", strata_last_error());
   c.format_version = 1;
@@ -527,6 +527,8 @@ START_TEST(test_older_versions)
   c.format_version = 4;
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 1, 10000, 1) == STRATA_OK);
   c.format_version = 5;
+  ck_assert(strata_checkpoint_check_version(&c, "new.h5", 1, 10000, 1) == STRATA_OK);
+  c.format_version = 6;
   ck_assert(strata_checkpoint_check_version(&c, "new.h5", 1, 10000, 1) == STRATA_OK);
 }
 END_TEST

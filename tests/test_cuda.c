@@ -685,6 +685,46 @@ START_TEST(test_ranks_on_gpu)
 }
 END_TEST
 
+/* A long run's finer stratification (src/average.h, strata_ravg_finer):
+ * from iteration 21 the gaussian samples 10^4 hypercubes, not 8^4, their
+ * allocation made on the host from the levels each frozen iteration
+ * brings back.  The GPU's result is the CPU's to rounding, with the same
+ * hypercubes, on one rank and on two (whose devices add their parts on
+ * the host for those iterations, not among themselves). */
+START_TEST(test_finer_on_gpu)
+{
+  strata_problem pr;
+  test_problem("f4", 4, &pr);
+  strata_params p = fixed_params(STRATA_MODE_VEGASPLUS, 20000, 26);
+  p.adapt_iters = 20;
+  strata_backend *cpu = strata_backend_cpu_new(0), *gpu = gpu_backend();
+  strata_result rc, rg;
+  ck_assert_msg(run_with(cpu, &pr, &p, &rc) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
+  printf("finer, f4 d=4: cpu %.17g +- %.6g (%lld hypercubes); gpu %.17g +- %.6g (%lld)\n",
+         rc.integral, rc.sigma, (long long)rc.nhcube, rg.integral, rg.sigma,
+         (long long)rg.nhcube);
+  ck_assert_int_eq(rc.nhcube, 10000);
+  ck_assert_int_eq(rg.nhcube, rc.nhcube);
+  ck_assert_msg(rel(rc.integral, rg.integral) <= 1e-12 && rel(rc.sigma, rg.sigma) <= 1e-12,
+                "cpu %.17g +- %.17g, gpu %.17g +- %.17g", rc.integral, rc.sigma, rg.integral,
+                rg.sigma);
+  strata_backend_free(cpu);
+  strata_backend_free(gpu);
+  static testcomm sh;
+  testcomm_rank on_ranks[2];
+  testcomm_run_on(&sh, 2, &pr, &p, on_ranks, gpu_backend);
+  for (int r = 0; r < 2; r++) {
+    ck_assert_msg(on_ranks[r].rc == STRATA_OK, "%s", strata_last_error());
+    ck_assert_int_eq(on_ranks[r].res.nhcube, rc.nhcube);
+    ck_assert_msg(rel(on_ranks[r].res.integral, rg.integral) <= 1e-12 &&
+                      rel(on_ranks[r].res.sigma, rg.sigma) <= 1e-12,
+                  "2 ranks: %.17g +- %.17g, one rank %.17g +- %.17g", on_ranks[r].res.integral,
+                  on_ranks[r].res.sigma, rg.integral, rg.sigma);
+  }
+}
+END_TEST
+
 /* The peak search on the GPU (peaks.search = on): the search evaluates
  * through the device, and the sampling kernel keeps every weight, whose
  * largest the device sorts out for k-hat and the search's next starts.
@@ -865,6 +905,7 @@ int main(void)
   tcase_add_test(tc, test_user_ncomp_on_gpu);
   tcase_add_test(tc, test_user_ncomp_counts_on_gpu);
   tcase_add_test(tc, test_ranks_on_gpu);
+  tcase_add_test(tc, test_finer_on_gpu);
   tcase_add_test(tc, test_backend_reused);
   tcase_add_test(tc, test_bad_device);
   suite_add_tcase(s, tc);

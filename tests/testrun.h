@@ -27,6 +27,24 @@ static inline void fixture_open(fixture *f, const strata_problem *pr, const stra
                 strata_last_error());
 }
 
+/* A long run of fn on the unit cube in dim dimensions: 2e4 samples an
+ * iteration, 20 of them adapting, maxiter in all, no tolerance. */
+static inline void fixture_open_long(fixture *f, strata_fn fn, int dim, int maxiter,
+                                     uint64_t seed)
+{
+  strata_problem pr = {.f = fn, .dim = dim, .name = "long"};
+  for (int d = 0; d < dim; d++) pr.upper[d] = 1.0;
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 20000;
+  p.maxiter = maxiter;
+  p.adapt_iters = 20;
+  p.epsrel = 0;
+  p.nthreads = 2;
+  p.seed = seed;
+  fixture_open(f, &pr, &p);
+}
+
 static inline void teardown(fixture *f)
 {
   strata_run_free(f->r);

@@ -220,7 +220,8 @@ typedef struct {
   int64_t neval;        /* total evaluations, all iterations */
   int iterations;
   int converged;        /* every component met the tolerance */
-  int nhcube;
+  int nhcube;           /* hypercubes of the last iteration's stratification (a long
+                         * run's finer one: doc/algorithm.md) */
   double time_s;
   double comm_time_s;   /* of that, combining sums across ranks (rank 0's view) */
   int ncomp;
