@@ -26,7 +26,10 @@
  * throughput figures are evaluations per second of kernel time (CUDA events)
  * and, beside them, of the whole iteration (kernel, transfers, host update).
  * The qmc part gives points per second of plain MC, Sobol' and lattice
- * points, and the true error against N for each, with the fitted rate. */
+ * points, and the true error against N for each, with the fitted rate.
+ * The user part times users' integrands (NVRTC) against the built-ins, and
+ * a dear one (tests/integrands/ridge.c, 20 x 5e5) iteration by iteration,
+ * with the samples each thread took. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -332,16 +335,23 @@ static void to_tolerance(const char *label, const char *name, int dim, strata_pa
 /* tests/integrands/three.c: three components of one sample (f4's
  * gaussian, x_1 times it, a polynomial) on f4's 6-D problem, the map
  * following their sum.  The source is the caller's to free. */
-static strata_source *user_three(const char *srcdir, strata_problem *pr)
+static strata_source *user_source(const char *srcdir, const char *file, const char *fn,
+                                  int extended, int ncomp)
 {
   char path[1024];
-  snprintf(path, sizeof path, "%s/tests/integrands/three.c", srcdir);
+  snprintf(path, sizeof path, "%s/%s", srcdir, file);
   strata_source *s = NULL;
-  if (strata_source_from_file(path, path, "three", 1, 3, &s) != STRATA_OK ||
+  if (strata_source_from_file(path, path, fn, extended, ncomp, &s) != STRATA_OK ||
       strata_source_build_cpu(s, 1) != STRATA_OK) {
     fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
     exit(1);
   }
+  return s;
+}
+
+static strata_source *user_three(const char *srcdir, strata_problem *pr)
+{
+  strata_source *s = user_source(srcdir, "tests/integrands/three.c", "three", 1, 3);
   problem("f4", 6, pr);
   pr->f = NULL;
   pr->fv = s->fv;
@@ -639,15 +649,8 @@ static void qmc(int quick)
  * against the built-in f4: compile times, cold and cached, and rates. */
 static strata_source *user_gauss(const char *srcdir, double *build_s, int *cached)
 {
-  char path[1024];
-  snprintf(path, sizeof path, "%s/examples/integrands/gauss.c", srcdir);
-  strata_source *s = NULL;
   double t0 = now_s();
-  if (strata_source_from_file(path, path, "gauss", 0, 1, &s) != STRATA_OK ||
-      strata_source_build_cpu(s, 1) != STRATA_OK) {
-    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
-    exit(1);
-  }
+  strata_source *s = user_source(srcdir, "examples/integrands/gauss.c", "gauss", 0, 1);
   *build_s = now_s() - t0;
   *cached = s->cpu_cached;
   return s;
@@ -678,6 +681,51 @@ static double short_run(const strata_problem *pr)
   strata_backend_free(gpu);
   gpu = saved;
   return t;
+}
+
+/* A dear integrand (tests/integrands/ridge.c, 2000 exponentials a sample)
+ * at 5e5 samples an iteration, 20 adapting iterations of 1024 increments:
+ * each iteration's kernel time and the samples a thread took (one where
+ * the kernel fills the GPU for a dear integrand, gpu/sample.cu's shape). */
+static void dear(const char *srcdir)
+{
+  strata_source *s = user_source(srcdir, "tests/integrands/ridge.c", "ridge", 0, 1);
+  strata_problem pr;
+  problem("f4", 4, &pr);
+  pr.f = s->f;
+  pr.source = s;
+  pr.name = "ridge (user)";
+  strata_params p;
+  strata_params_default(&p);
+  p.neval = 500000;
+  p.maxiter = 20;
+  p.skip = 6;
+  p.ninc = 1024;
+  p.epsrel = 0;
+  /* One iteration first, to compile its kernel before the clock starts. */
+  strata_params warm = p;
+  warm.maxiter = 1;
+  warm.skip = 0;
+  strata_run *r = start_run(&pr, &warm);
+  if (strata_run_step(r, NULL) != STRATA_OK) {
+    fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+    exit(1);
+  }
+  strata_run_free(r);
+  const double t0 = now_s();
+  r = start_run(&pr, &p);
+  printf("\n## A dear integrand: tests/integrands/ridge.c, d = 4, 20 x 5e5, 1024 increments\n\n"
+         "kernel ms [samples a thread] by iteration:");
+  while (!strata_run_finished(r)) {
+    if (strata_run_step(r, NULL) != STRATA_OK) {
+      fprintf(stderr, "bench_gpu: %s\n", strata_last_error());
+      exit(1);
+    }
+    printf(" %.3f [%d]", 1e3 * strata_cuda_last_kernel_s(gpu), strata_cuda_last_chunk(gpu));
+  }
+  printf("\n\nwhole run, set-up to the last iteration: %.2f ms\n", 1e3 * (now_s() - t0));
+  strata_run_free(r);
+  strata_source_free(s);
 }
 
 static void user(int quick, const char *srcdir)
@@ -728,6 +776,7 @@ static void user(int quick, const char *srcdir)
   s = user_three(srcdir, &pr);
   rates_pr("three.c, ncomp 3, adapt sum", &pr, neval);
   strata_source_free(s);
+  dear(srcdir);
 }
 
 /* One configuration given on the command line as job-file assignments
