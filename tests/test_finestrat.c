@@ -7,11 +7,16 @@
  * stratification does worse, goes back to the coarse one after its
  * trial. */
 #include <check.h>
+#include <hdf5.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "average.h"
+#include "h5util.h"
 #include "testrun.h"
 #include "testutil.h"
 
@@ -114,6 +119,19 @@ START_TEST(test_guard_goes_back)
 }
 END_TEST
 
+/* A checkpoint at path of gauss4's run after iteration at, past the
+ * switch and its trial; the run that wrote it is closed. */
+static void checkpoint_after(const char *path, int at, int maxiter)
+{
+  fixture b;
+  open_run(&b, gauss4, maxiter);
+  strata_iteration it;
+  for (int k = 1; k <= at; k++) ck_assert(strata_run_step(b.r, &it) == STRATA_OK);
+  ck_assert(strata_run_finer(b.r, at));
+  write_ckpt(path, &b);
+  teardown(&b);
+}
+
 /* A checkpoint written after iteration 23 (past the switch and its trial)
  * resumes as the uninterrupted run: every iteration the same bits. */
 START_TEST(test_resume_after_switch)
@@ -121,17 +139,11 @@ START_TEST(test_resume_after_switch)
   enum { N = 30, AT = 23 };
   char path[64];
   snprintf(path, sizeof path, "finestrat-%d.h5", (int)getpid());
-  fixture a, b, c;
+  fixture a, c;
   open_run(&a, gauss4, N);
-  open_run(&b, gauss4, N);
   strata_iteration it, jt;
-  for (int k = 1; k <= AT; k++) {
-    ck_assert(strata_run_step(a.r, &it) == STRATA_OK);
-    ck_assert(strata_run_step(b.r, &jt) == STRATA_OK);
-  }
-  ck_assert(strata_run_finer(b.r, AT));
-  write_ckpt(path, &b);
-  teardown(&b);
+  for (int k = 1; k <= AT; k++) ck_assert(strata_run_step(a.r, &it) == STRATA_OK);
+  checkpoint_after(path, AT, N);
   strata_checkpoint *ck = NULL;
   ck_assert_msg(strata_checkpoint_read(path, &ck) == STRATA_OK, "%s", strata_last_error());
   unlink(path);
@@ -158,6 +170,51 @@ START_TEST(test_resume_after_switch)
 }
 END_TEST
 
+/* A restore of st into a new run is refused with a message holding want. */
+static void restore_refused(const strata_run_state *st, const char *want)
+{
+  fixture c;
+  open_run(&c, gauss4, 30);
+  ck_assert_int_ne(strata_run_restore(c.r, st, NULL, NULL), STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), want), "%s", strata_last_error());
+  teardown(&c);
+}
+
+/* A saved finer stratification that does not fit the job, or whose
+ * allocation no run can have made, and a switch attribute that is not 0
+ * or 1, are refused and named. */
+START_TEST(test_bad_finer_state_refused)
+{
+  char path[64];
+  snprintf(path, sizeof path, "finestrat-bad-%d.h5", (int)getpid());
+  checkpoint_after(path, 23, 30);
+  strata_checkpoint *ck = NULL;
+  ck_assert_msg(strata_checkpoint_read(path, &ck) == STRATA_OK, "%s", strata_last_error());
+  strata_run_state st = ck->state;
+  st.nfine = 4096;
+  restore_refused(&st, "finer stratification of 4096 hypercubes");
+  st = ck->state;
+  int64_t *nh = malloc(sizeof(int64_t) * (size_t)st.nfine);
+  ck_assert(nh != NULL);
+  memcpy(nh, st.fine_nh, sizeof(int64_t) * (size_t)st.nfine);
+  nh[7] = 1;
+  st.fine_nh = nh;
+  restore_refused(&st, "saved finer allocation gives hypercube 7 1 samples");
+  nh[7] = INT64_MAX / 2;
+  restore_refused(&st, "saved finer allocation gives hypercube 7");
+  free(nh);
+  strata_checkpoint_free(ck);
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  ck_assert(f >= 0);
+  ck_assert(strata_h5_put_i64(f, "strat_finer", 2) == 0);
+  H5Fclose(f);
+  ck = NULL;
+  ck_assert_int_ne(strata_checkpoint_read(path, &ck), STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "strat_finer"), "%s", strata_last_error());
+  unlink(path);
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("finestrat");
@@ -167,6 +224,7 @@ int main(void)
   tcase_add_test(tc, test_run_switches);
   tcase_add_test(tc, test_guard_goes_back);
   tcase_add_test(tc, test_resume_after_switch);
+  tcase_add_test(tc, test_bad_finer_state_refused);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }
