@@ -277,7 +277,7 @@ int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *p
    * blocks on 132 SMs): one sample a thread, as many blocks as that takes,
    * so that the block scheduler keeps every SM busy to the end, and the map
    * sums straight to global memory, where a block's shared copy would cost
-   * a flush of every cell for a few samples (doc/benchmarks.md, R74). */
+   * a flush of every cell for a few samples (gpu/README.md). */
   const long long small_threads = (a.total + kSmallChunk - 1) / kSmallChunk;
   const bool wide = small_threads < (long long)st->nsm * st->max_threads_sm &&
                     st->sample_cost_s * (double)a.total >= kWideFromS;
