@@ -90,7 +90,7 @@ int main(int argc, char **argv)
   strata_backend *be = strata_backend_cpu_new(1);
   strata_plan plan = {.problem = &pr, .map = g, .strat = s, .seed = 1, .h0 = 0, .h1 = nh,
                            .shift = 0.0, .map_scale = 1.0, .s1 = s1, .s2 = s2, .wsum = wsum,
-                           .wcount = wcount};
+                           .wcount = wcount, .ubits = 32};
   const int64_t total = s->start[nh];
   double check = 0.0;
   printf("# bench_cpu: %s d=%d, %lld samples in %lld hypercubes, ninc %d, one thread\n", name,

@@ -56,7 +56,7 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
     j = j < n && s->start[w->h + 1] - i0 < L ? (int)(s->start[w->h + 1] - i0) : L;
   }
   /* Counter b * L + j: block b of sample i0 + j. */
-  const int nb = (dim + 3) / 4;
+  const int bits = plan->ubits, nb = strata_uniform_blocks(dim, bits);
   strata_philox_lanes c;
   for (int b = 0; b < nb; b++)
     for (int j = 0; j < L; j++) {
@@ -67,9 +67,19 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
       c.w[3][b * L + j] = (uint32_t)(index >> 32);
     }
   strata_philox4x32_10_lanes(&c, nb * L, plan->seed);
-  for (int d = 0; d < dim; d++)
-    for (int j = 0; j < L; j++)
-      y[d][j] = (k[d][j] + STRATA_U32_TO_UNIT(c.w[d % 4][d / 4 * L + j])) * invM;
+  if (bits == 32) {
+    for (int d = 0; d < dim; d++)
+      for (int j = 0; j < L; j++)
+        y[d][j] = (k[d][j] + STRATA_U32_TO_UNIT(c.w[d % 4][d / 4 * L + j])) * invM;
+    return;
+  }
+  /* Packed: a sample's words in order, then its coordinates' fields. */
+  for (int j = 0; j < L; j++) {
+    uint32_t sw[4 * ((STRATA_MAX_DIM + 3) / 4)];
+    for (int q = 0; q < 4 * nb; q++) sw[q] = c.w[q % 4][q / 4 * L + j];
+    for (int d = 0; d < dim; d++)
+      y[d][j] = (k[d][j] + strata_uniform_unit(strata_uniform_field(sw, d, bits), bits)) * invM;
+  }
 }
 
 POINTS_CLONES

@@ -23,6 +23,7 @@ void launch_frozen(cuda_state *st, const strata_plan *plan, const strata_strat *
   cudaMemcpyAsync(rec, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
   KernelArgs a = n.a;
   a.iteration = plan->iteration;
+  a.ubits = plan->ubits;
   a.shift = plan->shift;
   for (int c = 0; plan->ncomp > 1 && c < plan->ncomp; c++) a.cshift[c] = plan->cshift[c];
   a.bad = &rec->bad;

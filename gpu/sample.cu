@@ -250,6 +250,7 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
   }
   a.seed = plan->seed;
   a.iteration = plan->iteration;
+  a.ubits = plan->ubits;
   a.shift = plan->shift;
   a.map_scale = plan->map_scale;
   if (plan->qmc) {

@@ -59,6 +59,7 @@ struct KernelArgs {
   long long even_q, even_rem; /* even_q > 0: the even allocation (hcube.h), no search */
   unsigned long long seed;
   unsigned int iteration;
+  int ubits;                 /* the plan's bits a coordinate (philox.h) */
   double shift;
   double map_scale;          /* the plan's (src/plan.h) */
   int shared_acc;            /* map sums in shared memory */
@@ -212,8 +213,16 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
     long long hbeg = TOP && valid ? hcube_begin(a, h) : 0;
     int k[MAXD];
+    /* Philox points take the plan's bits a coordinate (philox.h): 32, or
+     * the packed width, a constant where the dimension is, so that every
+     * field is a shift of registers. */
+    constexpr int PB = D > 0 ? STRATA_UNIFORM_PACKED_BITS(D) : 32;
+    const bool packed = !ADAPT && (D > 0 ? PB < 32 && a.ubits != 32 : a.ubits != 32);
+    const int ubits = D > 0 ? (packed ? PB : 32) : a.ubits;
+    const int nblock = strata_uniform_blocks(dim, ubits);
+    const double ustep = 1.0 / (double)(1ULL << ubits);
     /* Frozen Philox points: where the hypercube starts on each axis, in
-     * units of increments (t = kt + w ninc / (M 2^32)). */
+     * units of increments (t = kt + v ninc / (M 2^ubits)). */
     constexpr bool FROZEN_PHILOX = !ADAPT && PHILOX;
     double kt[FROZEN_PHILOX ? MAXD : 1];
     const double tscale = (double)ninc * a.invM;
@@ -222,7 +231,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
       if constexpr (FROZEN_PHILOX)
 #pragma unroll
         for (int d = 0; d < MAXD; d++)
-          if (d < dim) kt[d] = (k[d] + 0x1p-33) * tscale;
+          if (d < dim) kt[d] = (k[d] + 0.5 * ustep) * tscale;
     }
     double acc[NS];
 #pragma unroll
@@ -242,29 +251,51 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         if constexpr (FROZEN_PHILOX)
 #pragma unroll
           for (int d = 0; d < MAXD; d++)
-            if (d < dim) kt[d] = (k[d] + 0x1p-33) * tscale;
+            if (d < dim) kt[d] = (k[d] + 0.5 * ustep) * tscale;
       }
       double x[MAXD];
       int inc[MAXD];
       double jac = 1.0;
       if constexpr (PHILOX) {
+        /* Coordinate d of the point from its uniform's bits v. */
+        auto place = [&](int d, uint32_t v) {
+          if constexpr (FROZEN_PHILOX)
+            map_frozen(a, d, fma((double)v, tscale * ustep, kt[d]), x, jac);
+          else
+            map_axis(a, d, (k[d] + ((double)v + 0.5) * ustep) * a.invM, x, inc, jac);
+        };
+        constexpr int NB = (MAXD + 3) / 4;
+        if (!packed) {
+          /* 32 bits a coordinate: each block's four words as they come. */
 #pragma unroll
-        for (int b = 0; b < (MAXD + 3) / 4; b++) {
-          if (4 * b >= dim) break;
-          uint4 ctr = make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
-                                 (unsigned int)((unsigned long long)i >> 32));
-          uint4 r = curand_Philox4x32_10(ctr, key);
-          const unsigned int w[4] = {r.x, r.y, r.z, r.w};
+          for (int b = 0; b < NB; b++) {
+            if (4 * b >= dim) break;
+            const uint4 r = curand_Philox4x32_10(
+                make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
+                           (unsigned int)((unsigned long long)i >> 32)),
+                key);
+            const uint32_t w[4] = {r.x, r.y, r.z, r.w};
 #pragma unroll
-          for (int j = 0; j < 4; j++) {
-            const int d = 4 * b + j;
-            if (d < dim && d < MAXD) {
-              if constexpr (FROZEN_PHILOX)
-                map_frozen(a, d, fma((double)w[j], tscale * 0x1p-32, kt[d]), x, jac);
-              else
-                map_axis(a, d, (k[d] + STRATA_U32_TO_UNIT(w[j])) * a.invM, x, inc, jac);
-            }
+            for (int j = 0; j < 4; j++)
+              if (4 * b + j < dim && 4 * b + j < MAXD) place(4 * b + j, w[j]);
           }
+        } else {
+          uint32_t w[4 * NB];
+#pragma unroll
+          for (int b = 0; b < NB; b++) {
+            if (b >= nblock) break;
+            const uint4 r = curand_Philox4x32_10(
+                make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
+                           (unsigned int)((unsigned long long)i >> 32)),
+                key);
+            w[4 * b] = r.x;
+            w[4 * b + 1] = r.y;
+            w[4 * b + 2] = r.z;
+            w[4 * b + 3] = r.w;
+          }
+#pragma unroll
+          for (int d = 0; d < MAXD; d++)
+            if (d < dim) place(d, strata_uniform_field(w, d, D > 0 ? PB : ubits));
         }
       } else {
         const long long r = i >> a.log2n;

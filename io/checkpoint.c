@@ -28,8 +28,11 @@
  * stratifies finer once its map is frozen (average.h, strata_ravg_finer),
  * which a resumed run replays from its history, and the finer
  * stratification's allocation once it has one (/allocation_finer); a file
- * before it resumes on the coarse stratification, as it ran. */
-#define FORMAT_VERSION 6
+ * before it resumes on the coarse stratification, as it ran.  7: the
+ * attribute packed_uniforms, whether the iterations that do not train the
+ * map draw packed uniforms (philox.h); a file before it resumes drawing
+ * 32 bits a coordinate, as it ran. */
+#define FORMAT_VERSION 7
 #define FORMAT_MAP_SPLITS 4 /* the first version whose map is stored as it splits */
 
 static double now_s(void)
@@ -158,7 +161,8 @@ static int write_content(hid_t f, const strata_run_state *st, const strata_ckpt_
        strata_h5_put_f64(f, "chi2_dof", st->ravg->cavg[0].chi2_dof) == 0 &&
        strata_h5_put_f64(f, "Q", st->ravg->cavg[0].q) == 0 &&
        strata_h5_put_i64(f, "converged", st->converged) == 0 &&
-       strata_h5_put_i64(f, "strat_finer", st->finer) == 0;
+       strata_h5_put_i64(f, "strat_finer", st->finer) == 0 &&
+       strata_h5_put_i64(f, "packed_uniforms", st->packed_uniforms) == 0;
   hsize_t mdims[2] = {(hsize_t)st->naxes, (hsize_t)st->ninc + 1}, adims[1] = {(hsize_t)st->nhcube};
   ok = ok && strata_h5_write_array(f, "map", H5T_NATIVE_DOUBLE, 2, mdims, st->edges) == 0 &&
        strata_h5_write_array(f, "allocation", H5T_NATIVE_INT64, 1, adims, st->nh) == 0 &&
@@ -449,6 +453,11 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
   if (version >= 6 && (strata_h5_get_i64(f, "strat_finer", &finer) != 0 || finer < 0 || finer > 1))
     return corrupt(path, "no valid strat_finer attribute");
   c->state.finer = (int)finer;
+  int64_t packed = 0;
+  if (version >= 7 &&
+      (strata_h5_get_i64(f, "packed_uniforms", &packed) != 0 || packed < 0 || packed > 1))
+    return corrupt(path, "no valid packed_uniforms attribute");
+  c->state.packed_uniforms = (int)packed;
   if (strata_h5_get_str(f, "definition", &c->definition) != 0 ||
       strata_h5_get_str(f, "definition_hash", &c->hash) != 0 ||
       strata_h5_get_str(f, "strata_version", &c->strata_version) != 0 ||

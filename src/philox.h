@@ -12,6 +12,9 @@
 #include <stdint.h>
 
 #include "hostdev.h"
+#ifndef STRATA_MAX_DIM /* (NVRTC has it as an option, and no strata.h) */
+#include "strata/strata.h"
+#endif
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -41,17 +44,82 @@ STRATA_HD void strata_philox4x32_10(uint32_t c[4], uint64_t seed)
  * both ends out, so a map increment edge is never hit exactly. */
 #define STRATA_U32_TO_UNIT(v) ((double)(v) * 0x1p-32 + 0x1p-33)
 
-/* The dim uniforms of one sample. */
-STRATA_HD void strata_sample_uniforms(uint64_t seed, uint32_t iteration, uint64_t index,
-                                      int dim, double *u)
+/* Packed uniforms.  An iteration that does not train the map may give each
+ * coordinate fewer than 32 bits, packed one after another into the words
+ * of its Philox blocks, so that a sample needs fewer blocks: 21 bits at
+ * least, as many more as the blocks that 21 need hold (d = 6: one block of
+ * 128 bits instead of two, 21 bits a coordinate; d = 5: 25; d = 9: two
+ * blocks instead of three, 28).  STRATA_UNIFORM_PACKED_BITS(dim) is that
+ * width, a constant expression; where it is 32 the packed and the plain
+ * layouts are the same. */
+#define STRATA_UNIFORM_MIN_BITS 21
+#define STRATA_UNIFORM_PACKED_BITS(dim)                                                       \
+  ((128 * ((STRATA_UNIFORM_MIN_BITS * (dim) + 127) / 128) / (dim)) < 32                       \
+       ? (128 * ((STRATA_UNIFORM_MIN_BITS * (dim) + 127) / 128) / (dim))                      \
+       : 32)
+/* The packed width is used only where every map increment still holds
+ * 2^STRATA_UNIFORM_INC_BITS distinct positions of a coordinate: 2^bits M /
+ * ninc >= 2^12, M hypercubes and ninc increments per axis.  The points
+ * then lie on a grid of that pitch, whose quadrature error, from the
+ * Jacobian's steps at increment edges, is some 1e-7 of the integral at
+ * most, and far less where the map is smooth (doc/algorithm.md, "Random
+ * numbers"). */
+#define STRATA_UNIFORM_INC_BITS 12
+
+/* The bits a coordinate's uniform takes: the packed width in dim where
+ * the resolution allows it, else 32. */
+STRATA_HD int strata_uniform_bits(int dim, int ninc, int M)
 {
-  for (int b = 0; 4 * b < dim; b++) {
-    uint32_t c[4] = {(uint32_t)b, iteration, (uint32_t)index,
-                     (uint32_t)(index >> 32)};
+  const int b = STRATA_UNIFORM_PACKED_BITS(dim);
+  return b < 32 && (double)M * (double)(1u << (b - STRATA_UNIFORM_INC_BITS)) >= (double)ninc
+             ? b
+             : 32;
+}
+
+/* The Philox blocks (four words each) of a sample of dim uniforms of bits
+ * bits. */
+STRATA_HD int strata_uniform_blocks(int dim, int bits)
+{
+  return (dim * bits + 127) / 128;
+}
+
+/* Coordinate d's bits among the words w of a sample's blocks (block b's
+ * words are w[4b .. 4b + 3]): bits d * bits .. (d + 1) * bits - 1 of the
+ * words read as one little-endian string. */
+STRATA_HD uint32_t strata_uniform_field(const uint32_t *w, int d, int bits)
+{
+  if (bits == 32) return w[d];
+  const int off = d * bits, q = off >> 5, s = off & 31;
+  uint64_t v = w[q];
+  if (s + bits > 32) v |= (uint64_t)w[q + 1] << 32;
+  return (uint32_t)(v >> s) & ((1u << bits) - 1u);
+}
+
+/* bits random bits to a double strictly inside (0,1), (v + 1/2) 2^-bits:
+ * STRATA_U32_TO_UNIT's value at 32 bits. */
+STRATA_HD double strata_uniform_unit(uint32_t v, int bits)
+{
+  return ((double)v + 0.5) * (1.0 / (double)(UINT64_C(1) << bits));
+}
+
+/* The dim uniforms of one sample, bits bits each (32, or
+ * strata_uniform_bits's packed width). */
+STRATA_HD void strata_sample_uniforms(uint64_t seed, uint32_t iteration, uint64_t index,
+                                      int dim, int bits, double *u)
+{
+  uint32_t w[4 * ((STRATA_MAX_DIM + 3) / 4)];
+  const int nb = strata_uniform_blocks(dim, bits);
+  for (int b = 0; b < nb; b++) {
+    uint32_t c[4] = {(uint32_t)b, iteration, (uint32_t)index, (uint32_t)(index >> 32)};
     strata_philox4x32_10(c, seed);
-    for (int j = 0; j < 4 && 4 * b + j < dim; j++)
-      u[4 * b + j] = STRATA_U32_TO_UNIT(c[j]);
+    if (bits == 32) { /* (no copy: the common case keeps no array) */
+      for (int j = 0; j < 4 && 4 * b + j < dim; j++) u[4 * b + j] = STRATA_U32_TO_UNIT(c[j]);
+      continue;
+    }
+    for (int j = 0; j < 4; j++) w[4 * b + j] = c[j];
   }
+  if (bits == 32) return;
+  for (int d = 0; d < dim; d++) u[d] = strata_uniform_unit(strata_uniform_field(w, d, bits), bits);
 }
 #ifdef __cplusplus
 }

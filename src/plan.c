@@ -212,6 +212,9 @@ void strata_plan_make(strata_run *r, strata_plan *p)
       .refine = prm->alpha != 0.0, .alpha = prm->alpha,
       .host_allocation = combine == STRATA_COMBINE_CELLS || host_keeps(r) || fine,
       .cshift = r->cshift, .next_cshift = r->next_cshift, .bad = -1};
+  p->ubits = !p->adapt && !p->qmc && r->packed_uniforms
+                 ? strata_uniform_bits(r->problem.dim, strata_map_res(p->map), p->strat->M)
+                 : 32;
   p->gather_levels = p->reallocate && where != STRATA_ADAPT_BACKEND &&
                      combine == STRATA_COMBINE_PARTS && r->comm->size > 1;
   p->next_alike = next_alike(r, combine);

@@ -70,6 +70,10 @@ typedef struct strata_plan {
   const strata_qmc *qmc;
   uint64_t seed;
   uint32_t iteration;        /* 0-based, keys the random streams */
+  /* Bits of each coordinate's pseudo-random uniform (philox.h): 32, or in
+   * an iteration that does not train the map the packed width where the
+   * map's resolution allows it (strata_uniform_bits). */
+  int ubits;
   strata_estimator estimator;
   int ncomp;                 /* components summed: 1 for a scalar integrand */
   /* The sampling channels whose mixture draws the points, each sample then

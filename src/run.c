@@ -127,6 +127,7 @@ int strata_run_alloc(const strata_problem *pr, const strata_params *p,
   r->params = *p;
   r->backend = be;
   r->comm = comm;
+  r->packed_uniforms = 1;
   /* A vector integrand's map follows one component, and the sharper it
    * gets the fewer samples the others see where it is small: their
    * estimates come out low with errors blind to it (doc/design.md, "The
@@ -501,6 +502,7 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st)
   st->npeaks = st->peaks ? strata_peakrun_state_size(r) : 0;
   st->adapt_more = 1;
   st->finer = r->ravg.finer;
+  st->packed_uniforms = r->packed_uniforms;
   st->nfine = r->fine && r->fine_of ? r->fine->nhcube : 0;
   st->fine_nh = st->nfine ? r->fine->nh : NULL;
 }
@@ -622,6 +624,7 @@ int strata_run_restore(strata_run *r, const strata_run_state *st, strata_iterati
   if (st->adapt_more) strata_ravg_adapt_replay(&r->ravg, nadapt);
   else r->ravg.nadapt = nadapt;
   r->ravg.finer = r->fine && st->finer;
+  r->packed_uniforms = st->packed_uniforms;
   if (st->nfine) {
     strata_strat_restore(r->fine, st->fine_nh);
     r->fine_of = r->strat->generation;

@@ -30,6 +30,9 @@ typedef struct strata_run {
   uint64_t fine_of;         /* the generation of the coarse allocation fine's counts
                              * were carried over from */
   int64_t hcubes;           /* the hypercubes of the last iteration (0: none yet) */
+  int packed_uniforms;      /* iterations that do not train the map may draw packed
+                             * uniforms (plan.h's ubits); 0 for a run resumed from a
+                             * state saved by a strata that drew 32 bits always */
   double *buf;              /* the iterations' sums, as the plan lays them out (plan.c) */
   double *levels;           /* vegas+: every hypercube's share of the next allocation, as
                              * its level (shares.h) */

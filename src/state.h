@@ -38,6 +38,10 @@ typedef struct {
    * state saved by a strata without that rule, or a run without a finer
    * stratification. */
   int finer;
+  /* Whether iterations that do not train the map draw packed uniforms
+   * (plan.h's ubits); 0 for a state saved by a strata that drew 32 bits a
+   * coordinate always, whose restored run goes on doing so. */
+  int packed_uniforms;
   /* The finer stratification's allocation, nfine counts, once the run has
    * written one; 0 and NULL before. */
   int64_t nfine;

@@ -291,7 +291,7 @@ KNOWN = [("run.log.h5", 3215, 3), ("run.log.h5", 8935, 0),
 CK_READ = [("format_version", "i"), ("definition", "s"), ("definition_hash", "s"),
            ("strata_version", "s"), ("backend", "s"), ("host", "s"), ("created", "s"),
            ("ranks", "i"), ("iterations", "i"), ("neval_total", "i"), ("time_s", "f"),
-           ("strat_finer", "i"),
+           ("strat_finer", "i"), ("packed_uniforms", "i"),
            ("/map", "d"), ("/allocation", "d"), ("/history/integral", "d"),
            ("/history/sigma", "d"), ("/history/time_s", "d"), ("/history/neval", "d")]
 LOG_PRINT = [("format", "s"), ("status", "s"), ("converged", "i"), ("iterations", "i"),

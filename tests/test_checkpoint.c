@@ -6,6 +6,7 @@
  * run-checkpoint.sh. */
 #include <errno.h>
 #include <glob.h>
+#include <hdf5.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #include "atomic.h"
 #include "checkpoint.h"
+#include "h5util.h"
 #include "io.h"
 #include "job.h"
 #include "jobdef.h"
@@ -42,11 +44,13 @@ static int qmc_map;
 static int64_t neval_frozen;
 /* Adapting iterations (5 unless a test says), and iterations in all. */
 static int adapt_iters = 5, total_itns = 9;
+/* The job's dimension (4 unless a test says). */
+static int job_dim = 4;
 
 /* The job every test here runs: f4 in d = 4, 5 adapting iterations. */
 static void test_job(strata_mode mode, int maxiter, strata_problem *pr, strata_params *p)
 {
-  test_problem("f4", 4, pr);
+  test_problem("f4", job_dim, pr);
   strata_params_default(p);
   p->mode = mode;
   p->neval = 20000;
@@ -198,6 +202,66 @@ START_TEST(test_neval_frozen)
   resume_bits(STRATA_MODE_VEGASPLUS, 5);
   qmc_map = 0;
   neval_frozen = 0;
+}
+END_TEST
+
+/* Iterations that do not train the map draw packed uniforms (philox.h)
+ * where the dimension packs (d = 6: 21 bits a coordinate): a run resumed
+ * on either side of the freeze is the uninterrupted one.  A state saved by
+ * a strata that drew 32 bits always (a format 6 file: no packed_uniforms)
+ * resumes drawing 32 bits, as it ran: its adapting iterations are the
+ * packed run's, its frozen ones not.  An attribute other than 0 or 1 is
+ * refused, named. */
+START_TEST(test_packed_uniforms)
+{
+  job_dim = 6;
+  resume_bits(STRATA_MODE_VEGASPLUS, 4);
+  resume_bits(STRATA_MODE_VEGASPLUS, 7);
+  const int total = total_itns, cut = 3;
+  fixture ref, a, b;
+  strata_iteration rows[64], again[64];
+  setup(&ref, STRATA_MODE_VEGASPLUS, total);
+  steps(&ref, total, rows);
+  make_dir();
+  char path[300];
+  path_in(path, sizeof path, "older.h5");
+  setup(&a, STRATA_MODE_VEGASPLUS, total);
+  steps(&a, cut, NULL);
+  write_ckpt(path, &a);
+  teardown(&a);
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  ck_assert(f >= 0);
+  ck_assert(H5Adelete(f, "packed_uniforms") >= 0);
+  ck_assert(strata_h5_put_i64(f, "format_version", 6) == 0);
+  H5Fclose(f);
+  strata_checkpoint *ck;
+  ck_assert_msg(strata_checkpoint_read(path, &ck) == STRATA_OK, "%s", strata_last_error());
+  ck_assert_int_eq(ck->state.packed_uniforms, 0);
+  setup(&b, STRATA_MODE_VEGASPLUS, total);
+  ck_assert_msg(strata_run_restore(b.r, &ck->state, NULL, NULL) == STRATA_OK, "%s",
+                strata_last_error());
+  strata_checkpoint_free(ck);
+  steps(&b, total - cut, again);
+  for (int k = cut; k < total; k++) {
+    const int same = test_same_bits(rows[k].integral, again[k].integral);
+    ck_assert_msg(k < adapt_iters ? same : !same, "iteration %d: %.17g packed, %.17g resumed "
+                  "from a 32-bit state", k + 1, rows[k].integral, again[k].integral);
+  }
+  teardown(&ref);
+  teardown(&b);
+  path_in(path, sizeof path, "bad.h5");
+  setup(&a, STRATA_MODE_VEGASPLUS, total);
+  steps(&a, cut, NULL);
+  write_ckpt(path, &a);
+  teardown(&a);
+  f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  ck_assert(f >= 0);
+  ck_assert(strata_h5_put_i64(f, "packed_uniforms", 2) == 0);
+  H5Fclose(f);
+  ck_assert_int_ne(strata_checkpoint_read(path, &ck), STRATA_OK);
+  ck_assert_msg(strstr(strata_last_error(), "packed_uniforms"), "%s", strata_last_error());
+  remove_dir();
+  job_dim = 4;
 }
 END_TEST
 
@@ -512,7 +576,7 @@ START_TEST(test_older_versions)
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 100, 10000, 3) == STRATA_OK);
   ck_assert(strata_checkpoint_check_version(&c, "old.h5", 1, 10000, 1) != STRATA_OK);
   ck_assert_msg(strstr(strata_last_error(), "old.h5: checkpoint format version 2, whose map "
-                       "has 100 increments per axis; this strata (format version 6) trains 1 "
+                       "has 100 increments per axis; this strata (format version 7) trains 1 "
                        "for neval = 10000 in 1 dimension: run the job again"),
                 "%s", strata_last_error());
   c.format_version = 1;
@@ -529,6 +593,8 @@ START_TEST(test_older_versions)
   c.format_version = 5;
   ck_assert(strata_checkpoint_check_version(&c, "new.h5", 1, 10000, 1) == STRATA_OK);
   c.format_version = 6;
+  ck_assert(strata_checkpoint_check_version(&c, "new.h5", 1, 10000, 1) == STRATA_OK);
+  c.format_version = 7;
   ck_assert(strata_checkpoint_check_version(&c, "new.h5", 1, 10000, 1) == STRATA_OK);
 }
 END_TEST
@@ -968,6 +1034,7 @@ int main(void)
   tcase_add_test(tc, test_resume_plain_qmc);
   tcase_add_test(tc, test_neval_frozen);
   tcase_add_test(tc, test_resume_changes_result);
+  tcase_add_test(tc, test_packed_uniforms);
   tcase_add_test(tc, test_peaks_state);
   tcase_add_test(tc, test_peaks_definition);
   tcase_add_test(tc, test_truncated);

@@ -1,6 +1,7 @@
 /* The host Philox must be cuRAND's Philox4_32_10 bit for bit: the GPU
  * backend draws with cuRAND on the device and must see the same points. */
 #include <check.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -39,7 +40,7 @@ START_TEST(test_uniforms_layout)
   const uint64_t seed = 0x0123456789abcdefULL, index = 0x1234567890ULL;
   const uint32_t itn = 7;
   double u[6];
-  strata_sample_uniforms(seed, itn, index, 6, u);
+  strata_sample_uniforms(seed, itn, index, 6, 32, u);
   for (uint32_t b = 0; b < 2; b++) {
     uint32_t c[4] = {b, itn, (uint32_t)index, (uint32_t)(index >> 32)};
     strata_philox4x32_10(c, seed);
@@ -54,14 +55,106 @@ START_TEST(test_uniforms_layout)
 }
 END_TEST
 
+/* Packed uniforms: coordinate d holds bits d b .. (d + 1) b - 1 of the
+ * sample's blocks read as one string (word 0's bit 0 first, block after
+ * block), for every dimension; the blocks are the fewest that give each
+ * coordinate STRATA_UNIFORM_MIN_BITS bits, the width the most they hold. */
+START_TEST(test_packed_layout)
+{
+  const uint64_t seed = 0xfedcba9876543210ULL, index = 0x2345678901ULL;
+  const uint32_t itn = 5;
+  for (int dim = 1; dim <= STRATA_MAX_DIM; dim++) {
+    const int b = STRATA_UNIFORM_PACKED_BITS(dim), nb = strata_uniform_blocks(dim, b);
+    ck_assert_msg(b >= STRATA_UNIFORM_MIN_BITS && b <= 32, "dim %d: %d bits", dim, b);
+    ck_assert_msg(128 * nb >= dim * b && 128 * (nb - 1) < dim * STRATA_UNIFORM_MIN_BITS,
+                  "dim %d: %d blocks of %d bits", dim, nb, b);
+    ck_assert_msg(b == 32 || 128 * nb < dim * (b + 1), "dim %d: %d bits, room for more", dim,
+                  b);
+    ck_assert(nb <= strata_uniform_blocks(dim, 32));
+    uint32_t w[4 * ((STRATA_MAX_DIM + 3) / 4)];
+    for (int k = 0; k < nb; k++) {
+      uint32_t c[4] = {(uint32_t)k, itn, (uint32_t)index, (uint32_t)(index >> 32)};
+      strata_philox4x32_10(c, seed);
+      for (int j = 0; j < 4; j++) w[4 * k + j] = c[j];
+    }
+    double u[STRATA_MAX_DIM];
+    strata_sample_uniforms(seed, itn, index, dim, b, u);
+    for (int d = 0; d < dim; d++) {
+      uint64_t v = 0;
+      for (int t = 0; t < b; t++) {
+        const int bit = d * b + t;
+        v |= (uint64_t)((w[bit / 32] >> (bit % 32)) & 1u) << t;
+      }
+      const double expect = ldexp((double)v + 0.5, -b);
+      ck_assert_msg(u[d] == expect, "dim %d coordinate %d: %.17g != %.17g", dim, d, u[d],
+                    expect);
+      ck_assert(u[d] > 0.0 && u[d] < 1.0);
+    }
+  }
+}
+END_TEST
+
+/* The widths the docs name, and the resolution rule: the packed width
+ * only where each of ninc increments per axis holds 2^12 positions of a
+ * coordinate among M hypercubes' 2^b each. */
+START_TEST(test_packed_rule)
+{
+  ck_assert_int_eq(STRATA_UNIFORM_PACKED_BITS(4), 32);
+  ck_assert_int_eq(STRATA_UNIFORM_PACKED_BITS(5), 25);
+  ck_assert_int_eq(STRATA_UNIFORM_PACKED_BITS(6), 21);
+  ck_assert_int_eq(strata_uniform_blocks(6, 21), 1);
+  ck_assert_int_eq(STRATA_UNIFORM_PACKED_BITS(7), 32);
+  ck_assert_int_eq(STRATA_UNIFORM_PACKED_BITS(8), 32);
+  ck_assert_int_eq(STRATA_UNIFORM_PACKED_BITS(9), 28);
+  ck_assert_int_eq(strata_uniform_blocks(9, 28), 2);
+  ck_assert_int_eq(STRATA_UNIFORM_PACKED_BITS(12), 21);
+  /* d = 6, 21 bits: ninc / M up to 2^9 */
+  ck_assert_int_eq(strata_uniform_bits(6, 512, 1), 21);
+  ck_assert_int_eq(strata_uniform_bits(6, 513, 1), 32);
+  ck_assert_int_eq(strata_uniform_bits(6, 1024, 2), 21);
+  ck_assert_int_eq(strata_uniform_bits(6, 1025, 2), 32);
+  ck_assert_int_eq(strata_uniform_bits(6, 1000, 25), 21);
+  /* d = 5, 25 bits: up to 2^13 */
+  ck_assert_int_eq(strata_uniform_bits(5, 8192, 1), 25);
+  ck_assert_int_eq(strata_uniform_bits(5, 8193, 1), 32);
+  ck_assert_int_eq(strata_uniform_bits(4, 1, 100), 32);
+}
+END_TEST
+
+/* The packed fields are uniform too: mean 1/2 and variance 1/12 of each
+ * coordinate of d = 6 (21 bits) and d = 9 (28 bits, fields that straddle
+ * words), within 5 standard errors. */
+START_TEST(test_packed_mean_and_variance)
+{
+  const int n = 200000, dims[2] = {6, 9};
+  for (int t = 0; t < 2; t++) {
+    const int dim = dims[t], b = STRATA_UNIFORM_PACKED_BITS(dim);
+    double s[9] = {0}, s2[9] = {0}, u[9];
+    for (int i = 0; i < n; i++) {
+      strata_sample_uniforms(7, 2, (uint64_t)i, dim, b, u);
+      for (int d = 0; d < dim; d++) {
+        s[d] += u[d];
+        s2[d] += u[d] * u[d];
+      }
+    }
+    for (int d = 0; d < dim; d++) {
+      const double m = s[d] / n, v = s2[d] / n - m * m, se = 0.2887 / sqrt((double)n);
+      ck_assert_msg(fabs(m - 0.5) < 5 * se, "dim %d coordinate %d: mean %g", dim, d, m);
+      ck_assert_msg(fabs(v - 1.0 / 12) < 5 * 0.0745 / sqrt((double)n),
+                    "dim %d coordinate %d: variance %g", dim, d, v);
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_streams_differ)
 {
   /* Neighbouring samples, iterations and seeds must not share uniforms. */
   double a[4], b[4], c[4], d[4];
-  strata_sample_uniforms(1, 0, 0, 4, a);
-  strata_sample_uniforms(1, 0, 1, 4, b);
-  strata_sample_uniforms(1, 1, 0, 4, c);
-  strata_sample_uniforms(2, 0, 0, 4, d);
+  strata_sample_uniforms(1, 0, 0, 4, 32, a);
+  strata_sample_uniforms(1, 0, 1, 4, 32, b);
+  strata_sample_uniforms(1, 1, 0, 4, 32, c);
+  strata_sample_uniforms(2, 0, 0, 4, 32, d);
   for (int i = 0; i < 4; i++) {
     ck_assert(a[i] != b[i]);
     ck_assert(a[i] != c[i]);
@@ -77,7 +170,7 @@ START_TEST(test_mean_and_variance)
   const int n = 250000;
   double s = 0, s2 = 0, u[4];
   for (int i = 0; i < n; i++) {
-    strata_sample_uniforms(42, 3, (uint64_t)i, 4, u);
+    strata_sample_uniforms(42, 3, (uint64_t)i, 4, 32, u);
     for (int j = 0; j < 4; j++) {
       s += u[j];
       s2 += u[j] * u[j];
@@ -164,6 +257,9 @@ int main(void)
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_known_answers);
   tcase_add_test(tc, test_uniforms_layout);
+  tcase_add_test(tc, test_packed_layout);
+  tcase_add_test(tc, test_packed_rule);
+  tcase_add_test(tc, test_packed_mean_and_variance);
   tcase_add_test(tc, test_streams_differ);
   tcase_add_test(tc, test_mean_and_variance);
   tcase_add_test(tc, test_lanes_match_one_by_one);
