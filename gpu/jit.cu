@@ -55,10 +55,11 @@ const char stdint_header[] =
     "#define INT64_C(c) c##LL\n#define UINT64_C(c) c##ULL\n#define UINT32_C(c) c##U\n";
 
 /* One compiled (source, dimension, point set): its frozen and adapting
- * sampling kernels, [0] and [1], the peak search's evaluator, [2], and
- * with the search's sampling kernels (kPhiloxTop) its channels' kernel,
- * [3] (NULL in the others). */
-enum { kEvalSlot = 2, kChannelSlot = 3, kSlots = 4 };
+ * sampling kernels, [0] and [1], the peak search's evaluator, [2], with
+ * the search's sampling kernels (kPhiloxTop) its channels' kernel, [3],
+ * and with kPhilox in a dimension that packs the frozen kernel of packed
+ * uniforms (kPhiloxPacked), [4] (NULL where there is none). */
+enum { kEvalSlot = 2, kChannelSlot = 3, kPackedSlot = 4, kSlots = 5 };
 struct entry {
   uint64_t src_hash;
   int dim, pts;
@@ -274,15 +275,24 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
    * or peak search does not stop for a compile in the middle of the run:
    * a run pays once, at its first iteration. */
   std::vector<std::string> exprs;
-  for (int ad = 0; ad < 2; ad++) {
+  std::vector<int> slot;
+  auto sampler = [&](bool adapt, int p, int at) {
     char expr[160];
     snprintf(expr, sizeof expr, "strata_k::sample_kernel<strata_user_fn, %d, %s, %d, %d>", dim,
-             ad ? "true" : "false", pts, src->ncomp);
+             adapt ? "true" : "false", p, src->ncomp);
     exprs.push_back(expr);
-  }
+    slot.push_back(at);
+  };
+  sampler(false, pts, 0);
+  sampler(true, pts, 1);
   exprs.push_back("strata_k::eval_kernel<strata_user_fn, " + std::to_string(src->ncomp) + ">");
-  if (pts == strata_k::kPhiloxTop)
+  slot.push_back(kEvalSlot);
+  if (pts == strata_k::kPhiloxTop) {
     exprs.push_back("strata_k::channel_kernel<strata_user_fn, " + std::to_string(src->ncomp) + ">");
+    slot.push_back(kChannelSlot);
+  }
+  if (pts == strata_k::kPhilox && STRATA_UNIFORM_PACKED_BITS(dim) < 32)
+    sampler(false, strata_k::kPhiloxPacked, kPackedSlot);
   const int nk = (int)exprs.size();
   char arch[64];
   snprintf(arch, sizeof arch, "--gpu-architecture=sm_%d%d", j->major, j->minor);
@@ -339,8 +349,8 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
    * first frozen iteration. */
   cudaFuncAttributes fa;
   for (int k = 0; k < nk && err == cudaSuccess; k++) {
-    err = cudaLibraryGetKernel(&e.kernel[k], e.lib, name[k].c_str());
-    if (err == cudaSuccess) err = cudaFuncGetAttributes(&fa, (const void *)e.kernel[k]);
+    err = cudaLibraryGetKernel(&e.kernel[slot[k]], e.lib, name[k].c_str());
+    if (err == cudaSuccess) err = cudaFuncGetAttributes(&fa, (const void *)e.kernel[slot[k]]);
   }
   if (err != cudaSuccess) {
     if (e.lib) cudaLibraryUnload(e.lib);
@@ -357,8 +367,13 @@ int strata_jit_kernel(strata_jit *j, const strata_source *src, int dim, bool ada
                       const void **kernel)
 {
   const entry *e = nullptr;
-  int rc = find_entry(j, src, dim, pts, &e);
-  if (rc == STRATA_OK) *kernel = (const void *)e->kernel[adapt];
+  /* (The packed frozen kernel is compiled with kPhilox's.) */
+  const bool packed = pts == strata_k::kPhiloxPacked;
+  int rc = find_entry(j, src, dim, packed ? strata_k::kPhilox : pts, &e);
+  if (rc == STRATA_OK) *kernel = (const void *)e->kernel[packed && !adapt ? kPackedSlot : adapt];
+  if (rc == STRATA_OK && !*kernel)
+    return strata_error(STRATA_EBACKEND, "cuda device %d: no packed kernel for %s in %d "
+                        "dimensions", j->device, src->origin, dim);
   return rc;
 }
 

@@ -80,6 +80,20 @@ kernel_fn pick_dim(int dim)
   }
 }
 
+/* Frozen iterations with packed uniforms (philox.h): their own kernels
+ * where the dimension packs (5, 6 and 9 of pick_dim's), else the generic
+ * one, which reads the width from its arguments. */
+template <class F>
+kernel_fn pick_packed(int dim)
+{
+  switch (dim) {
+  case 5: return sample_kernel<F, 5, false, kPhiloxPacked, 1>;
+  case 6: return sample_kernel<F, 6, false, kPhiloxPacked, 1>;
+  case 9: return sample_kernel<F, 9, false, kPhiloxPacked, 1>;
+  default: return sample_kernel<F, 0, false, kPhilox, 1>;
+  }
+}
+
 /* Adapting iterations always draw pseudo-random points (QMC points only
  * ever go through a frozen map).  The peak search's kernels, which keep
  * every weight, are the generic ones: a run that searches spends its
@@ -94,6 +108,7 @@ kernel_fn pick_points(int dim, bool adapt, int pts)
   switch (pts) {
   case kSobol: return pick_dim<F, false, kSobol>(dim);
   case kLattice: return pick_dim<F, false, kLattice>(dim);
+  case kPhiloxPacked: return pick_packed<F>(dim);
   default: return pick_dim<F, false, kPhilox>(dim);
   }
 }

@@ -56,7 +56,7 @@ int find_kernel(cuda_state *st, const strata_plan *plan, const void **k)
 {
   const strata_problem *pr = plan->problem;
   const int pts = plan->peaks ? kPhiloxTop
-                  : !plan->qmc ? kPhilox
+                  : !plan->qmc ? (plan->ubits != 32 ? kPhiloxPacked : kPhilox)
                   : plan->qmc->rule == STRATA_QMC_SOBOL ? kSobol : kLattice;
   const int id = pr->f ? builtin_id(pr->f) : -1;
   if (id >= 0) {

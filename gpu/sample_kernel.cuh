@@ -95,8 +95,12 @@ struct KernelArgs {
 };
 
 /* Where sample points come from: kPhiloxTop draws kPhilox's points and
- * also keeps every sample's weight for the peak search (src/khat.h). */
-enum { kPhilox = 0, kSobol = 1, kLattice = 2, kPhiloxTop = 3 };
+ * also keeps every sample's weight for the peak search (src/khat.h);
+ * kPhiloxPacked draws them with the packed width of the kernel's
+ * dimension (philox.h), a frozen iteration's, whose fields are then
+ * constant shifts.  Kernels of any dimension (D = 0) read the plan's width
+ * at run time whatever their PTS. */
+enum { kPhilox = 0, kSobol = 1, kLattice = 2, kPhiloxTop = 3, kPhiloxPacked = 4 };
 
 __device__ __forceinline__ long long find_hcube(const KernelArgs &a, long long i)
 {
@@ -177,14 +181,15 @@ __device__ __forceinline__ void flush(const KernelArgs &a, long long h, double *
 /* D > 0: the dimension is known at compile time, so the per-axis arrays live
  * in registers; D = 0: any dimension up to STRATA_MAX_DIM, arrays in local
  * memory.  PTS: where the points come from (kPhilox, kSobol, kLattice,
- * kPhiloxTop).  F:
+ * kPhiloxTop, kPhiloxPacked).  F:
  * the integrand, a type with a static __device__ eval(x, dim, params,
  * tables, out) writing NC values. */
 template <class F, int D, bool ADAPT, int PTS, int NC>
 __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
 {
   constexpr int NS = Sums<NC>::NS;
-  constexpr bool TOP = PTS == kPhiloxTop, PHILOX = PTS == kPhilox || TOP;
+  constexpr bool TOP = PTS == kPhiloxTop,
+                 PHILOX = PTS == kPhilox || TOP || PTS == kPhiloxPacked;
   constexpr int MAXD = D > 0 ? D : STRATA_MAX_DIM;
   const int dim = D > 0 ? D : a.dim;
   const int ninc = a.ninc;
@@ -213,13 +218,13 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
     long long hbeg = TOP && valid ? hcube_begin(a, h) : 0;
     int k[MAXD];
-    /* Philox points take the plan's bits a coordinate (philox.h): 32, or
-     * the packed width, a constant where the dimension is, so that every
-     * field is a shift of registers. */
+    /* Philox points take the plan's bits a coordinate (philox.h): a
+     * constant where the dimension is (32, or with kPhiloxPacked the
+     * packed width), the plan's in the kernels of any dimension, whose
+     * adapting iterations draw 32. */
     constexpr int PB = D > 0 ? STRATA_UNIFORM_PACKED_BITS(D) : 32;
-    const bool packed = !ADAPT && (D > 0 ? PB < 32 && a.ubits != 32 : a.ubits != 32);
-    const int ubits = D > 0 ? (packed ? PB : 32) : a.ubits;
-    const int nblock = strata_uniform_blocks(dim, ubits);
+    constexpr bool PACKED = PTS == kPhiloxPacked && D > 0 && PB < 32;
+    const int ubits = PACKED ? PB : D > 0 || ADAPT ? 32 : a.ubits;
     const double ustep = 1.0 / (double)(1ULL << ubits);
     /* Frozen Philox points: where the hypercube starts on each axis, in
      * units of increments (t = kt + v ninc / (M 2^ubits)). */
@@ -262,10 +267,40 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
           if constexpr (FROZEN_PHILOX)
             map_frozen(a, d, fma((double)v, tscale * ustep, kt[d]), x, jac);
           else
-            map_axis(a, d, (k[d] + ((double)v + 0.5) * ustep) * a.invM, x, inc, jac);
+            map_axis(a, d, (k[d] + ((double)v * ustep + 0.5 * ustep)) * a.invM, x, inc, jac);
         };
         constexpr int NB = (MAXD + 3) / 4;
-        if (!packed) {
+        if constexpr (PACKED) {
+          constexpr int NBP = (PB * D + 127) / 128;
+          uint32_t w[4 * NBP];
+#pragma unroll
+          for (int b = 0; b < NBP; b++) {
+            const uint4 r = curand_Philox4x32_10(
+                make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
+                           (unsigned int)((unsigned long long)i >> 32)),
+                key);
+            w[4 * b] = r.x;
+            w[4 * b + 1] = r.y;
+            w[4 * b + 2] = r.z;
+            w[4 * b + 3] = r.w;
+          }
+#pragma unroll
+          for (int d = 0; d < D; d++) place(d, strata_uniform_field(w, d, PB));
+        } else if (D == 0 && !ADAPT && ubits != 32) {
+          uint32_t w[4 * NB];
+          const int nblock = strata_uniform_blocks(dim, ubits);
+          for (int b = 0; b < nblock; b++) {
+            const uint4 r = curand_Philox4x32_10(
+                make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
+                           (unsigned int)((unsigned long long)i >> 32)),
+                key);
+            w[4 * b] = r.x;
+            w[4 * b + 1] = r.y;
+            w[4 * b + 2] = r.z;
+            w[4 * b + 3] = r.w;
+          }
+          for (int d = 0; d < dim; d++) place(d, strata_uniform_field(w, d, ubits));
+        } else {
           /* 32 bits a coordinate: each block's four words as they come. */
 #pragma unroll
           for (int b = 0; b < NB; b++) {
@@ -279,23 +314,6 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
             for (int j = 0; j < 4; j++)
               if (4 * b + j < dim && 4 * b + j < MAXD) place(4 * b + j, w[j]);
           }
-        } else {
-          uint32_t w[4 * NB];
-#pragma unroll
-          for (int b = 0; b < NB; b++) {
-            if (b >= nblock) break;
-            const uint4 r = curand_Philox4x32_10(
-                make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
-                           (unsigned int)((unsigned long long)i >> 32)),
-                key);
-            w[4 * b] = r.x;
-            w[4 * b + 1] = r.y;
-            w[4 * b + 2] = r.z;
-            w[4 * b + 3] = r.w;
-          }
-#pragma unroll
-          for (int d = 0; d < MAXD; d++)
-            if (d < dim) place(d, strata_uniform_field(w, d, D > 0 ? PB : ubits));
         }
       } else {
         const long long r = i >> a.log2n;
