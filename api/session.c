@@ -195,7 +195,8 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
   const int root = comm->rank == 0;
   const char *what = "the checkpoint's state";
   struct {
-    int64_t itn, neval_total, naxes, ninc, nhcube, ncomp, npeaks, adapt_more, finer, nfine;
+    int64_t itn, neval_total, naxes, ninc, nhcube, ncomp, npeaks, adapt_more, finer, nfine,
+        packed_uniforms;
     double time_s;
   } head;
   memset(&head, 0, sizeof head);
@@ -211,6 +212,7 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
     head.adapt_more = st->adapt_more;
     head.finer = st->finer;
     head.nfine = st->nfine;
+    head.packed_uniforms = st->packed_uniforms;
     head.time_s = st->time_s;
   }
   int rc = share_bytes(comm, &head, sizeof head, what);
@@ -220,7 +222,7 @@ int strata_session_share_state(strata_comm *comm, strata_run *r, const strata_ch
                          .ninc = (int)head.ninc, .nhcube = head.nhcube,
                          .ncomp = (int)head.ncomp, .npeaks = (size_t)head.npeaks,
                          .adapt_more = (int)head.adapt_more, .finer = (int)head.finer,
-                         .nfine = head.nfine};
+                         .nfine = head.nfine, .packed_uniforms = (int)head.packed_uniforms};
   size_t nedges = (size_t)st.naxes * (size_t)(st.ninc + 1), nh = (size_t)st.nhcube,
          nhist = (size_t)st.itn;
   /* A vector integrand's component records follow the history. */

@@ -78,7 +78,9 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
     uint32_t sw[4 * ((STRATA_MAX_DIM + 3) / 4)];
     for (int q = 0; q < 4 * nb; q++) sw[q] = c.w[q % 4][q / 4 * L + j];
     for (int d = 0; d < dim; d++)
-      y[d][j] = (k[d][j] + strata_uniform_unit(strata_uniform_field(sw, d, bits), bits)) * invM;
+      y[d][j] =
+          (k[d][j] + strata_uniform_unit(strata_uniform_field(sw, d, bits), bits, plan->ushift[d])) *
+          invM;
   }
 }
 

@@ -24,6 +24,7 @@ void launch_frozen(cuda_state *st, const strata_plan *plan, const strata_strat *
   KernelArgs a = n.a;
   a.iteration = plan->iteration;
   a.ubits = plan->ubits;
+  for (int d = 0; d < plan->problem->dim; d++) a.ushift[d] = plan->ushift[d];
   a.shift = plan->shift;
   for (int c = 0; plan->ncomp > 1 && c < plan->ncomp; c++) a.cshift[c] = plan->cshift[c];
   a.bad = &rec->bad;

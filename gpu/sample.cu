@@ -240,6 +240,7 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
     }
     a.xmap = st->xmap.p;
     a.jscale = pow((double)ninc, dim);
+    a.last_inc = ninc - 1;
   }
   if (plan->peaks) {
     int wrc = reserve_weights(st, a.total + channel_slots(plan));
@@ -251,6 +252,7 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
   a.seed = plan->seed;
   a.iteration = plan->iteration;
   a.ubits = plan->ubits;
+  for (int d = 0; d < dim; d++) a.ushift[d] = plan->ushift[d];
   a.shift = plan->shift;
   a.map_scale = plan->map_scale;
   if (plan->qmc) {

@@ -60,6 +60,7 @@ struct KernelArgs {
   unsigned long long seed;
   unsigned int iteration;
   int ubits;                 /* the plan's bits a coordinate (philox.h) */
+  double ushift[STRATA_MAX_DIM]; /* and each axis's grid shift (strata_uniform_shifts) */
   double shift;
   double map_scale;          /* the plan's (src/plan.h) */
   int shared_acc;            /* map sums in shared memory */
@@ -80,6 +81,7 @@ struct KernelArgs {
    * ninc (xmap_kernel), and the factor ninc^dim of the Jacobian. */
   const double2 *xmap;
   double jscale;
+  double last_inc;           /* ninc - 1 */
   /* The peak search's weights (kPhiloxTop): sample i's |J f| N / (n_h
    * nhcube), the weight |f| / g of the map alone, into wtop[i - first]. */
   double *wtop;
@@ -143,11 +145,27 @@ __device__ __forceinline__ void map_axis(const KernelArgs &a, int d, double y, d
 __device__ __forceinline__ void map_frozen(const KernelArgs &a, int d, double t, double *x,
                                            double &jac)
 {
-  int i = (int)t;
-  if (i >= a.ninc) i = a.ninc - 1;
+  /* floor(t) and its double without converting between double and int,
+   * which Hopper does at a quarter of its double rate: t + 2^52 rounded
+   * down is 2^52 + floor(t), whose low word is floor(t) (0 <= t < 2^31).
+   * The values are (int)t and (double)(int)t, bit for bit. */
+  const double r = __dadd_rd(t, 0x1p52);
+  int i = __double2loint(r);
+  double fl = r - 0x1p52;
+  if (i >= a.ninc) {
+    i = a.ninc - 1;
+    fl = a.last_inc;
+  }
   const double2 c = __ldg(a.xmap + (size_t)d * a.ninc + i);
-  x[d] = fma(t - i, c.y, c.x);
+  x[d] = fma(t - fl, c.y, c.x);
   jac *= c.y;
+}
+
+/* (double)v without a conversion instruction: 2^52 + v is the double whose
+ * high word is 2^52's and whose low word is v, exactly. */
+__device__ __forceinline__ double u32_double(uint32_t v)
+{
+  return __hiloint2double(0x43300000, (int)v) - 0x1p52;
 }
 
 /* The sums a thread keeps for its current hypercube: J f - shift and its
@@ -226,6 +244,11 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     constexpr bool PACKED = PTS == kPhiloxPacked && D > 0 && PB < 32;
     const int ubits = PACKED ? PB : D > 0 || ADAPT ? 32 : a.ubits;
     const double ustep = 1.0 / (double)(1ULL << ubits);
+    /* Where a field's grid sits on axis d: the plan's shift where the
+     * width may be packed, the midpoints (the 32-bit kernels') else. */
+    auto grid_shift = [&](int d) -> double {
+      return PACKED || (D == 0 && !ADAPT) ? a.ushift[d] : 0.5;
+    };
     /* Frozen Philox points: where the hypercube starts on each axis, in
      * units of increments (t = kt + v ninc / (M 2^ubits)). */
     constexpr bool FROZEN_PHILOX = !ADAPT && PHILOX;
@@ -236,7 +259,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
       if constexpr (FROZEN_PHILOX)
 #pragma unroll
         for (int d = 0; d < MAXD; d++)
-          if (d < dim) kt[d] = (k[d] + 0.5 * ustep) * tscale;
+          if (d < dim) kt[d] = (k[d] + grid_shift(d) * ustep) * tscale;
     }
     double acc[NS];
 #pragma unroll
@@ -256,7 +279,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         if constexpr (FROZEN_PHILOX)
 #pragma unroll
           for (int d = 0; d < MAXD; d++)
-            if (d < dim) kt[d] = (k[d] + 0.5 * ustep) * tscale;
+            if (d < dim) kt[d] = (k[d] + grid_shift(d) * ustep) * tscale;
       }
       double x[MAXD];
       int inc[MAXD];
@@ -265,7 +288,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         /* Coordinate d of the point from its uniform's bits v. */
         auto place = [&](int d, uint32_t v) {
           if constexpr (FROZEN_PHILOX)
-            map_frozen(a, d, fma((double)v, tscale * ustep, kt[d]), x, jac);
+            map_frozen(a, d, fma(u32_double(v), tscale * ustep, kt[d]), x, jac);
           else
             map_axis(a, d, (k[d] + ((double)v * ustep + 0.5 * ustep)) * a.invM, x, inc, jac);
         };

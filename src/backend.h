@@ -81,7 +81,8 @@ static inline void strata_sample_point(const strata_plan *plan, const int *k, in
 {
   const int dim = plan->problem->dim;
   const double invM = 1.0 / plan->strat->M;
-  strata_sample_uniforms(plan->seed, plan->iteration, (uint64_t)i, dim, plan->ubits, u);
+  strata_sample_uniforms(plan->seed, plan->iteration, (uint64_t)i, dim, plan->ubits,
+                         plan->ushift, u);
   for (int d = 0; d < dim; d++) y[d] = (k[d] + u[d]) * invM;
 }
 

@@ -121,7 +121,7 @@ STRATA_HD int strata_chan_point(const strata_channels *ch, uint64_t seed, uint32
   const int dim = ch->dim;
   const uint64_t key = strata_chan_splitmix64(seed ^ (STRATA_CHANNEL_TAG + (uint64_t)c));
   if (c == ch->nmode + 1) {
-    strata_sample_uniforms(key, k, (uint64_t)j, dim, 32, z);
+    strata_sample_uniforms(key, k, (uint64_t)j, dim, 32, NULL, z);
     return 1;
   }
   double n[STRATA_MAX_DIM + STRATA_CHANNEL_NU];

@@ -51,20 +51,22 @@ STRATA_HD void strata_philox4x32_10(uint32_t c[4], uint64_t seed)
  * 128 bits instead of two, 21 bits a coordinate; d = 5: 25; d = 9: two
  * blocks instead of three, 28).  STRATA_UNIFORM_PACKED_BITS(dim) is that
  * width, a constant expression; where it is 32 the packed and the plain
- * layouts are the same. */
+ * layouts are the same.  A field v of b bits becomes (v + s) 2^-b, s the
+ * iteration's shift of that axis (strata_uniform_shifts): the points lie
+ * on a grid of pitch 2^-b shifted at random, whose sum is the integral in
+ * expectation (doc/algorithm.md, "Random numbers"). */
 #define STRATA_UNIFORM_MIN_BITS 21
 #define STRATA_UNIFORM_PACKED_BITS(dim)                                                       \
   ((128 * ((STRATA_UNIFORM_MIN_BITS * (dim) + 127) / 128) / (dim)) < 32                       \
        ? (128 * ((STRATA_UNIFORM_MIN_BITS * (dim) + 127) / 128) / (dim))                      \
        : 32)
-/* The packed width is used only where every map increment still holds
- * 2^STRATA_UNIFORM_INC_BITS distinct positions of a coordinate: 2^bits M /
- * ninc >= 2^12, M hypercubes and ninc increments per axis.  The points
- * then lie on a grid of that pitch, whose quadrature error, from the
- * Jacobian's steps at increment edges, is some 1e-7 of the integral at
- * most, and far less where the map is smooth (doc/algorithm.md, "Random
- * numbers"). */
+/* The packed width is used only where every map increment holds
+ * 2^STRATA_UNIFORM_INC_BITS positions of a coordinate: 2^b M / ninc >=
+ * 2^12, M hypercubes and ninc increments per axis. */
 #define STRATA_UNIFORM_INC_BITS 12
+/* The counter tag of the shifts' Philox blocks: the samples' blocks are
+ * tagged 0..7, the QMC randomizations' 0x51000000 and 0x52000000. */
+#define STRATA_UNIFORM_SHIFT_TAG 0x53000000u
 
 /* The bits a coordinate's uniform takes: the packed width in dim where
  * the resolution allows it, else 32. */
@@ -95,17 +97,33 @@ STRATA_HD uint32_t strata_uniform_field(const uint32_t *w, int d, int bits)
   return (uint32_t)(v >> s) & ((1u << bits) - 1u);
 }
 
-/* bits random bits to a double strictly inside (0,1), (v + 1/2) 2^-bits:
- * STRATA_U32_TO_UNIT's value at 32 bits. */
-STRATA_HD double strata_uniform_unit(uint32_t v, int bits)
+/* An iteration's shift of each axis's grid, for bits < 32: a uniform in
+ * (0,1) of 32 bits, a function of (seed, iteration, axis); 1/2 (the
+ * grid's midpoints, STRATA_U32_TO_UNIT's offset) at 32 bits. */
+STRATA_HD void strata_uniform_shifts(uint64_t seed, uint32_t iteration, int dim, int bits,
+                                     double *shift)
 {
-  return ((double)v + 0.5) * (1.0 / (double)(UINT64_C(1) << bits));
+  for (int b = 0; 4 * b < dim; b++) {
+    uint32_t c[4] = {STRATA_UNIFORM_SHIFT_TAG + (uint32_t)b, iteration, 0u, 0u};
+    strata_philox4x32_10(c, seed);
+    for (int j = 0; j < 4 && 4 * b + j < dim; j++)
+      shift[4 * b + j] = bits == 32 ? 0.5 : STRATA_U32_TO_UNIT(c[j]);
+  }
+}
+
+/* A field v of bits bits with its axis's shift s to a double strictly
+ * inside (0,1), (v + s) 2^-bits, exactly (v + s has at most 53 bits):
+ * STRATA_U32_TO_UNIT's value at 32 bits and s = 1/2. */
+STRATA_HD double strata_uniform_unit(uint32_t v, int bits, double s)
+{
+  return ((double)v + s) * (1.0 / (double)(UINT64_C(1) << bits));
 }
 
 /* The dim uniforms of one sample, bits bits each (32, or
- * strata_uniform_bits's packed width). */
+ * strata_uniform_bits's packed width) with the axes' shifts (NULL at 32
+ * bits: the midpoints). */
 STRATA_HD void strata_sample_uniforms(uint64_t seed, uint32_t iteration, uint64_t index,
-                                      int dim, int bits, double *u)
+                                      int dim, int bits, const double *shift, double *u)
 {
   uint32_t w[4 * ((STRATA_MAX_DIM + 3) / 4)];
   const int nb = strata_uniform_blocks(dim, bits);
@@ -119,7 +137,8 @@ STRATA_HD void strata_sample_uniforms(uint64_t seed, uint32_t iteration, uint64_
     for (int j = 0; j < 4; j++) w[4 * b + j] = c[j];
   }
   if (bits == 32) return;
-  for (int d = 0; d < dim; d++) u[d] = strata_uniform_unit(strata_uniform_field(w, d, bits), bits);
+  for (int d = 0; d < dim; d++)
+    u[d] = strata_uniform_unit(strata_uniform_field(w, d, bits), bits, shift[d]);
 }
 #ifdef __cplusplus
 }

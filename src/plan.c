@@ -215,6 +215,7 @@ void strata_plan_make(strata_run *r, strata_plan *p)
   p->ubits = !p->adapt && !p->qmc && r->packed_uniforms
                  ? strata_uniform_bits(r->problem.dim, strata_map_res(p->map), p->strat->M)
                  : 32;
+  strata_uniform_shifts(p->seed, p->iteration, r->problem.dim, p->ubits, p->ushift);
   p->gather_levels = p->reallocate && where != STRATA_ADAPT_BACKEND &&
                      combine == STRATA_COMBINE_PARTS && r->comm->size > 1;
   p->next_alike = next_alike(r, combine);

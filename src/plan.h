@@ -74,6 +74,7 @@ typedef struct strata_plan {
    * an iteration that does not train the map the packed width where the
    * map's resolution allows it (strata_uniform_bits). */
   int ubits;
+  double ushift[STRATA_MAX_DIM]; /* each axis's grid shift at ubits (strata_uniform_shifts) */
   strata_estimator estimator;
   int ncomp;                 /* components summed: 1 for a scalar integrand */
   /* The sampling channels whose mixture draws the points, each sample then

@@ -40,7 +40,7 @@ START_TEST(test_uniforms_layout)
   const uint64_t seed = 0x0123456789abcdefULL, index = 0x1234567890ULL;
   const uint32_t itn = 7;
   double u[6];
-  strata_sample_uniforms(seed, itn, index, 6, 32, u);
+  strata_sample_uniforms(seed, itn, index, 6, 32, NULL, u);
   for (uint32_t b = 0; b < 2; b++) {
     uint32_t c[4] = {b, itn, (uint32_t)index, (uint32_t)(index >> 32)};
     strata_philox4x32_10(c, seed);
@@ -77,15 +77,16 @@ START_TEST(test_packed_layout)
       strata_philox4x32_10(c, seed);
       for (int j = 0; j < 4; j++) w[4 * k + j] = c[j];
     }
-    double u[STRATA_MAX_DIM];
-    strata_sample_uniforms(seed, itn, index, dim, b, u);
+    double u[STRATA_MAX_DIM], shift[STRATA_MAX_DIM];
+    strata_uniform_shifts(seed, itn, dim, b, shift);
+    strata_sample_uniforms(seed, itn, index, dim, b, shift, u);
     for (int d = 0; d < dim; d++) {
       uint64_t v = 0;
       for (int t = 0; t < b; t++) {
         const int bit = d * b + t;
         v |= (uint64_t)((w[bit / 32] >> (bit % 32)) & 1u) << t;
       }
-      const double expect = ldexp((double)v + 0.5, -b);
+      const double expect = ldexp((double)v + shift[d], -b);
       ck_assert_msg(u[d] == expect, "dim %d coordinate %d: %.17g != %.17g", dim, d, u[d],
                     expect);
       ck_assert(u[d] > 0.0 && u[d] < 1.0);
@@ -129,9 +130,10 @@ START_TEST(test_packed_mean_and_variance)
   const int n = 200000, dims[2] = {6, 9};
   for (int t = 0; t < 2; t++) {
     const int dim = dims[t], b = STRATA_UNIFORM_PACKED_BITS(dim);
-    double s[9] = {0}, s2[9] = {0}, u[9];
+    double s[9] = {0}, s2[9] = {0}, u[9], shift[9];
+    strata_uniform_shifts(7, 2, dim, b, shift);
     for (int i = 0; i < n; i++) {
-      strata_sample_uniforms(7, 2, (uint64_t)i, dim, b, u);
+      strata_sample_uniforms(7, 2, (uint64_t)i, dim, b, shift, u);
       for (int d = 0; d < dim; d++) {
         s[d] += u[d];
         s2[d] += u[d] * u[d];
@@ -151,10 +153,10 @@ START_TEST(test_streams_differ)
 {
   /* Neighbouring samples, iterations and seeds must not share uniforms. */
   double a[4], b[4], c[4], d[4];
-  strata_sample_uniforms(1, 0, 0, 4, 32, a);
-  strata_sample_uniforms(1, 0, 1, 4, 32, b);
-  strata_sample_uniforms(1, 1, 0, 4, 32, c);
-  strata_sample_uniforms(2, 0, 0, 4, 32, d);
+  strata_sample_uniforms(1, 0, 0, 4, 32, NULL, a);
+  strata_sample_uniforms(1, 0, 1, 4, 32, NULL, b);
+  strata_sample_uniforms(1, 1, 0, 4, 32, NULL, c);
+  strata_sample_uniforms(2, 0, 0, 4, 32, NULL, d);
   for (int i = 0; i < 4; i++) {
     ck_assert(a[i] != b[i]);
     ck_assert(a[i] != c[i]);
@@ -170,7 +172,7 @@ START_TEST(test_mean_and_variance)
   const int n = 250000;
   double s = 0, s2 = 0, u[4];
   for (int i = 0; i < n; i++) {
-    strata_sample_uniforms(42, 3, (uint64_t)i, 4, 32, u);
+    strata_sample_uniforms(42, 3, (uint64_t)i, 4, 32, NULL, u);
     for (int j = 0; j < 4; j++) {
       s += u[j];
       s2 += u[j] * u[j];

@@ -91,9 +91,11 @@ static void compare_widths(strata_plan *plan, int64_t h0)
 {
   const int packed = STRATA_UNIFORM_PACKED_BITS(plan->problem->dim);
   plan->ubits = 32;
+  strata_uniform_shifts(plan->seed, plan->iteration, plan->problem->dim, 32, plan->ushift);
   compare(plan, h0);
   if (packed == 32) return;
   plan->ubits = packed;
+  strata_uniform_shifts(plan->seed, plan->iteration, plan->problem->dim, packed, plan->ushift);
   compare(plan, h0);
   plan->ubits = 32;
 }
