@@ -240,7 +240,6 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
     }
     a.xmap = st->xmap.p;
     a.jscale = pow((double)ninc, dim);
-    a.last_inc = ninc - 1;
   }
   if (plan->peaks) {
     int wrc = reserve_weights(st, a.total + channel_slots(plan));

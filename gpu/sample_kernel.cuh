@@ -81,7 +81,6 @@ struct KernelArgs {
    * ninc (xmap_kernel), and the factor ninc^dim of the Jacobian. */
   const double2 *xmap;
   double jscale;
-  double last_inc;           /* ninc - 1 */
   /* The peak search's weights (kPhiloxTop): sample i's |J f| N / (n_h
    * nhcube), the weight |f| / g of the map alone, into wtop[i - first]. */
   double *wtop;
@@ -145,27 +144,11 @@ __device__ __forceinline__ void map_axis(const KernelArgs &a, int d, double y, d
 __device__ __forceinline__ void map_frozen(const KernelArgs &a, int d, double t, double *x,
                                            double &jac)
 {
-  /* floor(t) and its double without converting between double and int,
-   * which Hopper does at a quarter of its double rate: t + 2^52 rounded
-   * down is 2^52 + floor(t), whose low word is floor(t) (0 <= t < 2^31).
-   * The values are (int)t and (double)(int)t, bit for bit. */
-  const double r = __dadd_rd(t, 0x1p52);
-  int i = __double2loint(r);
-  double fl = r - 0x1p52;
-  if (i >= a.ninc) {
-    i = a.ninc - 1;
-    fl = a.last_inc;
-  }
+  int i = (int)t;
+  if (i >= a.ninc) i = a.ninc - 1;
   const double2 c = __ldg(a.xmap + (size_t)d * a.ninc + i);
-  x[d] = fma(t - fl, c.y, c.x);
+  x[d] = fma(t - i, c.y, c.x);
   jac *= c.y;
-}
-
-/* (double)v without a conversion instruction: 2^52 + v is the double whose
- * high word is 2^52's and whose low word is v, exactly. */
-__device__ __forceinline__ double u32_double(uint32_t v)
-{
-  return __hiloint2double(0x43300000, (int)v) - 0x1p52;
 }
 
 /* The sums a thread keeps for its current hypercube: J f - shift and its
@@ -288,7 +271,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         /* Coordinate d of the point from its uniform's bits v. */
         auto place = [&](int d, uint32_t v) {
           if constexpr (FROZEN_PHILOX)
-            map_frozen(a, d, fma(u32_double(v), tscale * ustep, kt[d]), x, jac);
+            map_frozen(a, d, fma((double)v, tscale * ustep, kt[d]), x, jac);
           else
             map_axis(a, d, (k[d] + ((double)v * ustep + 0.5 * ustep)) * a.invM, x, inc, jac);
         };
