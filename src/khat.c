@@ -22,6 +22,41 @@ double strata_khat_limit(int64_t S)
   return fmin(1.0 - 1.0 / log10((double)S), 0.7);
 }
 
+/* The mean of log1p(-b x_i) over x[0..n), with one logarithm per
+ * LOG_RUN terms: the fit takes it at each of its grid's 30 + sqrt(n)
+ * points, where a log1p a term would be most of the fit's cost.  The terms of a run
+ * are multiplied as P = prod (1 - b x_i) and as Y = P - 1 (Y <- Y + y + Y y,
+ * which keeps the relative precision of terms near 0, where P rounds them
+ * off); log1p(Y) is taken where P is near 1 and log(P) elsewhere, and a
+ * run whose product leaves the normal range falls back to a log1p a
+ * term.  Either way a run's sum is within a few ulp of its terms'. */
+#define LOG_RUN 8
+#define LOG_LANES 4 /* runs side by side, for the instructions' overlap */
+static double mean_log1p(double b, const double *x, int64_t n)
+{
+  double s = 0.0;
+  int64_t i = 0;
+  for (; i + LOG_RUN * LOG_LANES <= n; i += LOG_RUN * LOG_LANES) {
+    double P[LOG_LANES], Y[LOG_LANES];
+    for (int l = 0; l < LOG_LANES; l++) P[l] = 1.0, Y[l] = 0.0;
+    for (int r = 0; r < LOG_RUN; r++)
+      for (int l = 0; l < LOG_LANES; l++) {
+        const double y = -b * x[i + l * LOG_RUN + r];
+        P[l] *= 1.0 + y;
+        Y[l] += y + Y[l] * y;
+      }
+    for (int l = 0; l < LOG_LANES; l++) {
+      if (P[l] > DBL_MIN && P[l] < DBL_MAX) {
+        s += fabs(Y[l]) < 0.5 ? log1p(Y[l]) : log(P[l]);
+        continue;
+      }
+      for (int r = 0; r < LOG_RUN; r++) s += log1p(-b * x[i + l * LOG_RUN + r]);
+    }
+  }
+  for (; i < n; i++) s += log1p(-b * x[i]);
+  return s / (double)n;
+}
+
 /* Zhang and Stephens' k for the exceedances x[0..n) in ascending order. */
 static double gpd_fit(const double *x, int64_t n)
 {
@@ -33,26 +68,26 @@ static double gpd_fit(const double *x, int64_t n)
   double *k = b + mq, *l = k + mq;
   for (int j = 0; j < mq; j++) {
     b[j] = (1.0 - sqrt(mq / (j + 1 - 0.5))) / (3.0 * q) + 1.0 / x[n - 1];
-    double s = 0.0;
-    for (int64_t i = 0; i < n; i++) s += log1p(-b[j] * x[i]);
-    k[j] = s / (double)n;
+    k[j] = mean_log1p(b[j], x, n);
     l[j] = (double)n * (log(-b[j] / k[j]) - k[j] - 1.0);
   }
-  /* The weights 1 / sum_j exp(l_j - l_i), those below 10 eps dropped. */
+  /* The weights 1 / sum_j exp(l_j - l_i), as exp(l_i - L) / sum_j exp(l_j
+   * - L) with L the largest l: an exponential a grid point, not mq of them;
+   * those below 10 eps dropped. */
+  double L = -INFINITY, esum = 0.0;
+  for (int j = 0; j < mq; j++)
+    if (l[j] > L) L = l[j];
+  for (int j = 0; j < mq; j++) esum += exp(l[j] - L);
   double wsum = 0.0, bpost = 0.0;
   for (int i = 0; i < mq; i++) {
-    double s = 0.0;
-    for (int j = 0; j < mq; j++) s += exp(l[j] - l[i]);
-    const double w = 1.0 / s;
+    const double w = exp(l[i] - L) / esum;
     if (!(w >= 10.0 * DBL_EPSILON)) continue;
     wsum += w;
     bpost += b[i] * w;
   }
   free(b);
   bpost /= wsum;
-  double s = 0.0;
-  for (int64_t i = 0; i < n; i++) s += log1p(-bpost * x[i]);
-  const double kk = s / (double)n;
+  const double kk = mean_log1p(bpost, x, n);
   return ((double)n * kk + 10.0 * 0.5) / ((double)n + 10.0);
 }
 
