@@ -220,13 +220,14 @@ static void cut(strata_khat_top *t)
       if (tie[i] > last) last = tie[i];
   }
   int64_t j = 0;
-  const size_t row = sizeof(double) * (size_t)t->dim;
+  const int dim = t->dim;
   for (int64_t i = 0; i < n; i++) {
     if (!(t->w[i] > wk || (t->w[i] == wk && t->index[i] <= last))) continue;
     if (j != i) {
       t->w[j] = t->w[i];
       t->index[j] = t->index[i];
-      if (t->dim > 0) memcpy(t->x + j * t->dim, t->x + i * t->dim, row);
+      /* A row of a few doubles: a loop, where memcpy would be a call. */
+      for (int d = 0; d < dim; d++) t->x[j * dim + d] = t->x[i * dim + d];
     }
     j++;
   }
@@ -241,17 +242,23 @@ void strata_khat_top_settle(strata_khat_top *t)
   if (t->n > t->cap) cut(t);
 }
 
-void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x)
+double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index)
 {
-  if (!strata_khat_top_wants(t, w, index)) return;
+  if (!strata_khat_top_wants(t, w, index)) return NULL;
   if (t->n == 2 * t->cap) {
     cut(t);
-    if (!strata_khat_top_wants(t, w, index)) return;
+    if (!strata_khat_top_wants(t, w, index)) return NULL;
   }
   const int64_t slot = t->n++;
   t->w[slot] = w;
   t->index[slot] = index;
-  if (x && t->dim > 0) memcpy(t->x + slot * t->dim, x, sizeof(double) * (size_t)t->dim);
+  return t->x + slot * t->dim;
+}
+
+void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x)
+{
+  double *row = strata_khat_top_slot(t, w, index);
+  if (row && x && t->dim > 0) memcpy(row, x, sizeof(double) * (size_t)t->dim);
 }
 
 void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other)

@@ -57,6 +57,9 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim);
 void strata_khat_top_free(strata_khat_top *t);
 void strata_khat_top_clear(strata_khat_top *t);
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x);
+/* strata_khat_top_add without the point: the entry's dim doubles, for the
+ * caller to write its point into, or NULL where t does not keep w. */
+double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index);
 /* The least weight the list keeps since its last cut; -inf before one. */
 static inline double strata_khat_top_least(const strata_khat_top *t)
 {
