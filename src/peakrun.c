@@ -297,7 +297,15 @@ int strata_peakrun_combine(strata_run *r, strata_plan *p)
       pk->short_of[k] |= pk->ch.n[c] < strata_channels_nmin(&pk->ch);
   }
   pk->npoints[k] = (double)points(r, p);
-  pk->khat[k] = strata_khat_top_fit(&pk->top, (int64_t)pk->npoints[k]);
+  /* A warm-up iteration is never kept: no claim and no report reads its
+   * k-hat, and the fit is the dearest part of the list's upkeep.  Its list
+   * is sorted all the same: the search's round takes its starts from it. */
+  if (k < r->ravg.skip) {
+    strata_khat_top_sort(&pk->top); /* without memory, as the fit: unsorted */
+    pk->khat[k] = NAN;
+  } else {
+    pk->khat[k] = strata_khat_top_fit(&pk->top, (int64_t)pk->npoints[k]);
+  }
   const strata_khat_top *t = &pk->top;
   pk->spread[k] = t->n > 1 && t->w[t->n - 1] > 0.0 ? t->w[0] / t->w[t->n - 1] : INFINITY;
   pk->nchannels[k] = pk->active ? strata_channels_count(&pk->ch) : 1;
