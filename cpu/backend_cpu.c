@@ -223,16 +223,31 @@ static void keep_largest(peaks_acc *acc, int dim, double w, int64_t index, const
   strata_khat_top_add(acc->top, w, index, zf);
 }
 
-/* A sample of the map alone whose weight w ranks above the least of the
- * largest weights' list so far: into the list, with its point x (in the
- * box) in the unit cube.  Returns the list's least since.  A few samples
- * in a thousand come here once the list is full, so it stays out of the
- * sampling loop's code. */
+/* The list's least weight as a bar to the map's value |f jac|, per sample
+ * of a hypercube: w = |f jac| N / (n_h nhcube) ranks at least as high as
+ * least only where |f jac| >= n_h least nhcube / N, n_h times this.  It is
+ * set a part in 1e12 low, below the roundings of either side, so that the
+ * bar passes every sample the list could keep; the weight itself is made
+ * only for the few it passes. */
+static inline double map_bar(const strata_plan *plan, double least)
+{
+  return least * ((double)plan->strat->nhcube / (double)plan->strat->total) * (1.0 - 1e-12);
+}
+
+/* A sample of the map alone, sample index in hypercube h, whose value
+ * passed the bar: its weight |f| vol / g_map = |f| jac N / (n_h nhcube)
+ * into the largest weights' list where that keeps it, with its point x
+ * (in the box) in the unit cube.  Returns the list's least since.  A few
+ * samples in a thousand come here once the list is full, so it stays out
+ * of the sampling loop's code. */
 static void unit_point(const strata_plan *plan, const double *x, double *z);
 static __attribute__((noinline)) double keep_map_sample(const strata_plan *plan, peaks_acc *acc,
-                                                        double w, int64_t index,
-                                                        const double *x, double f)
+                                                        int64_t h, int64_t index,
+                                                        const double *x, double f, double jac)
 {
+  const int64_t *start = plan->strat->start;
+  const double N = (double)plan->strat->total, nhc = (double)plan->strat->nhcube;
+  const double w = fabs(f) * jac * (N / ((double)(start[h + 1] - start[h]) * nhc));
   double *row = strata_khat_top_slot(acc->top, w, index);
   if (row) {
     unit_point(plan, x, row);
@@ -251,12 +266,12 @@ static void unit_point(const strata_plan *plan, const double *x, double *z)
 /* Samples i0 .. i0 + n - 1 with values fv (nc each) at Jacobians jac into
  * their cells' sums, in sample order; the squares for the map's sums into
  * w2.  With top (a scalar integrand on the map alone, with the peak
- * search), each sample's weight |f| vol / g_map = |f| jac N / (n_h nhcube)
- * into the list of the largest too, in the same pass: a weight costs a
- * product and a comparison with the list's least, and the point x (in the
- * box) is made only for one the list keeps.  Returns the first sample
- * whose value is not finite (*bad its component), or -1.  Always inlined,
- * so that nc = 1 makes the scalar integrand's loop of its own. */
+ * search), each sample's weight into the list of the largest too, in the
+ * same pass: a sample costs a comparison of |f jac| with the hypercube's
+ * bar (map_bar), and its weight and point are made only where it passes.
+ * Returns the first sample whose value is not finite (*bad its
+ * component), or -1.  Always inlined, so that nc = 1 makes the scalar
+ * integrand's loop of its own. */
 static inline __attribute__((always_inline)) int64_t
 add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *jac,
           const double *fv, double *w2, cell_sums *cs, int *bad, peaks_acc *top,
@@ -264,11 +279,10 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
 {
   const int64_t *start = plan->strat->start;
   const int dim = plan->problem->dim;
-  const double N = (double)plan->strat->total, nhc = (double)plan->strat->nhcube;
-  double per = 0.0, least = 0.0;
+  double per_sample = 0.0, bar = 0.0; /* map_bar, and n_h times it */
   if (top) {
-    per = N / ((double)(start[cs->h + 1] - start[cs->h]) * nhc);
-    least = strata_khat_top_least(top->top);
+    per_sample = map_bar(plan, strata_khat_top_least(top->top));
+    bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
   }
   /* The running sums in a local, which the compiler keeps in registers. */
   double sum[2] = {cs->sum[0], cs->sum[1]};
@@ -278,14 +292,15 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
       cs->sum[1] = sum[1];
       cell_close(plan, nc, cs);
       sum[0] = sum[1] = 0.0;
-      if (top) per = N / ((double)(start[cs->h + 1] - start[cs->h]) * nhc);
+      if (top) bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
     }
     *bad = cs->cst ? add_streamed(plan, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
                    : add_values(plan, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
     if (*bad >= 0) return j;
-    if (top) {
-      const double w = fabs(fv[j]) * jac[j] * per;
-      if (w >= least) least = keep_map_sample(plan, top, w, i0 + j, x + j * dim, fv[j]);
+    if (top && fabs(fv[j] * jac[j]) >= bar) {
+      per_sample = map_bar(plan, keep_map_sample(plan, top, cs->h, i0 + j, x + j * dim, fv[j],
+                                                 jac[j]));
+      bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
     }
   }
   cs->sum[0] = sum[0];
@@ -448,8 +463,10 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
     problem_values(pr, n, sc->x, nc, sc->fv);
     if (acc && plan->channels) weigh_map_batch(plan, i0, n, sc, &hw, acc);
     int bad;
-    const int64_t j = add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad,
-                                acc && !plan->channels ? acc : NULL, sc->x);
+    /* The map alone weighed in its own copy of the loop. */
+    const int64_t j = acc && !plan->channels
+                          ? add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, acc, sc->x)
+                          : add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, NULL, NULL);
     if (j >= 0) {
       mark_bad(st, i0 + j, sc->fv[j * nc + bad], nc > 1 ? bad : -1, sc->x + j * dim, dim);
       memset(sc->map, 0, sizeof(map_cell) * sc->cells); /* as the next chunk expects it */
