@@ -168,31 +168,47 @@ static int above(const strata_khat_top *t, int64_t a, int64_t b)
   return t->w[a] > t->w[b] || (t->w[a] == t->w[b] && t->index[a] < t->index[b]);
 }
 
-/* The k-th largest of v[0 .. n) (1 <= k <= n), v rearranged (Hoare's
- * selection on the values alone, pivot the median of three: a list sorted
- * before its appends is no worst case). */
+/* The k-th largest of v[0 .. n) (1 <= k <= n, no NaN), v rearranged:
+ * Hoare's selection with partitions that do not branch on the values (a
+ * list's weights near its least are in no order a branch predictor could
+ * learn, and a mispredicted branch an element cost more than the rest of
+ * the cut), pivot the median of three.  Each round moves the values above
+ * the pivot to the front, then, where the k-th is not among them, those
+ * equal to it: ties end a round, not the selection's progress. */
 static double kth_largest(double *v, int64_t n, int64_t k)
 {
-  int64_t lo = 0, hi = n - 1;
+  int64_t lo = 0, hi = n; /* the k-th lies in v[lo .. hi) */
   const int64_t want = k - 1;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    double a = v[lo], b = v[mid], c = v[hi];
+  while (hi - lo > 8) {
+    const double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
     const double pivot = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
-    int64_t i = lo, j = hi;
-    while (i <= j) {
-      while (v[i] > pivot) i++;
-      while (v[j] < pivot) j--;
-      if (i <= j) {
-        const double t = v[i];
-        v[i++] = v[j];
-        v[j--] = t;
-      }
+    int64_t above = lo;
+    for (int64_t i = lo; i < hi; i++) {
+      const double t = v[i];
+      v[i] = v[above];
+      v[above] = t;
+      above += t > pivot;
     }
-    if (want <= j) hi = j;
-    else if (want >= i) lo = i;
-    else return v[want];
+    if (want < above) {
+      hi = above;
+      continue;
+    }
+    int64_t equal = above;
+    for (int64_t i = above; i < hi; i++) {
+      const double t = v[i];
+      v[i] = v[equal];
+      v[equal] = t;
+      equal += t == pivot;
+    }
+    if (want < equal) return pivot;
+    lo = equal;
   }
+  for (int64_t i = lo + 1; i < hi; i++) /* a few left: sorted, largest first */
+    for (int64_t j = i; j > lo && v[j] > v[j - 1]; j--) {
+      const double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
   return v[want];
 }
 
@@ -209,9 +225,10 @@ static void cut(strata_khat_top *t)
    * (k - nabove) of the smallest indices, the largest of which is the
    * least entry kept. */
   int64_t nabove = 0, ties = 0, *tie = t->order;
-  for (int64_t i = 0; i < n; i++) {
-    if (t->w[i] > wk) nabove++;
-    else if (t->w[i] == wk) tie[ties++] = t->index[i];
+  for (int64_t i = 0; i < n; i++) { /* without branches, as the selection */
+    nabove += t->w[i] > wk;
+    tie[ties] = t->index[i];
+    ties += t->w[i] == wk;
   }
   const int64_t keep_ties = k - nabove;
   int64_t last = INT64_MIN;
@@ -222,17 +239,18 @@ static void cut(strata_khat_top *t)
     for (int64_t i = 0; i < ties; i++)
       if (tie[i] > last) last = tie[i];
   }
+  /* Every entry is copied to the next place and the place taken where it
+   * stays: a branch on whether it stays would be mispredicted half the
+   * time.  A row of a few doubles is a loop, where memcpy would be a call. */
   int64_t j = 0;
   const int dim = t->dim;
   for (int64_t i = 0; i < n; i++) {
-    if (!(t->w[i] > wk || (t->w[i] == wk && t->index[i] <= last))) continue;
-    if (j != i) {
-      t->w[j] = t->w[i];
-      t->index[j] = t->index[i];
-      /* A row of a few doubles: a loop, where memcpy would be a call. */
-      for (int d = 0; d < dim; d++) t->x[j * dim + d] = t->x[i * dim + d];
-    }
-    j++;
+    const double w = t->w[i];
+    const int64_t index = t->index[i];
+    t->w[j] = w;
+    t->index[j] = index;
+    for (int d = 0; d < dim; d++) t->x[j * dim + d] = t->x[i * dim + d];
+    j += w > wk || (w == wk && index <= last);
   }
   t->n = j;
   t->cut = 1;
