@@ -289,11 +289,32 @@ void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other)
                         other->dim == t->dim ? other->x + i * other->dim : NULL);
 }
 
-static _Thread_local const strata_khat_top *sorting; /* qsort has no context argument */
-static int slot_order(const void *a, const void *b)
+/* The slots a[0 .. n) in ranking order, largest first: a merge sort with
+ * the ranking inline, whose merges pick their next slot without a branch
+ * on the weights (qsort's calls to a comparison were most of the sort's
+ * cost).  tmp has room for n; returns the array that holds the result. */
+static int64_t *sort_slots(const strata_khat_top *t, int64_t *a, int64_t *tmp, int64_t n)
 {
-  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return above(sorting, y, x) - above(sorting, x, y); /* largest first */
+  int64_t *src = a, *dst = tmp;
+  for (int64_t width = 1; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      const int64_t mid = lo + width < n ? lo + width : n;
+      const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) {
+        const int right = above(t, src[j], src[i]);
+        dst[k++] = right ? src[j] : src[i];
+        j += right;
+        i += !right;
+      }
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    int64_t *swap = src;
+    src = dst;
+    dst = swap;
+  }
+  return src;
 }
 
 int strata_khat_top_sort(strata_khat_top *t)
@@ -304,11 +325,11 @@ int strata_khat_top_sort(strata_khat_top *t)
   double *w = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
   int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
   double *x = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)(t->dim > 0 ? t->dim : 1));
-  const int ok = w && idx && x;
+  int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  const int ok = w && idx && x && tmp;
   if (ok) {
     for (int64_t i = 0; i < n; i++) order[i] = i;
-    sorting = t;
-    qsort(order, (size_t)n, sizeof *order, slot_order);
+    order = sort_slots(t, order, tmp, n);
     for (int64_t i = 0; i < n; i++) {
       w[i] = t->w[order[i]];
       idx[i] = t->index[order[i]];
@@ -327,6 +348,7 @@ int strata_khat_top_sort(strata_khat_top *t)
   free(w);
   free(idx);
   free(x);
+  free(tmp);
   return ok ? STRATA_OK
             : strata_error(STRATA_ENOMEM, "k-hat: no memory to sort %lld weights", (long long)n);
 }
