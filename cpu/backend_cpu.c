@@ -464,9 +464,10 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
     if (acc && plan->channels) weigh_map_batch(plan, i0, n, sc, &hw, acc);
     int bad;
     /* The map alone weighed in its own copy of the loop. */
-    const int64_t j = acc && !plan->channels
-                          ? add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, acc, sc->x)
-                          : add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, NULL, NULL);
+    const int64_t j =
+        acc && !plan->channels
+            ? add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, acc, sc->x)
+            : add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, NULL, NULL);
     if (j >= 0) {
       mark_bad(st, i0 + j, sc->fv[j * nc + bad], nc > 1 ? bad : -1, sc->x + j * dim, dim);
       memset(sc->map, 0, sizeof(map_cell) * sc->cells); /* as the next chunk expects it */
