@@ -136,11 +136,14 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim)
   t->x = malloc(sizeof(double) * room * (size_t)(dim > 0 ? dim : 1));
   t->order = malloc(sizeof(int64_t) * room);
   t->scratch = malloc(sizeof(double) * room);
-  if (!t->w || !t->index || !t->x || !t->order || !t->scratch) {
+  t->slot = malloc(sizeof(int64_t) * room);
+  t->spare = malloc(sizeof(int64_t) * room);
+  if (!t->w || !t->index || !t->x || !t->order || !t->scratch || !t->slot || !t->spare) {
     strata_khat_top_free(t);
     return strata_error(STRATA_ENOMEM, "k-hat: no memory for the %lld largest weights",
                         (long long)cap);
   }
+  strata_khat_top_clear(t);
   return STRATA_OK;
 }
 
@@ -151,13 +154,24 @@ void strata_khat_top_free(strata_khat_top *t)
   free(t->x);
   free(t->order);
   free(t->scratch);
+  free(t->slot);
+  free(t->spare);
   memset(t, 0, sizeof *t);
+}
+
+/* Rows n .. room - 1 spare, row n the next taken. */
+static void spare_from(strata_khat_top *t, int64_t n)
+{
+  const int64_t room = 2 * t->cap;
+  t->nspare = room - n;
+  for (int64_t k = 0; k < t->nspare; k++) t->spare[k] = room - 1 - k;
 }
 
 void strata_khat_top_clear(strata_khat_top *t)
 {
   t->n = 0;
   t->cut = 0;
+  spare_from(t, 0);
 }
 
 /* Entry a ranks above entry b: a larger weight, or the same weight at a
@@ -240,17 +254,19 @@ static void cut(strata_khat_top *t)
       if (tie[i] > last) last = tie[i];
   }
   /* Every entry is copied to the next place and the place taken where it
-   * stays: a branch on whether it stays would be mispredicted half the
-   * time.  A row of a few doubles is a loop, where memcpy would be a call. */
+   * stays, its row spare where it does not: a branch on whether it stays
+   * would be mispredicted half the time.  The rows stay where they are. */
   int64_t j = 0;
-  const int dim = t->dim;
   for (int64_t i = 0; i < n; i++) {
     const double w = t->w[i];
-    const int64_t index = t->index[i];
+    const int64_t index = t->index[i], row = t->slot[i];
+    const int stays = w > wk || (w == wk && index <= last);
     t->w[j] = w;
     t->index[j] = index;
-    for (int d = 0; d < dim; d++) t->x[j * dim + d] = t->x[i * dim + d];
-    j += w > wk || (w == wk && index <= last);
+    t->slot[j] = row;
+    t->spare[t->nspare] = row;
+    j += stays;
+    t->nspare += !stays;
   }
   t->n = j;
   t->cut = 1;
@@ -270,10 +286,11 @@ double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index)
     cut(t);
     if (!strata_khat_top_wants(t, w, index)) return NULL;
   }
-  const int64_t slot = t->n++;
-  t->w[slot] = w;
-  t->index[slot] = index;
-  return t->x + slot * t->dim;
+  const int64_t i = t->n++, row = t->spare[--t->nspare];
+  t->w[i] = w;
+  t->index[i] = index;
+  t->slot[i] = row;
+  return t->x + row * t->dim;
 }
 
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x)
@@ -286,7 +303,7 @@ void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other)
 {
   for (int64_t i = 0; i < other->n; i++)
     strata_khat_top_add(t, other->w[i], other->index[i],
-                        other->dim == t->dim ? other->x + i * other->dim : NULL);
+                        other->dim == t->dim ? strata_khat_top_point(other, i) : NULL);
 }
 
 /* The slots a[0 .. n) in ranking order, largest first: a merge sort with
@@ -334,11 +351,14 @@ int strata_khat_top_sort(strata_khat_top *t)
       w[i] = t->w[order[i]];
       idx[i] = t->index[order[i]];
       if (t->dim > 0)
-        memcpy(x + i * t->dim, t->x + order[i] * t->dim, sizeof(double) * (size_t)t->dim);
+        memcpy(x + i * t->dim, strata_khat_top_point(t, order[i]),
+               sizeof(double) * (size_t)t->dim);
     }
     memcpy(t->w, w, sizeof(double) * (size_t)n);
     memcpy(t->index, idx, sizeof(int64_t) * (size_t)n);
     if (t->dim > 0) memcpy(t->x, x, sizeof(double) * (size_t)n * (size_t)t->dim);
+    for (int64_t i = 0; i < n; i++) t->slot[i] = i;
+    spare_from(t, n);
     if (n == t->cap) { /* full: its last is the least it keeps */
       t->cut = 1;
       t->least_w = t->w[n - 1];

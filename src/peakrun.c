@@ -263,7 +263,7 @@ static int gather_tops(strata_run *r, strata_peakrun *pk)
     double *e = mine + 1 + i * w;
     e[0] = t->w[i];
     e[1] = (double)t->index[i];
-    memcpy(e + 2, t->x + i * t->dim, sizeof(double) * (size_t)t->dim);
+    memcpy(e + 2, strata_khat_top_point(t, i), sizeof(double) * (size_t)t->dim);
   }
   if (comm->allgather(comm, pk->gather, off) != 0)
     return strata_error(STRATA_ECOMM, "rank %d: gathering the largest weights failed",
@@ -334,8 +334,8 @@ int strata_peakrun_after(strata_run *r, const strata_plan *p)
       return strata_error(STRATA_ENOMEM, "out of memory for the search's candidates");
     }
     for (int64_t i = 0; i < t->n; i++) {
-      memcpy(y + i * dim, t->x + i * t->dim, sizeof(double) * (size_t)dim);
-      f[i] = t->x[i * t->dim + dim];
+      memcpy(y + i * dim, strata_khat_top_point(t, i), sizeof(double) * (size_t)dim);
+      f[i] = strata_khat_top_point(t, i)[dim];
     }
     ranks_evaluator ev = {{r->backend, &r->problem}, r->comm};
     int rc = strata_search_round(pk->search, t->n, y, f, 0, evaluate_on_ranks, &ev);
