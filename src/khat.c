@@ -306,10 +306,11 @@ void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other)
                         other->dim == t->dim ? strata_khat_top_point(other, i) : NULL);
 }
 
-/* The slots a[0 .. n) in ranking order, largest first: a merge sort with
- * the ranking inline, whose merges pick their next slot without a branch
- * on the weights (qsort's calls to a comparison were most of the sort's
- * cost).  tmp has room for n; returns the array that holds the result. */
+/* The entries a[0 .. n) in ranking order, largest first: a merge sort
+ * with the ranking inline, whose merges pick their next entry without a
+ * branch on the weights (with qsort, its calls to a comparison would be
+ * most of the sort's cost).  tmp has room for n; returns the array that
+ * holds the result. */
 static int64_t *sort_slots(const strata_khat_top *t, int64_t *a, int64_t *tmp, int64_t n)
 {
   int64_t *src = a, *dst = tmp;
