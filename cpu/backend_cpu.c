@@ -204,16 +204,86 @@ static inline void cell_close(const strata_plan *plan, int nc, cell_sums *cs)
   cs->h++;
 }
 
+/* What a chunk or block of a run with the peak search adds up besides the
+ * hypercubes' sums: per channel the sums of (alpha_c g_c / g) (f / g)^2
+ * (W, nchannels of them, with channels) and the largest weights (top). */
+typedef struct {
+  double *W;
+  strata_khat_top *top;
+} peaks_acc;
+
+/* A weight into the list of the largest, with its point z (in the unit
+ * cube) and |f| there: the search's next starts. */
+static void keep_largest(peaks_acc *acc, int dim, double w, int64_t index, const double *z,
+                         double f)
+{
+  double zf[STRATA_MAX_DIM + 1];
+  memcpy(zf, z, sizeof(double) * (size_t)dim);
+  zf[dim] = fabs(f);
+  strata_khat_top_add(acc->top, w, index, zf);
+}
+
+/* The list's least weight as a bar to the map's value |f jac|, per sample
+ * of a hypercube: w = |f jac| N / (n_h nhcube) ranks at least as high as
+ * least only where |f jac| >= n_h least nhcube / N, n_h times this.  It is
+ * set a part in 1e12 low, below the roundings of either side, so that the
+ * bar passes every sample the list could keep; the weight itself is made
+ * only for the few it passes. */
+static inline double map_bar(const strata_plan *plan, double least)
+{
+  return least * ((double)plan->strat->nhcube / (double)plan->strat->total) * (1.0 - 1e-12);
+}
+
+/* A sample of the map alone, sample index in hypercube h, whose value
+ * passed the bar: its weight |f| vol / g_map = |f| jac N / (n_h nhcube)
+ * into the largest weights' list where that keeps it, with its point x
+ * (in the box) in the unit cube.  Returns the list's least since.  A few
+ * samples in a thousand come here once the list is full, so it stays out
+ * of the sampling loop's code. */
+static void unit_point(const strata_plan *plan, const double *x, double *z);
+static __attribute__((noinline)) double keep_map_sample(const strata_plan *plan, peaks_acc *acc,
+                                                        int64_t h, int64_t index,
+                                                        const double *x, double f, double jac)
+{
+  const int64_t *start = plan->strat->start;
+  const double N = (double)plan->strat->total, nhc = (double)plan->strat->nhcube;
+  const double w = fabs(f) * jac * (N / ((double)(start[h + 1] - start[h]) * nhc));
+  double *row = strata_khat_top_slot(acc->top, w, index);
+  if (row) {
+    unit_point(plan, x, row);
+    row[plan->problem->dim] = fabs(f);
+  }
+  return strata_khat_top_least(acc->top);
+}
+
+/* A point x of the box in the unit cube. */
+static void unit_point(const strata_plan *plan, const double *x, double *z)
+{
+  for (int d = 0; d < plan->problem->dim; d++)
+    z[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
+}
+
 /* Samples i0 .. i0 + n - 1 with values fv (nc each) at Jacobians jac into
  * their cells' sums, in sample order; the squares for the map's sums into
- * w2.  Returns the first sample whose value is not finite (*bad its
+ * w2.  With top (a scalar integrand on the map alone, with the peak
+ * search), each sample's weight into the list of the largest too, in the
+ * same pass: a sample costs a comparison of |f jac| with the hypercube's
+ * bar (map_bar), and its weight and point are made only where it passes.
+ * Returns the first sample whose value is not finite (*bad its
  * component), or -1.  Always inlined, so that nc = 1 makes the scalar
  * integrand's loop of its own. */
 static inline __attribute__((always_inline)) int64_t
 add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *jac,
-          const double *fv, double *w2, cell_sums *cs, int *bad)
+          const double *fv, double *w2, cell_sums *cs, int *bad, peaks_acc *top,
+          const double *x)
 {
   const int64_t *start = plan->strat->start;
+  const int dim = plan->problem->dim;
+  double per_sample = 0.0, bar = 0.0; /* map_bar, and n_h times it */
+  if (top) {
+    per_sample = map_bar(plan, strata_khat_top_least(top->top));
+    bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
+  }
   /* The running sums in a local, which the compiler keeps in registers. */
   double sum[2] = {cs->sum[0], cs->sum[1]};
   for (int64_t j = 0; j < n; j++) {
@@ -222,10 +292,16 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
       cs->sum[1] = sum[1];
       cell_close(plan, nc, cs);
       sum[0] = sum[1] = 0.0;
+      if (top) bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
     }
     *bad = cs->cst ? add_streamed(plan, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
                    : add_values(plan, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
     if (*bad >= 0) return j;
+    if (top && fabs(fv[j] * jac[j]) >= bar) {
+      per_sample = map_bar(plan, keep_map_sample(plan, top, cs->h, i0 + j, x + j * dim, fv[j],
+                                                 jac[j]));
+      bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
+    }
   }
   cs->sum[0] = sum[0];
   cs->sum[1] = sum[1];
@@ -269,32 +345,6 @@ static void map_sums_out(map_cell *map, size_t cells, int first, double *cw, dou
   }
 }
 
-/* What a chunk or block of a run with the peak search adds up besides the
- * hypercubes' sums: per channel the sums of (alpha_c g_c / g) (f / g)^2
- * (W, nchannels of them, with channels) and the largest weights (top). */
-typedef struct {
-  double *W;
-  strata_khat_top *top;
-} peaks_acc;
-
-/* A weight into the list of the largest, with its point z (in the unit
- * cube) and |f| there: the search's next starts. */
-static void keep_largest(peaks_acc *acc, int dim, double w, int64_t index, const double *z,
-                         double f)
-{
-  double zf[STRATA_MAX_DIM + 1];
-  memcpy(zf, z, sizeof(double) * (size_t)dim);
-  zf[dim] = fabs(f);
-  strata_khat_top_add(acc->top, w, index, zf);
-}
-
-/* A point x of the box in the unit cube. */
-static void unit_point(const strata_plan *plan, const double *x, double *z)
-{
-  for (int d = 0; d < plan->problem->dim; d++)
-    z[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
-}
-
 /* One point's weight |f| vol / g into acc (W, top), with channels; gm is
  * alpha_0 g_map(z) and g the whole mixture.  Returns alpha_0 g_map / g,
  * the part of f the map keeps. */
@@ -310,9 +360,9 @@ static double weigh(const strata_plan *plan, double f, double vol, double gm, co
   return gm / g;
 }
 
-/* A batch of the map's samples i0 .. i0 + n - 1 weighed, *hw their
- * running hypercube; with channels each value becomes f alpha_0 g_map / g.
- * A scalar integrand's. */
+/* A batch of the map's samples i0 .. i0 + n - 1 weighed with channels, *hw
+ * their running hypercube: each value becomes f alpha_0 g_map / g.  A
+ * scalar integrand's. */
 static void weigh_map_batch(const strata_plan *plan, int64_t i0, int64_t n, cpu_scratch *sc,
                             int64_t *hw, peaks_acc *acc)
 {
@@ -320,30 +370,6 @@ static void weigh_map_batch(const strata_plan *plan, int64_t i0, int64_t n, cpu_
   const int dim = plan->problem->dim;
   const double nhc = (double)s->nhcube;
   double z[STRATA_MAX_DIM];
-  if (!plan->channels) {
-    /* The map alone: w = |f| vol / g_map = |f| jac N / (n_h nhcube), one
-     * factor a hypercube; the point is made only for a weight that the
-     * list of the largest keeps, a few in a thousand once it is full. */
-    const int64_t *restrict start = s->start;
-    const double *restrict fv = sc->fv, *restrict jac = sc->jac;
-    const double N = (double)s->total;
-    int64_t h = *hw, next = start[h + 1];
-    double per = N / ((double)(next - start[h]) * nhc), least = strata_khat_top_least(acc->top);
-    for (int64_t j = 0; j < n; j++) {
-      if (i0 + j >= next) {
-        while (i0 + j >= start[h + 1]) h++;
-        next = start[h + 1];
-        per = N / ((double)(next - start[h]) * nhc);
-      }
-      const double w = fabs(fv[j]) * jac[j] * per;
-      if (!(w >= least) || !strata_khat_top_wants(acc->top, w, i0 + j)) continue;
-      unit_point(plan, sc->x + j * dim, z);
-      keep_largest(acc, dim, w, i0 + j, z, fv[j]);
-      least = strata_khat_top_least(acc->top);
-    }
-    *hw = h;
-    return;
-  }
   const double vol = strata_backend_box_volume(plan), N = (double)plan->channels->N;
   for (int64_t j = 0; j < n; j++) {
     while (i0 + j >= s->start[*hw + 1]) ++*hw;
@@ -435,9 +461,13 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
                           (int)(n - j < STRATA_POINT_BLOCK ? n - j : STRATA_POINT_BLOCK),
                           sc->x + j * dim, sc->jac + j, sc->inc + j, (size_t)B);
     problem_values(pr, n, sc->x, nc, sc->fv);
-    if (acc) weigh_map_batch(plan, i0, n, sc, &hw, acc);
+    if (acc && plan->channels) weigh_map_batch(plan, i0, n, sc, &hw, acc);
     int bad;
-    const int64_t j = add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad);
+    /* The map alone weighed in its own copy of the loop. */
+    const int64_t j =
+        acc && !plan->channels
+            ? add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, acc, sc->x)
+            : add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, NULL, NULL);
     if (j >= 0) {
       mark_bad(st, i0 + j, sc->fv[j * nc + bad], nc > 1 ? bad : -1, sc->x + j * dim, dim);
       memset(sc->map, 0, sizeof(map_cell) * sc->cells); /* as the next chunk expects it */

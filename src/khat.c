@@ -22,6 +22,44 @@ double strata_khat_limit(int64_t S)
   return fmin(1.0 - 1.0 / log10((double)S), 0.7);
 }
 
+/* The mean of log1p(-b x_i) over x[0..n), with one logarithm per run of
+ * LOG_RUN terms, the log of their product: the fit takes the mean at each
+ * of its grid's 30 + sqrt(n) points, where a log1p a term would be most of
+ * the fit's cost.  A run whose product leaves the normal range takes a
+ * log1p a term.  k-hat stays within 1e-12 of the fit a term at a time
+ * (tests/test_khat.c). */
+#define LOG_RUN 16
+#define LOG_LANES 8 /* runs side by side, for the instructions' overlap */
+
+/* The sum of log1p(-b x_i) over the run x[0..len), whose product is P. */
+static double run_sum(double P, double b, const double *x, int len)
+{
+  if (P > DBL_MIN && P < DBL_MAX) return log(P);
+  double s = 0.0;
+  for (int r = 0; r < len; r++) s += log1p(-b * x[r]);
+  return s;
+}
+
+static double mean_log1p(double b, const double *x, int64_t n)
+{
+  double s = 0.0;
+  int64_t i = 0;
+  for (; i + LOG_RUN * LOG_LANES <= n; i += LOG_RUN * LOG_LANES) {
+    double P[LOG_LANES];
+    for (int l = 0; l < LOG_LANES; l++) P[l] = 1.0;
+    for (int r = 0; r < LOG_RUN; r++)
+      for (int l = 0; l < LOG_LANES; l++) P[l] *= 1.0 - b * x[i + l * LOG_RUN + r];
+    for (int l = 0; l < LOG_LANES; l++) s += run_sum(P[l], b, x + i + l * LOG_RUN, LOG_RUN);
+  }
+  for (; i < n; i += LOG_RUN) { /* the last runs, one at a time */
+    const int len = n - i < LOG_RUN ? (int)(n - i) : LOG_RUN;
+    double P = 1.0;
+    for (int r = 0; r < len; r++) P *= 1.0 - b * x[i + r];
+    s += run_sum(P, b, x + i, len);
+  }
+  return s / (double)n;
+}
+
 /* Zhang and Stephens' k for the exceedances x[0..n) in ascending order. */
 static double gpd_fit(const double *x, int64_t n)
 {
@@ -33,26 +71,26 @@ static double gpd_fit(const double *x, int64_t n)
   double *k = b + mq, *l = k + mq;
   for (int j = 0; j < mq; j++) {
     b[j] = (1.0 - sqrt(mq / (j + 1 - 0.5))) / (3.0 * q) + 1.0 / x[n - 1];
-    double s = 0.0;
-    for (int64_t i = 0; i < n; i++) s += log1p(-b[j] * x[i]);
-    k[j] = s / (double)n;
+    k[j] = mean_log1p(b[j], x, n);
     l[j] = (double)n * (log(-b[j] / k[j]) - k[j] - 1.0);
   }
-  /* The weights 1 / sum_j exp(l_j - l_i), those below 10 eps dropped. */
+  /* The weights 1 / sum_j exp(l_j - l_i), as exp(l_i - L) / sum_j exp(l_j
+   * - L) with L the largest l: an exponential a grid point, not mq of them;
+   * those below 10 eps dropped. */
+  double L = -INFINITY, esum = 0.0;
+  for (int j = 0; j < mq; j++)
+    if (l[j] > L) L = l[j];
+  for (int j = 0; j < mq; j++) esum += exp(l[j] - L);
   double wsum = 0.0, bpost = 0.0;
   for (int i = 0; i < mq; i++) {
-    double s = 0.0;
-    for (int j = 0; j < mq; j++) s += exp(l[j] - l[i]);
-    const double w = 1.0 / s;
+    const double w = exp(l[i] - L) / esum;
     if (!(w >= 10.0 * DBL_EPSILON)) continue;
     wsum += w;
     bpost += b[i] * w;
   }
   free(b);
   bpost /= wsum;
-  double s = 0.0;
-  for (int64_t i = 0; i < n; i++) s += log1p(-bpost * x[i]);
-  const double kk = s / (double)n;
+  const double kk = mean_log1p(bpost, x, n);
   return ((double)n * kk + 10.0 * 0.5) / ((double)n + 10.0);
 }
 
@@ -98,11 +136,14 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim)
   t->x = malloc(sizeof(double) * room * (size_t)(dim > 0 ? dim : 1));
   t->order = malloc(sizeof(int64_t) * room);
   t->scratch = malloc(sizeof(double) * room);
-  if (!t->w || !t->index || !t->x || !t->order || !t->scratch) {
+  t->slot = malloc(sizeof(int64_t) * room);
+  t->spare = malloc(sizeof(int64_t) * room);
+  if (!t->w || !t->index || !t->x || !t->order || !t->scratch || !t->slot || !t->spare) {
     strata_khat_top_free(t);
     return strata_error(STRATA_ENOMEM, "k-hat: no memory for the %lld largest weights",
                         (long long)cap);
   }
+  strata_khat_top_clear(t);
   return STRATA_OK;
 }
 
@@ -113,13 +154,24 @@ void strata_khat_top_free(strata_khat_top *t)
   free(t->x);
   free(t->order);
   free(t->scratch);
+  free(t->slot);
+  free(t->spare);
   memset(t, 0, sizeof *t);
+}
+
+/* Rows n .. room - 1 spare, row n the next taken. */
+static void spare_from(strata_khat_top *t, int64_t n)
+{
+  const int64_t room = 2 * t->cap;
+  t->nspare = room - n;
+  for (int64_t k = 0; k < t->nspare; k++) t->spare[k] = room - 1 - k;
 }
 
 void strata_khat_top_clear(strata_khat_top *t)
 {
   t->n = 0;
   t->cut = 0;
+  spare_from(t, 0);
 }
 
 /* Entry a ranks above entry b: a larger weight, or the same weight at a
@@ -130,31 +182,47 @@ static int above(const strata_khat_top *t, int64_t a, int64_t b)
   return t->w[a] > t->w[b] || (t->w[a] == t->w[b] && t->index[a] < t->index[b]);
 }
 
-/* The k-th largest of v[0 .. n) (1 <= k <= n), v rearranged (Hoare's
- * selection on the values alone, pivot the median of three: a list sorted
- * before its appends is no worst case). */
+/* The k-th largest of v[0 .. n) (1 <= k <= n, no NaN), v rearranged:
+ * Hoare's selection with partitions that do not branch on the values (a
+ * list's weights near its least are in no order a branch predictor could
+ * learn, and a mispredicted branch an element cost more than the rest of
+ * the cut), pivot the median of three.  Each round moves the values above
+ * the pivot to the front, then, where the k-th is not among them, those
+ * equal to it: ties end a round, not the selection's progress. */
 static double kth_largest(double *v, int64_t n, int64_t k)
 {
-  int64_t lo = 0, hi = n - 1;
+  int64_t lo = 0, hi = n; /* the k-th lies in v[lo .. hi) */
   const int64_t want = k - 1;
-  while (lo < hi) {
-    const int64_t mid = lo + (hi - lo) / 2;
-    double a = v[lo], b = v[mid], c = v[hi];
+  while (hi - lo > 8) {
+    const double a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi - 1];
     const double pivot = a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
-    int64_t i = lo, j = hi;
-    while (i <= j) {
-      while (v[i] > pivot) i++;
-      while (v[j] < pivot) j--;
-      if (i <= j) {
-        const double t = v[i];
-        v[i++] = v[j];
-        v[j--] = t;
-      }
+    int64_t above = lo;
+    for (int64_t i = lo; i < hi; i++) {
+      const double t = v[i];
+      v[i] = v[above];
+      v[above] = t;
+      above += t > pivot;
     }
-    if (want <= j) hi = j;
-    else if (want >= i) lo = i;
-    else return v[want];
+    if (want < above) {
+      hi = above;
+      continue;
+    }
+    int64_t equal = above;
+    for (int64_t i = above; i < hi; i++) {
+      const double t = v[i];
+      v[i] = v[equal];
+      v[equal] = t;
+      equal += t == pivot;
+    }
+    if (want < equal) return pivot;
+    lo = equal;
   }
+  for (int64_t i = lo + 1; i < hi; i++) /* a few left: sorted, largest first */
+    for (int64_t j = i; j > lo && v[j] > v[j - 1]; j--) {
+      const double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
   return v[want];
 }
 
@@ -171,9 +239,10 @@ static void cut(strata_khat_top *t)
    * (k - nabove) of the smallest indices, the largest of which is the
    * least entry kept. */
   int64_t nabove = 0, ties = 0, *tie = t->order;
-  for (int64_t i = 0; i < n; i++) {
-    if (t->w[i] > wk) nabove++;
-    else if (t->w[i] == wk) tie[ties++] = t->index[i];
+  for (int64_t i = 0; i < n; i++) { /* without branches, as the selection */
+    nabove += t->w[i] > wk;
+    tie[ties] = t->index[i];
+    ties += t->w[i] == wk;
   }
   const int64_t keep_ties = k - nabove;
   int64_t last = INT64_MIN;
@@ -184,16 +253,20 @@ static void cut(strata_khat_top *t)
     for (int64_t i = 0; i < ties; i++)
       if (tie[i] > last) last = tie[i];
   }
+  /* Every entry is copied to the next place and the place taken where it
+   * stays, its row spare where it does not: a branch on whether it stays
+   * would be mispredicted half the time.  The rows stay where they are. */
   int64_t j = 0;
-  const size_t row = sizeof(double) * (size_t)t->dim;
   for (int64_t i = 0; i < n; i++) {
-    if (!(t->w[i] > wk || (t->w[i] == wk && t->index[i] <= last))) continue;
-    if (j != i) {
-      t->w[j] = t->w[i];
-      t->index[j] = t->index[i];
-      if (t->dim > 0) memcpy(t->x + j * t->dim, t->x + i * t->dim, row);
-    }
-    j++;
+    const double w = t->w[i];
+    const int64_t index = t->index[i], row = t->slot[i];
+    const int stays = w > wk || (w == wk && index <= last);
+    t->w[j] = w;
+    t->index[j] = index;
+    t->slot[j] = row;
+    t->spare[t->nspare] = row;
+    j += stays;
+    t->nspare += !stays;
   }
   t->n = j;
   t->cut = 1;
@@ -206,31 +279,60 @@ void strata_khat_top_settle(strata_khat_top *t)
   if (t->n > t->cap) cut(t);
 }
 
-void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x)
+double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index)
 {
-  if (!strata_khat_top_wants(t, w, index)) return;
+  if (!strata_khat_top_wants(t, w, index)) return NULL;
   if (t->n == 2 * t->cap) {
     cut(t);
-    if (!strata_khat_top_wants(t, w, index)) return;
+    if (!strata_khat_top_wants(t, w, index)) return NULL;
   }
-  const int64_t slot = t->n++;
-  t->w[slot] = w;
-  t->index[slot] = index;
-  if (x && t->dim > 0) memcpy(t->x + slot * t->dim, x, sizeof(double) * (size_t)t->dim);
+  const int64_t i = t->n++, row = t->spare[--t->nspare];
+  t->w[i] = w;
+  t->index[i] = index;
+  t->slot[i] = row;
+  return t->x + row * t->dim;
+}
+
+void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x)
+{
+  double *row = strata_khat_top_slot(t, w, index);
+  if (row && x && t->dim > 0) memcpy(row, x, sizeof(double) * (size_t)t->dim);
 }
 
 void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other)
 {
   for (int64_t i = 0; i < other->n; i++)
     strata_khat_top_add(t, other->w[i], other->index[i],
-                        other->dim == t->dim ? other->x + i * other->dim : NULL);
+                        other->dim == t->dim ? strata_khat_top_point(other, i) : NULL);
 }
 
-static _Thread_local const strata_khat_top *sorting; /* qsort has no context argument */
-static int slot_order(const void *a, const void *b)
+/* The entries a[0 .. n) in ranking order, largest first: a merge sort
+ * with the ranking inline, whose merges pick their next entry without a
+ * branch on the weights (with qsort, its calls to a comparison would be
+ * most of the sort's cost).  tmp has room for n; returns the array that
+ * holds the result. */
+static int64_t *sort_slots(const strata_khat_top *t, int64_t *a, int64_t *tmp, int64_t n)
 {
-  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return above(sorting, y, x) - above(sorting, x, y); /* largest first */
+  int64_t *src = a, *dst = tmp;
+  for (int64_t width = 1; width < n; width *= 2) {
+    for (int64_t lo = 0; lo < n; lo += 2 * width) {
+      const int64_t mid = lo + width < n ? lo + width : n;
+      const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int64_t i = lo, j = mid, k = lo;
+      while (i < mid && j < hi) {
+        const int right = above(t, src[j], src[i]);
+        dst[k++] = right ? src[j] : src[i];
+        j += right;
+        i += !right;
+      }
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    int64_t *swap = src;
+    src = dst;
+    dst = swap;
+  }
+  return src;
 }
 
 int strata_khat_top_sort(strata_khat_top *t)
@@ -241,20 +343,23 @@ int strata_khat_top_sort(strata_khat_top *t)
   double *w = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
   int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
   double *x = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)(t->dim > 0 ? t->dim : 1));
-  const int ok = w && idx && x;
+  int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  const int ok = w && idx && x && tmp;
   if (ok) {
     for (int64_t i = 0; i < n; i++) order[i] = i;
-    sorting = t;
-    qsort(order, (size_t)n, sizeof *order, slot_order);
+    order = sort_slots(t, order, tmp, n);
     for (int64_t i = 0; i < n; i++) {
       w[i] = t->w[order[i]];
       idx[i] = t->index[order[i]];
       if (t->dim > 0)
-        memcpy(x + i * t->dim, t->x + order[i] * t->dim, sizeof(double) * (size_t)t->dim);
+        memcpy(x + i * t->dim, strata_khat_top_point(t, order[i]),
+               sizeof(double) * (size_t)t->dim);
     }
     memcpy(t->w, w, sizeof(double) * (size_t)n);
     memcpy(t->index, idx, sizeof(int64_t) * (size_t)n);
     if (t->dim > 0) memcpy(t->x, x, sizeof(double) * (size_t)n * (size_t)t->dim);
+    for (int64_t i = 0; i < n; i++) t->slot[i] = i;
+    spare_from(t, n);
     if (n == t->cap) { /* full: its last is the least it keeps */
       t->cut = 1;
       t->least_w = t->w[n - 1];
@@ -264,6 +369,7 @@ int strata_khat_top_sort(strata_khat_top *t)
   free(w);
   free(idx);
   free(x);
+  free(tmp);
   return ok ? STRATA_OK
             : strata_error(STRATA_ENOMEM, "k-hat: no memory to sort %lld weights", (long long)n);
 }

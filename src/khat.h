@@ -38,13 +38,19 @@ double strata_khat(const double *w, int64_t S);
  * appended while they rank above the least of the last cut, and when
  * twice cap are held the list is cut to its cap largest: a weight costs an
  * append, not a heap's sift, and the cap largest are the same whatever the
- * order the weights come in. */
+ * order the weights come in.  An entry's point lies in a row of x that
+ * stays where it was written (slot), so that a cut moves the weights and
+ * indices alone; strata_khat_top_sort puts the rows in the entries'
+ * order. */
 typedef struct {
   int64_t cap, n;
   int dim;
   double *w;       /* [2 cap] */
   int64_t *index;  /* [2 cap] */
-  double *x;       /* [2 cap][dim] */
+  double *x;       /* [2 cap][dim], entry i's point in row slot[i] */
+  int64_t *slot;   /* [2 cap] */
+  int64_t *spare;  /* [2 cap], the rows no entry holds: nspare of them */
+  int64_t nspare;
   int64_t *order;  /* [2 cap], scratch of the cut and the sort */
   double *scratch; /* [2 cap], the cut's copy of the weights */
   int cut;         /* the list has been cut to cap: least_w, least_index below */
@@ -57,6 +63,9 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim);
 void strata_khat_top_free(strata_khat_top *t);
 void strata_khat_top_clear(strata_khat_top *t);
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x);
+/* strata_khat_top_add without the point: the entry's dim doubles, for the
+ * caller to write its point into, or NULL where t does not keep w. */
+double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index);
 /* The least weight the list keeps since its last cut; -inf before one. */
 static inline double strata_khat_top_least(const strata_khat_top *t)
 {
@@ -70,6 +79,11 @@ static inline int strata_khat_top_wants(const strata_khat_top *t, double w, int6
   if (!isfinite(w)) return 0;
   if (!t->cut) return 1;
   return w > t->least_w || (w == t->least_w && index <= t->least_index);
+}
+/* Entry i's point. */
+static inline const double *strata_khat_top_point(const strata_khat_top *t, int64_t i)
+{
+  return t->x + t->slot[i] * t->dim;
 }
 /* Cuts t to its cap largest (at most cap entries, in no order): what
  * reads the entries without sorting them first calls it. */

@@ -263,7 +263,7 @@ static int gather_tops(strata_run *r, strata_peakrun *pk)
     double *e = mine + 1 + i * w;
     e[0] = t->w[i];
     e[1] = (double)t->index[i];
-    memcpy(e + 2, t->x + i * t->dim, sizeof(double) * (size_t)t->dim);
+    memcpy(e + 2, strata_khat_top_point(t, i), sizeof(double) * (size_t)t->dim);
   }
   if (comm->allgather(comm, pk->gather, off) != 0)
     return strata_error(STRATA_ECOMM, "rank %d: gathering the largest weights failed",
@@ -297,7 +297,15 @@ int strata_peakrun_combine(strata_run *r, strata_plan *p)
       pk->short_of[k] |= pk->ch.n[c] < strata_channels_nmin(&pk->ch);
   }
   pk->npoints[k] = (double)points(r, p);
-  pk->khat[k] = strata_khat_top_fit(&pk->top, (int64_t)pk->npoints[k]);
+  /* A warm-up iteration is never kept: no claim and no report reads its
+   * k-hat, and the fit is the dearest part of the list's upkeep.  Its list
+   * is sorted all the same: the search's round takes its starts from it. */
+  if (k < r->ravg.skip) {
+    strata_khat_top_sort(&pk->top); /* without memory, as the fit: unsorted */
+    pk->khat[k] = NAN;
+  } else {
+    pk->khat[k] = strata_khat_top_fit(&pk->top, (int64_t)pk->npoints[k]);
+  }
   const strata_khat_top *t = &pk->top;
   pk->spread[k] = t->n > 1 && t->w[t->n - 1] > 0.0 ? t->w[0] / t->w[t->n - 1] : INFINITY;
   pk->nchannels[k] = pk->active ? strata_channels_count(&pk->ch) : 1;
@@ -326,8 +334,8 @@ int strata_peakrun_after(strata_run *r, const strata_plan *p)
       return strata_error(STRATA_ENOMEM, "out of memory for the search's candidates");
     }
     for (int64_t i = 0; i < t->n; i++) {
-      memcpy(y + i * dim, t->x + i * t->dim, sizeof(double) * (size_t)dim);
-      f[i] = t->x[i * t->dim + dim];
+      memcpy(y + i * dim, strata_khat_top_point(t, i), sizeof(double) * (size_t)dim);
+      f[i] = strata_khat_top_point(t, i)[dim];
     }
     ranks_evaluator ev = {{r->backend, &r->problem}, r->comm};
     int rc = strata_search_round(pk->search, t->n, y, f, 0, evaluate_on_ranks, &ev);

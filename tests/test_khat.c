@@ -2,6 +2,7 @@
  * generalized Pareto samples on average over many seeds, the tail size and
  * the limit, and top lists that merge into the same largest weights however
  * a stream is split. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -70,6 +71,68 @@ START_TEST(test_gpd_shape)
     ck_assert_msg(fabs(mean - expect) < 0.04, "k %g: mean k-hat %g over %d seeds", k, mean,
                   SEEDS);
   }
+}
+END_TEST
+
+/* Zhang and Stephens' fit a term at a time, as PSIS's reference code
+ * writes it (one log1p an exceedance, mq^2 exponentials): what khat.c's
+ * fit, which takes one logarithm per run of exceedances, must give. */
+static double reference_fit(const double *top, int64_t m1)
+{
+  const int64_t n = m1 - 1;
+  static double x[20000], b[200], k[200], l[200];
+  for (int64_t i = 0; i < n; i++) x[i] = top[n - 1 - i] - top[n];
+  const int mq = 30 + (int)sqrt((double)n);
+  double q = x[(int64_t)((double)n / 4.0 + 0.5) - 1];
+  for (int64_t i = 0; !(q > 0.0) && i < n; i++) q = x[i];
+  for (int j = 0; j < mq; j++) {
+    b[j] = (1.0 - sqrt(mq / (j + 1 - 0.5))) / (3.0 * q) + 1.0 / x[n - 1];
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) s += log1p(-b[j] * x[i]);
+    k[j] = s / (double)n;
+    l[j] = (double)n * (log(-b[j] / k[j]) - k[j] - 1.0);
+  }
+  double wsum = 0.0, bpost = 0.0;
+  for (int i = 0; i < mq; i++) {
+    double s = 0.0;
+    for (int j = 0; j < mq; j++) s += exp(l[j] - l[i]);
+    if (!(1.0 / s >= 10.0 * DBL_EPSILON)) continue;
+    wsum += 1.0 / s;
+    bpost += b[i] / s;
+  }
+  bpost /= wsum;
+  double s = 0.0;
+  for (int64_t i = 0; i < n; i++) s += log1p(-bpost * x[i]);
+  return ((double)n * (s / (double)n) + 10.0 * 0.5) / ((double)n + 10.0);
+}
+
+/* Tails whose runs of exceedances multiply past double's range (weights
+ * over 60 decades), exceedances of 1e-13 (weights 1 + 1e-13 i), a third
+ * of them tied at the threshold, an exponential tail (k = 0: the grid's b
+ * near 0) and light and heavy Pareto tails, at sizes with and without a
+ * last short run: the fit within 1e-12 of the fit a term at a time. */
+START_TEST(test_fit_by_runs)
+{
+  static double w[20001];
+  static const int sizes[] = {6, 21, 130, 426, 3001, 20001};
+  for (int kind = 0; kind < 6; kind++)
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+      const int m1 = sizes[z];
+      for (int i = 0; i < m1; i++) { /* largest first */
+        const double p = (i + 0.5) / m1;
+        switch (kind) {
+        case 0: w[i] = pow(10.0, 30.0 - 60.0 * p); break;
+        case 1: w[i] = 1.0 + 1e-13 * (m1 - i); break;
+        case 2: w[i] = i < 2 * m1 / 3 ? 2.0 - p : 1.0; break;
+        case 3: w[i] = (pow(p, -0.2) - 1.0) / 0.2; break;
+        case 4: w[i] = -log(p); break;
+        default: w[i] = (pow(p, -1.5) - 1.0) / 1.5; break;
+        }
+      }
+      const double k = strata_khat_fit(w, m1), want = reference_fit(w, m1);
+      ck_assert_msg(fabs(k - want) <= 1e-12 * fmax(1.0, fabs(want)),
+                    "kind %d, %d weights: k-hat %.17g, term by term %.17g", kind, m1, k, want);
+    }
 }
 END_TEST
 
@@ -152,6 +215,7 @@ int main(void)
   tcase_add_test(tc, test_tail_and_limit);
   tcase_add_test(tc, test_arviz_values);
   tcase_add_test(tc, test_gpd_shape);
+  tcase_add_test(tc, test_fit_by_runs);
   tcase_add_test(tc, test_degenerate);
   tcase_add_test(tc, test_top_merge);
   suite_add_tcase(s, tc);

@@ -48,11 +48,11 @@ class Iteration:
     ``average_sigma``, ``chi2_dof`` and ``Q`` (NaN while no iteration is
     kept, where the table prints ``-``), ``kept``, ``restarted``,
     ``adapting``, ``wall_s``, the peak search's ``khat`` (NaN where not
-    judged) and ``nchannels``; for a vector integrand ``comp``, an array
-    (ncomp, columns) whose columns are :func:`comp_columns` (beyond
-    :data:`MAX_COV_COMP` components the six statistics, without the
-    covariances, as the log keeps them: ncomp² doubles an iteration would
-    be 8 MB at 1000).  The scalar fields are component 0's."""
+    judged and in the warm-up) and ``nchannels``; for a vector integrand
+    ``comp``, an array (ncomp, columns) whose columns are
+    :func:`comp_columns` (beyond :data:`MAX_COV_COMP` components the six
+    statistics, without the covariances, as the log keeps them: ncomp²
+    doubles an iteration would be 8 MB at 1000).  The scalar fields are component 0's."""
 
     __slots__ = COLUMNS + PEAK_COLUMNS + ("comp",)
 
