@@ -151,6 +151,24 @@ __device__ __forceinline__ void map_frozen(const KernelArgs &a, int d, double t,
   jac *= c.y;
 }
 
+/* Philox blocks 0 .. nb - 1 of sample i into w[4b .. 4b + 3] (unrolled
+ * where nb is a constant). */
+__device__ __forceinline__ void draw_blocks(uint32_t *w, int nb, long long i,
+                                            unsigned int iteration, uint2 key)
+{
+#pragma unroll
+  for (int b = 0; b < nb; b++) {
+    const uint4 r = curand_Philox4x32_10(
+        make_uint4((unsigned int)b, iteration, (unsigned int)i,
+                   (unsigned int)((unsigned long long)i >> 32)),
+        key);
+    w[4 * b] = r.x;
+    w[4 * b + 1] = r.y;
+    w[4 * b + 2] = r.z;
+    w[4 * b + 3] = r.w;
+  }
+}
+
 /* The sums a thread keeps for its current hypercube: J f - shift and its
  * square, then with NC > 1 the NC components and their NC(NC+1)/2
  * products.  One array, so that flushing and the warp reduction treat all
@@ -279,32 +297,12 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         if constexpr (PACKED) {
           constexpr int NBP = (PB * D + 127) / 128;
           uint32_t w[4 * NBP];
-#pragma unroll
-          for (int b = 0; b < NBP; b++) {
-            const uint4 r = curand_Philox4x32_10(
-                make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
-                           (unsigned int)((unsigned long long)i >> 32)),
-                key);
-            w[4 * b] = r.x;
-            w[4 * b + 1] = r.y;
-            w[4 * b + 2] = r.z;
-            w[4 * b + 3] = r.w;
-          }
+          draw_blocks(w, NBP, i, a.iteration, key);
 #pragma unroll
           for (int d = 0; d < D; d++) place(d, strata_uniform_field(w, d, PB));
         } else if (D == 0 && !ADAPT && ubits != 32) {
           uint32_t w[4 * NB];
-          const int nblock = strata_uniform_blocks(dim, ubits);
-          for (int b = 0; b < nblock; b++) {
-            const uint4 r = curand_Philox4x32_10(
-                make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
-                           (unsigned int)((unsigned long long)i >> 32)),
-                key);
-            w[4 * b] = r.x;
-            w[4 * b + 1] = r.y;
-            w[4 * b + 2] = r.z;
-            w[4 * b + 3] = r.w;
-          }
+          draw_blocks(w, strata_uniform_blocks(dim, ubits), i, a.iteration, key);
           for (int d = 0; d < dim; d++) place(d, strata_uniform_field(w, d, ubits));
         } else {
           /* 32 bits a coordinate: each block's four words as they come. */

@@ -89,12 +89,23 @@ static void collect(const strata_iteration *it, void *ctx)
   replayed[nreplayed++] = *it;
 }
 
+/* The checkpoint of the job's run of `total` iterations after `cut`, at
+ * path; the run that wrote it is closed. */
+static void checkpoint_at(const char *path, strata_mode mode, int total, int cut)
+{
+  fixture a;
+  setup(&a, mode, total);
+  steps(&a, cut, NULL);
+  write_ckpt(path, &a);
+  teardown(&a);
+}
+
 /* Interrupted after `cut` iterations, written, read back into a fresh run
  * and continued: every number equals the uninterrupted run's. */
 static void resume_bits(strata_mode mode, int cut)
 {
   const int total = total_itns;
-  fixture ref, a, b;
+  fixture ref, b;
   strata_iteration rows[64];
   setup(&ref, mode, total);
   steps(&ref, total, rows);
@@ -102,10 +113,7 @@ static void resume_bits(strata_mode mode, int cut)
   make_dir();
   char path[300];
   path_in(path, sizeof path, "run.h5");
-  setup(&a, mode, total);
-  steps(&a, cut, NULL);
-  write_ckpt(path, &a);
-  teardown(&a);
+  checkpoint_at(path, mode, total, cut);
 
   strata_checkpoint *ck;
   ck_assert_msg(strata_checkpoint_read(path, &ck) == STRATA_OK, "%s", strata_last_error());
@@ -218,17 +226,14 @@ START_TEST(test_packed_uniforms)
   resume_bits(STRATA_MODE_VEGASPLUS, 4);
   resume_bits(STRATA_MODE_VEGASPLUS, 7);
   const int total = total_itns, cut = 3;
-  fixture ref, a, b;
+  fixture ref, b;
   strata_iteration rows[64], again[64];
   setup(&ref, STRATA_MODE_VEGASPLUS, total);
   steps(&ref, total, rows);
   make_dir();
   char path[300];
   path_in(path, sizeof path, "older.h5");
-  setup(&a, STRATA_MODE_VEGASPLUS, total);
-  steps(&a, cut, NULL);
-  write_ckpt(path, &a);
-  teardown(&a);
+  checkpoint_at(path, STRATA_MODE_VEGASPLUS, total, cut);
   hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   ck_assert(f >= 0);
   ck_assert(H5Adelete(f, "packed_uniforms") >= 0);
@@ -250,10 +255,7 @@ START_TEST(test_packed_uniforms)
   teardown(&ref);
   teardown(&b);
   path_in(path, sizeof path, "bad.h5");
-  setup(&a, STRATA_MODE_VEGASPLUS, total);
-  steps(&a, cut, NULL);
-  write_ckpt(path, &a);
-  teardown(&a);
+  checkpoint_at(path, STRATA_MODE_VEGASPLUS, total, cut);
   f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   ck_assert(f >= 0);
   ck_assert(strata_h5_put_i64(f, "packed_uniforms", 2) == 0);
