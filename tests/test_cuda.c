@@ -795,6 +795,26 @@ START_TEST(test_search_one_mode_on_gpu)
 }
 END_TEST
 
+/* A searching run keeps every weight of a rank's iteration on the device,
+ * up to 2^28 of them: an iteration of 3e8 samples on one rank is refused
+ * with one line that names the key and the limit, before the iteration
+ * samples. */
+START_TEST(test_search_weights_limit_on_gpu)
+{
+  strata_problem pr;
+  test_problem("f4", 4, &pr);
+  const strata_params p = search_params(300000000, 2);
+  strata_backend *gpu = gpu_backend();
+  strata_result r;
+  ck_assert_int_ne(run_with(gpu, &pr, &p, &r), STRATA_OK);
+  const char *msg = strata_last_error();
+  ck_assert_msg(strstr(msg, "peaks.search") && strstr(msg, "at most 268435456 per rank") &&
+                    !strchr(msg, '\n'),
+                "%s", msg);
+  strata_backend_free(gpu);
+}
+END_TEST
+
 /* Five gaussians off the diagonal (tests/integrands/nb_five.c, d = 7),
  * whose modes the map alone does not cover: the search gives them
  * channels, whose points the device draws and weighs as the CPU does, to
@@ -920,6 +940,7 @@ int main(void)
   TCase *tp = tcase_create("peaks");
   tcase_set_timeout(tp, 600);
   tcase_add_test(tp, test_search_one_mode_on_gpu);
+  tcase_add_test(tp, test_search_weights_limit_on_gpu);
   tcase_add_test(tp, test_channels_on_gpu);
   suite_add_tcase(s, tp);
   /* No fork: a CUDA context does not survive fork(), and main() has already
