@@ -44,8 +44,9 @@ static int qmc_map;
 static int64_t neval_frozen;
 /* Adapting iterations (5 unless a test says), and iterations in all. */
 static int adapt_iters = 5, total_itns = 9;
-/* The job's dimension (4 unless a test says). */
-static int job_dim = 4;
+/* The job's dimension (4 unless a test says), and whether it searches
+ * for peaks (as the defaults say, unless a test turns it off). */
+static int job_dim = 4, search_off;
 
 /* The job every test here runs: f4 in d = 4, 5 adapting iterations. */
 static void test_job(strata_mode mode, int maxiter, strata_problem *pr, strata_params *p)
@@ -62,6 +63,7 @@ static void test_job(strata_mode mode, int maxiter, strata_problem *pr, strata_p
   p->seed = 99;
   p->qmc_map = qmc_map;
   p->neval_frozen = neval_frozen;
+  if (search_off) p->peaks.search = STRATA_PEAKS_OFF;
 }
 
 static void setup(fixture *f, strata_mode mode, int maxiter)
@@ -213,24 +215,16 @@ START_TEST(test_neval_frozen)
 }
 END_TEST
 
-/* Iterations that do not train the map draw packed uniforms (philox.h)
- * where the dimension packs (d = 6: 21 bits a coordinate): a run resumed
- * on either side of the freeze is the uninterrupted one.  A state saved by
- * a strata that drew 32 bits always (a format 6 file: no packed_uniforms)
- * resumes drawing 32 bits, as it ran: its adapting iterations are the
- * packed run's, its frozen ones not.  An attribute other than 0 or 1 is
- * refused, named. */
-START_TEST(test_packed_uniforms)
+/* The job's run uninterrupted (rows) and resumed after `cut` iterations
+ * from its checkpoint made a format-6 file (no packed_uniforms: a strata
+ * that drew 32 bits always), continued (again); its iterations from cut
+ * on, in both. */
+static void resumed_from_older(int cut, strata_iteration *rows, strata_iteration *again)
 {
-  job_dim = 6;
-  resume_bits(STRATA_MODE_VEGASPLUS, 4);
-  resume_bits(STRATA_MODE_VEGASPLUS, 7);
-  const int total = total_itns, cut = 3;
+  const int total = total_itns;
   fixture ref, b;
-  strata_iteration rows[64], again[64];
   setup(&ref, STRATA_MODE_VEGASPLUS, total);
   steps(&ref, total, rows);
-  make_dir();
   char path[300];
   path_in(path, sizeof path, "older.h5");
   checkpoint_at(path, STRATA_MODE_VEGASPLUS, total, cut);
@@ -247,19 +241,47 @@ START_TEST(test_packed_uniforms)
                 strata_last_error());
   strata_checkpoint_free(ck);
   steps(&b, total - cut, again);
+  teardown(&ref);
+  teardown(&b);
+}
+
+/* Iterations that do not train the map, of a run without the peak search,
+ * draw packed uniforms (philox.h) where the dimension packs (d = 6: 21
+ * bits a coordinate): a run resumed on either side of the freeze is the
+ * uninterrupted one.  A state saved by a strata that drew 32 bits always
+ * resumes drawing 32 bits, as it ran: its adapting iterations are the
+ * packed run's, its frozen ones not.  A run with the peak search draws 32
+ * bits throughout: resumed so, it is the uninterrupted one.  An attribute
+ * other than 0 or 1 is refused, named. */
+START_TEST(test_packed_uniforms)
+{
+  const int total = total_itns, cut = 3;
+  strata_iteration rows[64], again[64];
+  job_dim = 6;
+  search_off = 1;
+  resume_bits(STRATA_MODE_VEGASPLUS, 4);
+  resume_bits(STRATA_MODE_VEGASPLUS, 7);
+  make_dir();
+  resumed_from_older(cut, rows, again);
   for (int k = cut; k < total; k++) {
     const int same = test_same_bits(rows[k].integral, again[k].integral);
     ck_assert_msg(k < adapt_iters ? same : !same, "iteration %d: %.17g packed, %.17g resumed "
                   "from a 32-bit state", k + 1, rows[k].integral, again[k].integral);
   }
-  teardown(&ref);
-  teardown(&b);
+  search_off = 0;
+  resumed_from_older(cut, rows, again);
+  for (int k = cut; k < total; k++)
+    ck_assert_msg(test_same_bits(rows[k].integral, again[k].integral),
+                  "searching, iteration %d: %.17g uninterrupted, %.17g resumed from a 32-bit "
+                  "state", k + 1, rows[k].integral, again[k].integral);
+  char path[300];
   path_in(path, sizeof path, "bad.h5");
   checkpoint_at(path, STRATA_MODE_VEGASPLUS, total, cut);
-  f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
   ck_assert(f >= 0);
   ck_assert(strata_h5_put_i64(f, "packed_uniforms", 2) == 0);
   H5Fclose(f);
+  strata_checkpoint *ck;
   ck_assert_int_ne(strata_checkpoint_read(path, &ck), STRATA_OK);
   ck_assert_msg(strstr(strata_last_error(), "packed_uniforms"), "%s", strata_last_error());
   remove_dir();
