@@ -297,6 +297,21 @@ static int corrupt(const char *path, const char *what)
                       "left as it is", path, what, *why ? ": " : "", why);
 }
 
+/* A 0 or 1 attribute of the files from version `since` on into *out; 0 in
+ * an older file, which was written before the attribute's rule. */
+static int read_switch(hid_t f, const char *path, int version, int since, const char *name,
+                       int *out)
+{
+  int64_t v = 0;
+  if (version >= since && (strata_h5_get_i64(f, name, &v) != 0 || v < 0 || v > 1)) {
+    char what[80];
+    snprintf(what, sizeof what, "no valid %s attribute", name);
+    return corrupt(path, what);
+  }
+  *out = (int)v;
+  return STRATA_OK;
+}
+
 /* The extent of dataset name, checked (h5util.h) before anything is
  * allocated for it: 0, or -1 with the detail set. */
 static int extent(hid_t loc, const char *name, H5T_class_t cls, int rank, hsize_t *dims,
@@ -449,15 +464,10 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
                         "reads versions 1 to %d", path, (long long)version, FORMAT_VERSION);
   c->format_version = (int)version;
   c->state.adapt_more = version >= 5;
-  int64_t finer = 0;
-  if (version >= 6 && (strata_h5_get_i64(f, "strat_finer", &finer) != 0 || finer < 0 || finer > 1))
-    return corrupt(path, "no valid strat_finer attribute");
-  c->state.finer = (int)finer;
-  int64_t packed = 0;
-  if (version >= 7 &&
-      (strata_h5_get_i64(f, "packed_uniforms", &packed) != 0 || packed < 0 || packed > 1))
-    return corrupt(path, "no valid packed_uniforms attribute");
-  c->state.packed_uniforms = (int)packed;
+  int rc = read_switch(f, path, (int)version, 6, "strat_finer", &c->state.finer);
+  if (rc == STRATA_OK)
+    rc = read_switch(f, path, (int)version, 7, "packed_uniforms", &c->state.packed_uniforms);
+  if (rc != STRATA_OK) return rc;
   if (strata_h5_get_str(f, "definition", &c->definition) != 0 ||
       strata_h5_get_str(f, "definition_hash", &c->hash) != 0 ||
       strata_h5_get_str(f, "strata_version", &c->strata_version) != 0 ||
@@ -503,7 +513,7 @@ static int read_file(hid_t f, const char *path, strata_checkpoint *c)
     return corrupt(path, "cannot read /map");
   if (strata_h5_read_array(f, "allocation", H5T_NATIVE_INT64, 1, nh, c->nh) != 0)
     return corrupt(path, "cannot read /allocation");
-  int rc = read_history(f, path, c, c->state.itn);
+  rc = read_history(f, path, c, c->state.itn);
   if (rc == STRATA_OK) rc = read_comp_history(f, path, c);
   if (rc == STRATA_OK) rc = read_peaks(f, path, c);
   if (rc == STRATA_OK && version >= 6) rc = read_finer(f, path, c);

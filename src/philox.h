@@ -105,9 +105,9 @@ STRATA_HD void strata_uniform_shifts(uint64_t seed, uint32_t iteration, int dim,
 {
   for (int b = 0; 4 * b < dim; b++) {
     uint32_t c[4] = {STRATA_UNIFORM_SHIFT_TAG + (uint32_t)b, iteration, 0u, 0u};
-    strata_philox4x32_10(c, seed);
+    if (bits < 32) strata_philox4x32_10(c, seed);
     for (int j = 0; j < 4 && 4 * b + j < dim; j++)
-      shift[4 * b + j] = bits == 32 ? 0.5 : STRATA_U32_TO_UNIT(c[j]);
+      shift[4 * b + j] = bits < 32 ? STRATA_U32_TO_UNIT(c[j]) : 0.5;
   }
 }
 
