@@ -99,8 +99,8 @@ struct KernelArgs {
  * also keeps every sample's weight for the peak search (src/khat.h);
  * kPhiloxPacked draws them with the packed width of the kernel's
  * dimension (philox.h), a frozen iteration's, whose fields are then
- * constant shifts.  Kernels of any dimension (D = 0) read the plan's width
- * at run time whatever their PTS. */
+ * constant shifts.  Kernels of any dimension (D = 0) and the search's
+ * read the plan's width at run time. */
 enum { kPhilox = 0, kSobol = 1, kLattice = 2, kPhiloxTop = 3, kPhiloxPacked = 4 };
 
 __device__ __forceinline__ long long find_hcube(const KernelArgs &a, long long i)
@@ -239,16 +239,18 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     int k[MAXD];
     /* Philox points take the plan's bits a coordinate (philox.h): a
      * constant where the dimension is (32, or with kPhiloxPacked the
-     * packed width), the plan's in the kernels of any dimension, whose
-     * adapting iterations draw 32. */
+     * packed width), the plan's in the kernels of any dimension and in the
+     * search's (a user's have the dimension built in), whose adapting
+     * iterations draw 32. */
     constexpr int PB = D > 0 ? STRATA_UNIFORM_PACKED_BITS(D) : 32;
     constexpr bool PACKED = PTS == kPhiloxPacked && D > 0 && PB < 32;
-    const int ubits = PACKED ? PB : D > 0 || ADAPT ? 32 : a.ubits;
+    constexpr bool RUNTIME_BITS = !ADAPT && (D == 0 || TOP);
+    const int ubits = PACKED ? PB : RUNTIME_BITS ? a.ubits : 32;
     const double ustep = 1.0 / (double)(1ULL << ubits);
     /* Where a field's grid sits on axis d: the plan's shift where the
      * width may be packed, the midpoints (the 32-bit kernels') else. */
     auto grid_shift = [&](int d) -> double {
-      return PACKED || (D == 0 && !ADAPT) ? a.ushift[d] : 0.5;
+      return PACKED || RUNTIME_BITS ? a.ushift[d] : 0.5;
     };
     /* Frozen Philox points: where the hypercube starts on each axis, in
      * units of increments (t = kt + v ninc / (M 2^ubits)). */
@@ -300,7 +302,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
           draw_blocks(w, NBP, i, a.iteration, key);
 #pragma unroll
           for (int d = 0; d < D; d++) place(d, strata_uniform_field(w, d, PB));
-        } else if (D == 0 && !ADAPT && ubits != 32) {
+        } else if (RUNTIME_BITS && ubits != 32) {
           uint32_t w[4 * NB];
           draw_blocks(w, strata_uniform_blocks(dim, ubits), i, a.iteration, key);
           for (int d = 0; d < dim; d++) place(d, strata_uniform_field(w, d, ubits));

@@ -212,9 +212,7 @@ void strata_plan_make(strata_run *r, strata_plan *p)
       .refine = prm->alpha != 0.0, .alpha = prm->alpha,
       .host_allocation = combine == STRATA_COMBINE_CELLS || host_keeps(r) || fine,
       .cshift = r->cshift, .next_cshift = r->next_cshift, .bad = -1};
-  /* (A run that searches keeps 32 bits: the search's kernels on the GPU
-   * may have their dimension built in without a packed form.) */
-  p->ubits = !p->adapt && !p->qmc && !r->peaks && r->packed_uniforms
+  p->ubits = !p->adapt && !p->qmc && r->packed_uniforms
                  ? strata_uniform_bits(r->problem.dim, strata_map_res(p->map), p->strat->M)
                  : 32;
   strata_uniform_shifts(p->seed, p->iteration, r->problem.dim, p->ubits, p->ushift);

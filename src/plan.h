@@ -71,9 +71,8 @@ typedef struct strata_plan {
   uint64_t seed;
   uint32_t iteration;        /* 0-based, keys the random streams */
   /* Bits of each coordinate's pseudo-random uniform (philox.h): 32, or in
-   * an iteration that does not train the map, of a run without the peak
-   * search, the packed width where the map's resolution allows it
-   * (strata_uniform_bits). */
+   * an iteration that does not train the map the packed width where the
+   * map's resolution allows it (strata_uniform_bits). */
   int ubits;
   double ushift[STRATA_MAX_DIM]; /* each axis's grid shift at ubits (strata_uniform_shifts) */
   strata_estimator estimator;

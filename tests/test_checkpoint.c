@@ -245,35 +245,31 @@ static void resumed_from_older(int cut, strata_iteration *rows, strata_iteration
   teardown(&b);
 }
 
-/* Iterations that do not train the map, of a run without the peak search,
- * draw packed uniforms (philox.h) where the dimension packs (d = 6: 21
- * bits a coordinate): a run resumed on either side of the freeze is the
+/* Iterations that do not train the map draw packed uniforms (philox.h)
+ * where the dimension packs (d = 6: 21 bits a coordinate), with the peak
+ * search and without it: a run resumed on either side of the freeze is the
  * uninterrupted one.  A state saved by a strata that drew 32 bits always
  * resumes drawing 32 bits, as it ran: its adapting iterations are the
- * packed run's, its frozen ones not.  A run with the peak search draws 32
- * bits throughout: resumed so, it is the uninterrupted one.  An attribute
- * other than 0 or 1 is refused, named. */
+ * packed run's, its frozen ones not.  An attribute other than 0 or 1 is
+ * refused, named. */
 START_TEST(test_packed_uniforms)
 {
   const int total = total_itns, cut = 3;
   strata_iteration rows[64], again[64];
   job_dim = 6;
-  search_off = 1;
-  resume_bits(STRATA_MODE_VEGASPLUS, 4);
-  resume_bits(STRATA_MODE_VEGASPLUS, 7);
-  make_dir();
-  resumed_from_older(cut, rows, again);
-  for (int k = cut; k < total; k++) {
-    const int same = test_same_bits(rows[k].integral, again[k].integral);
-    ck_assert_msg(k < adapt_iters ? same : !same, "iteration %d: %.17g packed, %.17g resumed "
-                  "from a 32-bit state", k + 1, rows[k].integral, again[k].integral);
+  for (search_off = 0; search_off < 2; search_off++) {
+    resume_bits(STRATA_MODE_VEGASPLUS, 4);
+    resume_bits(STRATA_MODE_VEGASPLUS, 7);
+    make_dir();
+    resumed_from_older(cut, rows, again);
+    for (int k = cut; k < total; k++) {
+      const int same = test_same_bits(rows[k].integral, again[k].integral);
+      ck_assert_msg(k < adapt_iters ? same : !same, "search %s, iteration %d: %.17g packed, "
+                    "%.17g resumed from a 32-bit state", search_off ? "off" : "on", k + 1,
+                    rows[k].integral, again[k].integral);
+    }
   }
   search_off = 0;
-  resumed_from_older(cut, rows, again);
-  for (int k = cut; k < total; k++)
-    ck_assert_msg(test_same_bits(rows[k].integral, again[k].integral),
-                  "searching, iteration %d: %.17g uninterrupted, %.17g resumed from a 32-bit "
-                  "state", k + 1, rows[k].integral, again[k].integral);
   char path[300];
   path_in(path, sizeof path, "bad.h5");
   checkpoint_at(path, STRATA_MODE_VEGASPLUS, total, cut);

@@ -757,17 +757,16 @@ static void two_ranks_agree(const strata_problem *pr, const strata_params *p,
   }
 }
 
-START_TEST(test_search_one_mode_on_gpu)
+static void search_one_mode(const strata_problem *pr_in)
 {
-  strata_problem pr;
-  test_problem("f4", 6, &pr);
+  const strata_problem pr = *pr_in;
   const strata_params p = search_params(20000, 8);
   strata_backend *cpu = strata_backend_cpu_new(0), *gpu = gpu_backend();
   strata_result rc, rg;
   ck_assert_msg(run_with(cpu, &pr, &p, &rc) == STRATA_OK, "%s", strata_last_error());
   ck_assert_msg(run_with(gpu, &pr, &p, &rg) == STRATA_OK, "%s", strata_last_error());
-  printf("search, f4 d=6: cpu %.17g +- %.6g k-hat %.6f modes %d evals %lld; gpu %.17g +- %.6g "
-         "k-hat %.6f modes %d evals %lld\n", rc.integral, rc.sigma, rc.khat, rc.nmodes,
+  printf("search, %s d=6: cpu %.17g +- %.6g k-hat %.6f modes %d evals %lld; gpu %.17g +- %.6g "
+         "k-hat %.6f modes %d evals %lld\n", pr.name, rc.integral, rc.sigma, rc.khat, rc.nmodes,
          (long long)rc.search_evals, rg.integral, rg.sigma, rg.khat, rg.nmodes,
          (long long)rg.search_evals);
   ck_assert_int_eq(rc.peaks_searched, 1);
@@ -792,6 +791,20 @@ START_TEST(test_search_one_mode_on_gpu)
   two_ranks_agree(&pr, &p, &rg, 1e-12);
   strata_backend_free(cpu);
   strata_backend_free(gpu);
+}
+
+/* Its frozen iterations (the second half) draw packed uniforms (d = 6),
+ * through the built-in's kernel of any dimension and the user's NVRTC
+ * kernel, whose dimension is built in. */
+START_TEST(test_search_one_mode_on_gpu)
+{
+  strata_problem pr;
+  test_problem("f4", 6, &pr);
+  search_one_mode(&pr);
+  strata_source *src = user_source("examples/integrands/gauss.c", "gauss", 0, 1);
+  const strata_problem user = user_problem("f4", 6, src, "gauss (user)");
+  search_one_mode(&user);
+  strata_source_free(src);
 }
 END_TEST
 
