@@ -4,8 +4,8 @@
  * iteration kept on the device, or the cells' sums of plain MC and QMC.
  *
  * What stays on the device: the random numbers, the points, the integrand
- * values.  Random numbers: cuRAND's curand_Philox4x32_10 with the counter
- * layout of src/philox.h, so the GPU draws the very points the CPU backend
+ * values.  Random numbers: src/philox.h's Philox4x32-10 with its counter
+ * layout, so the GPU draws the very points the CPU backend
  * draws.  QMC iterations take their points from src/qmc_points.h instead,
  * with the randomizations the host drew for the iteration: the same bits
  * again. */
@@ -249,6 +249,7 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
     a.wper = (double)strata_strat_total(s) / (double)s->nhcube;
   }
   a.seed = plan->seed;
+  strata_philox_round_keys(plan->seed, a.rk);
   a.iteration = plan->iteration;
   a.ubits = plan->ubits;
   for (int d = 0; d < dim; d++) a.ushift[d] = plan->ushift[d];

@@ -1,8 +1,7 @@
 /* The sampling kernel of one iteration, written once for the built-in
  * integrands (compiled by nvcc into kernels.cu, the module) and for users' own
  * (compiled at run time by NVRTC with the user's code: gpu/jit.cu).  It
- * includes nothing NVRTC lacks: cuRAND's Philox header and strata's own
- * host/device headers; the limits STRATA_MAX_* come from strata.h under
+ * includes nothing NVRTC lacks: strata's own host/device headers; the limits STRATA_MAX_* come from strata.h under
  * nvcc and as -D options under NVRTC, so they cannot drift apart.
  *
  * Work split: every thread takes chunks of `chunk` consecutive global sample
@@ -12,8 +11,6 @@
  * in registers and added to global memory when the thread leaves it. */
 #ifndef STRATA_SAMPLE_KERNEL_CUH
 #define STRATA_SAMPLE_KERNEL_CUH
-#include <curand_philox4x32_x.h>
-
 #include "chanmix.h"
 #include "hcube.h"
 #include "hostdev.h"
@@ -58,6 +55,7 @@ struct KernelArgs {
   long long nh_uniform;      /* > 0: every hypercube has this many samples */
   long long even_q, even_rem; /* even_q > 0: the even allocation (hcube.h), no search */
   unsigned long long seed;
+  uint32_t rk[20];           /* the seed's Philox round keys (strata_philox_round_keys) */
   unsigned int iteration;
   int ubits;                 /* the plan's bits a coordinate (philox.h) */
   double ushift[STRATA_MAX_DIM]; /* and each axis's grid shift (strata_uniform_shifts) */
@@ -151,17 +149,23 @@ __device__ __forceinline__ void map_frozen(const KernelArgs &a, int d, double t,
   jac *= c.y;
 }
 
+/* Philox block b of sample i: Philox4x32-10 (philox.h) under the counter
+ * layout there, with the round keys from the arguments, where they are
+ * operands in constant memory rather than additions per block. */
+__device__ __forceinline__ uint4 draw_block(const KernelArgs &a, int b, long long i)
+{
+  uint32_t c[4] = {(uint32_t)b, a.iteration, (uint32_t)i, (uint32_t)((unsigned long long)i >> 32)};
+  strata_philox4x32_10_keyed(c, a.rk);
+  return make_uint4(c[0], c[1], c[2], c[3]);
+}
+
 /* Philox blocks 0 .. nb - 1 of sample i into w[4b .. 4b + 3] (unrolled
  * where nb is a constant). */
-__device__ __forceinline__ void draw_blocks(uint32_t *w, int nb, long long i,
-                                            unsigned int iteration, uint2 key)
+__device__ __forceinline__ void draw_blocks(const KernelArgs &a, uint32_t *w, int nb, long long i)
 {
 #pragma unroll
   for (int b = 0; b < nb; b++) {
-    const uint4 r = curand_Philox4x32_10(
-        make_uint4((unsigned int)b, iteration, (unsigned int)i,
-                   (unsigned int)((unsigned long long)i >> 32)),
-        key);
+    const uint4 r = draw_block(a, b, i);
     w[4 * b] = r.x;
     w[4 * b + 1] = r.y;
     w[4 * b + 2] = r.z;
@@ -222,7 +226,6 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     }
     __syncthreads();
   }
-  const uint2 key = make_uint2((unsigned int)a.seed, (unsigned int)(a.seed >> 32));
   const long long nchunk = (a.total + a.chunk - 1) / a.chunk;
   const long long stride = (long long)gridDim.x * blockDim.x;
   const int lane = threadIdx.x & 31;
@@ -299,22 +302,19 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         if constexpr (PACKED) {
           constexpr int NBP = (PB * D + 127) / 128;
           uint32_t w[4 * NBP];
-          draw_blocks(w, NBP, i, a.iteration, key);
+          draw_blocks(a, w, NBP, i);
 #pragma unroll
           for (int d = 0; d < D; d++) place(d, strata_uniform_field(w, d, PB));
         } else if (RUNTIME_BITS && ubits != 32) {
           uint32_t w[4 * NB];
-          draw_blocks(w, strata_uniform_blocks(dim, ubits), i, a.iteration, key);
+          draw_blocks(a, w, strata_uniform_blocks(dim, ubits), i);
           for (int d = 0; d < dim; d++) place(d, strata_uniform_field(w, d, ubits));
         } else {
           /* 32 bits a coordinate: each block's four words as they come. */
 #pragma unroll
           for (int b = 0; b < NB; b++) {
             if (4 * b >= dim) break;
-            const uint4 r = curand_Philox4x32_10(
-                make_uint4((unsigned int)b, a.iteration, (unsigned int)i,
-                           (unsigned int)((unsigned long long)i >> 32)),
-                key);
+            const uint4 r = draw_block(a, b, i);
             const uint32_t w[4] = {r.x, r.y, r.z, r.w};
 #pragma unroll
             for (int j = 0; j < 4; j++)

@@ -1,6 +1,8 @@
-/* Counter-based random numbers: cuRAND's Philox4_32_10, written out for the
- * host so that the CPU draws exactly what curand_Philox4x32_10() draws on the
- * device (tests/test_philox.c checks it against cuRAND's own generator).
+/* Counter-based random numbers: Philox4x32-10 (Salmon et al., SC11), the
+ * generator cuRAND calls PHILOX4_32_10, written once for the host and the
+ * device, so that the CPU and the GPU draw the same bits
+ * (tests/test_philox.c checks it against Random123's known answers and
+ * cuRAND's own generator).
  *
  * A sample's uniforms are a pure function of (seed, iteration, global sample
  * index): counter = (block, iteration, index_lo, index_hi), key = seed, where
@@ -24,20 +26,42 @@ extern "C" {
 #define STRATA_PHILOX_W0 0x9E3779B9u
 #define STRATA_PHILOX_W1 0xBB67AE85u
 
-STRATA_HD void strata_philox4x32_10(uint32_t c[4], uint64_t seed)
+/* Philox4x32-10 of counter c under the ten round keys key + r (W0, W1), r =
+ * 0..9, in rk[2r] and rk[2r + 1] (strata_philox_round_keys): a kernel that
+ * takes them with its arguments reads each round's key from constant
+ * memory instead of adding it anew for every block it draws. */
+STRATA_HD void strata_philox_round_keys(uint64_t seed, uint32_t rk[20])
 {
   uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
   for (int r = 0; r < 10; r++) {
-    uint64_t p0 = (uint64_t)STRATA_PHILOX_M0 * c[0];
-    uint64_t p1 = (uint64_t)STRATA_PHILOX_M1 * c[2];
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1] ^ k0;
-    uint32_t n1 = (uint32_t)p1;
-    uint32_t n2 = (uint32_t)(p0 >> 32) ^ c[3] ^ k1;
-    uint32_t n3 = (uint32_t)p0;
-    c[0] = n0; c[1] = n1; c[2] = n2; c[3] = n3;
+    rk[2 * r] = k0;
+    rk[2 * r + 1] = k1;
     k0 += STRATA_PHILOX_W0;
     k1 += STRATA_PHILOX_W1;
   }
+}
+
+STRATA_HD void strata_philox4x32_10_keyed(uint32_t c[4], const uint32_t rk[20])
+{
+#ifdef __CUDACC__
+#pragma unroll
+#endif
+  for (int r = 0; r < 10; r++) {
+    uint64_t p0 = (uint64_t)STRATA_PHILOX_M0 * c[0];
+    uint64_t p1 = (uint64_t)STRATA_PHILOX_M1 * c[2];
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1] ^ rk[2 * r];
+    uint32_t n1 = (uint32_t)p1;
+    uint32_t n2 = (uint32_t)(p0 >> 32) ^ c[3] ^ rk[2 * r + 1];
+    uint32_t n3 = (uint32_t)p0;
+    c[0] = n0; c[1] = n1; c[2] = n2; c[3] = n3;
+  }
+}
+
+STRATA_HD void strata_philox4x32_10(uint32_t c[4], uint64_t seed)
+{
+  uint32_t rk[20];
+  strata_philox_round_keys(seed, rk);
+  strata_philox4x32_10_keyed(c, rk);
 }
 
 /* 32 random bits to a double strictly inside (0,1): the half-step offset keeps

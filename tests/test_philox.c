@@ -1,5 +1,6 @@
-/* The host Philox must be cuRAND's Philox4_32_10 bit for bit: the GPU
- * backend draws with cuRAND on the device and must see the same points. */
+/* strata's Philox must be cuRAND's Philox4_32_10 bit for bit: the CPU and
+ * the GPU backends draw with it and must see the same points as any
+ * program that draws with cuRAND's generator. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
