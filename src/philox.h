@@ -41,20 +41,24 @@ STRATA_HD void strata_philox_round_keys(uint64_t seed, uint32_t rk[20])
   }
 }
 
+/* One of the ten rounds, under its key (k0, k1). */
+STRATA_HD void strata_philox_round(uint32_t c[4], uint32_t k0, uint32_t k1)
+{
+  uint64_t p0 = (uint64_t)STRATA_PHILOX_M0 * c[0];
+  uint64_t p1 = (uint64_t)STRATA_PHILOX_M1 * c[2];
+  uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1] ^ k0;
+  uint32_t n1 = (uint32_t)p1;
+  uint32_t n2 = (uint32_t)(p0 >> 32) ^ c[3] ^ k1;
+  uint32_t n3 = (uint32_t)p0;
+  c[0] = n0; c[1] = n1; c[2] = n2; c[3] = n3;
+}
+
 STRATA_HD void strata_philox4x32_10_keyed(uint32_t c[4], const uint32_t rk[20])
 {
 #ifdef __CUDACC__
 #pragma unroll
 #endif
-  for (int r = 0; r < 10; r++) {
-    uint64_t p0 = (uint64_t)STRATA_PHILOX_M0 * c[0];
-    uint64_t p1 = (uint64_t)STRATA_PHILOX_M1 * c[2];
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1] ^ rk[2 * r];
-    uint32_t n1 = (uint32_t)p1;
-    uint32_t n2 = (uint32_t)(p0 >> 32) ^ c[3] ^ rk[2 * r + 1];
-    uint32_t n3 = (uint32_t)p0;
-    c[0] = n0; c[1] = n1; c[2] = n2; c[3] = n3;
-  }
+  for (int r = 0; r < 10; r++) strata_philox_round(c, rk[2 * r], rk[2 * r + 1]);
 }
 
 STRATA_HD void strata_philox4x32_10(uint32_t c[4], uint64_t seed)
