@@ -144,7 +144,9 @@ __device__ __forceinline__ void map_frozen(const KernelArgs &a, int d, double t,
 {
   int i = (int)t;
   if (i >= a.ninc) i = a.ninc - 1;
-  const double2 c = __ldg(a.xmap + (size_t)d * a.ninc + i);
+  /* (32-bit offset: one wide multiply-add makes the address, where a
+   * 64-bit one took four instructions an axis; dim ninc < 2^31.) */
+  const double2 c = __ldg(a.xmap + (unsigned)(d * a.ninc + i));
   x[d] = fma(t - i, c.y, c.x);
   jac *= c.y;
 }
