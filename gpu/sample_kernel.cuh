@@ -1,8 +1,9 @@
 /* The sampling kernel of one iteration, written once for the built-in
  * integrands (compiled by nvcc into kernels.cu, the module) and for users' own
  * (compiled at run time by NVRTC with the user's code: gpu/jit.cu).  It
- * includes nothing NVRTC lacks: strata's own host/device headers; the limits STRATA_MAX_* come from strata.h under
- * nvcc and as -D options under NVRTC, so they cannot drift apart.
+ * includes nothing NVRTC lacks: strata's own host/device headers only; the
+ * limits STRATA_MAX_* come from strata.h under nvcc and as -D options under
+ * NVRTC, so they cannot drift apart.
  *
  * Work split: every thread takes chunks of `chunk` consecutive global sample
  * indices, whatever hypercubes they fall in, so VEGAS+'s uneven allocation
@@ -152,8 +153,8 @@ __device__ __forceinline__ void map_frozen(const KernelArgs &a, int d, double t,
 }
 
 /* Philox block b of sample i: Philox4x32-10 (philox.h) under the counter
- * layout there, with the round keys from the arguments, where they are
- * operands in constant memory rather than additions per block. */
+ * layout there, its round keys read from the kernel's arguments rather
+ * than added anew for every block (doc/benchmarks.md, R79). */
 __device__ __forceinline__ uint4 draw_block(const KernelArgs &a, int b, long long i)
 {
   uint32_t c[4] = {(uint32_t)b, a.iteration, (uint32_t)i, (uint32_t)((unsigned long long)i >> 32)};

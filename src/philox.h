@@ -26,10 +26,9 @@ extern "C" {
 #define STRATA_PHILOX_W0 0x9E3779B9u
 #define STRATA_PHILOX_W1 0xBB67AE85u
 
-/* Philox4x32-10 of counter c under the ten round keys key + r (W0, W1), r =
- * 0..9, in rk[2r] and rk[2r + 1] (strata_philox_round_keys): a kernel that
- * takes them with its arguments reads each round's key from constant
- * memory instead of adding it anew for every block it draws. */
+/* The ten round keys of a seed, key + r (W0, W1) for r = 0..9, in rk[2r]
+ * and rk[2r + 1]: a kernel that takes them with its arguments reads each
+ * round's key instead of adding it anew for every block it draws. */
 STRATA_HD void strata_philox_round_keys(uint64_t seed, uint32_t rk[20])
 {
   uint32_t k0 = (uint32_t)seed, k1 = (uint32_t)(seed >> 32);
@@ -53,6 +52,7 @@ STRATA_HD void strata_philox_round(uint32_t c[4], uint32_t k0, uint32_t k1)
   c[0] = n0; c[1] = n1; c[2] = n2; c[3] = n3;
 }
 
+/* Philox4x32-10 of counter c under the round keys rk. */
 STRATA_HD void strata_philox4x32_10_keyed(uint32_t c[4], const uint32_t rk[20])
 {
 #ifdef __CUDACC__
@@ -61,6 +61,7 @@ STRATA_HD void strata_philox4x32_10_keyed(uint32_t c[4], const uint32_t rk[20])
   for (int r = 0; r < 10; r++) strata_philox_round(c, rk[2 * r], rk[2 * r + 1]);
 }
 
+/* Philox4x32-10 of counter c under key seed. */
 STRATA_HD void strata_philox4x32_10(uint32_t c[4], uint64_t seed)
 {
   uint32_t rk[20];
