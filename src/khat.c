@@ -134,11 +134,13 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim)
   t->w = malloc(sizeof(double) * room);
   t->index = malloc(sizeof(int64_t) * room);
   t->x = malloc(sizeof(double) * room * (size_t)(dim > 0 ? dim : 1));
+  t->x_sorted = malloc(sizeof(double) * room * (size_t)(dim > 0 ? dim : 1));
   t->order = malloc(sizeof(int64_t) * room);
   t->scratch = malloc(sizeof(double) * room);
   t->slot = malloc(sizeof(int64_t) * room);
   t->spare = malloc(sizeof(int64_t) * room);
-  if (!t->w || !t->index || !t->x || !t->order || !t->scratch || !t->slot || !t->spare) {
+  if (!t->w || !t->index || !t->x || !t->x_sorted || !t->order || !t->scratch || !t->slot ||
+      !t->spare) {
     strata_khat_top_free(t);
     return strata_error(STRATA_ENOMEM, "k-hat: no memory for the %lld largest weights",
                         (long long)cap);
@@ -152,6 +154,7 @@ void strata_khat_top_free(strata_khat_top *t)
   free(t->w);
   free(t->index);
   free(t->x);
+  free(t->x_sorted);
   free(t->order);
   free(t->scratch);
   free(t->slot);
@@ -226,15 +229,45 @@ static double kth_largest(double *v, int64_t n, int64_t k)
   return v[want];
 }
 
+/* The k-th largest of w[0 .. n) (1 <= k <= n, no NaN), w left as it is
+ * and v, with room for n, its scratch: Floyd and Rivest's sampling.  Of
+ * SAMPLE weights spread over w, two bracket the place where the k-th
+ * should fall; one pass counts the weights above the bracket and
+ * copies those within it, and kth_largest selects among those alone, a
+ * quarter of them.  Where the bracket misses the k-th (the
+ * weights' order is no help to it, only their values' spread), the
+ * selection runs on a copy of them all. */
+#define SAMPLE 64
+#define BRACKET 9 /* sample places either side: the k-th's place in the sample strays by 4 */
+static double kth_largest_sampled(const double *w, double *v, int64_t n, int64_t k)
+{
+  if (n >= 8 * SAMPLE) {
+    double s[SAMPLE];
+    for (int i = 0; i < SAMPLE; i++) s[i] = w[(int64_t)i * n / SAMPLE];
+    const int at = (int)(k * SAMPLE / n);
+    const double high = kth_largest(s, SAMPLE, at >= BRACKET ? at - BRACKET + 1 : 1);
+    const double low = kth_largest(s, SAMPLE, at + BRACKET < SAMPLE ? at + BRACKET + 1 : SAMPLE);
+    int64_t above = 0, m = 0;
+    for (int64_t i = 0; i < n; i++) { /* without branches, as the selection */
+      const double x = w[i];
+      above += x > high;
+      v[m] = x;
+      m += (x <= high) & (x >= low);
+    }
+    if (above < k && k <= above + m) return kth_largest(v, m, k - above);
+  }
+  memcpy(v, w, sizeof(double) * (size_t)n);
+  return kth_largest(v, n, k);
+}
+
 /* The list cut to its cap largest, kept in the order they were held: the
- * cap-th largest weight is found on a copy of the weights, and of the
- * entries that tie with it those of the smallest indices are kept. */
+ * cap-th largest weight is found first, and of the entries that tie with
+ * it those of the smallest indices are kept. */
 static void cut(strata_khat_top *t)
 {
   const int64_t k = t->cap, n = t->n;
   double *v = t->scratch;
-  memcpy(v, t->w, sizeof(double) * (size_t)n);
-  const double wk = kth_largest(v, n, k);
+  const double wk = kth_largest_sampled(t->w, v, n, k);
   /* The entries above wk all stay; of those that tie with it, the
    * (k - nabove) of the smallest indices, the largest of which is the
    * least entry kept. */
@@ -306,6 +339,18 @@ void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other)
                         other->dim == t->dim ? strata_khat_top_point(other, i) : NULL);
 }
 
+void strata_khat_top_take(strata_khat_top *t, strata_khat_top *other)
+{
+  if (t->n == 0 && !t->cut && t->cap == other->cap && t->dim == other->dim) {
+    const strata_khat_top empty = *t;
+    *t = *other;
+    *other = empty;
+    return;
+  }
+  strata_khat_top_merge(t, other);
+  strata_khat_top_clear(other);
+}
+
 /* The entries a[0 .. n) in ranking order, largest first: a merge sort
  * with the ranking inline, whose merges pick their next entry without a
  * branch on the weights (with qsort, its calls to a comparison would be
@@ -339,39 +384,34 @@ int strata_khat_top_sort(strata_khat_top *t)
 {
   strata_khat_top_settle(t);
   const int64_t n = t->n;
-  int64_t *order = t->order;
-  double *w = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-  int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-  double *x = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)(t->dim > 0 ? t->dim : 1));
-  int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-  const int ok = w && idx && x && tmp;
-  if (ok) {
-    for (int64_t i = 0; i < n; i++) order[i] = i;
-    order = sort_slots(t, order, tmp, n);
-    for (int64_t i = 0; i < n; i++) {
-      w[i] = t->w[order[i]];
-      idx[i] = t->index[order[i]];
-      if (t->dim > 0)
-        memcpy(x + i * t->dim, strata_khat_top_point(t, order[i]),
-               sizeof(double) * (size_t)t->dim);
-    }
-    memcpy(t->w, w, sizeof(double) * (size_t)n);
-    memcpy(t->index, idx, sizeof(int64_t) * (size_t)n);
-    if (t->dim > 0) memcpy(t->x, x, sizeof(double) * (size_t)n * (size_t)t->dim);
-    for (int64_t i = 0; i < n; i++) t->slot[i] = i;
-    spare_from(t, n);
-    if (n == t->cap) { /* full: its last is the least it keeps */
-      t->cut = 1;
-      t->least_w = t->w[n - 1];
-      t->least_index = t->index[n - 1];
-    }
+  const size_t dim = t->dim > 0 ? (size_t)t->dim : 0;
+  for (int64_t i = 0; i < n; i++) t->order[i] = i;
+  /* The entries gathered in order into the arrays that are free (the
+   * cut's copy of the weights, the sort's other buffer, x_sorted), which
+   * then change places with those they replace: nothing is copied back. */
+  int64_t *order = sort_slots(t, t->order, t->spare, n);
+  int64_t *index = order == t->order ? t->spare : t->order;
+  double *w = t->scratch, *x = t->x_sorted;
+  for (int64_t i = 0; i < n; i++) {
+    w[i] = t->w[order[i]];
+    index[i] = t->index[order[i]];
+    if (dim > 0) memcpy(x + (size_t)i * dim, strata_khat_top_point(t, order[i]), sizeof(double) * dim);
   }
-  free(w);
-  free(idx);
-  free(x);
-  free(tmp);
-  return ok ? STRATA_OK
-            : strata_error(STRATA_ENOMEM, "k-hat: no memory to sort %lld weights", (long long)n);
+  t->scratch = t->w;
+  t->w = w;
+  if (order == t->order) t->spare = t->index;
+  else t->order = t->index;
+  t->index = index;
+  t->x_sorted = t->x;
+  t->x = x;
+  for (int64_t i = 0; i < n; i++) t->slot[i] = i;
+  spare_from(t, n);
+  if (n == t->cap) { /* full: its last is the least it keeps */
+    t->cut = 1;
+    t->least_w = t->w[n - 1];
+    t->least_index = t->index[n - 1];
+  }
+  return STRATA_OK;
 }
 
 double strata_khat_top_fit(strata_khat_top *t, int64_t S)

@@ -48,6 +48,7 @@ typedef struct {
   double *w;       /* [2 cap] */
   int64_t *index;  /* [2 cap] */
   double *x;       /* [2 cap][dim], entry i's point in row slot[i] */
+  double *x_sorted; /* [2 cap][dim], where the sort puts the points in order */
   int64_t *slot;   /* [2 cap] */
   int64_t *spare;  /* [2 cap], the rows no entry holds: nspare of them */
   int64_t nspare;
@@ -91,9 +92,12 @@ void strata_khat_top_settle(strata_khat_top *t);
 /* Another list's entries into t: the result is the cap largest of both,
  * whatever the order of merging. */
 void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other);
+/* strata_khat_top_merge, but other is left empty: where t holds nothing
+ * and has other's cap and dim, the two exchange their storage, and no
+ * entry is copied. */
+void strata_khat_top_take(strata_khat_top *t, strata_khat_top *other);
 /* The cap largest entries in order, largest first (weight descending,
- * index ascending), and still a list to add to; STRATA_OK or
- * STRATA_ENOMEM. */
+ * index ascending), and still a list to add to; STRATA_OK. */
 int strata_khat_top_sort(strata_khat_top *t);
 /* k-hat of the S weights whose largest t holds (cap >= strata_khat_tail(S)
  * + 1); sorts t.  NaN where t holds too few. */
