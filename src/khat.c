@@ -11,6 +11,13 @@
 
 #include "error.h"
 
+/* An entry as the sort moves it: its weight and index, which rank it,
+ * beside its place in the list. */
+typedef struct {
+  double w;
+  int64_t index, entry;
+} ranked;
+
 int64_t strata_khat_tail(int64_t S)
 {
   const double m = fmin(0.2 * (double)S, 3.0 * sqrt((double)S));
@@ -40,7 +47,20 @@ static double run_sum(double P, double b, const double *x, int len)
   return s;
 }
 
-static double mean_log1p(double b, const double *x, int64_t n)
+/* x's whole blocks of LOG_RUN * LOG_LANES with each block's lanes side by
+ * side: xt[r * LOG_LANES + l] is the block's x[l * LOG_RUN + r], so that
+ * the lanes' products take their terms from one vector load. */
+static void lanes_side_by_side(const double *x, int64_t n, double *xt)
+{
+  for (int64_t i = 0; i + LOG_RUN * LOG_LANES <= n; i += LOG_RUN * LOG_LANES)
+    for (int r = 0; r < LOG_RUN; r++)
+      for (int l = 0; l < LOG_LANES; l++)
+        xt[i + r * LOG_LANES + l] = x[i + l * LOG_RUN + r];
+}
+
+/* The mean with xt from lanes_side_by_side: each lane's product takes its
+ * terms in the order of x, and the runs' logarithms add in it. */
+static double mean_log1p(double b, const double *x, const double *xt, int64_t n)
 {
   double s = 0.0;
   int64_t i = 0;
@@ -48,7 +68,7 @@ static double mean_log1p(double b, const double *x, int64_t n)
     double P[LOG_LANES];
     for (int l = 0; l < LOG_LANES; l++) P[l] = 1.0;
     for (int r = 0; r < LOG_RUN; r++)
-      for (int l = 0; l < LOG_LANES; l++) P[l] *= 1.0 - b * x[i + l * LOG_RUN + r];
+      for (int l = 0; l < LOG_LANES; l++) P[l] *= 1.0 - b * xt[i + r * LOG_LANES + l];
     for (int l = 0; l < LOG_LANES; l++) s += run_sum(P[l], b, x + i + l * LOG_RUN, LOG_RUN);
   }
   for (; i < n; i += LOG_RUN) { /* the last runs, one at a time */
@@ -66,12 +86,13 @@ static double gpd_fit(const double *x, int64_t n)
   const int mq = 30 + (int)sqrt((double)n);
   double q = x[(int64_t)((double)n / 4.0 + 0.5) - 1];
   for (int64_t i = 0; !(q > 0.0) && i < n; i++) q = x[i]; /* ties at the threshold */
-  double *b = malloc(sizeof(double) * (size_t)mq * 3);
+  double *b = malloc(sizeof(double) * ((size_t)mq * 3 + (size_t)n));
   if (!b) return NAN;
-  double *k = b + mq, *l = k + mq;
+  double *k = b + mq, *l = k + mq, *xt = l + mq;
+  lanes_side_by_side(x, n, xt);
   for (int j = 0; j < mq; j++) {
     b[j] = (1.0 - sqrt(mq / (j + 1 - 0.5))) / (3.0 * q) + 1.0 / x[n - 1];
-    k[j] = mean_log1p(b[j], x, n);
+    k[j] = mean_log1p(b[j], x, xt, n);
     l[j] = (double)n * (log(-b[j] / k[j]) - k[j] - 1.0);
   }
   /* The weights 1 / sum_j exp(l_j - l_i), as exp(l_i - L) / sum_j exp(l_j
@@ -88,9 +109,9 @@ static double gpd_fit(const double *x, int64_t n)
     wsum += w;
     bpost += b[i] * w;
   }
-  free(b);
   bpost /= wsum;
-  const double kk = mean_log1p(bpost, x, n);
+  const double kk = mean_log1p(bpost, x, xt, n);
+  free(b);
   return ((double)n * kk + 10.0 * 0.5) / ((double)n + 10.0);
 }
 
@@ -135,12 +156,13 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim)
   t->index = malloc(sizeof(int64_t) * room);
   t->x = malloc(sizeof(double) * room * (size_t)(dim > 0 ? dim : 1));
   t->x_sorted = malloc(sizeof(double) * room * (size_t)(dim > 0 ? dim : 1));
+  t->ranks = malloc(sizeof(ranked) * 2 * (size_t)t->cap);
   t->order = malloc(sizeof(int64_t) * room);
   t->scratch = malloc(sizeof(double) * room);
   t->slot = malloc(sizeof(int64_t) * room);
   t->spare = malloc(sizeof(int64_t) * room);
-  if (!t->w || !t->index || !t->x || !t->x_sorted || !t->order || !t->scratch || !t->slot ||
-      !t->spare) {
+  if (!t->w || !t->index || !t->x || !t->x_sorted || !t->ranks || !t->order || !t->scratch ||
+      !t->slot || !t->spare) {
     strata_khat_top_free(t);
     return strata_error(STRATA_ENOMEM, "k-hat: no memory for the %lld largest weights",
                         (long long)cap);
@@ -155,6 +177,7 @@ void strata_khat_top_free(strata_khat_top *t)
   free(t->index);
   free(t->x);
   free(t->x_sorted);
+  free(t->ranks);
   free(t->order);
   free(t->scratch);
   free(t->slot);
@@ -175,14 +198,6 @@ void strata_khat_top_clear(strata_khat_top *t)
   t->n = 0;
   t->cut = 0;
   spare_from(t, 0);
-}
-
-/* Entry a ranks above entry b: a larger weight, or the same weight at a
- * smaller index (global sample indices are unique, so the order is
- * total). */
-static int above(const strata_khat_top *t, int64_t a, int64_t b)
-{
-  return t->w[a] > t->w[b] || (t->w[a] == t->w[b] && t->index[a] < t->index[b]);
 }
 
 /* The k-th largest of v[0 .. n) (1 <= k <= n, no NaN), v rearranged:
@@ -288,19 +303,24 @@ static void cut(strata_khat_top *t)
   }
   /* Every entry is copied to the next place and the place taken where it
    * stays, its row spare where it does not: a branch on whether it stays
-   * would be mispredicted half the time.  The rows stay where they are. */
-  int64_t j = 0;
+   * would be mispredicted half the time (hence | and &, not || and &&,
+   * and the counts in locals, not in t, which the stores could alias).
+   * The rows stay where they are. */
+  double *tw = t->w;
+  int64_t *tindex = t->index, *tslot = t->slot, *spare = t->spare;
+  int64_t j = 0, nspare = t->nspare;
   for (int64_t i = 0; i < n; i++) {
-    const double w = t->w[i];
-    const int64_t index = t->index[i], row = t->slot[i];
-    const int stays = w > wk || (w == wk && index <= last);
-    t->w[j] = w;
-    t->index[j] = index;
-    t->slot[j] = row;
-    t->spare[t->nspare] = row;
+    const double w = tw[i];
+    const int64_t index = tindex[i], row = tslot[i];
+    const int stays = (w > wk) | ((w == wk) & (index <= last));
+    tw[j] = w;
+    tindex[j] = index;
+    tslot[j] = row;
+    spare[nspare] = row;
     j += stays;
-    t->nspare += !stays;
+    nspare += !stays;
   }
+  t->nspare = nspare;
   t->n = j;
   t->cut = 1;
   t->least_w = wk;
@@ -351,29 +371,31 @@ void strata_khat_top_take(strata_khat_top *t, strata_khat_top *other)
   strata_khat_top_clear(other);
 }
 
-/* The entries a[0 .. n) in ranking order, largest first: a merge sort
- * with the ranking inline, whose merges pick their next entry without a
- * branch on the weights (with qsort, its calls to a comparison would be
- * most of the sort's cost).  tmp has room for n; returns the array that
- * holds the result. */
-static int64_t *sort_slots(const strata_khat_top *t, int64_t *a, int64_t *tmp, int64_t n)
+/* a[0 .. n) in ranking order, largest first: a merge sort of the entries'
+ * records, whose merges pick their next record without a branch on the
+ * weights (with qsort, its calls to a comparison would be most of the
+ * sort's cost; with the entries' places alone, every comparison would
+ * wait for their weights' loads).  tmp has room for n; returns the array
+ * that holds the result. */
+static ranked *sort_ranked(ranked *a, ranked *tmp, int64_t n)
 {
-  int64_t *src = a, *dst = tmp;
+  ranked *src = a, *dst = tmp;
   for (int64_t width = 1; width < n; width *= 2) {
     for (int64_t lo = 0; lo < n; lo += 2 * width) {
       const int64_t mid = lo + width < n ? lo + width : n;
       const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
       int64_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) {
-        const int right = above(t, src[j], src[i]);
-        dst[k++] = right ? src[j] : src[i];
+      while (i < mid && j < hi) { /* | and &, not || and &&: no branch */
+        const double wi = src[i].w, wj = src[j].w;
+        const int right = (wj > wi) | ((wj == wi) & (src[j].index < src[i].index));
+        dst[k++] = *(right ? &src[j] : &src[i]);
         j += right;
         i += !right;
       }
       while (i < mid) dst[k++] = src[i++];
       while (j < hi) dst[k++] = src[j++];
     }
-    int64_t *swap = src;
+    ranked *swap = src;
     src = dst;
     dst = swap;
   }
@@ -385,23 +407,18 @@ int strata_khat_top_sort(strata_khat_top *t)
   strata_khat_top_settle(t);
   const int64_t n = t->n;
   const size_t dim = t->dim > 0 ? (size_t)t->dim : 0;
-  for (int64_t i = 0; i < n; i++) t->order[i] = i;
-  /* The entries gathered in order into the arrays that are free (the
-   * cut's copy of the weights, the sort's other buffer, x_sorted), which
-   * then change places with those they replace: nothing is copied back. */
-  int64_t *order = sort_slots(t, t->order, t->spare, n);
-  int64_t *index = order == t->order ? t->spare : t->order;
-  double *w = t->scratch, *x = t->x_sorted;
+  ranked *r = t->ranks, *tmp = r + t->cap;
+  for (int64_t i = 0; i < n; i++) r[i] = (ranked){t->w[i], t->index[i], i};
+  r = sort_ranked(r, tmp, n);
+  /* The points gathered in order into x_sorted, which then changes places
+   * with x: nothing is copied back. */
+  double *x = t->x_sorted;
   for (int64_t i = 0; i < n; i++) {
-    w[i] = t->w[order[i]];
-    index[i] = t->index[order[i]];
-    if (dim > 0) memcpy(x + (size_t)i * dim, strata_khat_top_point(t, order[i]), sizeof(double) * dim);
+    t->w[i] = r[i].w;
+    t->index[i] = r[i].index;
+    if (dim > 0)
+      memcpy(x + (size_t)i * dim, strata_khat_top_point(t, r[i].entry), sizeof(double) * dim);
   }
-  t->scratch = t->w;
-  t->w = w;
-  if (order == t->order) t->spare = t->index;
-  else t->order = t->index;
-  t->index = index;
   t->x_sorted = t->x;
   t->x = x;
   for (int64_t i = 0; i < n; i++) t->slot[i] = i;

@@ -49,6 +49,7 @@ typedef struct {
   int64_t *index;  /* [2 cap] */
   double *x;       /* [2 cap][dim], entry i's point in row slot[i] */
   double *x_sorted; /* [2 cap][dim], where the sort puts the points in order */
+  void *ranks;      /* [2 cap], the sort's records of the entries */
   int64_t *slot;   /* [2 cap] */
   int64_t *spare;  /* [2 cap], the rows no entry holds: nspare of them */
   int64_t nspare;
