@@ -371,12 +371,23 @@ void strata_khat_top_take(strata_khat_top *t, strata_khat_top *other)
   strata_khat_top_clear(other);
 }
 
+/* Record a ranks above record b: a larger weight, or the same weight at
+ * a smaller index (the order is total); | and &, not || and &&, so that
+ * the compiler makes no branch of it. */
+static inline int ranks_above(const ranked *a, const ranked *b)
+{
+  return (a->w > b->w) | ((a->w == b->w) & (a->index < b->index));
+}
+
 /* a[0 .. n) in ranking order, largest first: a merge sort of the entries'
  * records, whose merges pick their next record without a branch on the
  * weights (with qsort, its calls to a comparison would be most of the
  * sort's cost; with the entries' places alone, every comparison would
- * wait for their weights' loads).  tmp has room for n; returns the array
- * that holds the result. */
+ * wait for their weights' loads).  Each merge fills its run from both
+ * ends at once, the largest of the two runs' heads at the front and the
+ * least of their tails at the back: two chains of loads and comparisons
+ * that do not wait for each other.  tmp has room for n; returns the
+ * array that holds the result. */
 static ranked *sort_ranked(ranked *a, ranked *tmp, int64_t n)
 {
   ranked *src = a, *dst = tmp;
@@ -384,16 +395,30 @@ static ranked *sort_ranked(ranked *a, ranked *tmp, int64_t n)
     for (int64_t lo = 0; lo < n; lo += 2 * width) {
       const int64_t mid = lo + width < n ? lo + width : n;
       const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-      int64_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) { /* | and &, not || and &&: no branch */
-        const double wi = src[i].w, wj = src[j].w;
-        const int right = (wj > wi) | ((wj == wi) & (src[j].index < src[i].index));
-        dst[k++] = *(right ? &src[j] : &src[i]);
+      if (mid == hi) { /* one run: as it is */
+        memcpy(dst + lo, src + lo, sizeof(ranked) * (size_t)(hi - lo));
+        continue;
+      }
+      /* A's records left are src[i .. ie], B's src[j .. je]; the front
+       * takes the better head, the back the worse tail.  A run used up
+       * reads its first record (lo), never taken. */
+      int64_t i = lo, j = mid, ie = mid - 1, je = hi - 1, kf = lo, kb = hi - 1;
+      for (int64_t step = 0; step < (hi - lo + 1) / 2; step++) {
+        int a = i <= ie, b = j <= je;
+        const ranked *pa = &src[a ? i : lo], *pb = &src[b ? j : lo];
+        const int right = (a == 0) | (b & ranks_above(pb, pa));
+        dst[kf++] = *(right ? pb : pa);
         j += right;
         i += !right;
+        if (kf > kb) break; /* an odd run's middle: the front took it */
+        a = i <= ie;
+        b = j <= je;
+        const ranked *qa = &src[a ? ie : lo], *qb = &src[b ? je : lo];
+        const int take_a = (b == 0) | (a & ranks_above(qb, qa));
+        dst[kb--] = *(take_a ? qa : qb);
+        ie -= take_a;
+        je -= !take_a;
       }
-      while (i < mid) dst[k++] = src[i++];
-      while (j < hi) dst[k++] = src[j++];
     }
     ranked *swap = src;
     src = dst;
