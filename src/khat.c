@@ -245,34 +245,47 @@ static double kth_largest(double *v, int64_t n, int64_t k)
 }
 
 /* The k-th largest of w[0 .. n) (1 <= k <= n, no NaN), w left as it is
- * and v, with room for n, its scratch: Floyd and Rivest's sampling.  Of
+ * and v, with room for n, its scratch, with the number of weights above it
+ * (*above) and equal to it (*ties): Floyd and Rivest's sampling.  Of
  * SAMPLE weights spread over w, two bracket the place where the k-th
- * should fall; one pass counts the weights above the bracket and
- * copies those within it, and kth_largest selects among those alone, a
- * quarter of them.  Where the bracket misses the k-th (the
- * weights' order is no help to it, only their values' spread), the
- * selection runs on a copy of them all. */
+ * should fall; one pass counts the weights above the bracket and copies
+ * those within it, and kth_largest selects among those alone, a quarter
+ * of them.  Where the bracket misses the k-th (the weights' order is no
+ * help to it, only their values' spread), the selection runs on a copy of
+ * them all. */
 #define SAMPLE 64
 #define BRACKET 9 /* sample places either side: the k-th's place in the sample strays by 4 */
-static double kth_largest_sampled(const double *w, double *v, int64_t n, int64_t k)
+static double kth_largest_sampled(const double *w, double *v, int64_t n, int64_t k,
+                                  int64_t *above, int64_t *ties)
 {
+  int64_t over = 0, m = 0; /* the weights above the bracket, and within it (v) */
   if (n >= 8 * SAMPLE) {
     double s[SAMPLE];
     for (int i = 0; i < SAMPLE; i++) s[i] = w[(int64_t)i * n / SAMPLE];
     const int at = (int)(k * SAMPLE / n);
     const double high = kth_largest(s, SAMPLE, at >= BRACKET ? at - BRACKET + 1 : 1);
     const double low = kth_largest(s, SAMPLE, at + BRACKET < SAMPLE ? at + BRACKET + 1 : SAMPLE);
-    int64_t above = 0, m = 0;
     for (int64_t i = 0; i < n; i++) { /* without branches, as the selection */
       const double x = w[i];
-      above += x > high;
+      over += x > high;
       v[m] = x;
       m += (x <= high) & (x >= low);
     }
-    if (above < k && k <= above + m) return kth_largest(v, m, k - above);
   }
-  memcpy(v, w, sizeof(double) * (size_t)n);
-  return kth_largest(v, n, k);
+  if (!(over < k && k <= over + m)) {
+    memcpy(v, w, sizeof(double) * (size_t)n);
+    over = 0;
+    m = n;
+  }
+  const double wk = kth_largest(v, m, k - over);
+  int64_t a = 0, e = 0; /* the k-th's ties lie within the bracket */
+  for (int64_t i = 0; i < m; i++) {
+    a += v[i] > wk;
+    e += v[i] == wk;
+  }
+  *above = over + a;
+  *ties = e;
+  return wk;
 }
 
 /* The list cut to its cap largest, kept in the order they were held: the
@@ -282,24 +295,22 @@ static void cut(strata_khat_top *t)
 {
   const int64_t k = t->cap, n = t->n;
   double *v = t->scratch;
-  const double wk = kth_largest_sampled(t->w, v, n, k);
+  int64_t nabove, ties;
+  const double wk = kth_largest_sampled(t->w, v, n, k, &nabove, &ties);
   /* The entries above wk all stay; of those that tie with it, the
-   * (k - nabove) of the smallest indices, the largest of which is the
-   * least entry kept. */
-  int64_t nabove = 0, ties = 0, *tie = t->order;
-  for (int64_t i = 0; i < n; i++) { /* without branches, as the selection */
-    nabove += t->w[i] > wk;
-    tie[ties] = t->index[i];
-    ties += t->w[i] == wk;
-  }
+   * (k - nabove) of the smallest indices, up to last.  Nearly always they
+   * all stay (weights seldom tie), and the compaction finds the largest
+   * index among them, the least entry kept. */
   const int64_t keep_ties = k - nabove;
-  int64_t last = INT64_MIN;
+  int64_t last = INT64_MAX;
   if (keep_ties < ties) {
-    for (int64_t i = 0; i < ties; i++) v[i] = -(double)tie[i]; /* exact below 2^53 */
-    last = (int64_t)-kth_largest(v, ties, keep_ties);
-  } else {
-    for (int64_t i = 0; i < ties; i++)
-      if (tie[i] > last) last = tie[i];
+    int64_t *tie = t->order, m = 0;
+    for (int64_t i = 0; i < n; i++) { /* without branches, as the selection */
+      tie[m] = t->index[i];
+      m += t->w[i] == wk;
+    }
+    for (int64_t i = 0; i < m; i++) v[i] = -(double)tie[i]; /* exact below 2^53 */
+    last = (int64_t)-kth_largest(v, m, keep_ties);
   }
   /* Every entry is copied to the next place and the place taken where it
    * stays, its row spare where it does not: a branch on whether it stays
@@ -308,11 +319,12 @@ static void cut(strata_khat_top *t)
    * The rows stay where they are. */
   double *tw = t->w;
   int64_t *tindex = t->index, *tslot = t->slot, *spare = t->spare;
-  int64_t j = 0, nspare = t->nspare;
+  int64_t j = 0, nspare = t->nspare, least_index = INT64_MIN;
   for (int64_t i = 0; i < n; i++) {
     const double w = tw[i];
     const int64_t index = tindex[i], row = tslot[i];
-    const int stays = (w > wk) | ((w == wk) & (index <= last));
+    const int tie_stays = (w == wk) & (index <= last), stays = (w > wk) | tie_stays;
+    least_index = tie_stays & (index > least_index) ? index : least_index;
     tw[j] = w;
     tindex[j] = index;
     tslot[j] = row;
@@ -324,7 +336,7 @@ static void cut(strata_khat_top *t)
   t->n = j;
   t->cut = 1;
   t->least_w = wk;
-  t->least_index = last;
+  t->least_index = least_index;
 }
 
 void strata_khat_top_settle(strata_khat_top *t)
