@@ -312,24 +312,22 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
       sum[0] = sum[1] = 0.0;
       if (top) bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
     }
-    if (!top) {
-      *bad = cs->cst ? add_streamed(plan, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
-                     : add_values(plan, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
-      if (*bad >= 0) return j;
+    if (top) { /* a scalar integrand (no stream): add_values' steps, whose f jac the bar takes too */
+      if (!isfinite(fv[j])) {
+        *bad = 0;
+        return j;
+      }
+      const double w = jac[j] * fv[j];
+      add_adapting(plan, w, sum, w2 + j);
+      if (fabs(w) >= bar) {
+        per_sample = map_bar(plan, keep_map_sample(plan, top, cs->h, i0, j, x, fv, jac));
+        bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
+      }
       continue;
     }
-    /* A scalar integrand (no stream): add_values' steps, whose f jac the
-     * bar takes too. */
-    if (!isfinite(fv[j])) {
-      *bad = 0;
-      return j;
-    }
-    const double w = jac[j] * fv[j];
-    add_adapting(plan, w, sum, w2 + j);
-    if (fabs(w) >= bar) {
-      per_sample = map_bar(plan, keep_map_sample(plan, top, cs->h, i0, j, x, fv, jac));
-      bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
-    }
+    *bad = cs->cst ? add_streamed(plan, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
+                   : add_values(plan, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
+    if (*bad >= 0) return j;
   }
   cs->sum[0] = sum[0];
   cs->sum[1] = sum[1];
