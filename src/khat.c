@@ -12,10 +12,10 @@
 #include "error.h"
 
 /* An entry as the sort moves it: its weight and index, which rank it,
- * beside its place in the list. */
+ * and the row of its point, which stays where it is. */
 typedef struct {
   double w;
-  int64_t index, entry;
+  int64_t index, slot;
 } ranked;
 
 int64_t strata_khat_tail(int64_t S)
@@ -155,14 +155,13 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim)
   t->w = malloc(sizeof(double) * room);
   t->index = malloc(sizeof(int64_t) * room);
   t->x = malloc(sizeof(double) * room * (size_t)(dim > 0 ? dim : 1));
-  t->x_sorted = malloc(sizeof(double) * room * (size_t)(dim > 0 ? dim : 1));
   t->ranks = malloc(sizeof(ranked) * 2 * (size_t)t->cap);
   t->order = malloc(sizeof(int64_t) * room);
   t->scratch = malloc(sizeof(double) * room);
   t->slot = malloc(sizeof(int64_t) * room);
   t->spare = malloc(sizeof(int64_t) * room);
-  if (!t->w || !t->index || !t->x || !t->x_sorted || !t->ranks || !t->order || !t->scratch ||
-      !t->slot || !t->spare) {
+  if (!t->w || !t->index || !t->x || !t->ranks || !t->order || !t->scratch || !t->slot ||
+      !t->spare) {
     strata_khat_top_free(t);
     return strata_error(STRATA_ENOMEM, "k-hat: no memory for the %lld largest weights",
                         (long long)cap);
@@ -176,7 +175,6 @@ void strata_khat_top_free(strata_khat_top *t)
   free(t->w);
   free(t->index);
   free(t->x);
-  free(t->x_sorted);
   free(t->ranks);
   free(t->order);
   free(t->scratch);
@@ -443,23 +441,14 @@ int strata_khat_top_sort(strata_khat_top *t)
 {
   strata_khat_top_settle(t);
   const int64_t n = t->n;
-  const size_t dim = t->dim > 0 ? (size_t)t->dim : 0;
   ranked *r = t->ranks, *tmp = r + t->cap;
-  for (int64_t i = 0; i < n; i++) r[i] = (ranked){t->w[i], t->index[i], i};
+  for (int64_t i = 0; i < n; i++) r[i] = (ranked){t->w[i], t->index[i], t->slot[i]};
   r = sort_ranked(r, tmp, n);
-  /* The points gathered in order into x_sorted, which then changes places
-   * with x: nothing is copied back. */
-  double *x = t->x_sorted;
-  for (int64_t i = 0; i < n; i++) {
+  for (int64_t i = 0; i < n; i++) { /* the entries in order, their rows where they were */
     t->w[i] = r[i].w;
     t->index[i] = r[i].index;
-    if (dim > 0)
-      memcpy(x + (size_t)i * dim, strata_khat_top_point(t, r[i].entry), sizeof(double) * dim);
+    t->slot[i] = r[i].slot;
   }
-  t->x_sorted = t->x;
-  t->x = x;
-  for (int64_t i = 0; i < n; i++) t->slot[i] = i;
-  spare_from(t, n);
   if (n == t->cap) { /* full: its last is the least it keeps */
     t->cut = 1;
     t->least_w = t->w[n - 1];

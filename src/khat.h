@@ -39,17 +39,16 @@ double strata_khat(const double *w, int64_t S);
  * twice cap are held the list is cut to its cap largest: a weight costs an
  * append, not a heap's sift, and the cap largest are the same whatever the
  * order the weights come in.  An entry's point lies in a row of x that
- * stays where it was written (slot), so that a cut moves the weights and
- * indices alone; strata_khat_top_sort puts the rows in the entries'
- * order. */
+ * stays where it was written (slot), so that a cut and the sort move the
+ * weights, indices and row numbers alone: read it through
+ * strata_khat_top_point. */
 typedef struct {
   int64_t cap, n;
   int dim;
   double *w;       /* [2 cap] */
   int64_t *index;  /* [2 cap] */
   double *x;       /* [2 cap][dim], entry i's point in row slot[i] */
-  double *x_sorted; /* [2 cap][dim], where the sort puts the points in order */
-  void *ranks;      /* [2 cap], the sort's records of the entries */
+  void *ranks;     /* [2 cap], the sort's records of the entries */
   int64_t *slot;   /* [2 cap] */
   int64_t *spare;  /* [2 cap], the rows no entry holds: nspare of them */
   int64_t nspare;
