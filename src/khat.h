@@ -52,7 +52,7 @@ typedef struct {
   int64_t *slot;   /* [2 cap] */
   int64_t *spare;  /* [2 cap], the rows no entry holds: nspare of them */
   int64_t nspare;
-  int64_t *order;  /* [2 cap], scratch of the cut and the sort */
+  int64_t *order;  /* [2 cap], the cut's ties' indices */
   double *scratch; /* [2 cap], the cut's copy of the weights */
   int cut;         /* the list has been cut to cap: least_w, least_index below */
   double least_w;
