@@ -234,24 +234,29 @@ static inline double map_bar(const strata_plan *plan, double least)
   return least * ((double)plan->strat->nhcube / (double)plan->strat->total) * (1.0 - 1e-12);
 }
 
-/* A sample of the map alone, sample index in hypercube h, whose value
- * passed the bar: its weight |f| vol / g_map = |f| jac N / (n_h nhcube)
- * into the largest weights' list where that keeps it, with its point x
- * (in the box) in the unit cube.  Returns the list's least since.  A few
- * samples in a thousand come here once the list is full, so it stays out
- * of the sampling loop's code. */
-static void unit_point(const strata_plan *plan, const double *x, double *z);
+/* Sample i0 + j of the map alone, in hypercube h, whose value passed the
+ * bar: its weight |f| vol / g_map = |f| jac N / (n_h nhcube) into the
+ * largest weights' list where that keeps it, with its point in the box
+ * (map_points_to_unit takes the rows the list keeps to the unit cube once
+ * the map's samples are in: most entries do not stay).  Returns the list's
+ * least since.  A few samples in a thousand come here once the list is
+ * full, so it stays out of the sampling loop's code; it takes the batch's
+ * arrays and j, not the sample's values, so that the loop keeps no
+ * pointer to the sample's point, which it would advance in memory. */
 static __attribute__((noinline)) double keep_map_sample(const strata_plan *plan, peaks_acc *acc,
-                                                        int64_t h, int64_t index,
-                                                        const double *x, double f, double jac)
+                                                        int64_t h, int64_t i0, int64_t j,
+                                                        const double *xs, const double *fv,
+                                                        const double *jacs)
 {
-  const int64_t *start = plan->strat->start;
+  const int64_t *start = plan->strat->start, index = i0 + j;
+  const int dim = plan->problem->dim;
+  const double *x = xs + j * dim, f = fv[j], jac = jacs[j];
   const double N = (double)plan->strat->total, nhc = (double)plan->strat->nhcube;
   const double w = fabs(f) * jac * (N / ((double)(start[h + 1] - start[h]) * nhc));
   double *row = strata_khat_top_slot(acc->top, w, index);
   if (row) {
-    unit_point(plan, x, row);
-    row[plan->problem->dim] = fabs(f);
+    memcpy(row, x, sizeof(double) * (size_t)dim);
+    row[dim] = fabs(f);
   }
   return strata_khat_top_least(acc->top);
 }
@@ -261,6 +266,20 @@ static void unit_point(const strata_plan *plan, const double *x, double *z)
 {
   for (int d = 0; d < plan->problem->dim; d++)
     z[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
+}
+
+/* The points keep_map_sample wrote in the box, of the entries the list
+ * keeps (cut to its cap first), in the unit cube. */
+static void map_points_to_unit(const strata_plan *plan, strata_khat_top *top)
+{
+  strata_khat_top_settle(top);
+  const int dim = plan->problem->dim;
+  double z[STRATA_MAX_DIM];
+  for (int64_t i = 0; i < top->n; i++) {
+    double *row = top->x + top->slot[i] * top->dim;
+    unit_point(plan, row, z);
+    memcpy(row, z, sizeof(double) * (size_t)dim);
+  }
 }
 
 /* Samples i0 .. i0 + n - 1 with values fv (nc each) at Jacobians jac into
@@ -278,7 +297,6 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
           const double *x)
 {
   const int64_t *start = plan->strat->start;
-  const int dim = plan->problem->dim;
   double per_sample = 0.0, bar = 0.0; /* map_bar, and n_h times it */
   if (top) {
     per_sample = map_bar(plan, strata_khat_top_least(top->top));
@@ -294,14 +312,22 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
       sum[0] = sum[1] = 0.0;
       if (top) bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
     }
+    if (top) { /* a scalar integrand (no stream): add_values' steps, whose f jac the bar takes too */
+      if (!isfinite(fv[j])) {
+        *bad = 0;
+        return j;
+      }
+      const double w = jac[j] * fv[j];
+      add_adapting(plan, w, sum, w2 + j);
+      if (fabs(w) >= bar) {
+        per_sample = map_bar(plan, keep_map_sample(plan, top, cs->h, i0, j, x, fv, jac));
+        bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
+      }
+      continue;
+    }
     *bad = cs->cst ? add_streamed(plan, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
                    : add_values(plan, nc, jac[j], fv + j * nc, sum, cs->c1, cs->c2, w2 + j);
     if (*bad >= 0) return j;
-    if (top && fabs(fv[j] * jac[j]) >= bar) {
-      per_sample = map_bar(plan, keep_map_sample(plan, top, cs->h, i0 + j, x + j * dim, fv[j],
-                                                 jac[j]));
-      bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
-    }
   }
   cs->sum[0] = sum[0];
   cs->sum[1] = sum[1];
@@ -819,9 +845,11 @@ static int cpu_sample(strata_backend *b, strata_plan *plan)
     }
   }
   int rc = sample_map(cb, plan);
+  for (int t = 0; rc == STRATA_OK && plan->peaks && !plan->channels && t < nt; t++)
+    map_points_to_unit(plan, &cb->tops[t]);
   if (rc == STRATA_OK && plan->channels) rc = sample_channels(cb, plan, nt);
   for (int t = 0; rc == STRATA_OK && plan->peaks && t < nt; t++)
-    strata_khat_top_merge(plan->top, &cb->tops[t]);
+    strata_khat_top_take(plan->top, &cb->tops[t]);
   return rc;
 }
 

@@ -11,6 +11,13 @@
 
 #include "error.h"
 
+/* An entry as the sort moves it: its weight and index, which rank it,
+ * and the row of its point, which stays where it is. */
+typedef struct {
+  double w;
+  int64_t index, slot;
+} ranked;
+
 int64_t strata_khat_tail(int64_t S)
 {
   const double m = fmin(0.2 * (double)S, 3.0 * sqrt((double)S));
@@ -40,7 +47,20 @@ static double run_sum(double P, double b, const double *x, int len)
   return s;
 }
 
-static double mean_log1p(double b, const double *x, int64_t n)
+/* x's whole blocks of LOG_RUN * LOG_LANES with each block's lanes side by
+ * side: xt[r * LOG_LANES + l] is the block's x[l * LOG_RUN + r], so that
+ * the lanes' products take their terms from one vector load. */
+static void lanes_side_by_side(const double *x, int64_t n, double *xt)
+{
+  for (int64_t i = 0; i + LOG_RUN * LOG_LANES <= n; i += LOG_RUN * LOG_LANES)
+    for (int r = 0; r < LOG_RUN; r++)
+      for (int l = 0; l < LOG_LANES; l++)
+        xt[i + r * LOG_LANES + l] = x[i + l * LOG_RUN + r];
+}
+
+/* The mean with xt from lanes_side_by_side: each lane's product takes its
+ * terms in the order of x, and the runs' logarithms add in it. */
+static double mean_log1p(double b, const double *x, const double *xt, int64_t n)
 {
   double s = 0.0;
   int64_t i = 0;
@@ -48,7 +68,7 @@ static double mean_log1p(double b, const double *x, int64_t n)
     double P[LOG_LANES];
     for (int l = 0; l < LOG_LANES; l++) P[l] = 1.0;
     for (int r = 0; r < LOG_RUN; r++)
-      for (int l = 0; l < LOG_LANES; l++) P[l] *= 1.0 - b * x[i + l * LOG_RUN + r];
+      for (int l = 0; l < LOG_LANES; l++) P[l] *= 1.0 - b * xt[i + r * LOG_LANES + l];
     for (int l = 0; l < LOG_LANES; l++) s += run_sum(P[l], b, x + i + l * LOG_RUN, LOG_RUN);
   }
   for (; i < n; i += LOG_RUN) { /* the last runs, one at a time */
@@ -66,12 +86,13 @@ static double gpd_fit(const double *x, int64_t n)
   const int mq = 30 + (int)sqrt((double)n);
   double q = x[(int64_t)((double)n / 4.0 + 0.5) - 1];
   for (int64_t i = 0; !(q > 0.0) && i < n; i++) q = x[i]; /* ties at the threshold */
-  double *b = malloc(sizeof(double) * (size_t)mq * 3);
+  double *b = malloc(sizeof(double) * ((size_t)mq * 3 + (size_t)n));
   if (!b) return NAN;
-  double *k = b + mq, *l = k + mq;
+  double *k = b + mq, *l = k + mq, *xt = l + mq;
+  lanes_side_by_side(x, n, xt);
   for (int j = 0; j < mq; j++) {
     b[j] = (1.0 - sqrt(mq / (j + 1 - 0.5))) / (3.0 * q) + 1.0 / x[n - 1];
-    k[j] = mean_log1p(b[j], x, n);
+    k[j] = mean_log1p(b[j], x, xt, n);
     l[j] = (double)n * (log(-b[j] / k[j]) - k[j] - 1.0);
   }
   /* The weights 1 / sum_j exp(l_j - l_i), as exp(l_i - L) / sum_j exp(l_j
@@ -88,9 +109,9 @@ static double gpd_fit(const double *x, int64_t n)
     wsum += w;
     bpost += b[i] * w;
   }
-  free(b);
   bpost /= wsum;
-  const double kk = mean_log1p(bpost, x, n);
+  const double kk = mean_log1p(bpost, x, xt, n);
+  free(b);
   return ((double)n * kk + 10.0 * 0.5) / ((double)n + 10.0);
 }
 
@@ -134,11 +155,13 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim)
   t->w = malloc(sizeof(double) * room);
   t->index = malloc(sizeof(int64_t) * room);
   t->x = malloc(sizeof(double) * room * (size_t)(dim > 0 ? dim : 1));
+  t->ranks = malloc(sizeof(ranked) * 2 * (size_t)t->cap);
   t->order = malloc(sizeof(int64_t) * room);
   t->scratch = malloc(sizeof(double) * room);
   t->slot = malloc(sizeof(int64_t) * room);
   t->spare = malloc(sizeof(int64_t) * room);
-  if (!t->w || !t->index || !t->x || !t->order || !t->scratch || !t->slot || !t->spare) {
+  if (!t->w || !t->index || !t->x || !t->ranks || !t->order || !t->scratch || !t->slot ||
+      !t->spare) {
     strata_khat_top_free(t);
     return strata_error(STRATA_ENOMEM, "k-hat: no memory for the %lld largest weights",
                         (long long)cap);
@@ -152,6 +175,7 @@ void strata_khat_top_free(strata_khat_top *t)
   free(t->w);
   free(t->index);
   free(t->x);
+  free(t->ranks);
   free(t->order);
   free(t->scratch);
   free(t->slot);
@@ -172,14 +196,6 @@ void strata_khat_top_clear(strata_khat_top *t)
   t->n = 0;
   t->cut = 0;
   spare_from(t, 0);
-}
-
-/* Entry a ranks above entry b: a larger weight, or the same weight at a
- * smaller index (global sample indices are unique, so the order is
- * total). */
-static int above(const strata_khat_top *t, int64_t a, int64_t b)
-{
-  return t->w[a] > t->w[b] || (t->w[a] == t->w[b] && t->index[a] < t->index[b]);
 }
 
 /* The k-th largest of v[0 .. n) (1 <= k <= n, no NaN), v rearranged:
@@ -226,52 +242,99 @@ static double kth_largest(double *v, int64_t n, int64_t k)
   return v[want];
 }
 
+/* The k-th largest of w[0 .. n) (1 <= k <= n, no NaN), w left as it is
+ * and v, with room for n, its scratch, with the number of weights above it
+ * (*above) and equal to it (*ties): Floyd and Rivest's sampling.  Of
+ * SAMPLE weights spread over w, two bracket the place where the k-th
+ * should fall; one pass counts the weights above the bracket and copies
+ * those within it, and kth_largest selects among those alone, a quarter
+ * of them.  Where the bracket misses the k-th (the weights' order is no
+ * help to it, only their values' spread), the selection runs on a copy of
+ * them all. */
+#define SAMPLE 64
+#define BRACKET 9 /* sample places either side: the k-th's place in the sample strays by 4 */
+static double kth_largest_sampled(const double *w, double *v, int64_t n, int64_t k,
+                                  int64_t *above, int64_t *ties)
+{
+  int64_t over = 0, m = 0; /* the weights above the bracket, and within it (v) */
+  if (n >= 8 * SAMPLE) {
+    double s[SAMPLE];
+    for (int i = 0; i < SAMPLE; i++) s[i] = w[(int64_t)i * n / SAMPLE];
+    const int at = (int)(k * SAMPLE / n);
+    const double high = kth_largest(s, SAMPLE, at >= BRACKET ? at - BRACKET + 1 : 1);
+    const double low = kth_largest(s, SAMPLE, at + BRACKET < SAMPLE ? at + BRACKET + 1 : SAMPLE);
+    for (int64_t i = 0; i < n; i++) { /* without branches, as the selection */
+      const double x = w[i];
+      over += x > high;
+      v[m] = x;
+      m += (x <= high) & (x >= low);
+    }
+  }
+  if (!(over < k && k <= over + m)) {
+    memcpy(v, w, sizeof(double) * (size_t)n);
+    over = 0;
+    m = n;
+  }
+  const double wk = kth_largest(v, m, k - over);
+  int64_t a = 0, e = 0; /* the k-th's ties lie within the bracket */
+  for (int64_t i = 0; i < m; i++) {
+    a += v[i] > wk;
+    e += v[i] == wk;
+  }
+  *above = over + a;
+  *ties = e;
+  return wk;
+}
+
 /* The list cut to its cap largest, kept in the order they were held: the
- * cap-th largest weight is found on a copy of the weights, and of the
- * entries that tie with it those of the smallest indices are kept. */
+ * cap-th largest weight is found first, and of the entries that tie with
+ * it those of the smallest indices are kept. */
 static void cut(strata_khat_top *t)
 {
   const int64_t k = t->cap, n = t->n;
   double *v = t->scratch;
-  memcpy(v, t->w, sizeof(double) * (size_t)n);
-  const double wk = kth_largest(v, n, k);
+  int64_t nabove, ties;
+  const double wk = kth_largest_sampled(t->w, v, n, k, &nabove, &ties);
   /* The entries above wk all stay; of those that tie with it, the
-   * (k - nabove) of the smallest indices, the largest of which is the
-   * least entry kept. */
-  int64_t nabove = 0, ties = 0, *tie = t->order;
-  for (int64_t i = 0; i < n; i++) { /* without branches, as the selection */
-    nabove += t->w[i] > wk;
-    tie[ties] = t->index[i];
-    ties += t->w[i] == wk;
-  }
+   * (k - nabove) of the smallest indices, up to last.  Nearly always they
+   * all stay (weights seldom tie), and the compaction finds the largest
+   * index among them, the least entry kept. */
   const int64_t keep_ties = k - nabove;
-  int64_t last = INT64_MIN;
+  int64_t last = INT64_MAX;
   if (keep_ties < ties) {
-    for (int64_t i = 0; i < ties; i++) v[i] = -(double)tie[i]; /* exact below 2^53 */
-    last = (int64_t)-kth_largest(v, ties, keep_ties);
-  } else {
-    for (int64_t i = 0; i < ties; i++)
-      if (tie[i] > last) last = tie[i];
+    int64_t *tie = t->order, m = 0;
+    for (int64_t i = 0; i < n; i++) { /* without branches, as the selection */
+      tie[m] = t->index[i];
+      m += t->w[i] == wk;
+    }
+    for (int64_t i = 0; i < m; i++) v[i] = -(double)tie[i]; /* exact below 2^53 */
+    last = (int64_t)-kth_largest(v, m, keep_ties);
   }
   /* Every entry is copied to the next place and the place taken where it
    * stays, its row spare where it does not: a branch on whether it stays
-   * would be mispredicted half the time.  The rows stay where they are. */
-  int64_t j = 0;
+   * would be mispredicted half the time (hence | and &, not || and &&,
+   * and the counts in locals, not in t, which the stores could alias).
+   * The rows stay where they are. */
+  double *tw = t->w;
+  int64_t *tindex = t->index, *tslot = t->slot, *spare = t->spare;
+  int64_t j = 0, nspare = t->nspare, least_index = INT64_MIN;
   for (int64_t i = 0; i < n; i++) {
-    const double w = t->w[i];
-    const int64_t index = t->index[i], row = t->slot[i];
-    const int stays = w > wk || (w == wk && index <= last);
-    t->w[j] = w;
-    t->index[j] = index;
-    t->slot[j] = row;
-    t->spare[t->nspare] = row;
+    const double w = tw[i];
+    const int64_t index = tindex[i], row = tslot[i];
+    const int tie_stays = (w == wk) & (index <= last), stays = (w > wk) | tie_stays;
+    least_index = tie_stays & (index > least_index) ? index : least_index;
+    tw[j] = w;
+    tindex[j] = index;
+    tslot[j] = row;
+    spare[nspare] = row;
     j += stays;
-    t->nspare += !stays;
+    nspare += !stays;
   }
+  t->nspare = nspare;
   t->n = j;
   t->cut = 1;
   t->least_w = wk;
-  t->least_index = last;
+  t->least_index = least_index;
 }
 
 void strata_khat_top_settle(strata_khat_top *t)
@@ -306,29 +369,68 @@ void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other)
                         other->dim == t->dim ? strata_khat_top_point(other, i) : NULL);
 }
 
-/* The entries a[0 .. n) in ranking order, largest first: a merge sort
- * with the ranking inline, whose merges pick their next entry without a
- * branch on the weights (with qsort, its calls to a comparison would be
- * most of the sort's cost).  tmp has room for n; returns the array that
- * holds the result. */
-static int64_t *sort_slots(const strata_khat_top *t, int64_t *a, int64_t *tmp, int64_t n)
+void strata_khat_top_take(strata_khat_top *t, strata_khat_top *other)
 {
-  int64_t *src = a, *dst = tmp;
+  if (t->n == 0 && !t->cut && t->cap == other->cap && t->dim == other->dim) {
+    const strata_khat_top empty = *t;
+    *t = *other;
+    *other = empty;
+    return;
+  }
+  strata_khat_top_merge(t, other);
+  strata_khat_top_clear(other);
+}
+
+/* Record a ranks above record b: a larger weight, or the same weight at
+ * a smaller index (the order is total); | and &, not || and &&, so that
+ * the compiler makes no branch of it. */
+static inline int ranks_above(const ranked *a, const ranked *b)
+{
+  return (a->w > b->w) | ((a->w == b->w) & (a->index < b->index));
+}
+
+/* a[0 .. n) in ranking order, largest first: a merge sort of the entries'
+ * records, whose merges pick their next record without a branch on the
+ * weights (with qsort, its calls to a comparison would be most of the
+ * sort's cost; with the entries' places alone, every comparison would
+ * wait for their weights' loads).  Each merge fills its run from both
+ * ends at once, the largest of the two runs' heads at the front and the
+ * least of their tails at the back: two chains of loads and comparisons
+ * that do not wait for each other.  tmp has room for n; returns the
+ * array that holds the result. */
+static ranked *sort_ranked(ranked *a, ranked *tmp, int64_t n)
+{
+  ranked *src = a, *dst = tmp;
   for (int64_t width = 1; width < n; width *= 2) {
     for (int64_t lo = 0; lo < n; lo += 2 * width) {
       const int64_t mid = lo + width < n ? lo + width : n;
       const int64_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-      int64_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) {
-        const int right = above(t, src[j], src[i]);
-        dst[k++] = right ? src[j] : src[i];
+      if (mid == hi) { /* one run: as it is */
+        memcpy(dst + lo, src + lo, sizeof(ranked) * (size_t)(hi - lo));
+        continue;
+      }
+      /* A's records left are src[i .. ie], B's src[j .. je]; the front
+       * takes the better head, the back the worse tail.  A run used up
+       * reads its first record (lo), never taken. */
+      int64_t i = lo, j = mid, ie = mid - 1, je = hi - 1, kf = lo, kb = hi - 1;
+      for (int64_t step = 0; step < (hi - lo + 1) / 2; step++) {
+        int a = i <= ie, b = j <= je;
+        const ranked *pa = &src[a ? i : lo], *pb = &src[b ? j : lo];
+        const int right = (a == 0) | (b & ranks_above(pb, pa));
+        dst[kf++] = *(right ? pb : pa);
         j += right;
         i += !right;
+        if (kf > kb) break; /* an odd run's middle: the front took it */
+        a = i <= ie;
+        b = j <= je;
+        const ranked *qa = &src[a ? ie : lo], *qb = &src[b ? je : lo];
+        const int take_a = (b == 0) | (a & ranks_above(qb, qa));
+        dst[kb--] = *(take_a ? qa : qb);
+        ie -= take_a;
+        je -= !take_a;
       }
-      while (i < mid) dst[k++] = src[i++];
-      while (j < hi) dst[k++] = src[j++];
     }
-    int64_t *swap = src;
+    ranked *swap = src;
     src = dst;
     dst = swap;
   }
@@ -339,39 +441,20 @@ int strata_khat_top_sort(strata_khat_top *t)
 {
   strata_khat_top_settle(t);
   const int64_t n = t->n;
-  int64_t *order = t->order;
-  double *w = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
-  int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-  double *x = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1) * (size_t)(t->dim > 0 ? t->dim : 1));
-  int64_t *tmp = malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-  const int ok = w && idx && x && tmp;
-  if (ok) {
-    for (int64_t i = 0; i < n; i++) order[i] = i;
-    order = sort_slots(t, order, tmp, n);
-    for (int64_t i = 0; i < n; i++) {
-      w[i] = t->w[order[i]];
-      idx[i] = t->index[order[i]];
-      if (t->dim > 0)
-        memcpy(x + i * t->dim, strata_khat_top_point(t, order[i]),
-               sizeof(double) * (size_t)t->dim);
-    }
-    memcpy(t->w, w, sizeof(double) * (size_t)n);
-    memcpy(t->index, idx, sizeof(int64_t) * (size_t)n);
-    if (t->dim > 0) memcpy(t->x, x, sizeof(double) * (size_t)n * (size_t)t->dim);
-    for (int64_t i = 0; i < n; i++) t->slot[i] = i;
-    spare_from(t, n);
-    if (n == t->cap) { /* full: its last is the least it keeps */
-      t->cut = 1;
-      t->least_w = t->w[n - 1];
-      t->least_index = t->index[n - 1];
-    }
+  ranked *r = t->ranks, *tmp = r + t->cap;
+  for (int64_t i = 0; i < n; i++) r[i] = (ranked){t->w[i], t->index[i], t->slot[i]};
+  r = sort_ranked(r, tmp, n);
+  for (int64_t i = 0; i < n; i++) { /* the entries in order, their rows where they were */
+    t->w[i] = r[i].w;
+    t->index[i] = r[i].index;
+    t->slot[i] = r[i].slot;
   }
-  free(w);
-  free(idx);
-  free(x);
-  free(tmp);
-  return ok ? STRATA_OK
-            : strata_error(STRATA_ENOMEM, "k-hat: no memory to sort %lld weights", (long long)n);
+  if (n == t->cap) { /* full: its last is the least it keeps */
+    t->cut = 1;
+    t->least_w = t->w[n - 1];
+    t->least_index = t->index[n - 1];
+  }
+  return STRATA_OK;
 }
 
 double strata_khat_top_fit(strata_khat_top *t, int64_t S)

@@ -39,19 +39,20 @@ double strata_khat(const double *w, int64_t S);
  * twice cap are held the list is cut to its cap largest: a weight costs an
  * append, not a heap's sift, and the cap largest are the same whatever the
  * order the weights come in.  An entry's point lies in a row of x that
- * stays where it was written (slot), so that a cut moves the weights and
- * indices alone; strata_khat_top_sort puts the rows in the entries'
- * order. */
+ * stays where it was written (slot), so that a cut and the sort move the
+ * weights, indices and row numbers alone: read it through
+ * strata_khat_top_point. */
 typedef struct {
   int64_t cap, n;
   int dim;
   double *w;       /* [2 cap] */
   int64_t *index;  /* [2 cap] */
   double *x;       /* [2 cap][dim], entry i's point in row slot[i] */
+  void *ranks;     /* [2 cap], the sort's records of the entries */
   int64_t *slot;   /* [2 cap] */
   int64_t *spare;  /* [2 cap], the rows no entry holds: nspare of them */
   int64_t nspare;
-  int64_t *order;  /* [2 cap], scratch of the cut and the sort */
+  int64_t *order;  /* [2 cap], the cut's ties' indices */
   double *scratch; /* [2 cap], the cut's copy of the weights */
   int cut;         /* the list has been cut to cap: least_w, least_index below */
   double least_w;
@@ -91,9 +92,12 @@ void strata_khat_top_settle(strata_khat_top *t);
 /* Another list's entries into t: the result is the cap largest of both,
  * whatever the order of merging. */
 void strata_khat_top_merge(strata_khat_top *t, const strata_khat_top *other);
+/* strata_khat_top_merge, but other is left empty: where t holds nothing
+ * and has other's cap and dim, the two exchange their storage, and no
+ * entry is copied. */
+void strata_khat_top_take(strata_khat_top *t, strata_khat_top *other);
 /* The cap largest entries in order, largest first (weight descending,
- * index ascending), and still a list to add to; STRATA_OK or
- * STRATA_ENOMEM. */
+ * index ascending), and still a list to add to; STRATA_OK. */
 int strata_khat_top_sort(strata_khat_top *t);
 /* k-hat of the S weights whose largest t holds (cap >= strata_khat_tail(S)
  * + 1); sorts t.  NaN where t holds too few. */

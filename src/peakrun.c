@@ -301,7 +301,7 @@ int strata_peakrun_combine(strata_run *r, strata_plan *p)
    * k-hat, and the fit is the dearest part of the list's upkeep.  Its list
    * is sorted all the same: the search's round takes its starts from it. */
   if (k < r->ravg.skip) {
-    strata_khat_top_sort(&pk->top); /* without memory, as the fit: unsorted */
+    strata_khat_top_sort(&pk->top);
     pk->khat[k] = NAN;
   } else {
     pk->khat[k] = strata_khat_top_fit(&pk->top, (int64_t)pk->npoints[k]);

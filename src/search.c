@@ -881,18 +881,15 @@ int strata_search_sobol(strata_search *s, uint64_t seed, strata_eval_fn eval, vo
   strata_qmc_cursor cur = {.next = -1};
   for (int i = 0; i < n; i++) strata_qmc_point(q, &cur, i, s->by + (size_t)i * s->dim);
   strata_qmc_free(q);
-  /* The round's batches reuse the batch buffer: the Sobol' set is copied. */
-  double *y = malloc(sizeof(double) * (size_t)n * (size_t)s->dim), *f = malloc(sizeof(double) * (size_t)n);
-  if (!y || !f) {
-    free(y);
-    free(f);
-    return strata_error(STRATA_ENOMEM, "peak search: out of memory for %d starts", n);
-  }
-  if ((rc = evaluate(s, n, eval, ctx)) == STRATA_OK) {
-    memcpy(y, s->by, sizeof(double) * (size_t)n * (size_t)s->dim);
-    memcpy(f, s->bf, sizeof(double) * (size_t)n);
-    rc = round_of(s, n, y, f, 0, 2 * s->p.ascents, eval, ctx);
-  }
+  if ((rc = evaluate(s, n, eval, ctx)) != STRATA_OK) return rc;
+  /* The round's batches reuse the batch buffer: the Sobol' set takes it
+   * over, and the round's batches, a few points each, get one of their
+   * own (a copy would touch as many pages again). */
+  double *y = s->by, *f = s->bf;
+  s->by = NULL;
+  s->bf = NULL;
+  s->bcap = 0;
+  rc = round_of(s, n, y, f, 0, 2 * s->p.ascents, eval, ctx);
   free(y);
   free(f);
   return rc;

@@ -4,6 +4,7 @@
  * a stream is split. */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "khat.h"
@@ -191,7 +192,9 @@ START_TEST(test_top_merge)
       ck_assert_int_eq(all.n, ref.n);
       ck_assert(memcmp(all.w, ref.w, sizeof(double) * (size_t)cap) == 0);
       ck_assert(memcmp(all.index, ref.index, sizeof(int64_t) * (size_t)cap) == 0);
-      ck_assert(memcmp(all.x, ref.x, sizeof(double) * (size_t)cap * DIM) == 0);
+      for (int64_t r = 0; r < cap; r++)
+        ck_assert(memcmp(strata_khat_top_point(&all, r), strata_khat_top_point(&ref, r),
+                         sizeof(double) * DIM) == 0);
       ck_assert(strata_khat_top_fit(&all, S) == k);
       for (int q = 0; q < p; q++) strata_khat_top_free(&part[q]);
       strata_khat_top_free(&all);
@@ -207,6 +210,69 @@ START_TEST(test_top_merge)
 }
 END_TEST
 
+/* The list's cut, where it finds the cap-th largest from a sample of the
+ * weights and where that sample misleads it (the weights at its places
+ * the least of all): the sorted list is the full sort's head by (weight
+ * descending, index ascending), ties included. */
+static int ranks_above(const void *a, const void *b)
+{
+  const double *x = a, *y = b; /* (weight, index) */
+  if (x[0] != y[0]) return x[0] > y[0] ? -1 : 1;
+  return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+START_TEST(test_top_cut)
+{
+  enum { S = 6000, CAP = 300 }; /* room 600: cuts of 600 weights */
+  static double w[S], ref[S][2];
+  for (int kind = 0; kind < 3; kind++) {
+    for (int i = 0; i < S; i++) {
+      uint32_t c[4] = {0xC07u, (uint32_t)i, (uint32_t)kind, 0};
+      strata_philox4x32_10(c, 11);
+      const double u = STRATA_U32_TO_UNIT(c[0]);
+      if (kind == 0) w[i] = 1.0 / u; /* a heavy tail */
+      else if (kind == 1) w[i] = floor(8.0 * u) / 8.0; /* eight values: ties at every cut */
+      else w[i] = 2.0 + u; /* the sample's places of the first cut the least (below) */
+    }
+    if (kind == 2)
+      for (int q = 0; q < 64; q++) w[(int64_t)q * 2 * CAP / 64] = 1.0 + q * 1e-3;
+    strata_khat_top t;
+    ck_assert_int_eq(strata_khat_top_init(&t, CAP, 1), STRATA_OK);
+    for (int i = 0; i < S; i++) {
+      ref[i][0] = w[i];
+      ref[i][1] = i;
+    }
+    /* The first cut, of the first 2 CAP: its least is their CAP-th. */
+    qsort(ref, 2 * CAP, sizeof ref[0], ranks_above);
+    for (int i = 0; i <= 2 * CAP; i++) {
+      const double x = i;
+      strata_khat_top_add(&t, w[i], i, &x);
+    }
+    ck_assert_msg(t.cut && t.least_w == ref[CAP - 1][0] && t.least_index == (int64_t)ref[CAP - 1][1],
+                  "kind %d: the first cut's least (%g, %lld), not (%g, %g)", kind, t.least_w,
+                  (long long)t.least_index, ref[CAP - 1][0], ref[CAP - 1][1]);
+    for (int i = 2 * CAP + 1; i < S; i++) {
+      const double x = i;
+      strata_khat_top_add(&t, w[i], i, &x);
+    }
+    for (int i = 0; i < S; i++) {
+      ref[i][0] = w[i];
+      ref[i][1] = i;
+    }
+    ck_assert_int_eq(strata_khat_top_sort(&t), STRATA_OK);
+    qsort(ref, S, sizeof ref[0], ranks_above);
+    ck_assert_int_eq(t.n, CAP);
+    for (int r = 0; r < CAP; r++) {
+      ck_assert_msg(t.w[r] == ref[r][0] && t.index[r] == (int64_t)ref[r][1],
+                    "kind %d, place %d: (%g, %lld), not (%g, %g)", kind, r, t.w[r],
+                    (long long)t.index[r], ref[r][0], ref[r][1]);
+      ck_assert(strata_khat_top_point(&t, r)[0] == ref[r][1]);
+    }
+    strata_khat_top_free(&t);
+  }
+}
+END_TEST
+
 int main(void)
 {
   Suite *s = suite_create("khat");
@@ -218,6 +284,7 @@ int main(void)
   tcase_add_test(tc, test_fit_by_runs);
   tcase_add_test(tc, test_degenerate);
   tcase_add_test(tc, test_top_merge);
+  tcase_add_test(tc, test_top_cut);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
 }
