@@ -73,14 +73,24 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
         y[d][j] = (k[d][j] + STRATA_U32_TO_UNIT(c.w[d % 4][d / 4 * L + j])) * invM;
     return;
   }
-  /* Packed: a sample's words in order, then its coordinates' fields. */
-  for (int j = 0; j < L; j++) {
-    uint32_t sw[4 * ((STRATA_MAX_DIM + 3) / 4)];
-    for (int q = 0; q < 4 * nb; q++) sw[q] = c.w[q % 4][q / 4 * L + j];
-    for (int d = 0; d < dim; d++)
-      y[d][j] =
-          (k[d][j] + strata_uniform_unit(strata_uniform_field(sw, d, bits), bits, plan->ushift[d])) *
-          invM;
+  /* Packed: coordinate d's field sits at the same place in every lane's
+   * words (strata_uniform_field), so it is taken lane by lane from one or
+   * two of the block's word arrays, a loop the compiler vectorises. */
+  const uint32_t mask = (1u << bits) - 1u;
+  for (int d = 0; d < dim; d++) {
+    const int off = d * bits, q = off >> 5, sh = off & 31;
+    const uint32_t *lo = c.w[q % 4] + q / 4 * L;
+    const double s = plan->ushift[d];
+    if (sh + bits > 32) { /* (the field runs into the next word: sh >= 1) */
+      const uint32_t *hi = c.w[(q + 1) % 4] + (q + 1) / 4 * L;
+      for (int j = 0; j < L; j++)
+        y[d][j] = (k[d][j] + strata_uniform_unit(((lo[j] >> sh) | (hi[j] << (32 - sh))) & mask,
+                                                 bits, s)) *
+                  invM;
+    } else {
+      for (int j = 0; j < L; j++)
+        y[d][j] = (k[d][j] + strata_uniform_unit((lo[j] >> sh) & mask, bits, s)) * invM;
+    }
   }
 }
 
