@@ -312,14 +312,10 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
       sum[0] = sum[1] = 0.0;
       if (top) bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
     }
-    if (top) { /* a scalar integrand (no stream): add_values' steps, whose f jac the bar takes too */
-      if (!isfinite(fv[j])) {
-        *bad = 0;
-        return j;
-      }
-      const double w = jac[j] * fv[j];
-      add_adapting(plan, w, sum, w2 + j);
-      if (fabs(w) >= bar) {
+    if (top) { /* a scalar integrand (no stream), whose f jac the bar takes too */
+      *bad = add_values(plan, 1, jac[j], fv + j, sum, cs->c1, cs->c2, w2 + j);
+      if (*bad >= 0) return j;
+      if (fabs(jac[j] * fv[j]) >= bar) {
         per_sample = map_bar(plan, keep_map_sample(plan, top, cs->h, i0, j, x, fv, jac));
         bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
       }
