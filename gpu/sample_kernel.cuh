@@ -154,7 +154,8 @@ __device__ __forceinline__ void map_frozen(const KernelArgs &a, int d, double t,
 
 /* Philox block b of sample i: Philox4x32-10 (philox.h) under the counter
  * layout there, its round keys read from the kernel's arguments rather
- * than added anew for every block (doc/benchmarks.md, R79). */
+ * than added anew for every block, which took a share of the sampling
+ * loop's instructions. */
 __device__ __forceinline__ uint4 draw_block(const KernelArgs &a, int b, long long i)
 {
   uint32_t c[4] = {(uint32_t)b, a.iteration, (uint32_t)i, (uint32_t)((unsigned long long)i >> 32)};
@@ -177,7 +178,7 @@ __device__ __forceinline__ void draw_blocks(const KernelArgs &a, uint32_t *w, in
 /* The same for a constant number of blocks, their rounds side by side:
  * each round key is read once for all of them and dies there, where drawn
  * one after another the keys would stay in registers from the first block
- * to the last (d = 9's two blocks: 86 registers against 75). */
+ * to the last, and fewer blocks would fit an SM. */
 template <int NB>
 __device__ __forceinline__ void draw_blocks_fixed(const KernelArgs &a, uint32_t *w, long long i)
 {
