@@ -2,33 +2,36 @@
  * (adapt.cuh's kernels): the stratified estimate of this rank's
  * hypercubes, and with one rank the new allocation and the refined map,
  * made where the sums are, so that one record comes back. */
+#include <string.h>
+
 #include "state.cuh"
 
 namespace strata_cuda {
 
 /* The new allocation from the levels of every hypercube in st->level (and
- * the record's tmax): counts and start[] on the device. */
-void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q)
+ * the record's tmax): counts and start[] on the device, in one cooperative
+ * kernel (adapt.cuh's reallocate_kernel), which also makes the estimate
+ * ea where given. */
+void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q,
+                       const EstimateArgs *ea)
 {
   AllocArgs aa;
   aa.level = st->level.p;
   aa.start = st->start.p;
   aa.count = st->count.p;
   aa.dshare = st->dshare.p;
+  aa.btot = st->btot.p;
   aa.hist = st->hist.p;
   aa.step = st->step.p;
   aa.nhcube = s->nhcube;
   aa.neval = s->neval;
   aa.rec = st->rec.p;
-  const unsigned blocks = (unsigned)grid_for(s->nhcube, kAdaptThreads, st->nsm);
-  histogram_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
-  cut_kernel<<<1, kCutThreads, 0, q>>>(aa);
-  dshare_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
-  size_t bytes = st->cub_tmp.n;
-  inclusive_sum(st->cub_tmp.p, bytes, st->dshare.p, st->dshare.p, (int64_t)s->nhcube, q);
-  count_kernel<<<blocks, kAdaptThreads, 0, q>>>(aa);
-  bytes = st->cub_tmp.n;
-  inclusive_sum(st->cub_tmp.p, bytes, st->count.p, st->start.p + 1, (int64_t)s->nhcube, q);
+  EstimateArgs none;
+  memset(&none, 0, sizeof none);
+  int with_estimate = ea != nullptr;
+  void *args[] = {const_cast<EstimateArgs *>(ea ? ea : &none), &aa, &with_estimate};
+  cudaLaunchCooperativeKernel((const void *)reallocate_kernel, dim3((unsigned)st->realloc_blocks),
+                              dim3(kReallocThreads), args, 0, q);
 }
 
 /* The map refined from the sums in st->wsum and st->wcnt, which it zeroes. */
@@ -75,9 +78,9 @@ int launch_resident(cuda_state *st, const strata_plan *plan, const strata_strat 
   ea.c2 = st->c2.p;
   for (int c = 0; ea.nc > 1 && c < ea.nc; c++) ea.cshift[c] = plan->cshift[c];
   const unsigned blocks = (unsigned)grid_for(whole1 - whole0, kAdaptThreads, st->nsm);
-  estimate_kernel<<<blocks, kAdaptThreads, 0, q>>>(ea);
   if (ea.nc > 1) launch_estimate_vec(blocks, q, ea);
-  if (realloc) launch_allocation(st, s, q);
+  if (realloc) launch_allocation(st, s, q, &ea);
+  else estimate_kernel<<<blocks, kAdaptThreads, 0, q>>>(ea);
   if (refine) {
     /* The map's refinement needs only the map sums: it runs beside the
      * estimate and the allocation, on a stream of its own. */

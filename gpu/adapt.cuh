@@ -7,6 +7,7 @@
  * in another order than the host's, so they agree to rounding. */
 #ifndef STRATA_ADAPT_CUH
 #define STRATA_ADAPT_CUH
+#include <cooperative_groups.h>
 #include <cub/cub.cuh>
 
 #include "cellmoments.h"
@@ -45,15 +46,16 @@ __device__ __forceinline__ double hcube_n(const long long *start, long long nh_u
 }
 
 /* The terms of strata_estimate_part, the levels of strata_strat_levels and
- * their maximum. */
-__global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateArgs a)
+ * their maximum, over the hypercubes a.h0 + first + k stride of a block of
+ * T threads. */
+template <int T>
+__device__ void estimate_cells(const EstimateArgs &a, long long first, long long stride)
 {
-  typedef cub::BlockReduce<double, kAdaptThreads> Reduce;
+  typedef cub::BlockReduce<double, T> Reduce;
   __shared__ typename Reduce::TempStorage t1, t2;
   double sI = 0.0, sv = 0.0;
   int tmax = INT_MIN;
-  for (long long h = a.h0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.h1;
-       h += (long long)gridDim.x * blockDim.x) {
+  for (long long h = a.h0 + first; h < a.h1; h += stride) {
     const double n = hcube_n(a.start, a.nh_uniform, h), S1 = a.s1[h], S2 = a.s2[h];
     const double m = S1 / n, v = (S2 - S1 * m) / (n * (n - 1.0));
     if (!isfinite(m) || !isfinite(v)) {
@@ -79,6 +81,12 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateA
     atomicAdd(&a.rec->part[1], bv);
     if (blockIdx.x == 0) atomicAdd(&a.rec->part[0], a.shift * ((double)(a.h1 - a.h0) / (double)a.nhcube));
   }
+}
+
+__global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateArgs a)
+{
+  estimate_cells<kAdaptThreads>(a, blockIdx.x * (long long)blockDim.x + threadIdx.x,
+                                (long long)gridDim.x * blockDim.x);
 }
 
 /* strata_estimate_part's terms for a vector integrand (estimate.c's
@@ -150,59 +158,41 @@ __device__ __forceinline__ bool alloc_idle(const IterRecord *rec)
   return rec->bad != kNoBad || rec->bad_h != LLONG_MAX || rec->tmax == INT_MIN;
 }
 
-__global__ void __launch_bounds__(kAdaptThreads) histogram_kernel(const AllocArgs a)
-{
-  __shared__ unsigned int bins[STRATA_SHARE_BINS + 1];
-  if (alloc_idle(a.rec)) return;
-  for (int b = threadIdx.x; b <= STRATA_SHARE_BINS; b += blockDim.x) bins[b] = 0u;
-  __syncthreads();
-  const double tmax = (double)a.rec->tmax;
-  for (long long h = blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.nhcube;
-       h += (long long)gridDim.x * blockDim.x) {
-    const int b = strata_share_bin(a.level[h], tmax);
-    atomicAdd(&bins[b < 0 ? STRATA_SHARE_BINS : b], 1u);
-  }
-  __syncthreads();
-  for (int b = threadIdx.x; b <= STRATA_SHARE_BINS; b += blockDim.x)
-    if (bins[b]) atomicAdd(&a.hist[b], (unsigned long long)bins[b]);
-}
-
 /* strata_strat_cut with every bin tested at once: bin b is the cut when it
  * is the first non-empty bin that is not pinned given all bins below it
- * pinned, which prefix sums over the bins give each thread.  One block;
- * the histogram is cleared behind it. */
-__global__ void __launch_bounds__(kCutThreads) cut_kernel(const AllocArgs a)
+ * pinned, which prefix sums over the bins give each thread.  Every thread
+ * of the block gets it. */
+template <int T>
+__device__ strata_share_cut share_cut(const AllocArgs &a)
 {
-  constexpr int PER = STRATA_SHARE_BINS / kCutThreads;
-  typedef cub::BlockScan<unsigned long long, kCutThreads> Scan;
-  typedef cub::BlockReduce<int, kCutThreads> Reduce;
+  constexpr int PER = STRATA_SHARE_BINS / T;
+  typedef cub::BlockScan<unsigned long long, T> Scan;
+  typedef cub::BlockReduce<int, T> Reduce;
   __shared__ typename Scan::TempStorage ts;
   __shared__ typename Reduce::TempStorage tr;
   __shared__ unsigned long long dtot;
-  if (alloc_idle(a.rec)) return;
-  unsigned long long cnt[PER], dsum[PER], pbefore[PER], dbefore[PER], D[PER];
-  for (int i = 0; i < PER; i++) {
-    const int b = threadIdx.x * PER + i;
-    cnt[i] = a.hist[b];
-    D[i] = strata_share_of_bin(b, a.step);
-    dsum[i] = cnt[i] * D[i];
-  }
+  __shared__ int s_cut;
+  __shared__ strata_share_cut s_out;
+  unsigned long long cnt[PER], pbefore[PER], dbefore[PER];
+  for (int i = 0; i < PER; i++) cnt[i] = a.hist[threadIdx.x * PER + i];
   const long long nzero = (long long)a.hist[STRATA_SHARE_BINS];
   Scan(ts).ExclusiveSum(cnt, pbefore);
   __syncthreads();
   unsigned long long total;
-  Scan(ts).ExclusiveSum(dsum, dbefore, total);
+  for (int i = 0; i < PER; i++)
+    dbefore[i] = cnt[i] * strata_share_of_bin(threadIdx.x * PER + i, a.step);
+  Scan(ts).ExclusiveSum(dbefore, dbefore, total); /* (in place) */
   if (threadIdx.x == 0) dtot = total;
   __syncthreads();
   int first = STRATA_SHARE_BINS;
   for (int i = 0; i < PER; i++) {
     const int b = threadIdx.x * PER + i;
     const long long left = a.neval - 2 * (nzero + (long long)pbefore[i]);
-    if (cnt[i] && b < first && !strata_share_pinned(D[i], dtot - dbefore[i], left)) first = b;
+    if (cnt[i] && b < first &&
+        !strata_share_pinned(strata_share_of_bin(b, a.step), dtot - dbefore[i], left))
+      first = b;
   }
   const int cut = Reduce(tr).Reduce(first, [](int x, int y) { return x < y ? x : y; });
-  for (int i = 0; i < PER; i++) a.hist[threadIdx.x * PER + i] = 0ull;
-  __shared__ int s_cut;
   if (threadIdx.x == 0) s_cut = cut;
   __syncthreads();
   /* The thread holding the cut's bin knows what is pinned below it. */
@@ -217,51 +207,147 @@ __global__ void __launch_bounds__(kCutThreads) cut_kernel(const AllocArgs a)
       c.dfree = dtot - dpin;
       c.left = a.neval - 2 * pinned;
       c.per = c.dfree ? (double)c.left / (double)c.dfree : 0.0;
-      a.rec->cut = c;
-      a.rec->moved = 1;
+      s_out = c;
     }
   }
-  if (threadIdx.x == 0) a.hist[STRATA_SHARE_BINS] = 0ull;
+  __syncthreads();
+  const strata_share_cut out = s_out;
+  __syncthreads(); /* every thread has read it: the next call may reuse it */
+  return out;
 }
 
-__device__ __forceinline__ int free_bin(const AllocArgs &a, long long h)
+__device__ __forceinline__ int free_bin(const AllocArgs &a, long long h, double tmax, int cut)
 {
-  const int b = strata_share_bin(a.level[h], (double)a.rec->tmax);
-  return b >= a.rec->cut.cut ? b : -1;
+  const int b = strata_share_bin(a.level[h], tmax);
+  return b >= cut ? b : -1;
 }
 
-__global__ void __launch_bounds__(kAdaptThreads) dshare_kernel(const AllocArgs a)
+/* The inclusive prefix sums of value(h) over h in [lo, hi), each handed
+ * with its h to store(h, sum), and their total, by one block of T threads in
+ * tiles of T x IPT consecutive hypercubes. */
+template <int T, int IPT, typename Value, typename Store>
+__device__ unsigned long long block_range_scan(long long lo, long long hi, Value value,
+                                               Store store)
 {
-  const bool moved = a.rec->moved;
-  for (long long h = blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.nhcube;
-       h += (long long)gridDim.x * blockDim.x)
-    a.dshare[h] = moved ? strata_share_of_bin(free_bin(a, h), a.step) : 0ull;
-}
-
-/* After the scan of dshare: every hypercube's count, or the old one when
- * nothing moved, and their total (integers: any order gives it exactly). */
-__global__ void __launch_bounds__(kAdaptThreads) count_kernel(const AllocArgs a)
-{
-  const IterRecord *rec = a.rec;
-  long long total = 0;
-  for (long long h = blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.nhcube;
-       h += (long long)gridDim.x * blockDim.x) {
-    long long n;
-    if (!rec->moved) {
-      n = a.start[h + 1] - a.start[h];
-    } else {
-      const int b = free_bin(a, h);
-      n = b < 0 ? 2
-                : strata_share_count(a.dshare[h], strata_share_of_bin(b, a.step), rec->cut.dfree,
-                                     rec->cut.left, rec->cut.per);
-    }
-    a.count[h] = n;
-    total += n;
+  typedef cub::BlockScan<unsigned long long, T> Scan;
+  __shared__ typename Scan::TempStorage ts;
+  unsigned long long carry = 0;
+  for (long long base = lo; base < hi; base += (long long)T * IPT) {
+    unsigned long long v[IPT], tile;
+    const long long h0 = base + (long long)threadIdx.x * IPT;
+#pragma unroll
+    for (int i = 0; i < IPT; i++) v[i] = h0 + i < hi ? value(h0 + i) : 0ull;
+    Scan(ts).InclusiveSum(v, v, tile);
+#pragma unroll
+    for (int i = 0; i < IPT; i++)
+      if (h0 + i < hi) store(h0 + i, carry + v[i]);
+    carry += tile;
+    __syncthreads(); /* (before the storage serves the next tile) */
   }
-  typedef cub::BlockReduce<long long, kAdaptThreads> Reduce;
+  return carry;
+}
+
+template <int T>
+__device__ unsigned long long block_sum_u64(unsigned long long v)
+{
+  typedef cub::BlockReduce<unsigned long long, T> Reduce;
   __shared__ typename Reduce::TempStorage tr;
-  const long long bt = Reduce(tr).Sum(total);
-  if (threadIdx.x == 0) atomicAdd((unsigned long long *)&a.rec->total, (unsigned long long)bt);
+  __shared__ unsigned long long total;
+  const unsigned long long s = Reduce(tr).Sum(v);
+  if (threadIdx.x == 0) total = s;
+  __syncthreads();
+  const unsigned long long t = total;
+  __syncthreads(); /* every thread has read it: the next call may reuse both */
+  return t;
+}
+
+/* The sum of x[0..n) by one block. */
+template <int T>
+__device__ unsigned long long block_sum_of(const unsigned long long *x, long long n)
+{
+  unsigned long long v = 0;
+  for (long long j = threadIdx.x; j < n; j += T) v += x[j];
+  return block_sum_u64<T>(v);
+}
+
+/* The new allocation from the levels of every hypercube (and the
+ * record's tmax), with_estimate after estimate_kernel's work, in one
+ * cooperative kernel: the histogram of the levels, the cut, the free
+ * hypercubes' shares and their prefix sums, the counts and theirs into
+ * start + 1, and their total into the record.  As a chain of kernels each
+ * of these steps spent a few microseconds starting and draining the grid
+ * for less work than that, most of an iteration's time beyond the
+ * sampling at 1e6 samples (doc/design.md, "The allocation in one
+ * kernel").  The grid waits for itself between the steps that read what
+ * every block wrote; each block owns a contiguous range of hypercubes,
+ * scans it, and adds the totals of the blocks before it (btot: 2 per
+ * block); every block finds the same cut from the histogram, which block
+ * 0 clears once all have read it.  Sums of integers: the counts are the
+ * host's to the sample. */
+__global__ void __launch_bounds__(kReallocThreads, 2)
+    reallocate_kernel(const EstimateArgs ea, const AllocArgs a, int with_estimate)
+{
+  constexpr int T = kReallocThreads, IPT = 4;
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const long long G = gridDim.x, b = blockIdx.x;
+  unsigned long long *btot = a.btot;
+  if (with_estimate) {
+    estimate_cells<T>(ea, b * T + threadIdx.x, G * T);
+    grid.sync();
+  }
+  IterRecord *rec = a.rec;
+  if (alloc_idle(rec)) { /* the old counts stay */
+    if (b == 0 && threadIdx.x == 0) rec->total = a.start[a.nhcube];
+    return;
+  }
+  const double tmax = (double)rec->tmax;
+  {
+    __shared__ unsigned int bins[STRATA_SHARE_BINS + 1];
+    for (int i = threadIdx.x; i <= STRATA_SHARE_BINS; i += T) bins[i] = 0u;
+    __syncthreads();
+    for (long long h = b * T + threadIdx.x; h < a.nhcube; h += G * T) {
+      const int bin = strata_share_bin(a.level[h], tmax);
+      atomicAdd(&bins[bin < 0 ? STRATA_SHARE_BINS : bin], 1u);
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i <= STRATA_SHARE_BINS; i += T)
+      if (bins[i]) atomicAdd(&a.hist[i], (unsigned long long)bins[i]);
+  }
+  grid.sync();
+  const strata_share_cut c = share_cut<T>(a);
+  if (b == 0 && threadIdx.x == 0) {
+    rec->cut = c;
+    rec->moved = 1;
+  }
+  const long long per = (a.nhcube + G - 1) / G, lo = b * per < a.nhcube ? b * per : a.nhcube,
+                  hi = lo + per < a.nhcube ? lo + per : a.nhcube;
+  const unsigned long long dsum = block_range_scan<T, IPT>(
+      lo, hi,
+      [&](long long h) { return strata_share_of_bin(free_bin(a, h, tmax, c.cut), a.step); },
+      [&](long long h, unsigned long long v) { a.dshare[h] = v; });
+  if (threadIdx.x == 0) btot[b] = dsum;
+  grid.sync();
+  if (b == 0) /* every block has read the histogram */
+    for (int i = threadIdx.x; i <= STRATA_SHARE_BINS; i += T) a.hist[i] = 0ull;
+  const unsigned long long doff = block_sum_of<T>(btot, b);
+  const unsigned long long nsum = block_range_scan<T, IPT>(
+      lo, hi,
+      [&](long long h) {
+        const int bin = free_bin(a, h, tmax, c.cut);
+        return (unsigned long long)(bin < 0 ? 2
+                                            : strata_share_count(doff + a.dshare[h],
+                                                                 strata_share_of_bin(bin, a.step),
+                                                                 c.dfree, c.left, c.per));
+      },
+      [&](long long h, unsigned long long v) { a.count[h] = (long long)v; });
+  if (threadIdx.x == 0) btot[G + b] = nsum;
+  grid.sync();
+  const long long noff = (long long)block_sum_of<T>(btot + G, b);
+  for (long long h = lo + threadIdx.x; h < hi; h += T) a.start[h + 1] = noff + a.count[h];
+  if (b == 0) {
+    const unsigned long long total = block_sum_of<T>(btot + G, G);
+    if (threadIdx.x == 0) rec->total = (long long)total;
+  }
 }
 
 /* The exclusive prefix sums of x[0..n) into pre, and their total, by one

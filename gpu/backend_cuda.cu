@@ -122,9 +122,21 @@ extern "C" strata_backend *strata_backend_cuda_new(int device)
   load_module();
   cudaDeviceProp prop;
   cudaGetDeviceProperties(&prop, device);
+  /* The allocation is one cooperative kernel of a block an SM (adapt.cuh's
+   * reallocate_kernel): every GPU since compute capability 6.0 runs it. */
+  int per_sm = 0;
+  if (!prop.cooperativeLaunch ||
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reallocate_kernel, kReallocThreads,
+                                                    0) != cudaSuccess ||
+      per_sm < 1) {
+    strata_error(STRATA_EBACKEND, "cuda device %d (%s): no cooperative launch, which the "
+                 "allocation's kernel needs", device, prop.name);
+    return NULL;
+  }
   cuda_state *st = new cuda_state();
   st->device = device;
   st->nsm = prop.multiProcessorCount;
+  st->realloc_blocks = prop.multiProcessorCount;
   st->max_threads_sm = prop.maxThreadsPerMultiProcessor;
   st->smem_optin = prop.sharedMemPerBlockOptin;
   snprintf(st->name, sizeof st->name, "%s", prop.name);

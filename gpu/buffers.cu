@@ -98,7 +98,8 @@ int upload_tables(cuda_state *st, const strata_problem *pr, cudaStream_t q)
 
 /* What the iteration kept on the device needs beyond the sampling's own
  * buffers: the record, and with reallocation the levels, the shares'
- * scratch, the histogram, the step table and CUB's scratch. */
+ * scratch, the histogram, the step table and the allocation's blocks'
+ * totals. */
 int reserve_resident(cuda_state *st, const strata_strat *s, const strata_map *g, bool resident,
                      bool realloc, bool refine)
 {
@@ -120,13 +121,8 @@ int reserve_resident(cuda_state *st, const strata_strat *s, const strata_map *g,
       ok = st->step.reserve(STRATA_SHARE_STEPS) &&
            cudaMemcpy(st->step.p, s->ladder->step, sizeof s->ladder->step,
                       cudaMemcpyHostToDevice) == cudaSuccess;
-    size_t need = 0, other = 0;
-    ok = ok && st->dshare.reserve(nhc) && st->count.reserve(nhc);
-    if (ok) {
-      inclusive_sum(nullptr, need, st->dshare.p, st->dshare.p, (int64_t)nhc);
-      inclusive_sum(nullptr, other, st->count.p, st->start.p + 1, (int64_t)nhc);
-      ok = st->cub_tmp.reserve(need > other ? need : other);
-    }
+    ok = ok && st->dshare.reserve(nhc) && st->count.reserve(nhc) &&
+         st->btot.reserve(2 * (size_t)st->realloc_blocks);
   }
   if (ok && refine)
     ok = st->refine_scratch.reserve((size_t)strata_map_naxes(g) * 4 * ((size_t)g->ninc + 1));
@@ -170,7 +166,7 @@ void release_buffers(cuda_state *st)
   st->dshare.release();
   st->hist.release();
   st->count.release();
-  st->cub_tmp.release();
+  st->btot.release();
   st->qdirs.release();
   st->qdshift.release();
   st->qshift.release();

@@ -175,18 +175,6 @@ void launch_estimate_vec(unsigned blocks, cudaStream_t q, const EstimateArgs &a)
   launch_estimate_vec_from<2>(blocks, q, a);
 }
 
-cudaError_t inclusive_sum(void *tmp, size_t &bytes, unsigned long long *in,
-                          unsigned long long *out, int64_t n, cudaStream_t q)
-{
-  return cub::DeviceScan::InclusiveSum(tmp, bytes, in, out, n, q);
-}
-
-cudaError_t inclusive_sum(void *tmp, size_t &bytes, long long *in, long long *out, int64_t n,
-                          cudaStream_t q)
-{
-  return cub::DeviceScan::InclusiveSum(tmp, bytes, in, out, n, q);
-}
-
 cudaError_t sort_weights(void *tmp, size_t &bytes, const double *keys, double *keys_out,
                          const long long *vals, long long *vals_out, int64_t n, cudaStream_t q)
 {

@@ -36,8 +36,8 @@ struct IterRecord {
 };
 
 constexpr int kAdaptThreads = 256;
-constexpr int kCutThreads = 1024;
 constexpr int kRefineThreads = 512;
+constexpr int kReallocThreads = 512;
 
 /* adapt.cuh */
 
@@ -59,8 +59,9 @@ struct EstimateArgs {
 struct AllocArgs {
   const double *level;
   long long *start;            /* nhcube + 1: start[0] = 0 stays */
-  long long *count;            /* nhcube: the new counts, scanned into start + 1 */
-  unsigned long long *dshare;  /* nhcube: D of the free hypercubes, scanned in place */
+  long long *count;            /* nhcube: the new counts' prefix sums in each block's range */
+  unsigned long long *dshare;  /* nhcube: the free hypercubes' D, likewise */
+  unsigned long long *btot;    /* 2 per block: the totals of its range */
   unsigned long long *hist;    /* STRATA_SHARE_BINS + 1: the last counts the none */
   const double *step;          /* 2^(r/128) (ladder.h) */
   long long nhcube, neval;
@@ -120,10 +121,8 @@ __global__ void __launch_bounds__(kAdaptThreads)
     even_start_kernel(long long *start, long long nhcube, long long q, long long rem);
 __global__ void __launch_bounds__(kAdaptThreads) xmap_kernel(double2 *xmap, const KernelArgs a);
 __global__ void __launch_bounds__(kAdaptThreads) estimate_kernel(const EstimateArgs a);
-__global__ void __launch_bounds__(kAdaptThreads) histogram_kernel(const AllocArgs a);
-__global__ void __launch_bounds__(kCutThreads) cut_kernel(const AllocArgs a);
-__global__ void __launch_bounds__(kAdaptThreads) dshare_kernel(const AllocArgs a);
-__global__ void __launch_bounds__(kAdaptThreads) count_kernel(const AllocArgs a);
+__global__ void __launch_bounds__(kReallocThreads, 2)
+    reallocate_kernel(const EstimateArgs ea, const AllocArgs a, int with_estimate);
 __global__ void __launch_bounds__(kRefineThreads) refine_kernel(const RefineArgs a);
 __global__ void __launch_bounds__(kAdaptThreads) pack_kernel(const ExchangeArgs a, bool adapt);
 __global__ void __launch_bounds__(kAdaptThreads) pack_levels_kernel(const ExchangeArgs a);
@@ -136,14 +135,6 @@ __global__ void split_samples_kernel(const long long *start, long long nhcube,
 
 /* estimate_vec_kernel for a.nc components (2 .. STRATA_MAX_COMP). */
 void launch_estimate_vec(unsigned blocks, cudaStream_t q, const EstimateArgs &a);
-
-/* CUB's inclusive sums of n values (tmp NULL: the scratch they need, in
- * bytes), for the allocation: the free hypercubes' shares, and the counts
- * into start + 1. */
-cudaError_t inclusive_sum(void *tmp, size_t &bytes, unsigned long long *in,
-                          unsigned long long *out, int64_t n, cudaStream_t q = 0);
-cudaError_t inclusive_sum(void *tmp, size_t &bytes, long long *in, long long *out, int64_t n,
-                          cudaStream_t q = 0);
 
 /* The sampling kernel of a built-in integrand (kernels.cu), or NULL. */
 typedef void (*kernel_fn)(const KernelArgs);

@@ -96,6 +96,7 @@ template <typename T> bool reserve_sums(dbuf<T> &b, dirty_range &d, size_t want)
 struct cuda_state {
   int device;
   int nsm;
+  int realloc_blocks;        /* reallocate_kernel's grid: one block an SM */
   int max_threads_sm;        /* threads an SM holds at most */
   size_t smem_optin;
   char name[256];
@@ -150,9 +151,8 @@ struct cuda_state {
   dbuf<IterRecord> rec;
   hbuf<IterRecord> h_rec;        /* [0] what a record starts from, [1 + slot] what comes back */
   dbuf<double> level, step, refine_scratch;
-  dbuf<unsigned long long> dshare, hist;
+  dbuf<unsigned long long> dshare, hist, btot;
   dbuf<long long> count;
-  dbuf<unsigned char> cub_tmp;
   dirty_range sums_dirty;        /* s1 and s2, in hypercubes */
   dirty_range map_dirty;         /* wsum and wcnt, in cells */
   dirty_range c1_dirty, c2_dirty; /* c1 and c2, in doubles */
@@ -233,7 +233,8 @@ int cuda_adapt(strata_backend *b, const strata_plan *plan, strata_map *g, strata
 int cuda_pull(strata_backend *b, strata_map *g, strata_strat *s);
 
 /* adapt.cu: the estimate and the adaptation, behind the sampling. */
-void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q);
+void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q,
+                       const EstimateArgs *ea);
 void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream_t q);
 int launch_resident(cuda_state *st, const strata_plan *plan, const strata_strat *s,
                     const strata_map *g, long long nh_uniform, long long whole0, long long whole1,
