@@ -11,7 +11,7 @@ namespace strata_cuda {
 /* The new allocation from the levels of every hypercube in st->level (and
  * the record's tmax): counts and start[] on the device, in one cooperative
  * kernel (adapt.cuh's reallocate_kernel), which also makes the estimate
- * ea where given. */
+ * ea where given and then writes the finished record into st->h_rec[1]. */
 void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q,
                        const EstimateArgs *ea)
 {
@@ -26,6 +26,10 @@ void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q,
   aa.nhcube = s->nhcube;
   aa.neval = s->neval;
   aa.rec = st->rec.p;
+  /* With the estimate the record is the iteration's: the kernel posts it
+   * to the host (finish_resident). */
+  aa.post = ea ? &st->h_rec.p[1] : nullptr;
+  st->rec_posted = ea != nullptr;
   EstimateArgs none;
   memset(&none, 0, sizeof none);
   int with_estimate = ea != nullptr;

@@ -163,7 +163,7 @@ __device__ __forceinline__ bool alloc_idle(const IterRecord *rec)
  * pinned, which prefix sums over the bins give each thread.  Every thread
  * of the block gets it. */
 template <int T>
-__device__ strata_share_cut share_cut(const AllocArgs &a)
+__device__ strata_share_cut share_cut(const AllocArgs &a, const double *step)
 {
   constexpr int PER = STRATA_SHARE_BINS / T;
   typedef cub::BlockScan<unsigned long long, T> Scan;
@@ -180,7 +180,7 @@ __device__ strata_share_cut share_cut(const AllocArgs &a)
   __syncthreads();
   unsigned long long total;
   for (int i = 0; i < PER; i++)
-    dbefore[i] = cnt[i] * strata_share_of_bin(threadIdx.x * PER + i, a.step);
+    dbefore[i] = cnt[i] * strata_share_of_bin(threadIdx.x * PER + i, step);
   Scan(ts).ExclusiveSum(dbefore, dbefore, total); /* (in place) */
   if (threadIdx.x == 0) dtot = total;
   __syncthreads();
@@ -189,7 +189,7 @@ __device__ strata_share_cut share_cut(const AllocArgs &a)
     const int b = threadIdx.x * PER + i;
     const long long left = a.neval - 2 * (nzero + (long long)pbefore[i]);
     if (cnt[i] && b < first &&
-        !strata_share_pinned(strata_share_of_bin(b, a.step), dtot - dbefore[i], left))
+        !strata_share_pinned(strata_share_of_bin(b, step), dtot - dbefore[i], left))
       first = b;
   }
   const int cut = Reduce(tr).Reduce(first, [](int x, int y) { return x < y ? x : y; });
@@ -270,6 +270,20 @@ __device__ unsigned long long block_sum_of(const unsigned long long *x, long lon
   return block_sum_u64<T>(v);
 }
 
+/* Block 0's copy of the finished record into post, page-locked host
+ * memory that the device writes directly, where given: the host reads it
+ * once the stream is done, with no copy queued behind the kernel (a
+ * copy's round trip is several microseconds of a short iteration).  The
+ * record's words as the device holds them now, past the L1 cache. */
+__device__ void post_record(const IterRecord *rec, IterRecord *post)
+{
+  __syncthreads(); /* (thread 0's last word) */
+  if (!post) return;
+  const volatile unsigned long long *from = (const volatile unsigned long long *)rec;
+  unsigned long long *to = (unsigned long long *)post;
+  for (int i = threadIdx.x; i < (int)(sizeof(IterRecord) / 8); i += blockDim.x) to[i] = from[i];
+}
+
 /* The new allocation from the levels of every hypercube (and the
  * record's tmax), with_estimate after estimate_kernel's work, in one
  * cooperative kernel: the histogram of the levels, the cut, the free
@@ -297,10 +311,15 @@ __global__ void __launch_bounds__(kReallocThreads, 2)
   }
   IterRecord *rec = a.rec;
   if (alloc_idle(rec)) { /* the old counts stay */
-    if (b == 0 && threadIdx.x == 0) rec->total = a.start[a.nhcube];
+    if (b == 0) {
+      if (threadIdx.x == 0) rec->total = a.start[a.nhcube];
+      post_record(rec, a.post);
+    }
     return;
   }
   const double tmax = (double)rec->tmax;
+  __shared__ double step[STRATA_SHARE_STEPS];
+  for (int i = threadIdx.x; i < STRATA_SHARE_STEPS; i += T) step[i] = a.step[i];
   {
     __shared__ unsigned int bins[STRATA_SHARE_BINS + 1];
     for (int i = threadIdx.x; i <= STRATA_SHARE_BINS; i += T) bins[i] = 0u;
@@ -314,7 +333,7 @@ __global__ void __launch_bounds__(kReallocThreads, 2)
       if (bins[i]) atomicAdd(&a.hist[i], (unsigned long long)bins[i]);
   }
   grid.sync();
-  const strata_share_cut c = share_cut<T>(a);
+  const strata_share_cut c = share_cut<T>(a, step);
   if (b == 0 && threadIdx.x == 0) {
     rec->cut = c;
     rec->moved = 1;
@@ -323,7 +342,7 @@ __global__ void __launch_bounds__(kReallocThreads, 2)
                   hi = lo + per < a.nhcube ? lo + per : a.nhcube;
   const unsigned long long dsum = block_range_scan<T, IPT>(
       lo, hi,
-      [&](long long h) { return strata_share_of_bin(free_bin(a, h, tmax, c.cut), a.step); },
+      [&](long long h) { return strata_share_of_bin(free_bin(a, h, tmax, c.cut), step); },
       [&](long long h, unsigned long long v) { a.dshare[h] = v; });
   if (threadIdx.x == 0) btot[b] = dsum;
   grid.sync();
@@ -336,7 +355,7 @@ __global__ void __launch_bounds__(kReallocThreads, 2)
         const int bin = free_bin(a, h, tmax, c.cut);
         return (unsigned long long)(bin < 0 ? 2
                                             : strata_share_count(doff + a.dshare[h],
-                                                                 strata_share_of_bin(bin, a.step),
+                                                                 strata_share_of_bin(bin, step),
                                                                  c.dfree, c.left, c.per));
       },
       [&](long long h, unsigned long long v) { a.count[h] = (long long)v; });
@@ -347,6 +366,7 @@ __global__ void __launch_bounds__(kReallocThreads, 2)
   if (b == 0) {
     const unsigned long long total = block_sum_of<T>(btot + G, G);
     if (threadIdx.x == 0) rec->total = (long long)total;
+    post_record(rec, a.post);
   }
 }
 

@@ -66,6 +66,7 @@ struct AllocArgs {
   const double *step;          /* 2^(r/128) (ladder.h) */
   long long nhcube, neval;
   IterRecord *rec;
+  IterRecord *post;            /* or NULL: where the finished record goes (adapt.cuh) */
 };
 
 struct RefineArgs {

@@ -376,7 +376,9 @@ int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z)
   if (arc == STRATA_OK && exchange)
     arc = launch_exchange(st, plan, s, g, xa, reallocates_here(plan), refines_here(plan));
   if (arc != STRATA_OK) return arc;
-  cudaMemcpyAsync(&st->h_rec.p[1], rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
+  if (!st->rec_posted)
+    cudaMemcpyAsync(&st->h_rec.p[1], rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
+  st->rec_posted = false;
   if (plan->adapt_at == STRATA_ADAPT_HOST) {
     cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
     cudaMemcpyAsync(st->h_c.p, st->wcnt.p, cells * sizeof(unsigned long long),

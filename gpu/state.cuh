@@ -97,6 +97,7 @@ struct cuda_state {
   int device;
   int nsm;
   int realloc_blocks;        /* reallocate_kernel's grid: one block an SM */
+  bool rec_posted;           /* the iteration's kernels write its record to h_rec[1] */
   int max_threads_sm;        /* threads an SM holds at most */
   size_t smem_optin;
   char name[256];

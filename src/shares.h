@@ -81,14 +81,15 @@ STRATA_HD int strata_share_bin(double level, double tmax)
   return rel > -(double)STRATA_SHARE_BINS ? (int)rel + STRATA_SHARE_BINS - 1 : -1;
 }
 
-/* D of a bin; step[r] = 2^(r/128) (ladder.h). */
+/* D of a bin; step[r] = 2^(r/128) (ladder.h), in [1, 2): scaled by the
+ * power of two 2^(q + 32) <= 2^32, exactly, as ldexp would. */
 STRATA_HD uint64_t strata_share_of_bin(int bin, const double *step)
 {
   if (bin < 0) return 0;
   const int rel = bin - (STRATA_SHARE_BINS - 1); /* -4095 .. 0 */
-  const int r = (rel % STRATA_SHARE_STEPS + STRATA_SHARE_STEPS) % STRATA_SHARE_STEPS;
+  const int r = rel & (STRATA_SHARE_STEPS - 1);  /* rel mod 128 */
   const int q = (rel - r) / STRATA_SHARE_STEPS;  /* -32 .. 0 */
-  return (uint64_t)ldexp(step[r], q + 32);
+  return (uint64_t)(step[r] * (double)(UINT64_C(1) << (q + 32)));
 }
 
 /* Water-filling: hypercubes whose share of what is left falls below the
