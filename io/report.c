@@ -270,11 +270,17 @@ void strata_report_summary(FILE *out, const strata_result *res, double exact)
     fprintf(out, "target     = needs about %.2g evaluations at the rate seen "
             "(neval %.2g, %d iterations)\n",
             res->neval_needed, res->neval_needed / res->iterations, res->iterations);
-  if (isfinite(exact)) {
+  if (isfinite(exact) && !(res->sigma > 0)) {
+    /* No spread to measure the distance in (every sample of the kept
+     * iterations alike: 0 where an integrand underflowed everywhere the
+     * map looked): the distance itself. */
+    fprintf(out, "exact      = %.17g   (deviation undefined: sigma = 0, off by %.3g)\n", exact,
+            res->integral - exact);
+  } else if (isfinite(exact)) {
     /* Three digits of a deviation of 1e300 sigma are all a reader needs.  A
      * subnormal sigma puts the quotient beyond double's range: long double's
      * wider exponent keeps it a number. */
-    long double dev = res->sigma > 0 ? ((long double)res->integral - exact) / res->sigma : NAN;
+    long double dev = ((long double)res->integral - exact) / res->sigma;
     fprintf(out, fabsl(dev) < 1e6L ? "exact      = %.17g   (deviation %+.2Lf sigma)\n"
                                    : "exact      = %.17g   (deviation %+.3Lg sigma)\n",
             exact, dev);
