@@ -13,7 +13,8 @@
 
 namespace strata_k {
 
-static_assert(STRATA_CHANNEL_BLOCK == kThreads, "a channel block is one thread block");
+/* A channel block is one thread block. */
+constexpr int kChannelThreads = STRATA_CHANNEL_BLOCK;
 
 struct ChannelArgs {
   long long chb0;            /* the first of this rank's blocks */
@@ -49,12 +50,12 @@ __device__ __forceinline__ double map_density(const KernelArgs &a, const double 
   return nh * a.nhcube / (a.chN * jz);
 }
 
-/* A block's sum of v over its threads, in shared memory s (kThreads). */
+/* A block's sum of v over its threads, in shared memory s (kChannelThreads). */
 __device__ __forceinline__ double block_sum(double v, double *s)
 {
   s[threadIdx.x] = v;
   __syncthreads();
-  for (int half = kThreads / 2; half > 0; half >>= 1) {
+  for (int half = kChannelThreads / 2; half > 0; half >>= 1) {
     if ((int)threadIdx.x < half) s[threadIdx.x] += s[threadIdx.x + half];
     __syncthreads();
   }
@@ -64,11 +65,11 @@ __device__ __forceinline__ double block_sum(double v, double *s)
 }
 
 template <class F, int NC>
-__global__ void __launch_bounds__(kThreads) channel_kernel(const KernelArgs a, const ChannelArgs c)
+__global__ void __launch_bounds__(kChannelThreads) channel_kernel(const KernelArgs a, const ChannelArgs c)
 {
-  __shared__ double s[kThreads];
+  __shared__ double s[kChannelThreads];
   const strata_channels *ch = a.chan;
-  const long long b = c.chb0 + blockIdx.x, slot = (long long)blockIdx.x * kThreads + threadIdx.x;
+  const long long b = c.chb0 + blockIdx.x, slot = (long long)blockIdx.x * kChannelThreads + threadIdx.x;
   int k;
   int64_t j0, j1;
   strata_chan_block(ch, b, &k, &j0, &j1);

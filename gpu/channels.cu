@@ -46,7 +46,7 @@ int launch_channels(cuda_state *st, const strata_plan *plan, const KernelArgs &a
   c.wtop_index = st->wtop_index.p + a.total;
   c.bad = &st->rec.p->bad;
   void *args[] = {const_cast<KernelArgs *>(&a), &c};
-  cudaError_t e = cudaLaunchKernel(k, dim3((unsigned)nb), dim3(kThreads), args, 0, st->stream);
+  cudaError_t e = cudaLaunchKernel(k, dim3((unsigned)nb), dim3(kChannelThreads), args, 0, st->stream);
   if (e != cudaSuccess) return cuda_fail(e, "launching the channels' kernel", st->device);
   return STRATA_OK;
 }

@@ -307,10 +307,13 @@ int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *p
     st->occ_smem = smem;
     st->occ_per_sm = e != cudaSuccess || per_sm < 1 ? 1 : per_sm;
   }
-  a.chunk = wide ? 1 : a.total >= kLargeChunkFrom ? kLargeChunk : kSmallChunk;
+  const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
+  a.chunk = wide                          ? 1
+            : a.total >= kLargeChunkFrom ? kLargeChunk
+            : small_threads < resident_blocks * kThreads ? kSmallChunk / 2
+                                                          : kSmallChunk;
   const long long nchunk = (a.total + a.chunk - 1) / a.chunk;
   long long blocks = (nchunk + kThreads - 1) / kThreads;
-  const long long resident_blocks = (long long)st->occ_per_sm * st->nsm;
   if (!wide && blocks > resident_blocks) blocks = resident_blocks;
   /* Every block clears and flushes all cells: give each at least half a
    * sample per cell, the fastest of the floors compared (doc/design.md,

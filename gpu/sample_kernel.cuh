@@ -26,9 +26,15 @@
 
 namespace strata_k {
 
-constexpr int kThreads = 256;
+/* Threads of a sampling block: an adapting block's map sums in shared
+ * memory (96 KB for 8 x 1000 cells) let two blocks share an SM, and 512
+ * threads each keep twice the warps in flight that 256 did (doc/design.md,
+ * "Sampling blocks of 512 threads"). */
+constexpr int kThreads = 512;
 /* Consecutive samples a thread takes: more amortise the hypercube search
- * per chunk, fewer keep small iterations spread over the whole GPU. */
+ * per chunk, fewer keep small iterations spread over the whole GPU; half
+ * of kSmallChunk where chunks of kSmallChunk would leave threads that the
+ * GPU holds at once idle (gpu/sample.cu's shape). */
 constexpr int kSmallChunk = 16, kLargeChunk = 64;
 constexpr long long kLargeChunkFrom = 100000000;
 /* An iteration too small to fill the GPU in chunks of kSmallChunk whose
