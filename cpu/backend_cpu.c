@@ -57,6 +57,7 @@ typedef struct {
   size_t cells;
   double *x, *jac, *fv, *w2;
   int *inc;
+  int64_t *pass; /* the samples that passed the list's bar, and their hypercubes */
   map_cell *map;
 } cpu_scratch;
 
@@ -294,7 +295,7 @@ static void map_points_to_unit(const strata_plan *plan, strata_khat_top *top)
 static inline __attribute__((always_inline)) int64_t
 add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *jac,
           const double *fv, double *w2, cell_sums *cs, int *bad, peaks_acc *top,
-          const double *x)
+          const double *x, int64_t *pass)
 {
   const int64_t *start = plan->strat->start;
   double per_sample = 0.0, bar = 0.0; /* map_bar, and n_h times it */
@@ -304,6 +305,7 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
   }
   /* The running sums in a local, which the compiler keeps in registers. */
   double sum[2] = {cs->sum[0], cs->sum[1]};
+  int64_t npass = 0;
   for (int64_t j = 0; j < n; j++) {
     while (i0 + j >= start[cs->h + 1]) {
       cs->sum[0] = sum[0];
@@ -315,10 +317,9 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
     if (top) { /* a scalar integrand (no stream), whose f jac the bar takes too */
       *bad = add_values(plan, 1, jac[j], fv + j, sum, cs->c1, cs->c2, w2 + j);
       if (*bad >= 0) return j;
-      if (fabs(jac[j] * fv[j]) >= bar) {
-        per_sample = map_bar(plan, keep_map_sample(plan, top, cs->h, i0, j, x, fv, jac));
-        bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
-      }
+      pass[2 * npass] = j;
+      pass[2 * npass + 1] = cs->h;
+      npass += fabs(jac[j] * fv[j]) >= bar;
       continue;
     }
     *bad = cs->cst ? add_streamed(plan, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
@@ -327,6 +328,8 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
   }
   cs->sum[0] = sum[0];
   cs->sum[1] = sum[1];
+  for (int64_t k = 0; k < npass; k++)
+    keep_map_sample(plan, top, pass[2 * k + 1], i0, pass[2 * k], x, fv, jac);
   return -1;
 }
 
@@ -488,8 +491,8 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
     /* The map alone weighed in its own copy of the loop. */
     const int64_t j =
         acc && !plan->channels
-            ? add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, acc, sc->x)
-            : add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, NULL, NULL);
+            ? add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, acc, sc->x, sc->pass)
+            : add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, NULL, NULL, NULL);
     if (j >= 0) {
       mark_bad(st, i0 + j, sc->fv[j * nc + bad], nc > 1 ? bad : -1, sc->x + j * dim, dim);
       memset(sc->map, 0, sizeof(map_cell) * sc->cells); /* as the next chunk expects it */
@@ -542,6 +545,7 @@ static void scratch_free(cpu_scratch *sc)
   free(sc->fv);
   free(sc->w2);
   free(sc->inc);
+  free(sc->pass);
   free(sc->map);
   memset(sc, 0, sizeof *sc);
 }
@@ -571,8 +575,9 @@ static int scratch_reserve(cpu_backend *cb, int nt, const strata_plan *plan, int
     sc->fv = malloc(sizeof(double) * n * (size_t)nc);
     sc->w2 = malloc(sizeof(double) * n);
     sc->inc = malloc(sizeof(int) * n * (size_t)dim);
+    sc->pass = malloc(sizeof(int64_t) * 2 * n);
     sc->map = calloc(cells, sizeof(map_cell));
-    if (!sc->x || !sc->jac || !sc->fv || !sc->w2 || !sc->inc || !sc->map) {
+    if (!sc->x || !sc->jac || !sc->fv || !sc->w2 || !sc->inc || !sc->pass || !sc->map) {
       scratch_free(sc);
       return -1;
     }

@@ -101,10 +101,11 @@ static double gpd_fit(const double *x, int64_t n)
   double L = -INFINITY, esum = 0.0;
   for (int j = 0; j < mq; j++)
     if (l[j] > L) L = l[j];
-  for (int j = 0; j < mq; j++) esum += exp(l[j] - L);
+  double *e = k; /* k's values are in l */
+  for (int j = 0; j < mq; j++) esum += e[j] = exp(l[j] - L);
   double wsum = 0.0, bpost = 0.0;
   for (int i = 0; i < mq; i++) {
-    const double w = exp(l[i] - L) / esum;
+    const double w = e[i] / esum;
     if (!(w >= 10.0 * DBL_EPSILON)) continue;
     wsum += w;
     bpost += b[i] * w;
@@ -337,6 +338,60 @@ static void cut(strata_khat_top *t)
   t->least_index = least_index;
 }
 
+/* Room for more: the list cut to the entries at or above a weight that
+ * at least cap of them reach, which ranks at or below the cap-th, so that
+ * no entry of the cap largest goes.  The weight is a sample's: of SAMPLE
+ * weights spread over the list, the one NEAR places below the cap-th's
+ * place in the sample, a weight whose entries above it are nearly always
+ * at least cap and seldom many more; one pass counts them, with no
+ * selection among the entries, and a second keeps them.  Where fewer than
+ * cap or all of them reach it (the sample misled, ties), the exact cut.
+ * The cap largest are the same as after the exact cut: the cuts before
+ * the last only make room, and the last, in strata_khat_top_settle, is
+ * exact. */
+#define NEAR 4
+static void cut_for_room(strata_khat_top *t)
+{
+  const int64_t k = t->cap, n = t->n;
+  if (n < 8 * SAMPLE) {
+    cut(t);
+    return;
+  }
+  double s[SAMPLE];
+  for (int i = 0; i < SAMPLE; i++) s[i] = t->w[(int64_t)i * n / SAMPLE];
+  const int at = (int)(k * SAMPLE / n) + NEAR;
+  const double bar = kth_largest(s, SAMPLE, at < SAMPLE ? at + 1 : SAMPLE);
+  const double *tw = t->w;
+  int64_t reach = 0;
+  for (int64_t i = 0; i < n; i++) reach += tw[i] >= bar;
+  if (reach < k || reach == n) {
+    cut(t);
+    return;
+  }
+  /* As cut's compaction, without branches; of the entries at the bar,
+   * the largest index is the least entry kept. */
+  double *w = t->w;
+  int64_t *tindex = t->index, *tslot = t->slot, *spare = t->spare;
+  int64_t j = 0, nspare = t->nspare, least_index = INT64_MIN;
+  for (int64_t i = 0; i < n; i++) {
+    const double wi = w[i];
+    const int64_t index = tindex[i], row = tslot[i];
+    const int stays = wi >= bar;
+    least_index = (wi == bar) & (index > least_index) ? index : least_index;
+    w[j] = wi;
+    tindex[j] = index;
+    tslot[j] = row;
+    spare[nspare] = row;
+    j += stays;
+    nspare += !stays;
+  }
+  t->nspare = nspare;
+  t->n = j;
+  t->cut = 1;
+  t->least_w = bar;
+  t->least_index = least_index;
+}
+
 void strata_khat_top_settle(strata_khat_top *t)
 {
   if (t->n > t->cap) cut(t);
@@ -346,7 +401,7 @@ double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index)
 {
   if (!strata_khat_top_wants(t, w, index)) return NULL;
   if (t->n == 2 * t->cap) {
-    cut(t);
+    cut_for_room(t);
     if (!strata_khat_top_wants(t, w, index)) return NULL;
   }
   const int64_t i = t->n++, row = t->spare[--t->nspare];
