@@ -235,31 +235,34 @@ static inline double map_bar(const strata_plan *plan, double least)
   return least * ((double)plan->strat->nhcube / (double)plan->strat->total) * (1.0 - 1e-12);
 }
 
-/* Sample i0 + j of the map alone, in hypercube h, whose value passed the
- * bar: its weight |f| vol / g_map = |f| jac N / (n_h nhcube) into the
- * largest weights' list where that keeps it, with its point in the box
- * (map_points_to_unit takes the rows the list keeps to the unit cube once
- * the map's samples are in: most entries do not stay).  Returns the list's
- * least since.  A few samples in a thousand come here once the list is
- * full, so it stays out of the sampling loop's code; it takes the batch's
- * arrays and j, not the sample's values, so that the loop keeps no
- * pointer to the sample's point, which it would advance in memory. */
-static __attribute__((noinline)) double keep_map_sample(const strata_plan *plan, peaks_acc *acc,
-                                                        int64_t h, int64_t i0, int64_t j,
-                                                        const double *xs, const double *fv,
-                                                        const double *jacs)
+/* The samples of a batch of the map alone that passed the list's bar
+ * (npass of them: pass holds each one's place j in the batch and its
+ * hypercube h): each one's weight |f| vol / g_map = |f| jac N / (n_h
+ * nhcube) into the largest weights' list where that keeps it, with its
+ * point in the box (map_points_to_unit takes the rows the list keeps to
+ * the unit cube once the map's samples are in: most entries do not stay).
+ * Out of the sampling loop's code, which notes the samples that pass
+ * without a branch (a branch on the bar was mispredicted at most of
+ * them); the bar the loop compares with is the list's least at the
+ * batch's start, and the list keeps only what ranks above its least now. */
+static __attribute__((noinline)) void keep_map_samples(const strata_plan *plan, peaks_acc *acc,
+                                                       const int64_t *pass, int64_t npass,
+                                                       int64_t i0, const double *xs,
+                                                       const double *fv, const double *jacs)
 {
-  const int64_t *start = plan->strat->start, index = i0 + j;
+  const int64_t *start = plan->strat->start;
   const int dim = plan->problem->dim;
-  const double *x = xs + j * dim, f = fv[j], jac = jacs[j];
   const double N = (double)plan->strat->total, nhc = (double)plan->strat->nhcube;
-  const double w = fabs(f) * jac * (N / ((double)(start[h + 1] - start[h]) * nhc));
-  double *row = strata_khat_top_slot(acc->top, w, index);
-  if (row) {
-    memcpy(row, x, sizeof(double) * (size_t)dim);
-    row[dim] = fabs(f);
+  for (int64_t k = 0; k < npass; k++) {
+    const int64_t j = pass[2 * k], h = pass[2 * k + 1];
+    const double f = fabs(fv[j]);
+    const double w = f * jacs[j] * (N / ((double)(start[h + 1] - start[h]) * nhc));
+    double *row = strata_khat_top_slot(acc->top, w, i0 + j);
+    if (!row) continue;
+    const double *x = xs + j * dim;
+    for (int d = 0; d < dim; d++) row[d] = x[d];
+    row[dim] = f;
   }
-  return strata_khat_top_least(acc->top);
 }
 
 /* A point x of the box in the unit cube. */
@@ -315,11 +318,12 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
       if (top) bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
     }
     if (top) { /* a scalar integrand (no stream), whose f jac the bar takes too */
+      const double fjac = fabs(jac[j] * fv[j]); /* before w2's store, which may alias them */
       *bad = add_values(plan, 1, jac[j], fv + j, sum, cs->c1, cs->c2, w2 + j);
       if (*bad >= 0) return j;
       pass[2 * npass] = j;
       pass[2 * npass + 1] = cs->h;
-      npass += fabs(jac[j] * fv[j]) >= bar;
+      npass += fjac >= bar;
       continue;
     }
     *bad = cs->cst ? add_streamed(plan, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
@@ -328,8 +332,7 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
   }
   cs->sum[0] = sum[0];
   cs->sum[1] = sum[1];
-  for (int64_t k = 0; k < npass; k++)
-    keep_map_sample(plan, top, pass[2 * k + 1], i0, pass[2 * k], x, fv, jac);
+  if (npass > 0) keep_map_samples(plan, top, pass, npass, i0, x, fv, jac);
   return -1;
 }
 

@@ -397,18 +397,10 @@ void strata_khat_top_settle(strata_khat_top *t)
   if (t->n > t->cap) cut(t);
 }
 
-double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index)
+double *strata_khat_top_slot_cut(strata_khat_top *t, double w, int64_t index)
 {
-  if (!strata_khat_top_wants(t, w, index)) return NULL;
-  if (t->n == 2 * t->cap) {
-    cut_for_room(t);
-    if (!strata_khat_top_wants(t, w, index)) return NULL;
-  }
-  const int64_t i = t->n++, row = t->spare[--t->nspare];
-  t->w[i] = w;
-  t->index[i] = index;
-  t->slot[i] = row;
-  return t->x + row * t->dim;
+  cut_for_room(t);
+  return strata_khat_top_slot(t, w, index);
 }
 
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x)

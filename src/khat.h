@@ -11,8 +11,9 @@
  * go to the smaller global sample index. */
 #ifndef STRATA_KHAT_H
 #define STRATA_KHAT_H
-#include <stdint.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -64,9 +65,6 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim);
 void strata_khat_top_free(strata_khat_top *t);
 void strata_khat_top_clear(strata_khat_top *t);
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x);
-/* strata_khat_top_add without the point: the entry's dim doubles, for the
- * caller to write its point into, or NULL where t does not keep w. */
-double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index);
 /* The least weight the list keeps since its last cut; -inf before one. */
 static inline double strata_khat_top_least(const strata_khat_top *t)
 {
@@ -80,6 +78,21 @@ static inline int strata_khat_top_wants(const strata_khat_top *t, double w, int6
   if (!isfinite(w)) return 0;
   if (!t->cut) return 1;
   return w > t->least_w || (w == t->least_w && index <= t->least_index);
+}
+/* strata_khat_top_slot where the list is full: it is cut first. */
+double *strata_khat_top_slot_cut(strata_khat_top *t, double w, int64_t index);
+/* strata_khat_top_add without the point: the entry's dim doubles, for the
+ * caller to write its point into, or NULL where t does not keep w.  Inline:
+ * a sampling loop's appends are most of the list's upkeep. */
+static inline double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index)
+{
+  if (!strata_khat_top_wants(t, w, index)) return NULL;
+  if (t->n == 2 * t->cap) return strata_khat_top_slot_cut(t, w, index);
+  const int64_t i = t->n++, row = t->spare[--t->nspare];
+  t->w[i] = w;
+  t->index[i] = index;
+  t->slot[i] = row;
+  return t->x + row * t->dim;
 }
 /* Entry i's point. */
 static inline const double *strata_khat_top_point(const strata_khat_top *t, int64_t i)
