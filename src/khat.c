@@ -484,17 +484,99 @@ static ranked *sort_ranked(ranked *a, ranked *tmp, int64_t n)
   return src;
 }
 
+/* A weight as a key whose unsigned order is the weights' descending
+ * order: its bits, the sign's and the rest's order turned as IEEE's
+ * comparison wants them (-0 is +0). */
+static inline uint64_t descending_key(double w)
+{
+  uint64_t b;
+  if (w == 0.0) w = 0.0;
+  memcpy(&b, &w, sizeof b);
+  return b >> 63 ? b : ~(b | UINT64_C(1) << 63);
+}
+
+/* The entries in ranking order where their indices ascend, as those of a
+ * list that one thread filled in sample order do: a radix sort of the
+ * upper half of the weights' keys, a byte a pass (a byte that every key
+ * shares takes no pass), which keeps equal keys in index order, then an
+ * insertion sort on the whole keys, which moves only the few entries
+ * whose keys' upper halves tie (the largest weights of an iteration lie
+ * within a few per cent of each other, and the upper half resolves a
+ * millionth).  The merge sort's comparisons cost several times these
+ * passes.  Returns 0, sorting nothing, where the indices do not ascend or
+ * too many entries tie in their keys' upper halves. */
+static int sort_by_keys(strata_khat_top *t)
+{
+  const int64_t n = t->n;
+  for (int64_t i = 1; i < n; i++)
+    if (t->index[i - 1] >= t->index[i]) return 0;
+  /* ranks has room for 2 cap records of 3 words: keys and places twice */
+  uint64_t *key = t->ranks, *at = key + n, *key2 = at + n, *at2 = key2 + n;
+  uint32_t count[4][256];
+  memset(count, 0, sizeof count);
+  for (int64_t i = 0; i < n; i++) {
+    key[i] = descending_key(t->w[i]);
+    at[i] = (uint64_t)i;
+    for (int b = 4; b < 8; b++) count[b - 4][(key[i] >> 8 * b) & 255]++;
+  }
+  for (int b = 4; b < 8; b++) {
+    uint32_t *c = count[b - 4];
+    if (n == 0 || c[(key[0] >> 8 * b) & 255] == (uint32_t)n) continue;
+    for (uint32_t v = 0, sum = 0; v < 256; v++) {
+      const uint32_t m = c[v];
+      c[v] = sum;
+      sum += m;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      const uint32_t o = c[(key[i] >> 8 * b) & 255]++;
+      key2[o] = key[i];
+      at2[o] = at[i];
+    }
+    uint64_t *swap = key;
+    key = key2;
+    key2 = swap;
+    swap = at;
+    at = at2;
+    at2 = swap;
+  }
+  /* Equal keys keep their order, the indices'.  Weights that differ only
+   * below the upper half (a nearly flat integrand) would make this pass's
+   * moves grow as n^2: past 4 n the merge sort takes over. */
+  for (int64_t i = 1, moves = 0; i < n; i++)
+    for (int64_t j = i; j > 0 && key[j] < key[j - 1]; j--) {
+      if (++moves > 4 * n) return 0;
+      const uint64_t k = key[j], a = at[j];
+      key[j] = key[j - 1];
+      at[j] = at[j - 1];
+      key[j - 1] = k;
+      at[j - 1] = a;
+    }
+  double *w = t->scratch;
+  int64_t *index = t->order, *slot = (int64_t *)key2;
+  memcpy(w, t->w, sizeof(double) * (size_t)n);
+  memcpy(index, t->index, sizeof(int64_t) * (size_t)n);
+  memcpy(slot, t->slot, sizeof(int64_t) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    t->w[i] = w[at[i]];
+    t->index[i] = index[at[i]];
+    t->slot[i] = slot[at[i]];
+  }
+  return 1;
+}
+
 int strata_khat_top_sort(strata_khat_top *t)
 {
   strata_khat_top_settle(t);
   const int64_t n = t->n;
-  ranked *r = t->ranks, *tmp = r + t->cap;
-  for (int64_t i = 0; i < n; i++) r[i] = (ranked){t->w[i], t->index[i], t->slot[i]};
-  r = sort_ranked(r, tmp, n);
-  for (int64_t i = 0; i < n; i++) { /* the entries in order, their rows where they were */
-    t->w[i] = r[i].w;
-    t->index[i] = r[i].index;
-    t->slot[i] = r[i].slot;
+  if (!sort_by_keys(t)) {
+    ranked *r = t->ranks, *tmp = r + t->cap;
+    for (int64_t i = 0; i < n; i++) r[i] = (ranked){t->w[i], t->index[i], t->slot[i]};
+    r = sort_ranked(r, tmp, n);
+    for (int64_t i = 0; i < n; i++) { /* the entries in order, their rows where they were */
+      t->w[i] = r[i].w;
+      t->index[i] = r[i].index;
+      t->slot[i] = r[i].slot;
+    }
   }
   if (n == t->cap) { /* full: its last is the least it keeps */
     t->cut = 1;
