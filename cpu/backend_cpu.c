@@ -57,7 +57,8 @@ typedef struct {
   size_t cells;
   double *x, *jac, *fv, *w2;
   int *inc;
-  int64_t *pass; /* the samples that passed the list's bar, and their hypercubes */
+  int64_t *pass;  /* the samples that passed the list's bar, and their hypercubes */
+  double *passw; /* their weights */
   map_cell *map;
 } cpu_scratch;
 
@@ -246,22 +247,26 @@ static inline double map_bar(const strata_plan *plan, double least)
  * them); the bar the loop compares with is the list's least at the
  * batch's start, and the list keeps only what ranks above its least now. */
 static __attribute__((noinline)) void keep_map_samples(const strata_plan *plan, peaks_acc *acc,
-                                                       const int64_t *pass, int64_t npass,
-                                                       int64_t i0, const double *xs,
+                                                       const int64_t *pass, double *w,
+                                                       int64_t npass, int64_t i0, const double *xs,
                                                        const double *fv, const double *jacs)
 {
   const int64_t *start = plan->strat->start;
   const int dim = plan->problem->dim;
   const double N = (double)plan->strat->total, nhc = (double)plan->strat->nhcube;
+  /* The weights first: their divisions overlap, where each one's wait
+   * would hold up the list's test of it. */
   for (int64_t k = 0; k < npass; k++) {
     const int64_t j = pass[2 * k], h = pass[2 * k + 1];
-    const double f = fabs(fv[j]);
-    const double w = f * jacs[j] * (N / ((double)(start[h + 1] - start[h]) * nhc));
-    double *row = strata_khat_top_slot(acc->top, w, i0 + j);
+    w[k] = fabs(fv[j]) * jacs[j] * (N / ((double)(start[h + 1] - start[h]) * nhc));
+  }
+  for (int64_t k = 0; k < npass; k++) {
+    const int64_t j = pass[2 * k];
+    double *row = strata_khat_top_slot(acc->top, w[k], i0 + j);
     if (!row) continue;
     const double *x = xs + j * dim;
     for (int d = 0; d < dim; d++) row[d] = x[d];
-    row[dim] = f;
+    row[dim] = fabs(fv[j]);
   }
 }
 
@@ -298,7 +303,7 @@ static void map_points_to_unit(const strata_plan *plan, strata_khat_top *top)
 static inline __attribute__((always_inline)) int64_t
 add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *jac,
           const double *fv, double *w2, cell_sums *cs, int *bad, peaks_acc *top,
-          const double *x, int64_t *pass)
+          const double *x, int64_t *pass, double *passw)
 {
   const int64_t *start = plan->strat->start;
   double per_sample = 0.0, bar = 0.0; /* map_bar, and n_h times it */
@@ -332,7 +337,7 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
   }
   cs->sum[0] = sum[0];
   cs->sum[1] = sum[1];
-  if (npass > 0) keep_map_samples(plan, top, pass, npass, i0, x, fv, jac);
+  if (npass > 0) keep_map_samples(plan, top, pass, passw, npass, i0, x, fv, jac);
   return -1;
 }
 
@@ -494,8 +499,10 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
     /* The map alone weighed in its own copy of the loop. */
     const int64_t j =
         acc && !plan->channels
-            ? add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, acc, sc->x, sc->pass)
-            : add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, NULL, NULL, NULL);
+            ? add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, acc, sc->x, sc->pass,
+                        sc->passw)
+            : add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, NULL, NULL, NULL,
+                        NULL);
     if (j >= 0) {
       mark_bad(st, i0 + j, sc->fv[j * nc + bad], nc > 1 ? bad : -1, sc->x + j * dim, dim);
       memset(sc->map, 0, sizeof(map_cell) * sc->cells); /* as the next chunk expects it */
@@ -549,6 +556,7 @@ static void scratch_free(cpu_scratch *sc)
   free(sc->w2);
   free(sc->inc);
   free(sc->pass);
+  free(sc->passw);
   free(sc->map);
   memset(sc, 0, sizeof *sc);
 }
@@ -579,8 +587,10 @@ static int scratch_reserve(cpu_backend *cb, int nt, const strata_plan *plan, int
     sc->w2 = malloc(sizeof(double) * n);
     sc->inc = malloc(sizeof(int) * n * (size_t)dim);
     sc->pass = malloc(sizeof(int64_t) * 2 * n);
+    sc->passw = malloc(sizeof(double) * n);
     sc->map = calloc(cells, sizeof(map_cell));
-    if (!sc->x || !sc->jac || !sc->fv || !sc->w2 || !sc->inc || !sc->pass || !sc->map) {
+    if (!sc->x || !sc->jac || !sc->fv || !sc->w2 || !sc->inc || !sc->pass || !sc->passw ||
+        !sc->map) {
       scratch_free(sc);
       return -1;
     }
