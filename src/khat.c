@@ -368,16 +368,16 @@ static void cut_for_room(strata_khat_top *t)
     cut(t);
     return;
   }
-  /* As cut's compaction, without branches; of the entries at the bar,
-   * the largest index is the least entry kept. */
+  /* As cut's compaction, without branches.  A weight equal to the bar
+   * that comes later is kept whatever its index: the entries at the bar
+   * all stayed, and one more entry than needed costs nothing. */
   double *w = t->w;
   int64_t *tindex = t->index, *tslot = t->slot, *spare = t->spare;
-  int64_t j = 0, nspare = t->nspare, least_index = INT64_MIN;
+  int64_t j = 0, nspare = t->nspare;
   for (int64_t i = 0; i < n; i++) {
     const double wi = w[i];
     const int64_t index = tindex[i], row = tslot[i];
     const int stays = wi >= bar;
-    least_index = (wi == bar) & (index > least_index) ? index : least_index;
     w[j] = wi;
     tindex[j] = index;
     tslot[j] = row;
@@ -389,7 +389,7 @@ static void cut_for_room(strata_khat_top *t)
   t->n = j;
   t->cut = 1;
   t->least_w = bar;
-  t->least_index = least_index;
+  t->least_index = INT64_MAX;
 }
 
 void strata_khat_top_settle(strata_khat_top *t)
