@@ -65,10 +65,23 @@ static double mean_log1p(double b, const double *x, const double *xt, int64_t n)
   double s = 0.0;
   int64_t i = 0;
   for (; i + LOG_RUN * LOG_LANES <= n; i += LOG_RUN * LOG_LANES) {
-    double P[LOG_LANES];
-    for (int l = 0; l < LOG_LANES; l++) P[l] = 1.0;
-    for (int r = 0; r < LOG_RUN; r++)
-      for (int l = 0; l < LOG_LANES; l++) P[l] *= 1.0 - b * xt[i + r * LOG_LANES + l];
+    /* The lanes' products in eight scalars, which the compiler keeps in
+     * registers (an array of them it kept in memory, a store and a load a
+     * step). */
+    _Static_assert(LOG_LANES == 8, "eight lanes, eight products");
+    double p0 = 1.0, p1 = 1.0, p2 = 1.0, p3 = 1.0, p4 = 1.0, p5 = 1.0, p6 = 1.0, p7 = 1.0;
+    for (int r = 0; r < LOG_RUN; r++) {
+      const double *v = xt + i + r * LOG_LANES;
+      p0 *= 1.0 - b * v[0];
+      p1 *= 1.0 - b * v[1];
+      p2 *= 1.0 - b * v[2];
+      p3 *= 1.0 - b * v[3];
+      p4 *= 1.0 - b * v[4];
+      p5 *= 1.0 - b * v[5];
+      p6 *= 1.0 - b * v[6];
+      p7 *= 1.0 - b * v[7];
+    }
+    const double P[LOG_LANES] = {p0, p1, p2, p3, p4, p5, p6, p7};
     for (int l = 0; l < LOG_LANES; l++) s += run_sum(P[l], b, x + i + l * LOG_RUN, LOG_RUN);
   }
   for (; i < n; i += LOG_RUN) { /* the last runs, one at a time */
