@@ -236,6 +236,22 @@ static inline double map_bar(const strata_plan *plan, double least)
   return least * ((double)plan->strat->nhcube / (double)plan->strat->total) * (1.0 - 1e-12);
 }
 
+/* x's dim doubles into row: for the dimensions up to 8 a copy of known
+ * length, a few moves, where a loop of unknown length checks its length
+ * and alignment first. */
+static inline void copy_point(double *row, const double *x, int dim)
+{
+  switch (dim) {
+#define COPY_POINT(D) \
+  case D: memcpy(row, x, sizeof(double) * D); return;
+    COPY_POINT(1) COPY_POINT(2) COPY_POINT(3) COPY_POINT(4)
+    COPY_POINT(5) COPY_POINT(6) COPY_POINT(7) COPY_POINT(8)
+#undef COPY_POINT
+  default:
+    for (int d = 0; d < dim; d++) row[d] = x[d];
+  }
+}
+
 /* The samples of a batch of the map alone that passed the list's bar
  * (npass of them: pass holds each one's place j in the batch and its
  * hypercube h): each one's weight |f| vol / g_map = |f| jac N / (n_h
@@ -264,8 +280,7 @@ static __attribute__((noinline)) void keep_map_samples(const strata_plan *plan, 
     const int64_t j = pass[2 * k];
     double *row = strata_khat_top_slot(acc->top, w[k], i0 + j);
     if (!row) continue;
-    const double *x = xs + j * dim;
-    for (int d = 0; d < dim; d++) row[d] = x[d];
+    copy_point(row, xs + j * dim, dim);
     row[dim] = fabs(fv[j]);
   }
 }
