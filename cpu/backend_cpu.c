@@ -536,13 +536,31 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
   if (plan->adapt) map_sums_out(sc->map, sc->cells, !out, cw, cc);
 }
 
+/* A scalar integrand's chunk, with the peak search and without: each
+ * loop a function of its own, whose code a change to the other's does not
+ * move. */
+static __attribute__((noinline)) void sample_chunk_scalar(const strata_plan *plan, int64_t ha,
+                                                          int64_t hb, int64_t B, cpu_scratch *sc,
+                                                          double *cw, double *cc, chunk_status *st)
+{
+  sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, NULL, st);
+}
+
+static __attribute__((noinline)) void sample_chunk_peaks(const strata_plan *plan, int64_t ha,
+                                                         int64_t hb, int64_t B, cpu_scratch *sc,
+                                                         double *cw, double *cc, peaks_acc *acc,
+                                                         chunk_status *st)
+{
+  sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, acc, st);
+}
+
 static void sample_chunk(const strata_plan *plan, int64_t ha, int64_t hb, int64_t B,
                          cpu_scratch *sc, strata_compstream *cst, double *cw, double *cc,
                          peaks_acc *acc, chunk_status *st)
 {
   const int nc = plan->problem->ncomp > 1 ? plan->problem->ncomp : 1;
-  if (nc == 1 && acc) sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, acc, st);
-  else if (nc == 1) sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, NULL, st);
+  if (nc == 1 && acc) sample_chunk_peaks(plan, ha, hb, B, sc, cw, cc, acc, st);
+  else if (nc == 1) sample_chunk_scalar(plan, ha, hb, B, sc, cw, cc, st);
   else if (!cst) sample_chunk_nc(plan, nc, ha, hb, B, sc, NULL, cw, cc, NULL, st);
   else sample_chunk_nc(plan, nc, ha, hb, B, sc, cst, cw, cc, NULL, st);
 }

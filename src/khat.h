@@ -37,9 +37,11 @@ double strata_khat(const double *w, int64_t S);
 /* The largest weights of a stream, with each one's global sample index and
  * point (dim doubles); non-finite weights are passed over.  Entries are
  * appended while they rank above the least of the last cut, and when
- * twice cap are held the list is cut to its cap largest: a weight costs an
- * append, not a heap's sift, and the cap largest are the same whatever the
- * order the weights come in.  An entry's point lies in a row of x that
+ * twice cap are held the list is cut to the entries at or above a weight
+ * that at least cap of them reach (a sample's, which needs no selection):
+ * a weight costs an append, not a heap's sift.  What reads the entries
+ * (strata_khat_top_settle, _sort, _fit) cuts the list to its cap largest
+ * exactly, the same whatever the order the weights come in.  An entry's point lies in a row of x that
  * stays where it was written (slot), so that a cut and the sort move the
  * weights, indices and row numbers alone: read it through
  * strata_khat_top_point. */
