@@ -300,6 +300,40 @@ static double kth_largest_sampled(const double *w, double *v, int64_t n, int64_t
   return wk;
 }
 
+/* The list cut to the entries above wk and those equal to it up to index
+ * last, in the order they were held.  Every entry is copied to the next
+ * place and the place taken where it stays, its row spare where it does
+ * not: a branch on whether it stays would be mispredicted half the time
+ * (hence | and &, not || and &&, and the counts in locals, not in t, which
+ * the stores could alias).  The rows stay where they are.  The least entry
+ * kept is (wk, the largest index kept at wk) where exact, else (wk, any
+ * index): a later weight equal to wk is then kept whatever its index. */
+static inline __attribute__((always_inline)) void keep_ranked(strata_khat_top *t, double wk,
+                                                              int64_t last, int exact)
+{
+  const int64_t n = t->n;
+  double *tw = t->w;
+  int64_t *tindex = t->index, *tslot = t->slot, *spare = t->spare;
+  int64_t j = 0, nspare = t->nspare, least_index = exact ? INT64_MIN : INT64_MAX;
+  for (int64_t i = 0; i < n; i++) {
+    const double w = tw[i];
+    const int64_t index = tindex[i], row = tslot[i];
+    const int tie_stays = (w == wk) & (index <= last), stays = (w > wk) | tie_stays;
+    if (exact) least_index = tie_stays & (index > least_index) ? index : least_index;
+    tw[j] = w;
+    tindex[j] = index;
+    tslot[j] = row;
+    spare[nspare] = row;
+    j += stays;
+    nspare += !stays;
+  }
+  t->nspare = nspare;
+  t->n = j;
+  t->cut = 1;
+  t->least_w = wk;
+  t->least_index = least_index;
+}
+
 /* The list cut to its cap largest, kept in the order they were held: the
  * cap-th largest weight is found first, and of the entries that tie with
  * it those of the smallest indices are kept. */
@@ -324,31 +358,7 @@ static void cut(strata_khat_top *t)
     for (int64_t i = 0; i < m; i++) v[i] = -(double)tie[i]; /* exact below 2^53 */
     last = (int64_t)-kth_largest(v, m, keep_ties);
   }
-  /* Every entry is copied to the next place and the place taken where it
-   * stays, its row spare where it does not: a branch on whether it stays
-   * would be mispredicted half the time (hence | and &, not || and &&,
-   * and the counts in locals, not in t, which the stores could alias).
-   * The rows stay where they are. */
-  double *tw = t->w;
-  int64_t *tindex = t->index, *tslot = t->slot, *spare = t->spare;
-  int64_t j = 0, nspare = t->nspare, least_index = INT64_MIN;
-  for (int64_t i = 0; i < n; i++) {
-    const double w = tw[i];
-    const int64_t index = tindex[i], row = tslot[i];
-    const int tie_stays = (w == wk) & (index <= last), stays = (w > wk) | tie_stays;
-    least_index = tie_stays & (index > least_index) ? index : least_index;
-    tw[j] = w;
-    tindex[j] = index;
-    tslot[j] = row;
-    spare[nspare] = row;
-    j += stays;
-    nspare += !stays;
-  }
-  t->nspare = nspare;
-  t->n = j;
-  t->cut = 1;
-  t->least_w = wk;
-  t->least_index = least_index;
+  keep_ranked(t, wk, last, 1);
 }
 
 /* Room for more: the list cut to the entries at or above a weight that
@@ -381,28 +391,9 @@ static void cut_for_room(strata_khat_top *t)
     cut(t);
     return;
   }
-  /* As cut's compaction, without branches.  A weight equal to the bar
-   * that comes later is kept whatever its index: the entries at the bar
-   * all stayed, and one more entry than needed costs nothing. */
-  double *w = t->w;
-  int64_t *tindex = t->index, *tslot = t->slot, *spare = t->spare;
-  int64_t j = 0, nspare = t->nspare;
-  for (int64_t i = 0; i < n; i++) {
-    const double wi = w[i];
-    const int64_t index = tindex[i], row = tslot[i];
-    const int stays = wi >= bar;
-    w[j] = wi;
-    tindex[j] = index;
-    tslot[j] = row;
-    spare[nspare] = row;
-    j += stays;
-    nspare += !stays;
-  }
-  t->nspare = nspare;
-  t->n = j;
-  t->cut = 1;
-  t->least_w = bar;
-  t->least_index = INT64_MAX;
+  /* The entries at the bar all stay, and one more entry than needed
+   * costs nothing: no largest index among them to track. */
+  keep_ranked(t, bar, INT64_MAX, 0);
 }
 
 void strata_khat_top_settle(strata_khat_top *t)
