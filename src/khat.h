@@ -41,10 +41,10 @@ double strata_khat(const double *w, int64_t S);
  * that at least cap of them reach (a sample's, which needs no selection):
  * a weight costs an append, not a heap's sift.  What reads the entries
  * (strata_khat_top_settle, _sort, _fit) cuts the list to its cap largest
- * exactly, the same whatever the order the weights come in.  An entry's point lies in a row of x that
- * stays where it was written (slot), so that a cut and the sort move the
- * weights, indices and row numbers alone: read it through
- * strata_khat_top_point. */
+ * exactly, the same whatever the order the weights come in.  An entry's
+ * point lies in a row of x that stays where it was written (slot), so
+ * that a cut and the sort move the weights, indices and row numbers alone:
+ * read it through strata_khat_top_point. */
 typedef struct {
   int64_t cap, n;
   int dim;
