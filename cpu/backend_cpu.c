@@ -57,6 +57,8 @@ typedef struct {
   size_t cells;
   double *x, *jac, *fv, *w2;
   int *inc;
+  int64_t *pass;  /* the samples that passed the list's bar, and their hypercubes */
+  double *passw; /* their weights */
   map_cell *map;
 } cpu_scratch;
 
@@ -234,31 +236,53 @@ static inline double map_bar(const strata_plan *plan, double least)
   return least * ((double)plan->strat->nhcube / (double)plan->strat->total) * (1.0 - 1e-12);
 }
 
-/* Sample i0 + j of the map alone, in hypercube h, whose value passed the
- * bar: its weight |f| vol / g_map = |f| jac N / (n_h nhcube) into the
- * largest weights' list where that keeps it, with its point in the box
- * (map_points_to_unit takes the rows the list keeps to the unit cube once
- * the map's samples are in: most entries do not stay).  Returns the list's
- * least since.  A few samples in a thousand come here once the list is
- * full, so it stays out of the sampling loop's code; it takes the batch's
- * arrays and j, not the sample's values, so that the loop keeps no
- * pointer to the sample's point, which it would advance in memory. */
-static __attribute__((noinline)) double keep_map_sample(const strata_plan *plan, peaks_acc *acc,
-                                                        int64_t h, int64_t i0, int64_t j,
-                                                        const double *xs, const double *fv,
-                                                        const double *jacs)
+/* x's dim doubles into row: for the dimensions up to 8 a copy of known
+ * length, a few moves, where a loop of unknown length checks its length
+ * and alignment first. */
+static inline void copy_point(double *row, const double *x, int dim)
 {
-  const int64_t *start = plan->strat->start, index = i0 + j;
-  const int dim = plan->problem->dim;
-  const double *x = xs + j * dim, f = fv[j], jac = jacs[j];
-  const double N = (double)plan->strat->total, nhc = (double)plan->strat->nhcube;
-  const double w = fabs(f) * jac * (N / ((double)(start[h + 1] - start[h]) * nhc));
-  double *row = strata_khat_top_slot(acc->top, w, index);
-  if (row) {
-    memcpy(row, x, sizeof(double) * (size_t)dim);
-    row[dim] = fabs(f);
+  switch (dim) {
+#define COPY_POINT(D) \
+  case D: memcpy(row, x, sizeof(double) * D); return;
+    COPY_POINT(1) COPY_POINT(2) COPY_POINT(3) COPY_POINT(4)
+    COPY_POINT(5) COPY_POINT(6) COPY_POINT(7) COPY_POINT(8)
+#undef COPY_POINT
+  default:
+    for (int d = 0; d < dim; d++) row[d] = x[d];
   }
-  return strata_khat_top_least(acc->top);
+}
+
+/* The samples of a batch of the map alone that passed the list's bar
+ * (npass of them: pass holds each one's place j in the batch and its
+ * hypercube h): each one's weight |f| vol / g_map = |f| jac N / (n_h
+ * nhcube) into the largest weights' list where that keeps it, with its
+ * point in the box (map_points_to_unit takes the rows the list keeps to
+ * the unit cube once the map's samples are in: most entries do not stay).
+ * Out of the sampling loop's code, which notes the samples that pass
+ * without a branch (a branch on the bar was mispredicted at most of
+ * them); the bar the loop compares with is the list's least at the
+ * batch's start, and the list keeps only what ranks above its least now. */
+static __attribute__((noinline)) void keep_map_samples(const strata_plan *plan, peaks_acc *acc,
+                                                       const int64_t *pass, double *w,
+                                                       int64_t npass, int64_t i0, const double *xs,
+                                                       const double *fv, const double *jacs)
+{
+  const int64_t *start = plan->strat->start;
+  const int dim = plan->problem->dim;
+  const double N = (double)plan->strat->total, nhc = (double)plan->strat->nhcube;
+  /* The weights first: their divisions overlap, where each one's wait
+   * would hold up the list's test of it. */
+  for (int64_t k = 0; k < npass; k++) {
+    const int64_t j = pass[2 * k], h = pass[2 * k + 1];
+    w[k] = fabs(fv[j]) * jacs[j] * (N / ((double)(start[h + 1] - start[h]) * nhc));
+  }
+  for (int64_t k = 0; k < npass; k++) {
+    const int64_t j = pass[2 * k];
+    double *row = strata_khat_top_slot(acc->top, w[k], i0 + j);
+    if (!row) continue;
+    copy_point(row, xs + j * dim, dim);
+    row[dim] = fabs(fv[j]);
+  }
 }
 
 /* A point x of the box in the unit cube. */
@@ -294,7 +318,7 @@ static void map_points_to_unit(const strata_plan *plan, strata_khat_top *top)
 static inline __attribute__((always_inline)) int64_t
 add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *jac,
           const double *fv, double *w2, cell_sums *cs, int *bad, peaks_acc *top,
-          const double *x)
+          const double *x, int64_t *pass, double *passw)
 {
   const int64_t *start = plan->strat->start;
   double per_sample = 0.0, bar = 0.0; /* map_bar, and n_h times it */
@@ -304,6 +328,7 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
   }
   /* The running sums in a local, which the compiler keeps in registers. */
   double sum[2] = {cs->sum[0], cs->sum[1]};
+  int64_t npass = 0;
   for (int64_t j = 0; j < n; j++) {
     while (i0 + j >= start[cs->h + 1]) {
       cs->sum[0] = sum[0];
@@ -313,12 +338,12 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
       if (top) bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
     }
     if (top) { /* a scalar integrand (no stream), whose f jac the bar takes too */
+      const double fjac = fabs(jac[j] * fv[j]); /* before w2's store, which may alias them */
       *bad = add_values(plan, 1, jac[j], fv + j, sum, cs->c1, cs->c2, w2 + j);
       if (*bad >= 0) return j;
-      if (fabs(jac[j] * fv[j]) >= bar) {
-        per_sample = map_bar(plan, keep_map_sample(plan, top, cs->h, i0, j, x, fv, jac));
-        bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
-      }
+      pass[2 * npass] = j;
+      pass[2 * npass + 1] = cs->h;
+      npass += fjac >= bar;
       continue;
     }
     *bad = cs->cst ? add_streamed(plan, jac[j], fv + j * nc, sum, w2 + j, cs->cst)
@@ -327,6 +352,7 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
   }
   cs->sum[0] = sum[0];
   cs->sum[1] = sum[1];
+  if (npass > 0) keep_map_samples(plan, top, pass, passw, npass, i0, x, fv, jac);
   return -1;
 }
 
@@ -488,8 +514,10 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
     /* The map alone weighed in its own copy of the loop. */
     const int64_t j =
         acc && !plan->channels
-            ? add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, acc, sc->x)
-            : add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, NULL, NULL);
+            ? add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, acc, sc->x, sc->pass,
+                        sc->passw)
+            : add_batch(plan, nc, i0, n, sc->jac, sc->fv, sc->w2, &cs, &bad, NULL, NULL, NULL,
+                        NULL);
     if (j >= 0) {
       mark_bad(st, i0 + j, sc->fv[j * nc + bad], nc > 1 ? bad : -1, sc->x + j * dim, dim);
       memset(sc->map, 0, sizeof(map_cell) * sc->cells); /* as the next chunk expects it */
@@ -508,13 +536,31 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
   if (plan->adapt) map_sums_out(sc->map, sc->cells, !out, cw, cc);
 }
 
+/* A scalar integrand's chunk, with the peak search and without: each
+ * loop a function of its own, whose code a change to the other's does not
+ * move. */
+static __attribute__((noinline)) void sample_chunk_scalar(const strata_plan *plan, int64_t ha,
+                                                          int64_t hb, int64_t B, cpu_scratch *sc,
+                                                          double *cw, double *cc, chunk_status *st)
+{
+  sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, NULL, st);
+}
+
+static __attribute__((noinline)) void sample_chunk_peaks(const strata_plan *plan, int64_t ha,
+                                                         int64_t hb, int64_t B, cpu_scratch *sc,
+                                                         double *cw, double *cc, peaks_acc *acc,
+                                                         chunk_status *st)
+{
+  sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, acc, st);
+}
+
 static void sample_chunk(const strata_plan *plan, int64_t ha, int64_t hb, int64_t B,
                          cpu_scratch *sc, strata_compstream *cst, double *cw, double *cc,
                          peaks_acc *acc, chunk_status *st)
 {
   const int nc = plan->problem->ncomp > 1 ? plan->problem->ncomp : 1;
-  if (nc == 1 && acc) sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, acc, st);
-  else if (nc == 1) sample_chunk_nc(plan, 1, ha, hb, B, sc, NULL, cw, cc, NULL, st);
+  if (nc == 1 && acc) sample_chunk_peaks(plan, ha, hb, B, sc, cw, cc, acc, st);
+  else if (nc == 1) sample_chunk_scalar(plan, ha, hb, B, sc, cw, cc, st);
   else if (!cst) sample_chunk_nc(plan, nc, ha, hb, B, sc, NULL, cw, cc, NULL, st);
   else sample_chunk_nc(plan, nc, ha, hb, B, sc, cst, cw, cc, NULL, st);
 }
@@ -542,6 +588,8 @@ static void scratch_free(cpu_scratch *sc)
   free(sc->fv);
   free(sc->w2);
   free(sc->inc);
+  free(sc->pass);
+  free(sc->passw);
   free(sc->map);
   memset(sc, 0, sizeof *sc);
 }
@@ -571,8 +619,11 @@ static int scratch_reserve(cpu_backend *cb, int nt, const strata_plan *plan, int
     sc->fv = malloc(sizeof(double) * n * (size_t)nc);
     sc->w2 = malloc(sizeof(double) * n);
     sc->inc = malloc(sizeof(int) * n * (size_t)dim);
+    sc->pass = malloc(sizeof(int64_t) * 2 * n);
+    sc->passw = malloc(sizeof(double) * n);
     sc->map = calloc(cells, sizeof(map_cell));
-    if (!sc->x || !sc->jac || !sc->fv || !sc->w2 || !sc->inc || !sc->map) {
+    if (!sc->x || !sc->jac || !sc->fv || !sc->w2 || !sc->inc || !sc->pass || !sc->passw ||
+        !sc->map) {
       scratch_free(sc);
       return -1;
     }

@@ -65,10 +65,23 @@ static double mean_log1p(double b, const double *x, const double *xt, int64_t n)
   double s = 0.0;
   int64_t i = 0;
   for (; i + LOG_RUN * LOG_LANES <= n; i += LOG_RUN * LOG_LANES) {
-    double P[LOG_LANES];
-    for (int l = 0; l < LOG_LANES; l++) P[l] = 1.0;
-    for (int r = 0; r < LOG_RUN; r++)
-      for (int l = 0; l < LOG_LANES; l++) P[l] *= 1.0 - b * xt[i + r * LOG_LANES + l];
+    /* The lanes' products in eight scalars, which the compiler keeps in
+     * registers (an array of them it kept in memory, a store and a load a
+     * step). */
+    _Static_assert(LOG_LANES == 8, "eight lanes, eight products");
+    double p0 = 1.0, p1 = 1.0, p2 = 1.0, p3 = 1.0, p4 = 1.0, p5 = 1.0, p6 = 1.0, p7 = 1.0;
+    for (int r = 0; r < LOG_RUN; r++) {
+      const double *v = xt + i + r * LOG_LANES;
+      p0 *= 1.0 - b * v[0];
+      p1 *= 1.0 - b * v[1];
+      p2 *= 1.0 - b * v[2];
+      p3 *= 1.0 - b * v[3];
+      p4 *= 1.0 - b * v[4];
+      p5 *= 1.0 - b * v[5];
+      p6 *= 1.0 - b * v[6];
+      p7 *= 1.0 - b * v[7];
+    }
+    const double P[LOG_LANES] = {p0, p1, p2, p3, p4, p5, p6, p7};
     for (int l = 0; l < LOG_LANES; l++) s += run_sum(P[l], b, x + i + l * LOG_RUN, LOG_RUN);
   }
   for (; i < n; i += LOG_RUN) { /* the last runs, one at a time */
@@ -101,10 +114,11 @@ static double gpd_fit(const double *x, int64_t n)
   double L = -INFINITY, esum = 0.0;
   for (int j = 0; j < mq; j++)
     if (l[j] > L) L = l[j];
-  for (int j = 0; j < mq; j++) esum += exp(l[j] - L);
+  double *e = k; /* k's values are in l */
+  for (int j = 0; j < mq; j++) esum += e[j] = exp(l[j] - L);
   double wsum = 0.0, bpost = 0.0;
   for (int i = 0; i < mq; i++) {
-    const double w = exp(l[i] - L) / esum;
+    const double w = e[i] / esum;
     if (!(w >= 10.0 * DBL_EPSILON)) continue;
     wsum += w;
     bpost += b[i] * w;
@@ -286,6 +300,40 @@ static double kth_largest_sampled(const double *w, double *v, int64_t n, int64_t
   return wk;
 }
 
+/* The list cut to the entries above wk and those equal to it up to index
+ * last, in the order they were held.  Every entry is copied to the next
+ * place and the place taken where it stays, its row spare where it does
+ * not: a branch on whether it stays would be mispredicted half the time
+ * (hence | and &, not || and &&, and the counts in locals, not in t, which
+ * the stores could alias).  The rows stay where they are.  The least entry
+ * kept is (wk, the largest index kept at wk) where exact, else (wk, any
+ * index): a later weight equal to wk is then kept whatever its index. */
+static inline __attribute__((always_inline)) void keep_ranked(strata_khat_top *t, double wk,
+                                                              int64_t last, int exact)
+{
+  const int64_t n = t->n;
+  double *tw = t->w;
+  int64_t *tindex = t->index, *tslot = t->slot, *spare = t->spare;
+  int64_t j = 0, nspare = t->nspare, least_index = exact ? INT64_MIN : INT64_MAX;
+  for (int64_t i = 0; i < n; i++) {
+    const double w = tw[i];
+    const int64_t index = tindex[i], row = tslot[i];
+    const int tie_stays = (w == wk) & (index <= last), stays = (w > wk) | tie_stays;
+    if (exact) least_index = tie_stays & (index > least_index) ? index : least_index;
+    tw[j] = w;
+    tindex[j] = index;
+    tslot[j] = row;
+    spare[nspare] = row;
+    j += stays;
+    nspare += !stays;
+  }
+  t->nspare = nspare;
+  t->n = j;
+  t->cut = 1;
+  t->least_w = wk;
+  t->least_index = least_index;
+}
+
 /* The list cut to its cap largest, kept in the order they were held: the
  * cap-th largest weight is found first, and of the entries that tie with
  * it those of the smallest indices are kept. */
@@ -310,31 +358,42 @@ static void cut(strata_khat_top *t)
     for (int64_t i = 0; i < m; i++) v[i] = -(double)tie[i]; /* exact below 2^53 */
     last = (int64_t)-kth_largest(v, m, keep_ties);
   }
-  /* Every entry is copied to the next place and the place taken where it
-   * stays, its row spare where it does not: a branch on whether it stays
-   * would be mispredicted half the time (hence | and &, not || and &&,
-   * and the counts in locals, not in t, which the stores could alias).
-   * The rows stay where they are. */
-  double *tw = t->w;
-  int64_t *tindex = t->index, *tslot = t->slot, *spare = t->spare;
-  int64_t j = 0, nspare = t->nspare, least_index = INT64_MIN;
-  for (int64_t i = 0; i < n; i++) {
-    const double w = tw[i];
-    const int64_t index = tindex[i], row = tslot[i];
-    const int tie_stays = (w == wk) & (index <= last), stays = (w > wk) | tie_stays;
-    least_index = tie_stays & (index > least_index) ? index : least_index;
-    tw[j] = w;
-    tindex[j] = index;
-    tslot[j] = row;
-    spare[nspare] = row;
-    j += stays;
-    nspare += !stays;
+  keep_ranked(t, wk, last, 1);
+}
+
+/* Room for more: the list cut to the entries at or above a weight that
+ * at least cap of them reach, which ranks at or below the cap-th, so that
+ * no entry of the cap largest goes.  The weight is a sample's: of SAMPLE
+ * weights spread over the list, the one NEAR places below the cap-th's
+ * place in the sample, a weight whose entries above it are nearly always
+ * at least cap and seldom many more; one pass counts them, with no
+ * selection among the entries, and a second keeps them.  Where fewer than
+ * cap or all of them reach it (the sample misled, ties), the exact cut.
+ * The cap largest are the same as after the exact cut: the cuts before
+ * the last only make room, and the last, in strata_khat_top_settle, is
+ * exact. */
+#define NEAR 4
+static void cut_for_room(strata_khat_top *t)
+{
+  const int64_t k = t->cap, n = t->n;
+  if (n < 8 * SAMPLE) {
+    cut(t);
+    return;
   }
-  t->nspare = nspare;
-  t->n = j;
-  t->cut = 1;
-  t->least_w = wk;
-  t->least_index = least_index;
+  double s[SAMPLE];
+  for (int i = 0; i < SAMPLE; i++) s[i] = t->w[(int64_t)i * n / SAMPLE];
+  const int at = (int)(k * SAMPLE / n) + NEAR;
+  const double bar = kth_largest(s, SAMPLE, at < SAMPLE ? at + 1 : SAMPLE);
+  const double *tw = t->w;
+  int64_t reach = 0;
+  for (int64_t i = 0; i < n; i++) reach += tw[i] >= bar;
+  if (reach < k || reach == n) {
+    cut(t);
+    return;
+  }
+  /* The entries at the bar all stay, and one more entry than needed
+   * costs nothing: no largest index among them to track. */
+  keep_ranked(t, bar, INT64_MAX, 0);
 }
 
 void strata_khat_top_settle(strata_khat_top *t)
@@ -342,18 +401,10 @@ void strata_khat_top_settle(strata_khat_top *t)
   if (t->n > t->cap) cut(t);
 }
 
-double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index)
+double *strata_khat_top_slot_cut(strata_khat_top *t, double w, int64_t index)
 {
-  if (!strata_khat_top_wants(t, w, index)) return NULL;
-  if (t->n == 2 * t->cap) {
-    cut(t);
-    if (!strata_khat_top_wants(t, w, index)) return NULL;
-  }
-  const int64_t i = t->n++, row = t->spare[--t->nspare];
-  t->w[i] = w;
-  t->index[i] = index;
-  t->slot[i] = row;
-  return t->x + row * t->dim;
+  cut_for_room(t);
+  return strata_khat_top_slot(t, w, index);
 }
 
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x)
@@ -437,17 +488,99 @@ static ranked *sort_ranked(ranked *a, ranked *tmp, int64_t n)
   return src;
 }
 
+/* A weight as a key whose unsigned order is the weights' descending
+ * order: its bits, the sign's and the rest's order turned as IEEE's
+ * comparison wants them (-0 is +0). */
+static inline uint64_t descending_key(double w)
+{
+  uint64_t b;
+  if (w == 0.0) w = 0.0;
+  memcpy(&b, &w, sizeof b);
+  return b >> 63 ? b : ~(b | UINT64_C(1) << 63);
+}
+
+/* The entries in ranking order where their indices ascend, as those of a
+ * list that one thread filled in sample order do: a radix sort of the
+ * upper half of the weights' keys, a byte a pass (a byte that every key
+ * shares takes no pass), which keeps equal keys in index order, then an
+ * insertion sort on the whole keys, which moves only the few entries
+ * whose keys' upper halves tie (the largest weights of an iteration lie
+ * within a few per cent of each other, and the upper half resolves a
+ * millionth).  The merge sort's comparisons cost several times these
+ * passes.  Returns 0, sorting nothing, where the indices do not ascend or
+ * too many entries tie in their keys' upper halves. */
+static int sort_by_keys(strata_khat_top *t)
+{
+  const int64_t n = t->n;
+  for (int64_t i = 1; i < n; i++)
+    if (t->index[i - 1] >= t->index[i]) return 0;
+  /* ranks has room for 2 cap records of 3 words: keys and places twice */
+  uint64_t *key = t->ranks, *at = key + n, *key2 = at + n, *at2 = key2 + n;
+  uint32_t count[4][256];
+  memset(count, 0, sizeof count);
+  for (int64_t i = 0; i < n; i++) {
+    key[i] = descending_key(t->w[i]);
+    at[i] = (uint64_t)i;
+    for (int b = 4; b < 8; b++) count[b - 4][(key[i] >> 8 * b) & 255]++;
+  }
+  for (int b = 4; b < 8; b++) {
+    uint32_t *c = count[b - 4];
+    if (n == 0 || c[(key[0] >> 8 * b) & 255] == (uint32_t)n) continue;
+    for (uint32_t v = 0, sum = 0; v < 256; v++) {
+      const uint32_t m = c[v];
+      c[v] = sum;
+      sum += m;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      const uint32_t o = c[(key[i] >> 8 * b) & 255]++;
+      key2[o] = key[i];
+      at2[o] = at[i];
+    }
+    uint64_t *swap = key;
+    key = key2;
+    key2 = swap;
+    swap = at;
+    at = at2;
+    at2 = swap;
+  }
+  /* Equal keys keep their order, the indices'.  Weights that differ only
+   * below the upper half (a nearly flat integrand) would make this pass's
+   * moves grow as n^2: past 4 n the merge sort takes over. */
+  for (int64_t i = 1, moves = 0; i < n; i++)
+    for (int64_t j = i; j > 0 && key[j] < key[j - 1]; j--) {
+      if (++moves > 4 * n) return 0;
+      const uint64_t k = key[j], a = at[j];
+      key[j] = key[j - 1];
+      at[j] = at[j - 1];
+      key[j - 1] = k;
+      at[j - 1] = a;
+    }
+  double *w = t->scratch;
+  int64_t *index = t->order, *slot = (int64_t *)key2;
+  memcpy(w, t->w, sizeof(double) * (size_t)n);
+  memcpy(index, t->index, sizeof(int64_t) * (size_t)n);
+  memcpy(slot, t->slot, sizeof(int64_t) * (size_t)n);
+  for (int64_t i = 0; i < n; i++) {
+    t->w[i] = w[at[i]];
+    t->index[i] = index[at[i]];
+    t->slot[i] = slot[at[i]];
+  }
+  return 1;
+}
+
 int strata_khat_top_sort(strata_khat_top *t)
 {
   strata_khat_top_settle(t);
   const int64_t n = t->n;
-  ranked *r = t->ranks, *tmp = r + t->cap;
-  for (int64_t i = 0; i < n; i++) r[i] = (ranked){t->w[i], t->index[i], t->slot[i]};
-  r = sort_ranked(r, tmp, n);
-  for (int64_t i = 0; i < n; i++) { /* the entries in order, their rows where they were */
-    t->w[i] = r[i].w;
-    t->index[i] = r[i].index;
-    t->slot[i] = r[i].slot;
+  if (!sort_by_keys(t)) {
+    ranked *r = t->ranks, *tmp = r + t->cap;
+    for (int64_t i = 0; i < n; i++) r[i] = (ranked){t->w[i], t->index[i], t->slot[i]};
+    r = sort_ranked(r, tmp, n);
+    for (int64_t i = 0; i < n; i++) { /* the entries in order, their rows where they were */
+      t->w[i] = r[i].w;
+      t->index[i] = r[i].index;
+      t->slot[i] = r[i].slot;
+    }
   }
   if (n == t->cap) { /* full: its last is the least it keeps */
     t->cut = 1;

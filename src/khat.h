@@ -11,8 +11,9 @@
  * go to the smaller global sample index. */
 #ifndef STRATA_KHAT_H
 #define STRATA_KHAT_H
-#include <stdint.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -36,12 +37,14 @@ double strata_khat(const double *w, int64_t S);
 /* The largest weights of a stream, with each one's global sample index and
  * point (dim doubles); non-finite weights are passed over.  Entries are
  * appended while they rank above the least of the last cut, and when
- * twice cap are held the list is cut to its cap largest: a weight costs an
- * append, not a heap's sift, and the cap largest are the same whatever the
- * order the weights come in.  An entry's point lies in a row of x that
- * stays where it was written (slot), so that a cut and the sort move the
- * weights, indices and row numbers alone: read it through
- * strata_khat_top_point. */
+ * twice cap are held the list is cut to the entries at or above a weight
+ * that at least cap of them reach (a sample's, which needs no selection):
+ * a weight costs an append, not a heap's sift.  What reads the entries
+ * (strata_khat_top_settle, _sort, _fit) cuts the list to its cap largest
+ * exactly, the same whatever the order the weights come in.  An entry's
+ * point lies in a row of x that stays where it was written (slot), so
+ * that a cut and the sort move the weights, indices and row numbers alone:
+ * read it through strata_khat_top_point. */
 typedef struct {
   int64_t cap, n;
   int dim;
@@ -64,9 +67,6 @@ int strata_khat_top_init(strata_khat_top *t, int64_t cap, int dim);
 void strata_khat_top_free(strata_khat_top *t);
 void strata_khat_top_clear(strata_khat_top *t);
 void strata_khat_top_add(strata_khat_top *t, double w, int64_t index, const double *x);
-/* strata_khat_top_add without the point: the entry's dim doubles, for the
- * caller to write its point into, or NULL where t does not keep w. */
-double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index);
 /* The least weight the list keeps since its last cut; -inf before one. */
 static inline double strata_khat_top_least(const strata_khat_top *t)
 {
@@ -80,6 +80,21 @@ static inline int strata_khat_top_wants(const strata_khat_top *t, double w, int6
   if (!isfinite(w)) return 0;
   if (!t->cut) return 1;
   return w > t->least_w || (w == t->least_w && index <= t->least_index);
+}
+/* strata_khat_top_slot where the list is full: it is cut first. */
+double *strata_khat_top_slot_cut(strata_khat_top *t, double w, int64_t index);
+/* strata_khat_top_add without the point: the entry's dim doubles, for the
+ * caller to write its point into, or NULL where t does not keep w.  Inline:
+ * a sampling loop's appends are most of the list's upkeep. */
+static inline double *strata_khat_top_slot(strata_khat_top *t, double w, int64_t index)
+{
+  if (!strata_khat_top_wants(t, w, index)) return NULL;
+  if (t->n == 2 * t->cap) return strata_khat_top_slot_cut(t, w, index);
+  const int64_t i = t->n++, row = t->spare[--t->nspare];
+  t->w[i] = w;
+  t->index[i] = index;
+  t->slot[i] = row;
+  return t->x + row * t->dim;
 }
 /* Entry i's point. */
 static inline const double *strata_khat_top_point(const strata_khat_top *t, int64_t i)
