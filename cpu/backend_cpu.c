@@ -292,7 +292,7 @@ static void unit_point(const strata_plan *plan, const double *x, double *z)
     z[d] = (x[d] - plan->map->lower[d]) / plan->map->width[d];
 }
 
-/* The points keep_map_sample wrote in the box, of the entries the list
+/* The points keep_map_samples wrote in the box, of the entries the list
  * keeps (cut to its cap first), in the unit cube. */
 static void map_points_to_unit(const strata_plan *plan, strata_khat_top *top)
 {
