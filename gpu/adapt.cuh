@@ -247,16 +247,17 @@ __device__ unsigned long long block_range_scan(long long lo, long long hi, Value
   return carry;
 }
 
-template <int T>
-__device__ unsigned long long block_sum_u64(unsigned long long v)
+/* The sum of v over a block of T threads, in every thread. */
+template <int T, typename V>
+__device__ V block_sum(V v)
 {
-  typedef cub::BlockReduce<unsigned long long, T> Reduce;
+  typedef cub::BlockReduce<V, T> Reduce;
   __shared__ typename Reduce::TempStorage tr;
-  __shared__ unsigned long long total;
-  const unsigned long long s = Reduce(tr).Sum(v);
+  __shared__ V total;
+  const V s = Reduce(tr).Sum(v);
   if (threadIdx.x == 0) total = s;
   __syncthreads();
-  const unsigned long long t = total;
+  const V t = total;
   __syncthreads(); /* every thread has read it: the next call may reuse both */
   return t;
 }
@@ -267,7 +268,7 @@ __device__ unsigned long long block_sum_of(const unsigned long long *x, long lon
 {
   unsigned long long v = 0;
   for (long long j = threadIdx.x; j < n; j += T) v += x[j];
-  return block_sum_u64<T>(v);
+  return block_sum<T>(v);
 }
 
 /* Block 0's copy of the finished record into post, page-locked host
@@ -390,20 +391,6 @@ __device__ double block_exclusive_sum(const double *x, double *pre, int n)
     __syncthreads();
   }
   return carry;
-}
-
-template <int T>
-__device__ double block_sum(double v)
-{
-  typedef cub::BlockReduce<double, T> Reduce;
-  __shared__ typename Reduce::TempStorage tr;
-  __shared__ double total;
-  const double s = Reduce(tr).Sum(v);
-  if (threadIdx.x == 0) total = s;
-  __syncthreads();
-  const double t = total;
-  __syncthreads(); /* every thread has read it: the next call may reuse both */
-  return t;
 }
 
 /* Whether the block's new edges e[0..n] increase, mended in order where
