@@ -55,7 +55,10 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
       for (int l = 0; l < L; l++) k[d][j + l] = w->k[d];
     j = j < n && s->start[w->h + 1] - i0 < L ? (int)(s->start[w->h + 1] - i0) : L;
   }
-  /* Counter b * L + j: block b of sample i0 + j. */
+  /* Counter b * L + j: block b of sample i0 + j, strata_philox_counter's
+   * layout written out lane by lane: four stores a lane into contiguous
+   * arrays, a loop the compiler vectorises, where the helper's array a
+   * lane kept it scalar. */
   const int bits = plan->ubits, nb = strata_uniform_blocks(dim, bits);
   strata_philox_lanes c;
   for (int b = 0; b < nb; b++)

@@ -164,7 +164,8 @@ __device__ __forceinline__ void map_frozen(const KernelArgs &a, int d, double t,
  * loop's instructions. */
 __device__ __forceinline__ uint4 draw_block(const KernelArgs &a, int b, long long i)
 {
-  uint32_t c[4] = {(uint32_t)b, a.iteration, (uint32_t)i, (uint32_t)((unsigned long long)i >> 32)};
+  uint32_t c[4];
+  strata_philox_counter(c, b, a.iteration, (unsigned long long)i);
   strata_philox4x32_10_keyed(c, a.rk);
   return make_uint4(c[0], c[1], c[2], c[3]);
 }
@@ -190,12 +191,7 @@ __device__ __forceinline__ void draw_blocks_fixed(const KernelArgs &a, uint32_t 
 {
   uint32_t c[NB][4];
 #pragma unroll
-  for (int b = 0; b < NB; b++) {
-    c[b][0] = (uint32_t)b;
-    c[b][1] = a.iteration;
-    c[b][2] = (uint32_t)i;
-    c[b][3] = (uint32_t)((unsigned long long)i >> 32);
-  }
+  for (int b = 0; b < NB; b++) strata_philox_counter(c[b], b, a.iteration, (unsigned long long)i);
 #pragma unroll
   for (int r = 0; r < 10; r++)
 #pragma unroll

@@ -101,7 +101,8 @@ STRATA_HD void strata_chan_normals(uint64_t key, uint32_t k, int64_t j, int n, d
   const double two_pi = 2.0 * 3.14159265358979323846;
   double u[4];
   for (int b = 0, i = 0; i < n; b++) {
-    uint32_t cnt[4] = {(uint32_t)b, k, (uint32_t)j, (uint32_t)((uint64_t)j >> 32)};
+    uint32_t cnt[4];
+    strata_philox_counter(cnt, b, k, (uint64_t)j);
     strata_philox4x32_10(cnt, key);
     for (int q = 0; q < 4; q++) u[q] = STRATA_U32_TO_UNIT(cnt[q]);
     for (int q = 0; q < 4 && i < n; q += 2) {

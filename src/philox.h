@@ -26,6 +26,17 @@ extern "C" {
 #define STRATA_PHILOX_W0 0x9E3779B9u
 #define STRATA_PHILOX_W1 0xBB67AE85u
 
+/* The counter of Philox block b of a sample: (block, iteration, index_lo,
+ * index_hi), the layout every draw of a sample's uniforms takes, on every
+ * backend. */
+STRATA_HD void strata_philox_counter(uint32_t c[4], int b, uint32_t iteration, uint64_t index)
+{
+  c[0] = (uint32_t)b;
+  c[1] = iteration;
+  c[2] = (uint32_t)index;
+  c[3] = (uint32_t)(index >> 32);
+}
+
 /* The ten round keys of a seed, key + r (W0, W1) for r = 0..9, in rk[2r]
  * and rk[2r + 1]: a kernel that takes them with its arguments reads each
  * round's key instead of adding it anew for every block it draws. */
@@ -157,7 +168,8 @@ STRATA_HD void strata_sample_uniforms(uint64_t seed, uint32_t iteration, uint64_
   uint32_t w[4 * ((STRATA_MAX_DIM + 3) / 4)];
   const int nb = strata_uniform_blocks(dim, bits);
   for (int b = 0; b < nb; b++) {
-    uint32_t c[4] = {(uint32_t)b, iteration, (uint32_t)index, (uint32_t)(index >> 32)};
+    uint32_t c[4];
+    strata_philox_counter(c, b, iteration, index);
     strata_philox4x32_10(c, seed);
     if (bits == 32) { /* (no copy: the common case keeps no array) */
       for (int j = 0; j < 4 && 4 * b + j < dim; j++) u[4 * b + j] = STRATA_U32_TO_UNIT(c[j]);
