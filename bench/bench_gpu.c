@@ -451,6 +451,10 @@ static void iteration(int seeds, const char *srcdir)
                short_cases[c].dim, eps);
       to_tolerance(label, short_cases[c].name, short_cases[c].dim, p, seeds);
     }
+  long long taken, dropped;
+  strata_cuda_ahead_counts(gpu, &taken, &dropped);
+  printf("\nAdapting iterations queued ahead so far (gpu/ahead.cu): %lld taken, %lld dropped\n",
+         taken, dropped);
 
   printf("\n## Whole iterations against the kernel at neval 1e9 (evaluations/s)\n\n");
   printf("| integrand | d | adapting, kernel | adapting, iteration | frozen, kernel | frozen, "

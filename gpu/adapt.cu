@@ -9,11 +9,13 @@
 namespace strata_cuda {
 
 /* The new allocation from the levels of every hypercube in st->level (and
- * the record's tmax): counts and start[] on the device, in one cooperative
+ * rec's tmax): counts and start[] on the device, in one cooperative
  * kernel (adapt.cuh's reallocate_kernel), which also makes the estimate
- * ea where given and then writes the finished record into st->h_rec[1]. */
+ * ea where given and then writes the finished record into the host's
+ * h_rec[1 + slot] (rec is st->rec[slot]); with reset, the record of the
+ * next iteration, queued ahead (ahead.cu), set to its start. */
 void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q,
-                       const EstimateArgs *ea)
+                       const EstimateArgs *ea, IterRecord *rec, IterRecord *reset)
 {
   AllocArgs aa;
   aa.level = st->level.p;
@@ -25,10 +27,11 @@ void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q,
   aa.step = st->step.p;
   aa.nhcube = s->nhcube;
   aa.neval = s->neval;
-  aa.rec = st->rec.p;
+  aa.rec = rec;
+  aa.reset = reset;
   /* With the estimate the record is the iteration's: the kernel posts it
    * to the host (finish_resident). */
-  aa.post = ea ? &st->h_rec.p[1] : nullptr;
+  aa.post = ea ? &st->h_rec.p[1 + (rec - st->rec.p)] : nullptr;
   st->rec_posted = ea != nullptr;
   EstimateArgs none;
   memset(&none, 0, sizeof none);
@@ -38,8 +41,10 @@ void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q,
                               dim3(kReallocThreads), args, 0, q);
 }
 
-/* The map refined from the sums in st->wsum and st->wcnt, which it zeroes. */
-void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream_t q)
+/* The map refined from the sums in st->wsum and st->wcnt, which it zeroes
+ * (not where rec names a bad sample). */
+void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream_t q,
+                   const IterRecord *rec)
 {
   RefineArgs ra;
   ra.edges = st->edges.p;
@@ -52,16 +57,16 @@ void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream
   ra.shared = g->shared;
   ra.group = g->group;
   ra.alpha = alpha;
-  ra.rec = st->rec.p;
+  ra.rec = rec;
   refine_kernel<<<(unsigned)strata_map_naxes(g), kRefineThreads, 0, q>>>(ra);
   st->map_ver++;
 }
 
-/* The estimate, and with one rank the new allocation and map, queued
- * behind the sampling kernel. */
+/* The estimate into rec, and with one rank the new allocation and map,
+ * queued behind the sampling kernel; reset: as launch_allocation's. */
 int launch_resident(cuda_state *st, const strata_plan *plan, const strata_strat *s,
                     const strata_map *g, long long nh_uniform, long long whole0, long long whole1,
-                    bool realloc, bool refine, IterRecord *rec)
+                    bool realloc, bool refine, IterRecord *rec, IterRecord *reset)
 {
   cudaStream_t q = st->stream;
   EstimateArgs ea;
@@ -83,13 +88,13 @@ int launch_resident(cuda_state *st, const strata_plan *plan, const strata_strat 
   for (int c = 0; ea.nc > 1 && c < ea.nc; c++) ea.cshift[c] = plan->cshift[c];
   const unsigned blocks = (unsigned)grid_for(whole1 - whole0, kAdaptThreads, st->nsm);
   if (ea.nc > 1) launch_estimate_vec(blocks, q, ea);
-  if (realloc) launch_allocation(st, s, q, &ea);
+  if (realloc) launch_allocation(st, s, q, &ea, rec, reset);
   else estimate_kernel<<<blocks, kAdaptThreads, 0, q>>>(ea);
   if (refine) {
     /* The map's refinement needs only the map sums: it runs beside the
      * estimate and the allocation, on a stream of its own. */
     cudaStreamWaitEvent(st->stream2, st->ev1, 0);
-    launch_refine(st, g, plan->alpha, st->stream2);
+    launch_refine(st, g, plan->alpha, st->stream2, rec);
     cudaEventRecord(st->ev_join, st->stream2);
     cudaStreamWaitEvent(q, st->ev_join, 0);
   }

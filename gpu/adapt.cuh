@@ -7,6 +7,7 @@
  * in another order than the host's, so they agree to rounding. */
 #ifndef STRATA_ADAPT_CUH
 #define STRATA_ADAPT_CUH
+#include <cfloat>
 #include <cooperative_groups.h>
 #include <cub/cub.cuh>
 
@@ -285,6 +286,32 @@ __device__ void post_record(const IterRecord *rec, IterRecord *post)
   for (int i = threadIdx.x; i < (int)(sizeof(IterRecord) / 8); i += blockDim.x) to[i] = from[i];
 }
 
+/* Block 0's end of the allocation: the total into the record and, where
+ * the next iteration is queued ahead (a.reset, gpu/ahead.cu), that one's
+ * record set to its start and what it takes from this one: the total, and
+ * the shift and map scale that this estimate gives by the plan's rules
+ * (src/plan.c's comp_shift and map_scale, for one rank); then the record
+ * posted.  The estimate's sums are read past the L1 cache, as post_record
+ * reads them. */
+__device__ void finish_record(const AllocArgs &a, IterRecord *rec, long long total)
+{
+  if (threadIdx.x == 0) {
+    rec->total = total;
+    if (a.reset) {
+      const volatile double *part = rec->part;
+      const double I = part[0], sigma = sqrt(part[1]), m = fabs(I);
+      rec->next.total = total;
+      rec->next.shift = sigma < 0.1 * m ? I : 0.0;
+      rec->next.map_scale =
+          !(m > 0.0) || m >= sqrt(DBL_MIN)
+              ? 1.0
+              : ldexp(1.0, min(-(ilogb(m) + ilogb((double)a.neval)), 1000));
+      init_record(a.reset);
+    }
+  }
+  post_record(rec, a.post);
+}
+
 /* The new allocation from the levels of every hypercube (and the
  * record's tmax), with_estimate after estimate_kernel's work, in one
  * cooperative kernel: the histogram of the levels, the cut, the free
@@ -312,10 +339,7 @@ __global__ void __launch_bounds__(kReallocThreads, 2)
   }
   IterRecord *rec = a.rec;
   if (alloc_idle(rec)) { /* the old counts stay */
-    if (b == 0) {
-      if (threadIdx.x == 0) rec->total = a.start[a.nhcube];
-      post_record(rec, a.post);
-    }
+    if (b == 0) finish_record(a, rec, a.start[a.nhcube]);
     return;
   }
   const double tmax = (double)rec->tmax;
@@ -365,9 +389,7 @@ __global__ void __launch_bounds__(kReallocThreads, 2)
   const long long noff = (long long)block_sum_of<T>(btot + G, b);
   for (long long h = lo + threadIdx.x; h < hi; h += T) a.start[h + 1] = noff + a.count[h];
   if (b == 0) {
-    const unsigned long long total = block_sum_of<T>(btot + G, G);
-    if (threadIdx.x == 0) rec->total = (long long)total;
-    post_record(rec, a.post);
+    finish_record(a, rec, (long long)block_sum_of<T>(btot + G, G));
   }
 }
 

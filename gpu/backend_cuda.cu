@@ -32,6 +32,7 @@ void cuda_free(strata_backend *b)
   cuda_state *st = static_cast<cuda_state *>(b->self);
   cudaSetDevice(st->device);
   if (st->next.on) drop_next(st);
+  if (st->ahead.on) drop_ahead(st);
   release_buffers(st);
   strata_cuda_peers_free(st->peers);
   cudaEventDestroy(st->ev_map);
@@ -44,6 +45,9 @@ void cuda_free(strata_backend *b)
   cudaEventDestroy(st->ev0);
   cudaEventDestroy(st->ev1);
   cudaEventDestroy(st->ev_join);
+  cudaEventDestroy(st->ev_tail);
+  cudaEventDestroy(st->ev_a0);
+  cudaEventDestroy(st->ev_a1);
   cudaStreamDestroy(st->stream);
   cudaStreamDestroy(st->stream2);
   delete st;
@@ -144,10 +148,14 @@ extern "C" strata_backend *strata_backend_cuda_new(int device)
   cudaDeviceGetStreamPriorityRange(&lo_priority, &hi_priority);
   const char *gen = getenv("STRATA_CUDA_GENERIC");
   st->generic = gen && *gen == '1';
+  const char *ahead = getenv("STRATA_CUDA_AHEAD");
+  st->ahead_allowed = !(ahead && *ahead == '0');
   if (cudaStreamCreate(&st->stream) != cudaSuccess ||
       cudaStreamCreate(&st->stream2) != cudaSuccess || cudaEventCreate(&st->ev0) != cudaSuccess ||
       cudaEventCreate(&st->ev1) != cudaSuccess ||
       cudaEventCreateWithFlags(&st->ev_join, cudaEventDisableTiming) != cudaSuccess ||
+      cudaEventCreateWithFlags(&st->ev_tail, cudaEventDisableTiming) != cudaSuccess ||
+      cudaEventCreate(&st->ev_a0) != cudaSuccess || cudaEventCreate(&st->ev_a1) != cudaSuccess ||
       cudaEventCreateWithFlags(&st->ev_map, cudaEventDisableTiming) != cudaSuccess ||
       cudaStreamCreateWithPriority(&st->xstream, cudaStreamDefault, hi_priority) != cudaSuccess ||
       !create_events(st->ev_pack) || !create_events(st->ev_done)) {
@@ -219,4 +227,12 @@ extern "C" double strata_cuda_last_kernel_s(const strata_backend *b)
 extern "C" int strata_cuda_last_chunk(const strata_backend *b)
 {
   return static_cast<const cuda_state *>(b->self)->last_chunk;
+}
+
+extern "C" void strata_cuda_ahead_counts(const strata_backend *b, long long *taken,
+                                         long long *dropped)
+{
+  const cuda_state *st = static_cast<const cuda_state *>(b->self);
+  *taken = st->ahead_used;
+  *dropped = st->ahead_dropped;
 }

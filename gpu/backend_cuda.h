@@ -38,6 +38,12 @@ double strata_cuda_last_kernel_s(const strata_backend *b);
  * than usual where the integrand is dear (gpu/sample.cu's shape), for
  * tests and benchmarks. */
 int strata_cuda_last_chunk(const strata_backend *b);
+
+/* Adapting iterations whose sampling was queued before the record of the
+ * one before was read (gpu/ahead.cu): taken, and dropped because the
+ * next plan was another (a run's end among them); for tests and
+ * benchmarks.  STRATA_CUDA_AHEAD=0 queues none. */
+void strata_cuda_ahead_counts(const strata_backend *b, long long *taken, long long *dropped);
 #ifdef __cplusplus
 }
 #endif

@@ -18,15 +18,6 @@ void release_tables(cuda_state *st)
   st->tables_of = nullptr;
 }
 
-/* The record an iteration starts from: nothing found yet. */
-void init_record(IterRecord *r)
-{
-  memset(r, 0, sizeof *r);
-  r->bad = kNoBad;
-  r->bad_h = LLONG_MAX;
-  r->tmax = INT_MIN;
-}
-
 } // namespace
 
 /* This iteration's randomizations, when they are new to the device. */

@@ -44,7 +44,7 @@ int launch_channels(cuda_state *st, const strata_plan *plan, const KernelArgs &a
   c.sums = st->chblocks.p;
   c.wtop = st->wtop.p + a.total;
   c.wtop_index = st->wtop_index.p + a.total;
-  c.bad = &st->rec.p->bad;
+  c.bad = &st->rec.p[rec_slot(plan)].bad;
   void *args[] = {const_cast<KernelArgs *>(&a), &c};
   cudaError_t e = cudaLaunchKernel(k, dim3((unsigned)nb), dim3(kChannelThreads), args, 0, st->stream);
   if (e != cudaSuccess) return cuda_fail(e, "launching the channels' kernel", st->device);

@@ -163,7 +163,7 @@ int launch_exchange(cuda_state *st, const strata_plan *plan, const strata_strat 
     cudaEventRecord(st->ev_map, q);
   }
   if (realloc) {
-    launch_allocation(st, s, q, nullptr);
+    launch_allocation(st, s, q, nullptr, st->rec.p, nullptr);
     split_samples_kernel<<<1, 128, 0, q>>>(st->start.p, s->nhcube, st->rec.p, nsplit,
                                            xa.npart != 2, st->split.p);
     cudaMemcpyAsync(st->h_split.p, st->split.p, 4 * ((size_t)nsplit + 1) * sizeof(long long),
@@ -172,7 +172,7 @@ int launch_exchange(cuda_state *st, const strata_plan *plan, const strata_strat 
   }
   if (refine) {
     cudaStreamWaitEvent(st->stream2, st->ev_map, 0);
-    launch_refine(st, g, plan->alpha, st->stream2);
+    launch_refine(st, g, plan->alpha, st->stream2, st->rec.p);
     cudaEventRecord(st->ev_join, st->stream2);
     cudaStreamWaitEvent(q, st->ev_join, 0);
   }

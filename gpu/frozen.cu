@@ -32,7 +32,8 @@ void launch_frozen(cuda_state *st, const strata_plan *plan, const strata_strat *
     void *args[] = {&a};
     cudaLaunchKernel(n.k, dim3(n.blocks), dim3(kThreads), args, n.smem, q);
   }
-  launch_resident(st, plan, s, g, n.nh_uniform, n.xa.whole0, n.xa.whole1, false, false, rec);
+  launch_resident(st, plan, s, g, n.nh_uniform, n.xa.whole0, n.xa.whole1, false, false, rec,
+                  nullptr);
   ExchangeArgs xa = n.xa;
   const size_t nx = (size_t)xa.size(false);
   xa.x = st->xbuf.p + (size_t)slot * nx;

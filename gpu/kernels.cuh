@@ -10,6 +10,7 @@
  * the step it belongs to. */
 #ifndef STRATA_GPU_KERNELS_CUH
 #define STRATA_GPU_KERNELS_CUH
+#include <climits>
 #include <cuda_runtime.h>
 #include <stdint.h>
 
@@ -33,7 +34,17 @@ struct IterRecord {
   int moved;                   /* the allocation changed */
   long long total;             /* samples of the next allocation */
   strata_share_cut cut;
+  AheadArgs next;              /* with AllocArgs' reset: the next iteration's (ahead.cu) */
 };
+
+/* What a record starts from: nothing found yet. */
+__host__ __device__ inline void init_record(IterRecord *r)
+{
+  *r = IterRecord{};
+  r->bad = kNoBad;
+  r->bad_h = LLONG_MAX;
+  r->tmax = INT_MIN;
+}
 
 constexpr int kAdaptThreads = 256;
 constexpr int kRefineThreads = 512;
@@ -67,6 +78,9 @@ struct AllocArgs {
   long long nhcube, neval;
   IterRecord *rec;
   IterRecord *post;            /* or NULL: where the finished record goes (adapt.cuh) */
+  /* Or NULL: the record of the next iteration, queued ahead (ahead.cu),
+   * set to its start, and rec's next made for it. */
+  IterRecord *reset;
 };
 
 struct RefineArgs {

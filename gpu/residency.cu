@@ -122,8 +122,11 @@ int cuda_pull(strata_backend *b, strata_map *g, strata_strat *s)
   cuda_state *st = static_cast<cuda_state *>(b->self);
   const bool map = map_ahead(st, g), strat = strat_ahead(st, s);
   if (!map && !strat) return STRATA_OK;
-  cudaStream_t q = st->stream;
+  /* With the next iteration queued (ahead.cu), beside it, behind the
+   * adaptation it reads from: the copies need not wait for its sampling. */
+  cudaStream_t q = st->ahead.on ? st->stream2 : st->stream;
   cudaError_t e = cudaSetDevice(st->device);
+  if (e == cudaSuccess && st->ahead.on) e = cudaStreamWaitEvent(q, st->ev_tail, 0);
   if (e == cudaSuccess && map)
     e = cudaMemcpyAsync(g->edges, st->edges.p,
                         (size_t)strata_map_naxes(g) * (g->ninc + 1) * sizeof(double),

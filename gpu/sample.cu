@@ -112,7 +112,8 @@ int prepare(cuda_state *st, const strata_plan *plan, const Sizes &z)
   st->sums_dirty.wipe(q, (size_t)plan->h0, (size_t)(plan->h1 > plan->h0 ? plan->h1 : plan->h0),
                      st->s1.p, st->s2.p);
   if (plan->adapt) st->map_dirty.wipe(q, 0, cells, st->wsum.p, st->wcnt.p);
-  cudaMemcpyAsync(st->rec.p, &st->h_rec.p[0], sizeof(IterRecord), cudaMemcpyHostToDevice, q);
+  cudaMemcpyAsync(st->rec.p + rec_slot(plan), &st->h_rec.p[0], sizeof(IterRecord),
+                  cudaMemcpyHostToDevice, q);
   return STRATA_OK;
 }
 
@@ -184,7 +185,7 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
   const int dim = pr->dim, ninc = strata_map_res(g), nc = z.nc;
   const bool exchange = exchanges(plan), uniform = z.uniform;
   const long long nh_uniform = z.nh_uniform;
-  IterRecord *rec = st->rec.p;
+  IterRecord *rec = st->rec.p + rec_slot(plan);
   cudaStream_t q = st->stream;
   KernelArgs &a = *out;
   memset(&a, 0, sizeof a);
@@ -353,16 +354,20 @@ int launch(cuda_state *st, const KernelArgs &a, const Launch &l)
 
 /* A stratified iteration kept on the device: the estimate and, where
  * made here, the adaptation or the ranks' exchange queued behind the
- * sampling, then its record read; where the host adapts (ranks whose
+ * sampling (kernel k with arguments a, launched as l), then where the plan
+ * allows the next iteration's sampling queued behind them (ahead.cu),
+ * then this iteration's record read; where the host adapts (ranks whose
  * devices do not exchange), the map sums and levels too. */
-int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z)
+int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z, const KernelArgs &a,
+                    const Launch &l)
 {
   const strata_map *g = plan->map;
   const strata_strat *s = plan->strat;
   const bool exchange = exchanges(plan);
   const size_t cells = z.cells;
   const long long nh = z.nh;
-  IterRecord *rec = st->rec.p;
+  const int slot = rec_slot(plan);
+  IterRecord *rec = st->rec.p + slot;
   cudaStream_t q = st->stream;
   cudaError_t e;
   int rrc;
@@ -374,13 +379,15 @@ int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z)
     whole0 = xa.whole0;
     whole1 = xa.whole1;
   }
+  const bool ahead = plan->next_adapts_alike && ahead_kind(st, plan);
   int arc = launch_resident(st, plan, s, g, z.nh_uniform, whole0, whole1, reallocates_here(plan) && !exchange,
-                            refines_here(plan) && !exchange, rec);
+                            refines_here(plan) && !exchange, rec,
+                            ahead ? st->rec.p + (1 - slot) : nullptr);
   if (arc == STRATA_OK && exchange)
     arc = launch_exchange(st, plan, s, g, xa, reallocates_here(plan), refines_here(plan));
   if (arc != STRATA_OK) return arc;
   if (!st->rec_posted)
-    cudaMemcpyAsync(&st->h_rec.p[1], rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
+    cudaMemcpyAsync(&st->h_rec.p[1 + slot], rec, sizeof(IterRecord), cudaMemcpyDeviceToHost, q);
   st->rec_posted = false;
   if (plan->adapt_at == STRATA_ADAPT_HOST) {
     cudaMemcpyAsync(st->h_w.p, st->wsum.p, cells * sizeof(double), cudaMemcpyDeviceToHost, q);
@@ -392,10 +399,16 @@ int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z)
   if (plan->reallocate && !adapts_here(plan))
     cudaMemcpyAsync(plan->level + plan->h0, st->level.p + plan->h0, (size_t)nh * sizeof(double),
                     cudaMemcpyDeviceToHost, q);
-  e = cudaStreamSynchronize(q);
+  cudaEventRecord(st->ev_tail, q);
+  if (ahead) {
+    rrc = queue_ahead(st, plan, l.k, a, l.blocks, l.smem, &rec->next);
+    if (rrc != STRATA_OK) return rrc;
+  }
+  e = cudaEventSynchronize(st->ev_tail);
   if (e != cudaSuccess) return cuda_fail(e, "running the iteration", st->device);
   read_kernel_time(st);
-  const IterRecord &out = st->h_rec.p[1];
+  const IterRecord &out = st->h_rec.p[1 + slot];
+  if (ahead) st->ahead.used = out.next;
   rrc = read_record(st, plan, out);
   if (rrc != STRATA_OK) return rrc;
   if (plan->adapt_at == STRATA_ADAPT_HOST)
@@ -417,7 +430,7 @@ int read_sums(cuda_state *st, strata_plan *plan, const Sizes &z)
   const size_t cells = z.cells;
   const long long nh = z.nh;
   const int nc = z.nc, np = z.np;
-  IterRecord *rec = st->rec.p;
+  IterRecord *rec = st->rec.p + rec_slot(plan);
   cudaStream_t q = st->stream;
   cudaError_t e;
   unsigned long long *bad = st->h_c.p + cells; /* (the spare slot prepare reserved) */
@@ -508,7 +521,22 @@ int cuda_sample(strata_backend *b, strata_plan *plan)
   Launch l;
   KernelArgs a;
   int rc = find_kernel(st, plan, &l.k);
-  if (rc == STRATA_OK) rc = prepare(st, plan, z);
+  if (rc != STRATA_OK) return rc;
+  if (st->ahead.on) {
+    /* (fill_args only reads, for the plans that are queued ahead) */
+    if (ahead_kind(st, plan) && fill_args(st, plan, z, &a) == STRATA_OK &&
+        ahead_is(st, plan, l.k, a)) {
+      take_ahead(st, plan);
+      l.blocks = st->ahead.blocks;
+      l.smem = st->ahead.smem;
+      KernelArgs ran;
+      memcpy(&ran, &st->ahead.a, sizeof ran);
+      return finish_resident(st, plan, z, ran, l);
+    }
+    rc = drop_ahead(st);
+    if (rc != STRATA_OK) return rc;
+  }
+  rc = prepare(st, plan, z);
   if (rc == STRATA_OK) rc = fill_args(st, plan, z, &a);
   if (rc == STRATA_OK) rc = shape(st, plan, z, &a, &l);
   if (rc != STRATA_OK) return rc;
@@ -517,7 +545,7 @@ int cuda_sample(strata_backend *b, strata_plan *plan)
   rc = launch(st, a, l);
   if (rc == STRATA_OK && plan->channels) rc = launch_channels(st, plan, a);
   if (rc != STRATA_OK) return rc;
-  rc = resident(plan) ? finish_resident(st, plan, z) : read_sums(st, plan, z);
+  rc = resident(plan) ? finish_resident(st, plan, z, a, l) : read_sums(st, plan, z);
   if (rc == STRATA_OK && plan->channels) rc = read_channels(st, plan);
   if (rc == STRATA_OK && plan->peaks) rc = keep_top(st, plan, a.first, a.total, channel_slots(plan));
   return rc;

@@ -45,6 +45,15 @@ constexpr long long kLargeChunkFrom = 100000000;
 constexpr double kWideFromS = 0.5e-3;
 constexpr unsigned long long kNoBad = ~0ULL;
 
+/* What an adapting iteration queued before the host has read the record
+ * of the one before (gpu/ahead.cu) takes from that one's allocation and
+ * estimate, on the device: the new allocation's samples, and the shift
+ * and map scale that estimate gives by the plan's rules (src/plan.c). */
+struct AheadArgs {
+  long long total;
+  double shift, map_scale;
+};
+
 struct KernelArgs {
   const double *edges;       /* naxes x (ninc + 1) */
   const long long *start;    /* nhcube + 1 */
@@ -68,6 +77,7 @@ struct KernelArgs {
   double ushift[STRATA_MAX_DIM]; /* and each axis's grid shift (strata_uniform_shifts) */
   double shift;
   double map_scale;          /* the plan's (src/plan.h) */
+  const AheadArgs *ahead;    /* or NULL: total, shift and map_scale from there instead */
   int shared_acc;            /* map sums in shared memory */
   int chunk;                 /* samples per chunk */
   /* QMC iterations: N = 2^log2n points per randomization */
@@ -255,7 +265,14 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     }
     __syncthreads();
   }
-  const long long nchunk = (a.total + a.chunk - 1) / a.chunk;
+  long long total = a.total;
+  double shift = a.shift, map_scale = a.map_scale;
+  if (ADAPT && a.ahead) {
+    total = a.ahead->total;
+    shift = a.ahead->shift;
+    map_scale = a.ahead->map_scale;
+  }
+  const long long nchunk = (total + a.chunk - 1) / a.chunk;
   const long long stride = (long long)gridDim.x * blockDim.x;
   const int lane = threadIdx.x & 31;
   /* The loop runs warp by warp, so every lane of a warp makes the same
@@ -265,7 +282,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     const long long c = base + lane;
     const bool valid = c < nchunk;
     long long i = a.first + c * a.chunk;
-    const long long iend = valid ? min(i + a.chunk, a.first + a.total) : i;
+    const long long iend = valid ? min(i + a.chunk, a.first + total) : i;
     long long h = valid ? find_hcube(a, i) : -1, hend = valid ? hcube_end(a, h) : 0;
     long long hbeg = TOP && valid ? hcube_begin(a, h) : 0;
     int k[MAXD];
@@ -437,11 +454,11 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
           a.wtop[i - a.first] = fabs(jac * fx) * a.wper / nh;
         }
       }
-      const double wgt = jac * fx, dw = wgt - a.shift;
+      const double wgt = jac * fx, dw = wgt - shift;
       acc[0] += dw;
       acc[1] += dw * dw;
       if (ADAPT) {
-        const double ws = wgt * a.map_scale, w2 = ws * ws;
+        const double ws = wgt * map_scale, w2 = ws * ws;
 #pragma unroll
         for (int d = 0; d < MAXD; d++)
           if (d < dim) {

@@ -192,6 +192,25 @@ struct cuda_state {
     long long nh_uniform = 0;
     ExchangeArgs xa;
   } next;
+  /* One rank's adapting iterations: the next one's sampling kernel queued
+   * before this one's record is read (ahead.cu).  ev_tail follows an
+   * iteration's last kernel; ev_a0 and ev_a1 time the queued kernel and
+   * become ev0 and ev1 when it is taken. */
+  cudaEvent_t ev_tail, ev_a0, ev_a1;
+  bool ahead_allowed = true;     /* STRATA_CUDA_AHEAD=0: never queued */
+  long long ahead_used = 0, ahead_dropped = 0;
+  struct {
+    bool on = false;
+    unsigned iteration = 0;
+    int slot = 0;                /* its record's */
+    const void *k = nullptr;
+    KernelArgs a;                /* as launched */
+    long long blocks = 0;
+    size_t smem = 0;
+    long long nhcube = 0;        /* what it adds into */
+    size_t cells = 0;
+    AheadArgs used;              /* what it took from the record before (a.ahead) */
+  } ahead;
   const void *occ_kernel = nullptr; /* the last occupancy asked for */
   size_t occ_smem = 0;
   int occ_per_sm = 1;
@@ -209,6 +228,13 @@ inline bool resident(const strata_plan *plan) { return plan->combine != STRATA_C
 inline bool adapts_here(const strata_plan *plan) { return plan->adapt_at == STRATA_ADAPT_BACKEND; }
 inline bool reallocates_here(const strata_plan *plan) { return adapts_here(plan) && plan->reallocate; }
 inline bool refines_here(const strata_plan *plan) { return adapts_here(plan) && plan->refine; }
+/* The device record (and host slot h_rec[1 + slot]) of an iteration:
+ * alternate ones for iterations that may overlap (ahead.cu); the ranks'
+ * exchange keeps its own (frozen.cu). */
+inline int rec_slot(const strata_plan *plan)
+{
+  return exchanges(plan) ? 0 : (int)(plan->iteration & 1u);
+}
 
 inline long long grid_for(long long n, int threads, int nsm)
 {
@@ -235,11 +261,12 @@ int cuda_pull(strata_backend *b, strata_map *g, strata_strat *s);
 
 /* adapt.cu: the estimate and the adaptation, behind the sampling. */
 void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q,
-                       const EstimateArgs *ea);
-void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream_t q);
+                       const EstimateArgs *ea, IterRecord *rec, IterRecord *reset);
+void launch_refine(cuda_state *st, const strata_map *g, double alpha, cudaStream_t q,
+                   const IterRecord *rec);
 int launch_resident(cuda_state *st, const strata_plan *plan, const strata_strat *s,
                     const strata_map *g, long long nh_uniform, long long whole0, long long whole1,
-                    bool realloc, bool refine, IterRecord *rec);
+                    bool realloc, bool refine, IterRecord *rec, IterRecord *reset);
 
 /* exchange.cu: several ranks' exchange of a stratified iteration. */
 int plan_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s,
@@ -255,6 +282,15 @@ int frozen_exchange(cuda_state *st, strata_plan *plan, const strata_strat *s,
                     const strata_map *g, int slot);
 bool next_is(const cuda_state *st, const strata_plan *plan);
 int drop_next(cuda_state *st);
+
+/* ahead.cu: one rank's next adapting iteration, queued before this one's
+ * record is read. */
+bool ahead_kind(const cuda_state *st, const strata_plan *plan);
+int queue_ahead(cuda_state *st, const strata_plan *plan, const void *k, const KernelArgs &a,
+                long long blocks, size_t smem, const AheadArgs *from);
+bool ahead_is(const cuda_state *st, const strata_plan *plan, const void *k, const KernelArgs &real);
+void take_ahead(cuda_state *st, const strata_plan *plan);
+int drop_ahead(cuda_state *st);
 
 /* sample.cu: one iteration's sampling. */
 int cuda_sample(strata_backend *b, strata_plan *plan);

@@ -192,6 +192,41 @@ static void slice(strata_run *r, strata_plan *p)
   }
 }
 
+/* Whether the run may well stop on its tolerance after the coming
+ * iteration: its average with one more iteration of half the last one's
+ * error (the map still learning) within the target.  A guess, which spares
+ * a backend that starts the next iteration early (next_adapts_alike) the
+ * samples of the iteration after a run's last: a wrong guess costs only
+ * that start. */
+static int may_stop_after(const strata_run *r)
+{
+  const strata_params *prm = &r->params;
+  const int k = r->ravg.n, m = strata_ravg_nkept(&r->ravg, 0);
+  if (k == 0 || m == 0 || !(prm->epsrel > 0.0 || prm->epsabs > 0.0)) return 0;
+  const strata_average *a = &r->ravg.cavg[0];
+  double last;
+  strata_ravg_value(&r->ravg, k - 1, 0, &last);
+  const double next = 0.5 * last;
+  if (!(a->sigma > 0.0 && next > 0.0)) return 1;
+  const double s = 1.0 / sqrt(1.0 / (a->sigma * a->sigma) + 1.0 / (next * next));
+  return s <= fmax(prm->epsrel * fabs(a->mean), prm->epsabs);
+}
+
+/* Whether the iteration after the coming one (plan p), should the run go
+ * on, adapts on the backend as p does: one rank, no peak search, points of
+ * Philox, one component, the same cells and map resolution, the budget
+ * allows it, and the run is not likely to stop on its tolerance first. */
+static int next_adapts_alike(const strata_run *r, const strata_plan *p)
+{
+  const int k = r->ravg.n;
+  const int64_t n = strata_strat_total(p->strat);
+  return p->adapt_at == STRATA_ADAPT_BACKEND && r->comm->size == 1 && !r->peaks && !p->qmc &&
+         p->ncomp == 1 && k + 1 < r->params.maxiter && strata_ravg_adapting(&r->ravg, k + 1) &&
+         !qmc_points(r, k + 1) && strata_plan_cells(r, k + 1) == p->strat && !regrid(r, k + 1) &&
+         strata_run_map_group(r, k + 1) == r->map->group &&
+         r->neval_total + 2 * n <= r->params.maxeval && !may_stop_after(r);
+}
+
 void strata_plan_make(strata_run *r, strata_plan *p)
 {
   const strata_params *prm = &r->params;
@@ -226,6 +261,7 @@ void strata_plan_make(strata_run *r, strata_plan *p)
   p->shift = sum_shift(r, r->cshift);
   p->next_shift = sum_shift(r, r->next_cshift);
   p->map_scale = map_scale(r);
+  p->next_adapts_alike = next_adapts_alike(r, p);
   if (p->host_allocation) strata_strat_materialize(r->strat);
   slice(r, p);
   lay_out(r, p);

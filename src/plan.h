@@ -141,6 +141,14 @@ typedef struct strata_plan {
   int next_alike;
   double next_shift;
   const double *next_cshift;
+  /* The next iteration, if the run goes on, adapts where this one does, on
+   * one rank's backend, with this one's problem, cells and map resolution:
+   * a backend that adapts on its device may start it there before this
+   * one's record is read, taking its shift and map scale from this one's
+   * estimate by the rules of comp_shift and map_scale (plan.c), and drops
+   * it if the next plan is another (doc/design.md, "Adapting iterations
+   * overlap"). */
+  int next_adapts_alike;
 
   /* The buffers (the run's), and which of them the backend fills:
    * - s1, s2: per cell the sums of g - shift and its square, for h in

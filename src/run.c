@@ -866,16 +866,20 @@ int strata_run_map_base(const strata_run *r)
   return strata_map_base_ninc(p->ninc, p->neval, r->problem.dim, p->max_nhcube);
 }
 
-/* The resolution the map samples the next iteration at, and refines at
- * after it: the splits of the refinements so far (map.h). */
-static void map_resolution(strata_run *r)
+int strata_run_map_group(const strata_run *r, int k)
 {
   const strata_params *p = &r->params;
   const int dim = r->problem.dim, base = strata_run_map_base(r),
             most = strata_map_max_splits(base, p->neval, dim, r->map->ninc),
-            refined = r->ravg.n < r->ravg.nadapt ? r->ravg.n : r->ravg.nadapt;
-  r->map->group =
-      strata_map_group_for(r->map->ninc, base, strata_map_splits_at(refined, most));
+            refined = k < r->ravg.nadapt ? k : r->ravg.nadapt;
+  return strata_map_group_for(r->map->ninc, base, strata_map_splits_at(refined, most));
+}
+
+/* The resolution the map samples the next iteration at, and refines at
+ * after it: the splits of the refinements so far (map.h). */
+static void map_resolution(strata_run *r)
+{
+  r->map->group = strata_run_map_group(r, r->ravg.n);
 }
 
 int strata_run_step(strata_run *r, strata_iteration *out)

@@ -81,6 +81,9 @@ void strata_run_state_get(const strata_run *r, strata_run_state *st);
  * (strata_map_base_ninc): what a checkpoint of a format before the splits
  * holds. */
 int strata_run_map_base(const strata_run *r);
+/* The map's group (map.h) at iteration k: the splits of the refinements
+ * made before it. */
+int strata_run_map_group(const strata_run *r, int k);
 /* Continues from a saved state.  Refuses a state that does not fit this run
  * (sizes, another number of components, a map that is not increasing from 0
  * to 1, an allocation below 2 per hypercube, more iterations than maxiter,

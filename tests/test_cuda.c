@@ -903,6 +903,78 @@ START_TEST(test_channels_on_gpu)
 }
 END_TEST
 
+/* One rank's adapting iterations overlap (gpu/ahead.cu): each one's
+ * sampling is queued before the record of the one before is read, with
+ * the shift and map scale the device takes from that record.  A run whose
+ * every iteration adapts and that stops on its tolerance: the queued
+ * iterations are taken and the run is the CPU's; a run left after three
+ * steps, with the fourth queued: the next run on the same backend drops
+ * it, starts its sums from zero and is the CPU's; and with
+ * STRATA_CUDA_AHEAD=0 nothing is queued and the result is the same. */
+START_TEST(test_ahead_on_gpu)
+{
+  strata_problem a, b;
+  test_problem("f4", 6, &a);
+  test_problem("f2", 8, &b);
+  strata_params pa = fixed_params(STRATA_MODE_VEGASPLUS, 200000, 20);
+  pa.adapt_iters = pa.maxiter;
+  pa.epsrel = 1e-3;
+  const strata_params pb = fixed_params(STRATA_MODE_VEGASPLUS, 100000, 8);
+  strata_backend *cpu = strata_backend_cpu_new(0), *gpu = strata_backend_cuda_new(0);
+  ck_assert_msg(gpu != NULL, "%s", strata_last_error());
+  strata_result ca, cb, ga, gb, ga0;
+  ck_assert_int_eq(run_with(cpu, &a, &pa, &ca), STRATA_OK);
+  ck_assert_int_eq(run_with(cpu, &b, &pb, &cb), STRATA_OK);
+  ck_assert_msg(run_with(gpu, &a, &pa, &ga) == STRATA_OK, "%s", strata_last_error());
+  long long taken, dropped;
+  strata_cuda_ahead_counts(gpu, &taken, &dropped);
+  printf("ahead: run a %d iterations (converged %d): %lld taken, %lld dropped; "
+         "cpu %.17g gpu %.17g\n", ga.iterations, ga.converged, taken, dropped, ca.integral,
+         ga.integral);
+  ck_assert_int_eq(ca.iterations, ga.iterations);
+  ck_assert_msg(ga.converged == 1 && ga.iterations < pa.maxiter, "run a did not stop early");
+  ck_assert_msg(taken >= ga.iterations / 2, "%lld of %d iterations queued ahead", taken,
+                ga.iterations);
+  ck_assert_msg(rel(ca.integral, ga.integral) <= 1e-12 && rel(ca.sigma, ga.sigma) <= 1e-12,
+                "cpu %.17g +- %.17g, gpu %.17g +- %.17g", ca.integral, ca.sigma, ga.integral,
+                ga.sigma);
+  /* Three steps of a run that would go on: the fourth is in flight when
+   * the run is freed. */
+  strata_comm *comm = strata_comm_serial();
+  strata_run *r = NULL;
+  strata_params pl = pa;
+  pl.epsrel = 0;
+  ck_assert_int_eq(strata_run_alloc(&b, &pl, gpu, comm, &r), STRATA_OK);
+  for (int k = 0; k < 3; k++) ck_assert_int_eq(strata_run_step(r, NULL), STRATA_OK);
+  strata_run_free(r);
+  strata_comm_free(comm);
+  strata_cuda_ahead_counts(gpu, &taken, &dropped);
+  long long taken_b, dropped_b;
+  ck_assert_msg(run_with(gpu, &b, &pb, &gb) == STRATA_OK, "%s", strata_last_error());
+  strata_cuda_ahead_counts(gpu, &taken_b, &dropped_b);
+  printf("ahead: run b: %lld taken, %lld dropped; cpu %.17g gpu %.17g\n", taken_b - taken,
+         dropped_b - dropped, cb.integral, gb.integral);
+  ck_assert_int_eq(dropped_b - dropped, 1);
+  ck_assert_int_eq(taken_b - taken, pb.adapt_iters - 1);
+  ck_assert_msg(rel(cb.integral, gb.integral) <= 1e-12 && rel(cb.sigma, gb.sigma) <= 1e-12,
+                "cpu %.17g +- %.17g, gpu %.17g +- %.17g", cb.integral, cb.sigma, gb.integral,
+                gb.sigma);
+  strata_backend_free(gpu);
+  setenv("STRATA_CUDA_AHEAD", "0", 1);
+  gpu = strata_backend_cuda_new(0);
+  unsetenv("STRATA_CUDA_AHEAD");
+  ck_assert_msg(run_with(gpu, &a, &pa, &ga0) == STRATA_OK, "%s", strata_last_error());
+  strata_cuda_ahead_counts(gpu, &taken, &dropped);
+  ck_assert_int_eq(taken, 0);
+  ck_assert_int_eq(ga0.iterations, ga.iterations);
+  ck_assert_msg(rel(ga0.integral, ga.integral) <= 1e-12 && rel(ga0.sigma, ga.sigma) <= 1e-12,
+                "queued %.17g +- %.17g, not queued %.17g +- %.17g", ga.integral, ga.sigma,
+                ga0.integral, ga0.sigma);
+  strata_backend_free(cpu);
+  strata_backend_free(gpu);
+}
+END_TEST
+
 START_TEST(test_bad_device)
 {
   ck_assert(strata_backend_cuda_new(1000) == NULL);
@@ -940,6 +1012,7 @@ int main(void)
   tcase_add_test(tc, test_ranks_on_gpu);
   tcase_add_test(tc, test_finer_on_gpu);
   tcase_add_test(tc, test_backend_reused);
+  tcase_add_test(tc, test_ahead_on_gpu);
   tcase_add_test(tc, test_bad_device);
   suite_add_tcase(s, tc);
   /* The peak search's evaluator: CK_RUN_CASE=eval runs it alone. */
