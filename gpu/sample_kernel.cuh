@@ -77,7 +77,6 @@ struct KernelArgs {
   double ushift[STRATA_MAX_DIM]; /* and each axis's grid shift (strata_uniform_shifts) */
   double shift;
   double map_scale;          /* the plan's (src/plan.h) */
-  const AheadArgs *ahead;    /* or NULL: total, shift and map_scale from there instead */
   int shared_acc;            /* map sums in shared memory */
   int chunk;                 /* samples per chunk */
   /* QMC iterations: N = 2^log2n points per randomization */
@@ -108,6 +107,13 @@ struct KernelArgs {
   const strata_channels *chan;
   double *chW;
   double vol, chN, nhcube;
+  /* Or NULL: an adapting kernel's total, shift and map_scale from there
+   * instead (gpu/ahead.cu).  Read where used: held in registers from the
+   * kernel's start they stay live through its loop, and the adapting
+   * kernels took more than the 64 registers that let two blocks share an
+   * SM; and last: among the other fields it moved them, and the frozen
+   * kernels' registers grew too (nvcc 13.0, sm_90). */
+  const AheadArgs *ahead;
 };
 
 /* Where sample points come from: kPhiloxTop draws kPhilox's points and
@@ -265,13 +271,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
     }
     __syncthreads();
   }
-  long long total = a.total;
-  double shift = a.shift, map_scale = a.map_scale;
-  if (ADAPT && a.ahead) {
-    total = a.ahead->total;
-    shift = a.ahead->shift;
-    map_scale = a.ahead->map_scale;
-  }
+  const long long total = ADAPT && a.ahead ? a.ahead->total : a.total;
   const long long nchunk = (total + a.chunk - 1) / a.chunk;
   const long long stride = (long long)gridDim.x * blockDim.x;
   const int lane = threadIdx.x & 31;
@@ -454,11 +454,12 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
           a.wtop[i - a.first] = fabs(jac * fx) * a.wper / nh;
         }
       }
-      const double wgt = jac * fx, dw = wgt - shift;
+      const double wgt = jac * fx, dw = wgt - (ADAPT && a.ahead ? a.ahead->shift : a.shift);
       acc[0] += dw;
       acc[1] += dw * dw;
       if (ADAPT) {
-        const double ws = wgt * map_scale, w2 = ws * ws;
+        const double ws = wgt * (ADAPT && a.ahead ? a.ahead->map_scale : a.map_scale),
+                     w2 = ws * ws;
 #pragma unroll
         for (int d = 0; d < MAXD; d++)
           if (d < dim) {
