@@ -7,7 +7,6 @@
  * in another order than the host's, so they agree to rounding. */
 #ifndef STRATA_ADAPT_CUH
 #define STRATA_ADAPT_CUH
-#include <cfloat>
 #include <cooperative_groups.h>
 #include <cub/cub.cuh>
 
@@ -16,6 +15,7 @@
 #include "maprefine.h"
 #include "shares.h"
 #include "strat.h"
+#include "sumscale.h"
 
 namespace strata_k {
 
@@ -290,7 +290,7 @@ __device__ void post_record(const IterRecord *rec, IterRecord *post)
  * the next iteration is queued ahead (a.reset, gpu/ahead.cu), that one's
  * record set to its start and what it takes from this one: the total, and
  * the shift and map scale that this estimate gives by the plan's rules
- * (src/plan.c's comp_shift and map_scale, for one rank); then the record
+ * (src/sumscale.h, as src/plan.c applies them for one rank); then the record
  * posted.  The estimate's sums are read past the L1 cache, as post_record
  * reads them. */
 __device__ void finish_record(const AllocArgs &a, IterRecord *rec, long long total)
@@ -299,13 +299,10 @@ __device__ void finish_record(const AllocArgs &a, IterRecord *rec, long long tot
     rec->total = total;
     if (a.reset) {
       const volatile double *part = rec->part;
-      const double I = part[0], sigma = sqrt(part[1]), m = fabs(I);
+      const double I = part[0];
       rec->next.total = total;
-      rec->next.shift = sigma < 0.1 * m ? I : 0.0;
-      rec->next.map_scale =
-          !(m > 0.0) || m >= sqrt(DBL_MIN)
-              ? 1.0
-              : ldexp(1.0, min(-(ilogb(m) + ilogb((double)a.neval)), 1000));
+      rec->next.shift = strata_sum_shift(I, sqrt(part[1]));
+      rec->next.map_scale = strata_map_scale(fabs(I), a.neval);
       init_record(a.reset);
     }
   }
@@ -359,10 +356,6 @@ __global__ void __launch_bounds__(kReallocThreads, 2)
   }
   grid.sync();
   const strata_share_cut c = share_cut<T>(a, step);
-  if (b == 0 && threadIdx.x == 0) {
-    rec->cut = c;
-    rec->moved = 1;
-  }
   const long long per = (a.nhcube + G - 1) / G, lo = b * per < a.nhcube ? b * per : a.nhcube,
                   hi = lo + per < a.nhcube ? lo + per : a.nhcube;
   const unsigned long long dsum = block_range_scan<T, IPT>(

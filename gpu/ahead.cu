@@ -41,9 +41,8 @@ int queue_ahead(cuda_state *st, const strata_plan *plan, const void *k, const Ke
   auto &n = st->ahead;
   memcpy(&n.a, &a, sizeof a);
   n.iteration = plan->iteration + 1;
-  n.slot = (int)(n.iteration & 1);
   n.a.iteration = n.iteration;
-  n.a.bad = &st->rec.p[n.slot].bad;
+  n.a.bad = &st->rec.p[n.iteration & 1u].bad; /* (its plan's rec_slot) */
   n.a.nh_uniform = 0;
   n.a.even_q = 0;
   n.a.even_rem = 0;

@@ -31,9 +31,7 @@ struct IterRecord {
   unsigned long long bad;      /* first sample with a non-finite value (kNoBad: none) */
   long long bad_h;             /* first hypercube whose sums overflowed (LLONG_MAX: none) */
   int tmax;                    /* the largest level (INT_MIN: no share anywhere) */
-  int moved;                   /* the allocation changed */
   long long total;             /* samples of the next allocation */
-  strata_share_cut cut;
   AheadArgs next;              /* with AllocArgs' reset: the next iteration's (ahead.cu) */
 };
 

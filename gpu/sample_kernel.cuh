@@ -48,7 +48,7 @@ constexpr unsigned long long kNoBad = ~0ULL;
 /* What an adapting iteration queued before the host has read the record
  * of the one before (gpu/ahead.cu) takes from that one's allocation and
  * estimate, on the device: the new allocation's samples, and the shift
- * and map scale that estimate gives by the plan's rules (src/plan.c). */
+ * and map scale that estimate gives by the plan's rules (src/sumscale.h). */
 struct AheadArgs {
   long long total;
   double shift, map_scale;

@@ -202,7 +202,6 @@ struct cuda_state {
   struct {
     bool on = false;
     unsigned iteration = 0;
-    int slot = 0;                /* its record's */
     const void *k = nullptr;
     KernelArgs a;                /* as launched */
     long long blocks = 0;

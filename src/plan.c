@@ -2,10 +2,10 @@
  * made here and nowhere else. */
 #include "plan.h"
 
-#include <float.h>
 #include <math.h>
 
 #include "run.h"
+#include "sumscale.h"
 
 /* Iteration k draws QMC points: always in mode qmc, and once the map is
  * frozen with qmc_map. */
@@ -53,15 +53,14 @@ static int shift_source(const strata_run *r, int k)
   return k - 1;
 }
 
-/* The shift of component c for iteration k: the estimate shift_source
- * names, where it is near enough to J f_c; a wild one (early iterations of
- * a peaked integrand) would only add rounding. */
+/* The shift of component c for iteration k: from the estimate
+ * shift_source names (sumscale.h). */
 static double comp_shift(const strata_run *r, int k, int c)
 {
   const int src = shift_source(r, k);
   if (src < 0) return 0.0;
   double sigma, I = strata_ravg_value(&r->ravg, src, c, &sigma);
-  return sigma < 0.1 * fabs(I) ? I : 0.0;
+  return strata_sum_shift(I, sigma);
 }
 
 /* The shift of the quantity that adapts: its component's, or for the sum
@@ -76,13 +75,8 @@ static double sum_shift(const strata_run *r, const double *cshift)
   return s;
 }
 
-/* The map learns from (J f)^2, which underflows to 0 below |J f| = 1.5e-162:
- * fB's first iterations often see only values like 1e-181, and a map
- * trained on zeros never moves towards the peak (the default fB job:
- * doc/algorithm.md).  After an iteration whose estimate m of the adapting
- * quantity was that small, J f is scaled by the power of two that brings
- * m * neval, about its largest sample, near 1.  A power of two scales
- * exactly, and the map only reads the weights' ratios. */
+/* The map's scale (sumscale.h) from the last iteration's estimate of the
+ * adapting quantity. */
 static double map_scale(const strata_run *r)
 {
   if (r->ravg.n == 0) return 1.0;
@@ -93,9 +87,7 @@ static double map_scale(const strata_run *r)
   else
     for (int c = 0; c < r->ncomp; c++)
       m += fabs(strata_ravg_value(&r->ravg, r->ravg.n - 1, c, &sigma));
-  if (!(m > 0.0) || m >= sqrt(DBL_MIN)) return 1.0;
-  int e = -(ilogb(m) + ilogb((double)r->params.neval));
-  return ldexp(1.0, e > 1000 ? 1000 : e);
+  return strata_map_scale(m, r->params.neval);
 }
 
 /* Whether the iteration after the coming one, should the run go on, is

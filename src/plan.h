@@ -145,7 +145,7 @@ typedef struct strata_plan {
    * one rank's backend, with this one's problem, cells and map resolution:
    * a backend that adapts on its device may start it there before this
    * one's record is read, taking its shift and map scale from this one's
-   * estimate by the rules of comp_shift and map_scale (plan.c), and drops
+   * estimate by the plan's rules (sumscale.h), and drops
    * it if the next plan is another (doc/design.md, "Adapting iterations
    * overlap"). */
   int next_adapts_alike;
