@@ -109,7 +109,8 @@ static int finer_ready(strata_run *r)
   int rc = strata_run_sync(r);
   if (rc != STRATA_OK) return rc;
   /* (The levels are free between iterations: the scratch of the carry.) */
-  strata_strat_carry(r->fine, r->strat, frozen_neval(&r->params), r->levels);
+  if (strata_strat_carry(r->fine, r->strat, frozen_neval(&r->params), r->levels) != 0)
+    return strata_error(STRATA_ENOMEM, "out of memory for the finer stratification");
   r->fine_of = r->strat->generation;
   return STRATA_OK;
 }
@@ -900,11 +901,15 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   if (rc == STRATA_OK) strata_ravg_adapt_more(&r->ravg);
   if (rc == STRATA_OK) rc = adapt(r, &plan);
   if (rc == STRATA_OK && r->peaks) rc = strata_peakrun_after(r, &plan);
-  if (rc == STRATA_OK) rc = finer_ready(r);
   if (rc != STRATA_OK) return rc;
   r->hcubes = plan.strat == r->fine ? r->fine->nhcube : r->strat->nhcube;
   int restarted = update_average(r, r->ravg.n - 1, plan.adapt);
   r->converged = check_converged(r);
+  /* The finer stratification made ready for the next iteration, unless
+   * the run has ended: a resumed run that goes on carries it over then
+   * (strata_run_restore), to the same counts. */
+  if (!r->converged && r->ravg.n < r->params.maxiter && (rc = finer_ready(r)) != STRATA_OK)
+    return rc;
   double dt = now_s() - t0;
   r->time_s += dt;
   r->ravg.hist[r->ravg.n - 1].time_s = dt;

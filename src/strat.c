@@ -292,31 +292,40 @@ static int64_t first_fine(int64_t c, int64_t M, int64_t Mc)
   return num <= 0 ? 0 : (num + 2 * Mc - 1) / (2 * Mc);
 }
 
-void strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neval, double *w)
+int strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neval, double *w)
 {
   s->neval = neval;
   if (!strata_strat_moves(s)) {
     strata_strat_init(s);
-    return;
+    return 0;
   }
   /* The coarse allocation's density at each fine hypercube's centre: a
    * coarse hypercube's samples shared by the fine ones whose centres it
-   * holds. */
+   * holds.  Every axis is cut alike, so one table along an axis gives each
+   * fine cell's coarse cell and how many fine cells share it. */
   const int64_t M = s->M, Mc = coarse->M;
+  int64_t *of = malloc(sizeof(int64_t) * 2 * (size_t)M);
+  if (!of) return -1;
+  int64_t *sharing = of + M;
+  for (int64_t j = 0; j < M; j++) {
+    of[j] = coarse_of(j, M, Mc);
+    sharing[j] = first_fine(of[j] + 1, M, Mc) - first_fine(of[j], M, Mc);
+  }
   double wsum = 0.0;
   int k[STRATA_MAX_DIM] = {0};
   for (int64_t h = 0; h < s->nhcube; h++) {
     int64_t c = 0, shared = 1;
     for (int d = s->dim - 1; d >= 0; d--) {
-      const int64_t j = coarse_of(k[d], M, Mc);
-      c = c * Mc + j;
-      shared *= first_fine(j + 1, M, Mc) - first_fine(j, M, Mc);
+      c = c * Mc + of[k[d]];
+      shared *= sharing[k[d]];
     }
     w[h] = (double)coarse->nh[c] / (double)shared;
     wsum += w[h];
     strata_hcube_next(k, s->dim, s->M);
   }
+  free(of);
   counts_in_proportion(s, w, wsum, neval);
+  return 0;
 }
 
 void strata_strat_rescale(strata_strat *s, int64_t neval)

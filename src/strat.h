@@ -65,8 +65,9 @@ strata_strat *strata_strat_alloc_finer(const strata_strat *coarse, int M);
  * hypercube gets the density of samples of the coarse hypercube holding
  * its centre (at least 2, summing to neval, rounded as
  * strata_strat_rescale), with w (nhcube doubles) as scratch; otherwise
- * the first allocation (strata_strat_init). */
-void strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neval, double *w);
+ * the first allocation (strata_strat_init).  -1: no memory for its
+ * per-axis table. */
+int strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neval, double *w);
 
 /* First-iteration allocation: classic gives max(2, floor(neval/M^dim)) to
  * every hypercube; vegas+ spreads exactly neval as evenly as integers allow. */
