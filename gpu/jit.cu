@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,7 @@ struct nvrtc_api {
 
 nvrtc_api api;
 std::string nv_error; /* why it could not be opened; empty: opened */
+bool nv_at_toolkit;   /* opened from STRATA_NVRTC_LIB, the toolkit's own path */
 
 void open_nvrtc()
 {
@@ -103,7 +105,10 @@ void open_nvrtc()
   const char *tries[] = {STRATA_NVRTC_LIB, soname.c_str()};
   void *lib = nullptr;
   for (const char *t : tries)
-    if ((lib = dlopen(t, RTLD_NOW | RTLD_LOCAL))) break;
+    if ((lib = dlopen(t, RTLD_NOW | RTLD_LOCAL))) {
+      nv_at_toolkit = t == tries[0];
+      break;
+    }
   if (!lib) {
     const char *why = dlerror();
     nv_error = std::string("cannot open ") + STRATA_NVRTC_LIB + " or " + soname + " (" +
@@ -136,6 +141,34 @@ int load_nvrtc()
   if (nv_error.empty()) return STRATA_OK;
   return strata_error(STRATA_EBACKEND, "nvrtc: %s: users' integrands cannot run on the GPU",
                       nv_error.c_str());
+}
+
+/* What names the compiler in a cached kernel's key.  Opening NVRTC to ask
+ * its version takes milliseconds that a run whose kernel is cached would
+ * spend on nothing else, so where the toolkit's library is there, the
+ * file itself names it (device, inode, size, modification time: a new
+ * library is a new key); otherwise NVRTC is opened and gives its version.
+ * by_file says which; a kernel keyed by the file but compiled by a
+ * library opened elsewhere is not stored. */
+int nvrtc_key(std::string &key, bool &by_file)
+{
+  struct stat f;
+  if (stat(STRATA_NVRTC_LIB, &f) == 0 && S_ISREG(f.st_mode)) {
+    char id[160];
+    snprintf(id, sizeof id, "nvrtc file %llu %llu %lld %lld.%09ld\n", (unsigned long long)f.st_dev,
+             (unsigned long long)f.st_ino, (long long)f.st_size, (long long)f.st_mtim.tv_sec,
+             (long)f.st_mtim.tv_nsec);
+    key = id;
+    by_file = true;
+    return STRATA_OK;
+  }
+  int rc = load_nvrtc();
+  if (rc != STRATA_OK) return rc;
+  int major = 0, minor = 0;
+  api.Version(&major, &minor);
+  key = "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + "\n";
+  by_file = false;
+  return STRATA_OK;
 }
 
 int nvrtc_fail(nvrtcResult r, const char *what)
@@ -262,8 +295,6 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
       return STRATA_OK;
     }
   if (pts < 0) pts = 0; /* (kPhilox) */
-  int lrc = load_nvrtc();
-  if (lrc != STRATA_OK) return lrc;
   const double t0 = now_s();
   char *user = strata_source_unit(src, STRATA_UNIT_CUDA);
   if (!user) return STRATA_ENOMEM;
@@ -305,10 +336,12 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
 
   /* The key: everything the cubin depends on, the headers' text included
    * (they are named, not pasted, in the unit). */
-  int major = 0, minor = 0, nemb = 0;
-  api.Version(&major, &minor);
-  std::string key = "strata " + std::string(strata_version()) + " gpu\nnvrtc " +
-                    std::to_string(major) + "." + std::to_string(minor) + "\n";
+  int nemb = 0;
+  std::string compiler;
+  bool by_file = false;
+  int rc = nvrtc_key(compiler, by_file);
+  if (rc != STRATA_OK) return rc;
+  std::string key = "strata " + std::string(strata_version()) + " gpu\n" + compiler;
   for (const std::string &x : exprs) key += x + "\n";
   for (const char *o : opts) key += std::string(o) + "\n";
   const strata_embedded_file *emb = strata_embedded_files(&nemb);
@@ -316,18 +349,20 @@ static int find_entry(strata_jit *j, const strata_source *src, int dim, int pts,
   key += "----\n" + unit;
 
   strata_cache_entry ce;
-  int rc = strata_cache_lookup("gpu", ".cubin", key.data(), key.size(), &ce);
+  rc = strata_cache_lookup("gpu", ".cubin", key.data(), key.size(), &ce);
   if (rc != STRATA_OK) return rc;
   std::vector<char> image;
   j->last_cached = ce.hit && read_file(ce.artifact, image) == 0;
   if (!j->last_cached) {
-    rc = compile(src, unit.c_str(), exprs, opts, image);
+    if ((rc = load_nvrtc()) == STRATA_OK) rc = compile(src, unit.c_str(), exprs, opts, image);
     if (rc != STRATA_OK) return rc;
     FILE *f = fopen(ce.tmp, "wb");
     bool ok = f && fwrite(image.data(), 1, image.size(), f) == image.size();
     if (f && fclose(f) != 0) ok = false;
-    /* A cache that cannot be written costs the next run a compile, no more. */
-    if (ok) strata_cache_publish(&ce, key.data(), key.size());
+    /* A cache that cannot be written costs the next run a compile, no more;
+     * a kernel keyed by the toolkit's file but compiled by another NVRTC
+     * is used, not stored. */
+    if (ok && (nv_at_toolkit || !by_file)) strata_cache_publish(&ce, key.data(), key.size());
     else remove(ce.tmp);
   }
   std::string name[kSlots];
