@@ -401,7 +401,16 @@ int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z, const Ker
                     cudaMemcpyDeviceToHost, q);
   cudaEventRecord(st->ev_tail, q);
   if (ahead) {
-    rrc = queue_ahead(st, plan, l.k, a, l.blocks, l.smem, &rec->next);
+    /* The next kernel's shape by what is known of the cost now, not this
+     * one's: the first iteration's kernel, shaped before any cost was
+     * known, would otherwise hand its shape on to every later one, and a
+     * dear integrand would never get its wide launch. */
+    KernelArgs na;
+    memcpy(&na, &a, sizeof na);
+    na.shared_acc = 0;
+    Launch nl = l;
+    rrc = shape(st, plan, z, &na, &nl);
+    if (rrc == STRATA_OK) rrc = queue_ahead(st, plan, nl.k, na, nl.blocks, nl.smem, &rec->next);
     if (rrc != STRATA_OK) return rrc;
   }
   e = cudaEventSynchronize(st->ev_tail);
