@@ -36,7 +36,7 @@ bool ahead_kind(const cuda_state *st, const strata_plan *plan)
  * record, an allocation of the device's own (no even formula) and what
  * it takes from plan's record (from). */
 int queue_ahead(cuda_state *st, const strata_plan *plan, const void *k, const KernelArgs &a,
-                long long blocks, size_t smem, const AheadArgs *from)
+                long long blocks, int threads, size_t smem, const AheadArgs *from)
 {
   auto &n = st->ahead;
   memcpy(&n.a, &a, sizeof a);
@@ -50,13 +50,14 @@ int queue_ahead(cuda_state *st, const strata_plan *plan, const void *k, const Ke
   n.a.ahead = from;
   n.k = k;
   n.blocks = blocks;
+  n.threads = threads;
   n.smem = smem;
   n.nhcube = plan->strat->nhcube;
   n.cells = (size_t)plan->problem->dim * (size_t)strata_map_res(plan->map);
   cudaStream_t q = st->stream;
   cudaEventRecord(st->ev_a0, q);
   void *args[] = {&n.a};
-  cudaError_t e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3(kThreads), args, smem, q);
+  cudaError_t e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3((unsigned)threads), args, smem, q);
   cudaEventRecord(st->ev_a1, q);
   if (e != cudaSuccess) return cuda_fail(e, "launching the next sampling kernel", st->device);
   n.on = true;

@@ -30,7 +30,7 @@ void launch_frozen(cuda_state *st, const strata_plan *plan, const strata_strat *
   a.bad = &rec->bad;
   if (a.total > 0) {
     void *args[] = {&a};
-    cudaLaunchKernel(n.k, dim3(n.blocks), dim3(kThreads), args, n.smem, q);
+    cudaLaunchKernel(n.k, dim3(n.blocks), dim3((unsigned)n.threads), args, n.smem, q);
   }
   launch_resident(st, plan, s, g, n.nh_uniform, n.xa.whole0, n.xa.whole1, false, false, rec,
                   nullptr);
@@ -49,7 +49,8 @@ void launch_frozen(cuda_state *st, const strata_plan *plan, const strata_strat *
  * its sampling kernel k runs (a, blocks, smem), kept for those that
  * follow, then queued into slot 0 and exchanged. */
 int start_frozen(cuda_state *st, strata_plan *plan, const void *k,
-                 const KernelArgs &a, unsigned blocks, size_t smem, long long nh_uniform)
+                 const KernelArgs &a, unsigned blocks, int threads, size_t smem,
+                 long long nh_uniform)
 {
   const strata_strat *s = plan->strat;
   const strata_map *g = plan->map;
@@ -71,6 +72,7 @@ int start_frozen(cuda_state *st, strata_plan *plan, const void *k,
   n.k = k;
   n.a = a;
   n.blocks = blocks;
+  n.threads = threads;
   n.smem = smem;
   n.nh_uniform = nh_uniform;
   n.iteration = plan->iteration;

@@ -34,6 +34,7 @@ struct Sizes {
 struct Launch {
   const void *k;
   long long blocks;
+  int threads;
   size_t smem;
 };
 
@@ -314,7 +315,8 @@ int shape(cuda_state *st, const strata_plan *plan, const Sizes &z, KernelArgs *p
             : small_threads < resident_blocks * kThreads ? kSmallChunk / 2
                                                           : kSmallChunk;
   const long long nchunk = (a.total + a.chunk - 1) / a.chunk;
-  long long blocks = (nchunk + kThreads - 1) / kThreads;
+  l->threads = wide ? kWideThreads : kThreads;
+  long long blocks = (nchunk + l->threads - 1) / l->threads;
   if (!wide && blocks > resident_blocks) blocks = resident_blocks;
   /* Every block clears and flushes all cells: give each at least half a
    * sample per cell, the fastest of the floors compared (doc/design.md,
@@ -345,7 +347,7 @@ int launch(cuda_state *st, const KernelArgs &a, const Launch &l)
   st->last_chunk = a.chunk;
   void *args[] = {const_cast<KernelArgs *>(&a)};
   if (a.total > 0) {
-    e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3(kThreads), args, smem, q);
+    e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3((unsigned)l.threads), args, smem, q);
     if (e != cudaSuccess) return cuda_fail(e, "launching the sampling kernel", st->device);
   }
   cudaEventRecord(st->ev1, q);
@@ -410,7 +412,8 @@ int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z, const Ker
     na.shared_acc = 0;
     Launch nl = l;
     rrc = shape(st, plan, z, &na, &nl);
-    if (rrc == STRATA_OK) rrc = queue_ahead(st, plan, nl.k, na, nl.blocks, nl.smem, &rec->next);
+    if (rrc == STRATA_OK)
+      rrc = queue_ahead(st, plan, nl.k, na, nl.blocks, nl.threads, nl.smem, &rec->next);
     if (rrc != STRATA_OK) return rrc;
   }
   e = cudaEventSynchronize(st->ev_tail);
@@ -537,6 +540,7 @@ int cuda_sample(strata_backend *b, strata_plan *plan)
         ahead_is(st, plan, l.k, a)) {
       take_ahead(st, plan);
       l.blocks = st->ahead.blocks;
+      l.threads = st->ahead.threads;
       l.smem = st->ahead.smem;
       KernelArgs ran;
       memcpy(&ran, &st->ahead.a, sizeof ran);
@@ -550,7 +554,7 @@ int cuda_sample(strata_backend *b, strata_plan *plan)
   if (rc == STRATA_OK) rc = shape(st, plan, z, &a, &l);
   if (rc != STRATA_OK) return rc;
   if (exchanges(plan) && !plan->adapt)
-    return start_frozen(st, plan, l.k, a, (unsigned)l.blocks, l.smem, z.nh_uniform);
+    return start_frozen(st, plan, l.k, a, (unsigned)l.blocks, l.threads, l.smem, z.nh_uniform);
   rc = launch(st, a, l);
   if (rc == STRATA_OK && plan->channels) rc = launch_channels(st, plan, a);
   if (rc != STRATA_OK) return rc;

@@ -43,6 +43,10 @@ constexpr long long kLargeChunkFrom = 100000000;
  * enough that a hypercube search and a flush a sample cost little beside
  * the warps it gains. */
 constexpr double kWideFromS = 0.5e-3;
+/* Threads of a block of that wide launch: its blocks all last about as long
+ * (one sample each thread), and halves of the usual block even out the
+ * last wave (doc/design.md, "Sampling blocks of 512 threads"). */
+constexpr int kWideThreads = 256;
 constexpr unsigned long long kNoBad = ~0ULL;
 
 /* What an adapting iteration queued before the host has read the record

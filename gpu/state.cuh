@@ -188,6 +188,7 @@ struct cuda_state {
     const void *k = nullptr;
     KernelArgs a;
     unsigned blocks = 0;
+    int threads = 0;
     size_t smem = 0;
     long long nh_uniform = 0;
     ExchangeArgs xa;
@@ -205,6 +206,7 @@ struct cuda_state {
     const void *k = nullptr;
     KernelArgs a;                /* as launched */
     long long blocks = 0;
+    int threads = 0;
     size_t smem = 0;
     long long nhcube = 0;        /* what it adds into */
     size_t cells = 0;
@@ -276,7 +278,8 @@ int launch_exchange(cuda_state *st, const strata_plan *plan, const strata_strat 
 /* frozen.cu: frozen iterations of several ranks, each queued behind the
  * exchange of the one before. */
 int start_frozen(cuda_state *st, strata_plan *plan, const void *k,
-                 const KernelArgs &a, unsigned blocks, size_t smem, long long nh_uniform);
+                 const KernelArgs &a, unsigned blocks, int threads, size_t smem,
+                 long long nh_uniform);
 int frozen_exchange(cuda_state *st, strata_plan *plan, const strata_strat *s,
                     const strata_map *g, int slot);
 bool next_is(const cuda_state *st, const strata_plan *plan);
@@ -286,7 +289,7 @@ int drop_next(cuda_state *st);
  * record is read. */
 bool ahead_kind(const cuda_state *st, const strata_plan *plan);
 int queue_ahead(cuda_state *st, const strata_plan *plan, const void *k, const KernelArgs &a,
-                long long blocks, size_t smem, const AheadArgs *from);
+                long long blocks, int threads, size_t smem, const AheadArgs *from);
 bool ahead_is(const cuda_state *st, const strata_plan *plan, const void *k, const KernelArgs &real);
 void take_ahead(cuda_state *st, const strata_plan *plan);
 int drop_ahead(cuda_state *st);

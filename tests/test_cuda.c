@@ -299,6 +299,22 @@ START_TEST(test_dear_integrand_on_gpu)
   ck_assert_msg(dear_chunk < cheap_chunk, "the ridge's last chunk %d, f4's %d", dear_chunk,
                 cheap_chunk);
   strata_backend_free(gpu);
+  /* Every iteration adapting, each queued behind the one before
+   * (gpu/ahead.cu), on a device that has not yet seen what a sample costs:
+   * the queued kernels are shaped by the cost known when they are queued,
+   * not all in the first one's chunks. */
+  strata_params all = p;
+  all.maxiter = 5;
+  all.adapt_iters = all.maxiter;
+  gpu = strata_backend_cuda_new(0);
+  ck_assert_msg(run_with(gpu, &pr, &all, &r) == STRATA_OK, "%s", strata_last_error());
+  long long taken = 0, dropped = 0;
+  strata_cuda_ahead_counts(gpu, &taken, &dropped);
+  const int queued_chunk = strata_cuda_last_chunk(gpu);
+  ck_assert_msg(taken >= 3 && queued_chunk < cheap_chunk,
+                "adapting throughout: %lld queued kernels taken, the last chunk %d, f4's %d",
+                taken, queued_chunk, cheap_chunk);
+  strata_backend_free(gpu);
   strata_source_free(src);
 }
 END_TEST
