@@ -3,7 +3,9 @@
  * of its trial, and in runs: the long-run benchmark's 4-D gaussian reports
  * the finer stratification's hypercubes after 30 iterations and the
  * coarse one's after 20, a checkpoint written after the switch resumes as
- * the uninterrupted run bit for bit, and a diagonal ridge, where the finer
+ * the uninterrupted run bit for bit, and so does one of a run that ended
+ * where the switch would come (with no carry made for it), and a diagonal
+ * ridge, where the finer
  * stratification does worse, goes back to the coarse one after its
  * trial. */
 #include <check.h>
@@ -170,6 +172,48 @@ START_TEST(test_resume_after_switch)
 }
 END_TEST
 
+/* A run that ends where the finer stratification would start (20
+ * iterations) does not carry the allocation over for an iteration that
+ * never runs; its checkpoint, resumed with more iterations, carries it
+ * then and goes on as the uninterrupted run: every iteration the same
+ * bits. */
+START_TEST(test_resume_from_run_ended_at_switch)
+{
+  enum { N = 30, AT = 20 };
+  char path[64];
+  snprintf(path, sizeof path, "finestrat-end-%d.h5", (int)getpid());
+  fixture a, b, c;
+  open_run(&a, gauss4, N);
+  strata_iteration it, jt;
+  for (int k = 1; k <= AT; k++) ck_assert(strata_run_step(a.r, &it) == STRATA_OK);
+  open_run(&b, gauss4, AT);
+  strata_result rb;
+  ck_assert(strata_run_integrate(b.r, NULL, NULL, &rb) == STRATA_OK);
+  ck_assert(rb.iterations == AT && strata_run_finer(b.r, AT));
+  write_ckpt(path, &b);
+  teardown(&b);
+  strata_checkpoint *ck = NULL;
+  ck_assert_msg(strata_checkpoint_read(path, &ck) == STRATA_OK, "%s", strata_last_error());
+  unlink(path);
+  ck_assert_msg(ck->state.nfine == 0, "a run that ended carried %lld finer hypercubes over",
+                (long long)ck->state.nfine);
+  open_run(&c, gauss4, N);
+  ck_assert_msg(strata_run_restore(c.r, &ck->state, NULL, NULL) == STRATA_OK, "%s",
+                strata_last_error());
+  strata_checkpoint_free(ck);
+  for (int k = AT + 1; k <= N; k++) {
+    ck_assert(strata_run_step(a.r, &it) == STRATA_OK);
+    ck_assert(strata_run_step(c.r, &jt) == STRATA_OK);
+    ck_assert_msg(test_same_bits(it.integral, jt.integral) && test_same_bits(it.sigma, jt.sigma) &&
+                      test_same_bits(it.avg, jt.avg),
+                  "iteration %d: %.17g +- %.17g uninterrupted, %.17g +- %.17g resumed", k,
+                  it.integral, it.sigma, jt.integral, jt.sigma);
+  }
+  teardown(&a);
+  teardown(&c);
+}
+END_TEST
+
 /* A restore of st into a new run is refused with a message holding want. */
 static void restore_refused(const strata_run_state *st, const char *want)
 {
@@ -224,6 +268,7 @@ int main(void)
   tcase_add_test(tc, test_run_switches);
   tcase_add_test(tc, test_guard_goes_back);
   tcase_add_test(tc, test_resume_after_switch);
+  tcase_add_test(tc, test_resume_from_run_ended_at_switch);
   tcase_add_test(tc, test_bad_finer_state_refused);
   suite_add_tcase(s, tc);
   return test_run_suite(s);
