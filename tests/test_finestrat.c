@@ -134,6 +134,21 @@ static void checkpoint_after(const char *path, int at, int maxiter)
   teardown(&b);
 }
 
+/* Iterations from..to of the uninterrupted run a and the resumed run c:
+ * every one the same bits. */
+static void same_steps(fixture *a, fixture *c, int from, int to)
+{
+  strata_iteration it, jt;
+  for (int k = from; k <= to; k++) {
+    ck_assert(strata_run_step(a->r, &it) == STRATA_OK);
+    ck_assert(strata_run_step(c->r, &jt) == STRATA_OK);
+    ck_assert_msg(test_same_bits(it.integral, jt.integral) && test_same_bits(it.sigma, jt.sigma) &&
+                      test_same_bits(it.avg, jt.avg),
+                  "iteration %d: %.17g +- %.17g uninterrupted, %.17g +- %.17g resumed", k,
+                  it.integral, it.sigma, jt.integral, jt.sigma);
+  }
+}
+
 /* A checkpoint written after iteration 23 (past the switch and its trial)
  * resumes as the uninterrupted run: every iteration the same bits. */
 START_TEST(test_resume_after_switch)
@@ -143,7 +158,7 @@ START_TEST(test_resume_after_switch)
   snprintf(path, sizeof path, "finestrat-%d.h5", (int)getpid());
   fixture a, c;
   open_run(&a, gauss4, N);
-  strata_iteration it, jt;
+  strata_iteration it;
   for (int k = 1; k <= AT; k++) ck_assert(strata_run_step(a.r, &it) == STRATA_OK);
   checkpoint_after(path, AT, N);
   strata_checkpoint *ck = NULL;
@@ -154,14 +169,7 @@ START_TEST(test_resume_after_switch)
   ck_assert_msg(strata_run_restore(c.r, &ck->state, NULL, NULL) == STRATA_OK, "%s",
                 strata_last_error());
   strata_checkpoint_free(ck);
-  for (int k = AT + 1; k <= N; k++) {
-    ck_assert(strata_run_step(a.r, &it) == STRATA_OK);
-    ck_assert(strata_run_step(c.r, &jt) == STRATA_OK);
-    ck_assert_msg(test_same_bits(it.integral, jt.integral) && test_same_bits(it.sigma, jt.sigma) &&
-                      test_same_bits(it.avg, jt.avg),
-                  "iteration %d: %.17g +- %.17g uninterrupted, %.17g +- %.17g resumed", k,
-                  it.integral, it.sigma, jt.integral, jt.sigma);
-  }
+  same_steps(&a, &c, AT + 1, N);
   strata_result ra, rc;
   strata_run_result(a.r, &ra);
   strata_run_result(c.r, &rc);
@@ -184,7 +192,7 @@ START_TEST(test_resume_from_run_ended_at_switch)
   snprintf(path, sizeof path, "finestrat-end-%d.h5", (int)getpid());
   fixture a, b, c;
   open_run(&a, gauss4, N);
-  strata_iteration it, jt;
+  strata_iteration it;
   for (int k = 1; k <= AT; k++) ck_assert(strata_run_step(a.r, &it) == STRATA_OK);
   open_run(&b, gauss4, AT);
   strata_result rb;
@@ -201,14 +209,7 @@ START_TEST(test_resume_from_run_ended_at_switch)
   ck_assert_msg(strata_run_restore(c.r, &ck->state, NULL, NULL) == STRATA_OK, "%s",
                 strata_last_error());
   strata_checkpoint_free(ck);
-  for (int k = AT + 1; k <= N; k++) {
-    ck_assert(strata_run_step(a.r, &it) == STRATA_OK);
-    ck_assert(strata_run_step(c.r, &jt) == STRATA_OK);
-    ck_assert_msg(test_same_bits(it.integral, jt.integral) && test_same_bits(it.sigma, jt.sigma) &&
-                      test_same_bits(it.avg, jt.avg),
-                  "iteration %d: %.17g +- %.17g uninterrupted, %.17g +- %.17g resumed", k,
-                  it.integral, it.sigma, jt.integral, jt.sigma);
-  }
+  same_steps(&a, &c, AT + 1, N);
   teardown(&a);
   teardown(&c);
 }
