@@ -8,7 +8,11 @@ the first 5 dropped from its weighted average as strata's skip=5 drops
 them), one thread.  strata runs the program with the integrand as inline C
 (compiled once, then cached: a first run per integrand is not timed);
 vegas the same integrand as a numpy batch function.  CPU times: strata's
-process (start-up included), vegas's integrator call.
+process (start-up included), vegas's integrator call (its map made and its
+iterations run).  Beside them, the integration alone on either side:
+strata's iterations (the run's time_s, wall clock on one thread, the
+program's start-up and the job's set-up left out) against the same vegas
+call.
 
     python bench/long_runs.py [--neval 2e4,2e5] [--seeds 3] [--only NAME]
     python bench/long_runs.py --check     # strata alone: exits 1 if the
@@ -129,7 +133,7 @@ def run_strata(name, neval, seed):
         sys.exit("long_runs: %s seed %d: the logged run differs" % (name, seed))
     col = rows[0].split(",").index("sigma")
     its = [float(r.split(",")[col]) for r in rows[1:]]
-    return cpu, j["integral"], j["sigma"], its
+    return cpu, j["integral"], j["sigma"], its, j["time_s"]
 
 
 def run_vegas(name, neval, seed):
@@ -144,7 +148,7 @@ def run_vegas(name, neval, seed):
     kept = r.itn_results[SKIP:]
     wsum = sum(1 / x.sdev ** 2 for x in kept)
     mean = sum(x.mean / x.sdev ** 2 for x in kept) / wsum
-    return cpu, mean, 1 / math.sqrt(wsum), [x.sdev for x in r.itn_results]
+    return cpu, mean, 1 / math.sqrt(wsum), [x.sdev for x in r.itn_results], cpu
 
 
 def check(seeds):
@@ -172,9 +176,9 @@ def main():
     if a.check:
         sys.exit(check(a.seeds))
     names = [n for n in INTEGRANDS if not a.only or n in a.only.split(",")]
-    print("| integrand | neval | who | sigma | cpu_s | err it10 | err it30 | pull | "
-          "s2t/vegas | it30/vegas | it10/it30 |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| integrand | neval | who | sigma | cpu_s | run_s | err it10 | err it30 | pull | "
+          "s2t/vegas | s2t/vegas, runs | it30/vegas | it10/it30 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in names:
         run_strata(name, 1000, 1)  # compile and cache the integrand
         for ne in (int(float(v)) for v in a.neval.split(",")):
@@ -185,19 +189,22 @@ def main():
                 rows = [fn(name, ne, s) for s in range(1, a.seeds + 1)]
                 m = {"sig": statistics.median(r[2] for r in rows),
                      "cpu": statistics.median(r[0] for r in rows),
+                     "run": statistics.median(r[4] for r in rows),
                      "e10": statistics.median(r[3][9] for r in rows),
                      "e30": statistics.median(r[3][29] for r in rows),
                      "pull": statistics.median((r[1] - 1) / r[2] for r in rows)}
                 med[who] = m
-                extra = "| | |"
+                extra = "| | | |"
                 if who == "vegas" or a.no_vegas:
                     s = med["strata"]
                     v = med.get("vegas")
-                    extra = "| %s | %s | %.2f |" % (
+                    extra = "| %s | %s | %s | %.2f |" % (
                         "%.3f" % (s["sig"] ** 2 * s["cpu"] / (v["sig"] ** 2 * v["cpu"])) if v else "-",
+                        "%.3f" % (s["sig"] ** 2 * s["run"] / (v["sig"] ** 2 * v["run"])) if v else "-",
                         "%.2f" % (s["e30"] / v["e30"]) if v else "-", s["e10"] / s["e30"])
-                print("| %s | %.0e | %s | %.3g | %.2f | %.3g | %.3g | %+.2f %s" % (
-                    name, ne, who, m["sig"], m["cpu"], m["e10"], m["e30"], m["pull"], extra))
+                print("| %s | %.0e | %s | %.3g | %.3f | %.3f | %.3g | %.3g | %+.2f %s" % (
+                    name, ne, who, m["sig"], m["cpu"], m["run"], m["e10"], m["e30"], m["pull"],
+                    extra))
                 sys.stdout.flush()
 
 
