@@ -46,7 +46,7 @@ void launch_frozen(cuda_state *st, const strata_plan *plan, const strata_strat *
 } // namespace
 
 /* The first of the frozen iterations: its plan of the exchange and how
- * its sampling kernel k runs (a, blocks, smem), kept for those that
+ * its sampling kernel k runs (a, blocks, threads, smem), kept for those that
  * follow, then queued into slot 0 and exchanged. */
 int start_frozen(cuda_state *st, strata_plan *plan, const void *k,
                  const KernelArgs &a, unsigned blocks, int threads, size_t smem,

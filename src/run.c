@@ -883,6 +883,12 @@ static void map_resolution(strata_run *r)
   r->map->group = strata_run_map_group(r, r->ravg.n);
 }
 
+/* Converged or at maxiter: no iteration follows, whatever the budget. */
+static int run_ended(const strata_run *r)
+{
+  return r->converged || r->ravg.n >= r->params.maxiter;
+}
+
 int strata_run_step(strata_run *r, strata_iteration *out)
 {
   if (r->sync_rc != STRATA_OK) return r->sync_rc;
@@ -908,8 +914,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
   /* The finer stratification made ready for the next iteration, unless
    * the run has ended: a resumed run that goes on carries it over then
    * (strata_run_restore), to the same counts. */
-  if (!r->converged && r->ravg.n < r->params.maxiter && (rc = finer_ready(r)) != STRATA_OK)
-    return rc;
+  if (!run_ended(r) && (rc = finer_ready(r)) != STRATA_OK) return rc;
   double dt = now_s() - t0;
   r->time_s += dt;
   r->ravg.hist[r->ravg.n - 1].time_s = dt;
@@ -919,7 +924,7 @@ int strata_run_step(strata_run *r, strata_iteration *out)
 
 int strata_run_finished(const strata_run *r)
 {
-  if (r->converged || r->ravg.n >= r->params.maxiter) return 1;
+  if (run_ended(r)) return 1;
   /* The next iteration draws about neval samples (its cells' current
    * total); do not start one that would break maxeval. */
   int64_t next = strata_strat_total(strata_plan_cells(r, r->ravg.n));
