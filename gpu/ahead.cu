@@ -32,11 +32,11 @@ bool ahead_kind(const cuda_state *st, const strata_plan *plan)
 }
 
 /* Iteration plan + 1's sampling kernel, queued behind plan's iteration:
- * plan's kernel k and arguments a, but for the iteration's number, its
+ * launched as l with plan's arguments a, but for the iteration's number, its
  * record, an allocation of the device's own (no even formula) and what
  * it takes from plan's record (from). */
-int queue_ahead(cuda_state *st, const strata_plan *plan, const void *k, const KernelArgs &a,
-                long long blocks, int threads, size_t smem, const AheadArgs *from)
+int queue_ahead(cuda_state *st, const strata_plan *plan, const Launch &l, const KernelArgs &a,
+                const AheadArgs *from)
 {
   auto &n = st->ahead;
   memcpy(&n.a, &a, sizeof a);
@@ -48,16 +48,14 @@ int queue_ahead(cuda_state *st, const strata_plan *plan, const void *k, const Ke
   n.a.even_rem = 0;
   n.a.first = 0;
   n.a.ahead = from;
-  n.k = k;
-  n.blocks = blocks;
-  n.threads = threads;
-  n.smem = smem;
+  n.l = l;
   n.nhcube = plan->strat->nhcube;
   n.cells = (size_t)plan->problem->dim * (size_t)strata_map_res(plan->map);
   cudaStream_t q = st->stream;
   cudaEventRecord(st->ev_a0, q);
   void *args[] = {&n.a};
-  cudaError_t e = cudaLaunchKernel(k, dim3((unsigned)blocks), dim3((unsigned)threads), args, smem, q);
+  cudaError_t e =
+      cudaLaunchKernel(l.k, dim3((unsigned)l.blocks), dim3((unsigned)l.threads), args, l.smem, q);
   cudaEventRecord(st->ev_a1, q);
   if (e != cudaSuccess) return cuda_fail(e, "launching the next sampling kernel", st->device);
   n.on = true;
@@ -72,7 +70,7 @@ int queue_ahead(cuda_state *st, const strata_plan *plan, const void *k, const Ke
 bool ahead_is(const cuda_state *st, const strata_plan *plan, const void *k, const KernelArgs &real)
 {
   const auto &n = st->ahead;
-  if (!(n.on && plan->iteration == n.iteration && ahead_kind(st, plan) && k == n.k &&
+  if (!(n.on && plan->iteration == n.iteration && ahead_kind(st, plan) && k == n.l.k &&
         st->map_gen == plan->map->generation && st->strat_gen == plan->strat->generation &&
         tables_current(st, plan->problem)))
     return false;

@@ -30,7 +30,8 @@ void launch_frozen(cuda_state *st, const strata_plan *plan, const strata_strat *
   a.bad = &rec->bad;
   if (a.total > 0) {
     void *args[] = {&a};
-    cudaLaunchKernel(n.k, dim3(n.blocks), dim3((unsigned)n.threads), args, n.smem, q);
+    cudaLaunchKernel(n.l.k, dim3((unsigned)n.l.blocks), dim3((unsigned)n.l.threads), args,
+                     n.l.smem, q);
   }
   launch_resident(st, plan, s, g, n.nh_uniform, n.xa.whole0, n.xa.whole1, false, false, rec,
                   nullptr);
@@ -46,10 +47,9 @@ void launch_frozen(cuda_state *st, const strata_plan *plan, const strata_strat *
 } // namespace
 
 /* The first of the frozen iterations: its plan of the exchange and how
- * its sampling kernel k runs (a, blocks, threads, smem), kept for those that
+ * its sampling kernel runs (l, with the arguments a), kept for those that
  * follow, then queued into slot 0 and exchanged. */
-int start_frozen(cuda_state *st, strata_plan *plan, const void *k,
-                 const KernelArgs &a, unsigned blocks, int threads, size_t smem,
+int start_frozen(cuda_state *st, strata_plan *plan, const Launch &l, const KernelArgs &a,
                  long long nh_uniform)
 {
   const strata_strat *s = plan->strat;
@@ -69,11 +69,8 @@ int start_frozen(cuda_state *st, strata_plan *plan, const void *k,
   n.i1 = plan->i1;
   n.map_gen = g->generation;
   n.strat_gen = s->generation;
-  n.k = k;
+  n.l = l;
   n.a = a;
-  n.blocks = blocks;
-  n.threads = threads;
-  n.smem = smem;
   n.nh_uniform = nh_uniform;
   n.iteration = plan->iteration;
   launch_frozen(st, plan, s, g, 0);

@@ -30,14 +30,6 @@ struct Sizes {
   long long nh_uniform;
 };
 
-/* How the sampling kernel runs. */
-struct Launch {
-  const void *k;
-  long long blocks;
-  int threads;
-  size_t smem;
-};
-
 Sizes sizes_of(const strata_plan *plan)
 {
   const strata_strat *s = plan->strat;
@@ -413,7 +405,7 @@ int finish_resident(cuda_state *st, strata_plan *plan, const Sizes &z, const Ker
     Launch nl = l;
     rrc = shape(st, plan, z, &na, &nl);
     if (rrc == STRATA_OK)
-      rrc = queue_ahead(st, plan, nl.k, na, nl.blocks, nl.threads, nl.smem, &rec->next);
+      rrc = queue_ahead(st, plan, nl, na, &rec->next);
     if (rrc != STRATA_OK) return rrc;
   }
   e = cudaEventSynchronize(st->ev_tail);
@@ -539,9 +531,7 @@ int cuda_sample(strata_backend *b, strata_plan *plan)
     if (ahead_kind(st, plan) && fill_args(st, plan, z, &a) == STRATA_OK &&
         ahead_is(st, plan, l.k, a)) {
       take_ahead(st, plan);
-      l.blocks = st->ahead.blocks;
-      l.threads = st->ahead.threads;
-      l.smem = st->ahead.smem;
+      l = st->ahead.l;
       KernelArgs ran;
       memcpy(&ran, &st->ahead.a, sizeof ran);
       return finish_resident(st, plan, z, ran, l);
@@ -554,7 +544,7 @@ int cuda_sample(strata_backend *b, strata_plan *plan)
   if (rc == STRATA_OK) rc = shape(st, plan, z, &a, &l);
   if (rc != STRATA_OK) return rc;
   if (exchanges(plan) && !plan->adapt)
-    return start_frozen(st, plan, l.k, a, (unsigned)l.blocks, l.threads, l.smem, z.nh_uniform);
+    return start_frozen(st, plan, l, a, z.nh_uniform);
   rc = launch(st, a, l);
   if (rc == STRATA_OK && plan->channels) rc = launch_channels(st, plan, a);
   if (rc != STRATA_OK) return rc;

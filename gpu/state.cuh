@@ -93,6 +93,15 @@ template <typename T> bool reserve_sums(dbuf<T> &b, dirty_range &d, size_t want)
   return true;
 }
 
+/* How a sampling kernel runs: the kernel, its grid, its blocks' threads
+ * and their dynamic shared memory. */
+struct Launch {
+  const void *k = nullptr;
+  long long blocks = 0;
+  int threads = 0;
+  size_t smem = 0;
+};
+
 struct cuda_state {
   int device;
   int nsm;
@@ -185,11 +194,8 @@ struct cuda_state {
     long long i0 = 0, i1 = 0;
     uint64_t map_gen = 0, strat_gen = 0;
     /* how it was launched */
-    const void *k = nullptr;
+    Launch l;
     KernelArgs a;
-    unsigned blocks = 0;
-    int threads = 0;
-    size_t smem = 0;
     long long nh_uniform = 0;
     ExchangeArgs xa;
   } next;
@@ -203,11 +209,8 @@ struct cuda_state {
   struct {
     bool on = false;
     unsigned iteration = 0;
-    const void *k = nullptr;
+    Launch l;
     KernelArgs a;                /* as launched */
-    long long blocks = 0;
-    int threads = 0;
-    size_t smem = 0;
     long long nhcube = 0;        /* what it adds into */
     size_t cells = 0;
     AheadArgs used;              /* what it took from the record before (a.ahead) */
@@ -277,8 +280,7 @@ int launch_exchange(cuda_state *st, const strata_plan *plan, const strata_strat 
 
 /* frozen.cu: frozen iterations of several ranks, each queued behind the
  * exchange of the one before. */
-int start_frozen(cuda_state *st, strata_plan *plan, const void *k,
-                 const KernelArgs &a, unsigned blocks, int threads, size_t smem,
+int start_frozen(cuda_state *st, strata_plan *plan, const Launch &l, const KernelArgs &a,
                  long long nh_uniform);
 int frozen_exchange(cuda_state *st, strata_plan *plan, const strata_strat *s,
                     const strata_map *g, int slot);
@@ -288,8 +290,8 @@ int drop_next(cuda_state *st);
 /* ahead.cu: one rank's next adapting iteration, queued before this one's
  * record is read. */
 bool ahead_kind(const cuda_state *st, const strata_plan *plan);
-int queue_ahead(cuda_state *st, const strata_plan *plan, const void *k, const KernelArgs &a,
-                long long blocks, int threads, size_t smem, const AheadArgs *from);
+int queue_ahead(cuda_state *st, const strata_plan *plan, const Launch &l, const KernelArgs &a,
+                const AheadArgs *from);
 bool ahead_is(const cuda_state *st, const strata_plan *plan, const void *k, const KernelArgs &real);
 void take_ahead(cuda_state *st, const strata_plan *plan);
 int drop_ahead(cuda_state *st);
