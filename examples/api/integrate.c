@@ -78,6 +78,19 @@ static void fail(const char *what)
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* A call's status.  STRATA_EPEER: another rank failed and says why, then
+ * aborts; this rank leaves quietly, since an abort from here could end
+ * that rank before its message is out. */
+static void check(int rc, const char *what)
+{
+  if (rc == STRATA_OK) return;
+  if (rc == STRATA_EPEER) {
+    MPI_Finalize();
+    exit(1);
+  }
+  fail(what);
+}
+
 static void progress(const strata_iteration *it, void *ctx)
 {
   if (ctx) ++*(int *)ctx;
@@ -147,13 +160,13 @@ int main(int argc, char **argv)
   } else {
     pr.params[0] = data.a;
     pr.nparams = 1;
-    if (strata_source_from_string(gauss_source, "gauss", 0, 1, &src) != STRATA_OK ||
-        strata_problem_set_source(&pr, src) != STRATA_OK)
-      fail("the integrand's source");
+    int rc = strata_source_from_string(gauss_source, "gauss", 0, 1, &src);
+    if (rc == STRATA_OK) rc = strata_problem_set_source(&pr, src);
+    check(rc, "the integrand's source");
   }
 
   strata_comm *peers;
-  if (strata_comm_mpi(mine, &peers) != STRATA_OK) fail("peers");
+  check(strata_comm_mpi(mine, &peers), "peers");
 
   /* A map trained apart, then handed to the run that counts. */
   double *edges = NULL;
@@ -164,29 +177,33 @@ int main(int argc, char **argv)
     tp.adapt_iters = warm;
     tp.skip = 0;
     strata_integrator *t;
-    if (strata_integrator_alloc(&pr, &tp, backend, peers, &t) != STRATA_OK ||
-        strata_integrator_integrate(t, NULL, NULL, NULL) != STRATA_OK ||
-        strata_integrator_map(t, &naxes, &ninc, NULL) != STRATA_OK)
-      fail("training");
+    int rc = strata_integrator_alloc(&pr, &tp, backend, peers, &t);
+    if (rc == STRATA_OK) rc = strata_integrator_integrate(t, NULL, NULL, NULL);
+    if (rc == STRATA_OK) rc = strata_integrator_map(t, &naxes, &ninc, NULL);
+    check(rc, "training");
     edges = malloc(sizeof(double) * (size_t)naxes * (size_t)(ninc + 1));
-    if (!edges || strata_integrator_map(t, &naxes, &ninc, edges) != STRATA_OK) fail("the map");
+    if (!edges) {
+      fprintf(stderr, "integrate: rank %d: no memory for the map\n", rank);
+      MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    check(strata_integrator_map(t, &naxes, &ninc, edges), "the map");
     strata_integrator_free(t);
   }
 
   strata_integrator *s;
-  if (strata_integrator_alloc(&pr, &p, backend, peers, &s) != STRATA_OK) fail("start");
-  if (edges && strata_integrator_set_map(s, naxes, ninc, edges) != STRATA_OK) fail("the map");
+  check(strata_integrator_alloc(&pr, &p, backend, peers, &s), "start");
+  if (edges) check(strata_integrator_set_map(s, naxes, ninc, edges), "the map");
   if (resume && checkpoint && access(checkpoint, F_OK) == 0) {
     int restored = 0; /* the saved iterations come back through progress */
-    if (strata_integrator_load(s, checkpoint, progress, &restored) != STRATA_OK) fail("resume");
+    check(strata_integrator_load(s, checkpoint, progress, &restored), "resume");
     if (rank == 0) fprintf(stderr, "integrate: resumed after %d iterations\n", restored);
   }
   data.calls = 0;
   while (!strata_integrator_finished(s)) {
     strata_iteration it;
-    if (strata_integrator_step(s, &it) != STRATA_OK) fail("iteration");
+    check(strata_integrator_step(s, &it), "iteration");
     progress(&it, NULL);
-    if (checkpoint && strata_integrator_save(s, checkpoint) != STRATA_OK) fail("checkpoint");
+    if (checkpoint) check(strata_integrator_save(s, checkpoint), "checkpoint");
     if (die_after && it.itn == die_after) raise(SIGKILL);
   }
   strata_result res;
