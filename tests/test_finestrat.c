@@ -5,9 +5,8 @@
  * coarse one's after 20, a checkpoint written after the switch resumes as
  * the uninterrupted run bit for bit, and so does one of a run that ended
  * where the switch would come (with no carry made for it), and a diagonal
- * ridge, where the finer
- * stratification does worse, goes back to the coarse one after its
- * trial. */
+ * ridge, where the finer stratification does worse, goes back to the
+ * coarse one after its trial. */
 #include <check.h>
 #include <hdf5.h>
 #include <math.h>
