@@ -178,11 +178,10 @@ typedef struct {
   strata_compstream *cst;
 } cell_sums;
 
-/* The volume that hypercube h's samples cover: its own, or a merged
- * pair's (strat.h). */
-static double hcube_volume(const strata_plan *plan, int64_t h)
+/* The volume of one of the plan's hypercubes. */
+static double hcube_volume(const strata_plan *plan)
 {
-  return strata_strat_span(plan->strat, h) / (double)plan->strat->nhcube;
+  return 1.0 / (double)plan->strat->nhcube;
 }
 
 /* Cell cs->h is complete: its sums into the plan, and on to the next. */
@@ -191,9 +190,9 @@ static inline void cell_close(const strata_plan *plan, int nc, cell_sums *cs)
   const int np = nc * (nc + 1) / 2;
   if (cs->cst) {
     const int64_t *start = plan->strat->start, h = cs->h;
-    strata_compstream_close(cs->cst, h, start[h + 1] - start[h], hcube_volume(plan, h));
+    strata_compstream_close(cs->cst, h, start[h + 1] - start[h], hcube_volume(plan));
     if (h + 1 < plan->strat->nhcube)
-      strata_compstream_open(cs->cst, start[h + 2] - start[h + 1], hcube_volume(plan, h + 1));
+      strata_compstream_open(cs->cst, start[h + 2] - start[h + 1], hcube_volume(plan));
   }
   plan->s1[cs->h] = cs->sum[0];
   plan->s2[cs->h] = cs->sum[1];
@@ -268,13 +267,14 @@ static __attribute__((noinline)) void keep_map_samples(const strata_plan *plan, 
                                                        int64_t npass, int64_t i0, const double *xs,
                                                        const double *fv, const double *jacs)
 {
+  const int64_t *start = plan->strat->start;
   const int dim = plan->problem->dim;
   const double N = (double)plan->strat->total, nhc = (double)plan->strat->nhcube;
   /* The weights first: their divisions overlap, where each one's wait
    * would hold up the list's test of it. */
   for (int64_t k = 0; k < npass; k++) {
     const int64_t j = pass[2 * k], h = pass[2 * k + 1];
-    w[k] = fabs(fv[j]) * jacs[j] * (N / (strata_strat_density(plan->strat, h) * nhc));
+    w[k] = fabs(fv[j]) * jacs[j] * (N / ((double)(start[h + 1] - start[h]) * nhc));
   }
   for (int64_t k = 0; k < npass; k++) {
     const int64_t j = pass[2 * k];
@@ -324,7 +324,7 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
   double per_sample = 0.0, bar = 0.0; /* map_bar, and n_h times it */
   if (top) {
     per_sample = map_bar(plan, strata_khat_top_least(top->top));
-    bar = per_sample * strata_strat_density(plan->strat, cs->h);
+    bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
   }
   /* The running sums in a local, which the compiler keeps in registers. */
   double sum[2] = {cs->sum[0], cs->sum[1]};
@@ -335,7 +335,7 @@ add_batch(const strata_plan *plan, int nc, int64_t i0, int64_t n, const double *
       cs->sum[1] = sum[1];
       cell_close(plan, nc, cs);
       sum[0] = sum[1] = 0.0;
-      if (top) bar = per_sample * strata_strat_density(plan->strat, cs->h);
+      if (top) bar = per_sample * (double)(start[cs->h + 1] - start[cs->h]);
     }
     if (top) { /* a scalar integrand (no stream), whose f jac the bar takes too */
       const double fjac = fabs(jac[j] * fv[j]); /* before w2's store, which may alias them */
@@ -421,7 +421,8 @@ static void weigh_map_batch(const strata_plan *plan, int64_t i0, int64_t n, cpu_
   const double vol = strata_backend_box_volume(plan), N = (double)plan->channels->N;
   for (int64_t j = 0; j < n; j++) {
     while (i0 + j >= s->start[*hw + 1]) ++*hw;
-    const double gm = strata_strat_density(s, *hw) * nhc * vol / (N * sc->jac[j]);
+    const double nh = (double)(s->start[*hw + 1] - s->start[*hw]);
+    const double gm = nh * nhc * vol / (N * sc->jac[j]);
     unit_point(plan, sc->x + j * dim, z);
     sc->fv[j] *= weigh(plan, sc->fv[j], vol, gm, z, i0 + j, acc);
   }
@@ -496,7 +497,7 @@ sample_chunk_nc(const strata_plan *plan, int nc, int64_t ha, int64_t hb, int64_t
   if (cst) {
     strata_compstream_clear(cst);
     strata_compstream_open(cst, plan->strat->start[ha + 1] - plan->strat->start[ha],
-                           hcube_volume(plan, ha));
+                           hcube_volume(plan));
   }
   int64_t counted = 0; /* samples in the map's counts since they last went out */
   int out = 0;         /* times they went out */

@@ -43,11 +43,9 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
   const int dim = plan->problem->dim;
   const double invM = 1.0 / s->M;
   /* Each lane's hypercube, run by run of lanes in one: a run writes its
-   * coordinates (and its span along the first axis, hcube.h) to all the L
-   * lanes from its first, a loop of fixed length, and the runs after it
-   * overwrite theirs. */
+   * coordinates to all the L lanes from its first, a loop of fixed length,
+   * and the runs after it overwrite theirs. */
   int k[STRATA_MAX_DIM][2 * L];
-  double span[2 * L];
   for (int j = 0; j < L;) {
     while (j < n && i0 + j >= s->start[w->h + 1]) {
       w->h++;
@@ -55,8 +53,6 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
     }
     for (int d = 0; d < dim; d++)
       for (int l = 0; l < L; l++) k[d][j + l] = w->k[d];
-    const double sp = strata_strat_span_at(s, w->h, w->k[0]);
-    for (int l = 0; l < L; l++) span[j + l] = sp;
     j = j < n && s->start[w->h + 1] - i0 < L ? (int)(s->start[w->h + 1] - i0) : L;
   }
   /* Counter b * L + j: block b of sample i0 + j, strata_philox_counter's
@@ -75,9 +71,7 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
     }
   strata_philox4x32_10_lanes(&c, nb * L, plan->seed);
   if (bits == 32) {
-    for (int j = 0; j < L; j++)
-      y[0][j] = (k[0][j] + span[j] * STRATA_U32_TO_UNIT(c.w[0][j])) * invM;
-    for (int d = 1; d < dim; d++)
+    for (int d = 0; d < dim; d++)
       for (int j = 0; j < L; j++)
         y[d][j] = (k[d][j] + STRATA_U32_TO_UNIT(c.w[d % 4][d / 4 * L + j])) * invM;
     return;
@@ -86,22 +80,19 @@ uniform_points(const strata_plan *plan, strata_points_walk *w, int64_t i0, int n
    * words (strata_uniform_field), so it is taken lane by lane from one or
    * two of the block's word arrays, a loop the compiler vectorises. */
   const uint32_t mask = (1u << bits) - 1u;
-  double one[L];
-  for (int j = 0; j < L; j++) one[j] = 1.0;
   for (int d = 0; d < dim; d++) {
     const int off = d * bits, q = off >> 5, sh = off & 31;
     const uint32_t *lo = c.w[q % 4] + q / 4 * L;
-    const double s = plan->ushift[d], *wide = d ? one : span;
+    const double s = plan->ushift[d];
     if (sh + bits > 32) { /* (the field runs into the next word: sh >= 1) */
       const uint32_t *hi = c.w[(q + 1) % 4] + (q + 1) / 4 * L;
       for (int j = 0; j < L; j++)
-        y[d][j] = (k[d][j] + wide[j] * strata_uniform_unit(
-                                           ((lo[j] >> sh) | (hi[j] << (32 - sh))) & mask, bits,
-                                           s)) *
+        y[d][j] = (k[d][j] + strata_uniform_unit(((lo[j] >> sh) | (hi[j] << (32 - sh))) & mask,
+                                                 bits, s)) *
                   invM;
     } else {
       for (int j = 0; j < L; j++)
-        y[d][j] = (k[d][j] + wide[j] * strata_uniform_unit((lo[j] >> sh) & mask, bits, s)) * invM;
+        y[d][j] = (k[d][j] + strata_uniform_unit((lo[j] >> sh) & mask, bits, s)) * invM;
     }
   }
 }

@@ -24,11 +24,9 @@ void launch_allocation(cuda_state *st, const strata_strat *s, cudaStream_t q,
   aa.dshare = st->dshare.p;
   aa.btot = st->btot.p;
   aa.hist = st->hist.p;
-  aa.mhist = st->hist.p + STRATA_SHARE_BINS + 1;
   aa.step = st->step.p;
   aa.nhcube = s->nhcube;
   aa.neval = s->neval;
-  aa.M = s->M;
   aa.rec = rec;
   aa.reset = reset;
   /* With the estimate the record is the iteration's: the kernel posts it
@@ -80,7 +78,6 @@ int launch_resident(cuda_state *st, const strata_plan *plan, const strata_strat 
   ea.nh_uniform = nh_uniform;
   ea.V = 1.0 / (double)s->nhcube;
   ea.nhcube = s->nhcube;
-  ea.M = s->M;
   ea.shift = plan->shift;
   ea.level = plan->reallocate ? st->level.p : nullptr;
   ea.slope = s->ladder ? s->ladder->slope : 0.0;

@@ -46,24 +46,6 @@ __device__ __forceinline__ double hcube_n(const long long *start, long long nh_u
   return nh_uniform > 0 ? (double)nh_uniform : (double)(__ldg(start + h + 1) - __ldg(start + h));
 }
 
-/* k_0 of hypercube h (in 32 bits where h fits: a 64-bit remainder is a
- * long run of instructions). */
-__device__ __forceinline__ int hcube_k0(long long h, int M)
-{
-  return h < (1LL << 32) ? (int)((unsigned)h % (unsigned)M) : (int)(h % M);
-}
-
-/* The span of hypercube h of n samples (hcube.h) in the allocation start,
- * the device's copy (read before a reallocation rewrites it). */
-__device__ __forceinline__ int start_span(const long long *start, long long nh_uniform, int M,
-                                          long long h, double n)
-{
-  if (nh_uniform > 0 || M < STRATA_HCUBE_PAIRS_MIN_M) return 1; /* (no pair: no read) */
-  const int k0 = hcube_k0(h, M);
-  return strata_hcube_span(k0, M, (long long)n,
-                           k0 + 1 < M ? (long long)hcube_n(start, 0, h + 1) : 1LL);
-}
-
 /* The terms of strata_estimate_part, the levels of strata_strat_levels and
  * their maximum, over the hypercubes a.h0 + first + k stride of a block of
  * T threads. */
@@ -76,18 +58,13 @@ __device__ void estimate_cells(const EstimateArgs &a, long long first, long long
   int tmax = INT_MIN;
   for (long long h = a.h0 + first; h < a.h1; h += stride) {
     const double n = hcube_n(a.start, a.nh_uniform, h), S1 = a.s1[h], S2 = a.s2[h];
-    const int span = start_span(a.start, a.nh_uniform, a.M, h, n);
-    if (!span) { /* the empty second of a merged pair: no sums, no share */
-      if (a.level) a.level[h] = -INFINITY;
-      continue;
-    }
-    const double m = S1 / n, v = (S2 - S1 * m) / (n * (n - 1.0)), Vh = span * a.V;
+    const double m = S1 / n, v = (S2 - S1 * m) / (n * (n - 1.0));
     if (!isfinite(m) || !isfinite(v)) {
       atomicMin(&a.rec->bad_h, h);
       continue;
     }
-    sI += Vh * m; /* the shift's share is added once, below (estimate.c) */
-    if (v > 0.0) sv += Vh * Vh * v;
+    sI += a.V * m; /* the shift's share is added once, below (estimate.c) */
+    if (v > 0.0) sv += a.V * a.V * v;
     if (a.level) {
       const double t = strata_share_level(strata_share_var(S1, S2, n), a.slope);
       a.level[h] = t;
@@ -133,8 +110,6 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const Estim
   for (long long h = a.h0 + blockIdx.x * (long long)blockDim.x + threadIdx.x; h < a.h1;
        h += (long long)gridDim.x * blockDim.x) {
     const double n = hcube_n(a.start, a.nh_uniform, h);
-    const int span = start_span(a.start, a.nh_uniform, a.M, h, n);
-    if (!span) continue; /* the empty second of a merged pair */
     double *S1 = a.c1 + h * nc, *S2 = a.c2 + h * np;
     if (!strata_cell_moments(nc, S1, S2, n, m, v)) {
       atomicMin(&a.rec->bad_h, h);
@@ -142,13 +117,12 @@ __global__ void __launch_bounds__(kAdaptThreads) estimate_vec_kernel(const Estim
     }
     for (int c = 0; c < nc; c++) S1[c] = 0.0;
     for (int p = 0; p < np; p++) S2[p] = 0.0;
-    const double Vh = span * a.V;
-    for (int c = 0; c < nc; c++) sI[c] += Vh * m[c];
+    for (int c = 0; c < nc; c++) sI[c] += a.V * m[c];
     int pd[nc];
     strata_cell_positive(nc, v, pd);
     for (int x = 0, p = 0; x < nc; x++)
       for (int y = x; y < nc; y++, p++)
-        if (pd[x] && pd[y]) sc[p] += Vh * Vh * v[p];
+        if (pd[x] && pd[y]) sc[p] += a.V * a.V * v[p];
   }
   /* A warp's threads add their terms among themselves first: 256 threads
    * adding into the same few shared doubles wait on one another. */
@@ -185,36 +159,13 @@ __device__ __forceinline__ bool alloc_idle(const IterRecord *rec)
   return rec->bad != kNoBad || rec->bad_h != LLONG_MAX || rec->tmax == INT_MIN;
 }
 
-/* The sum of v over a block of T threads, in every thread. */
-template <int T, typename V>
-__device__ V block_sum(V v)
-{
-  typedef cub::BlockReduce<V, T> Reduce;
-  __shared__ typename Reduce::TempStorage tr;
-  __shared__ V total;
-  const V s = Reduce(tr).Sum(v);
-  if (threadIdx.x == 0) total = s;
-  __syncthreads();
-  const V t = total;
-  __syncthreads(); /* every thread has read it: the next call may reuse both */
-  return t;
-}
-
 /* strata_strat_cut with every bin tested at once: bin b is the cut when it
  * is the first non-empty bin that is not pinned given all bins below it
- * pinned, which prefix sums over the bins give each thread.  Then, where
- * pairs can merge (pairs_ok), strata_strat_cut_from: the merged pairs
- * counted from a.mhist, which holds the pairs by the larger bin of the
- * two (the pair merges when that is below mcut), and the cut again with
- * the bins below mcut pinned and the merged hypercubes out.  Every thread
- * of the block gets the outcome, the count of merged pairs and mcut. */
+ * pinned, which prefix sums over the bins give each thread.  Every thread
+ * of the block gets it. */
 template <int T>
-__device__ strata_share_cut share_cut(const AllocArgs &a, const double *step, bool pairs_ok,
-                                      long long &pairs, int &mcut)
+__device__ strata_share_cut share_cut(const AllocArgs &a, const double *step)
 {
-  /* Each thread holds PER consecutive bins' counts and the sums before its
-   * first bin; the walk adds up the rest as it goes, so that the prefix
-   * sums of every bin need no registers of their own. */
   constexpr int PER = STRATA_SHARE_BINS / T;
   typedef cub::BlockScan<unsigned long long, T> Scan;
   typedef cub::BlockReduce<int, T> Reduce;
@@ -223,101 +174,53 @@ __device__ strata_share_cut share_cut(const AllocArgs &a, const double *step, bo
   __shared__ unsigned long long dtot;
   __shared__ int s_cut;
   __shared__ strata_share_cut s_out;
-  const int b0 = threadIdx.x * PER;
-  unsigned long long cnt[PER], n = 0, d = 0;
-  unsigned int npair[PER]; /* (fewer than 2^31 pairs) */
-#pragma unroll
-  for (int i = 0; i < PER; i++) {
-    cnt[i] = a.hist[b0 + i];
-    npair[i] = pairs_ok ? (unsigned int)a.mhist[b0 + i] : 0u;
-  }
-  /* (a.mhist has one entry more than the bins: pairs of the top bin) */
-  const unsigned long long npair_top = pairs_ok ? a.mhist[STRATA_SHARE_BINS] : 0ull;
+  unsigned long long cnt[PER], pbefore[PER], dbefore[PER];
+  for (int i = 0; i < PER; i++) cnt[i] = a.hist[threadIdx.x * PER + i];
   const long long nzero = (long long)a.hist[STRATA_SHARE_BINS];
-#pragma unroll
-  for (int i = 0; i < PER; i++) {
-    n += cnt[i];
-    d += cnt[i] * strata_share_of_bin(b0 + i, step);
-  }
-  unsigned long long p0, d0, total;
-  Scan(ts).ExclusiveSum(n, p0);
+  Scan(ts).ExclusiveSum(cnt, pbefore);
   __syncthreads();
-  Scan(ts).ExclusiveSum(d, d0, total);
+  unsigned long long total;
+  for (int i = 0; i < PER; i++)
+    dbefore[i] = cnt[i] * strata_share_of_bin(threadIdx.x * PER + i, step);
+  Scan(ts).ExclusiveSum(dbefore, dbefore, total); /* (in place) */
   if (threadIdx.x == 0) dtot = total;
   __syncthreads();
-  /* The walk from bin from, removed hypercubes below it out, neval
-   * samples to share: into s_out. */
-  auto walk = [&](int from, long long removed, long long neval) {
-    int first = STRATA_SHARE_BINS;
-    unsigned long long p = p0, dp = d0; /* before bin b0 + i */
-#pragma unroll
-    for (int i = 0; i < PER; i++) {
-      const int b = b0 + i;
-      const uint64_t D = strata_share_of_bin(b, step);
-      const long long left = neval - 2 * (nzero + (long long)p - removed);
-      if (cnt[i] && b >= from && b < first && !strata_share_pinned(D, dtot - dp, left)) first = b;
-      p += cnt[i];
-      dp += cnt[i] * D;
-    }
-    const int cut = Reduce(tr).Reduce(first, [](int x, int y) { return x < y ? x : y; });
-    if (threadIdx.x == 0) s_cut = cut;
-    __syncthreads();
-    /* The thread holding the cut's bin (the last bin's where all are
-     * pinned) adds up what is pinned below it. */
-    const bool all = s_cut == STRATA_SHARE_BINS;
-    if (all ? threadIdx.x == T - 1 : s_cut / PER == (int)threadIdx.x) {
-      const int upto = all ? PER : s_cut - b0;
-      unsigned long long pp = p0, dpin = d0;
-#pragma unroll
-      for (int i = 0; i < PER; i++)
-        if (i < upto) {
-          pp += cnt[i];
-          dpin += cnt[i] * strata_share_of_bin(b0 + i, step);
-        }
-      const long long pinned = nzero + (long long)pp - removed;
+  int first = STRATA_SHARE_BINS;
+  for (int i = 0; i < PER; i++) {
+    const int b = threadIdx.x * PER + i;
+    const long long left = a.neval - 2 * (nzero + (long long)pbefore[i]);
+    if (cnt[i] && b < first &&
+        !strata_share_pinned(strata_share_of_bin(b, step), dtot - dbefore[i], left))
+      first = b;
+  }
+  const int cut = Reduce(tr).Reduce(first, [](int x, int y) { return x < y ? x : y; });
+  if (threadIdx.x == 0) s_cut = cut;
+  __syncthreads();
+  /* The thread holding the cut's bin knows what is pinned below it. */
+  for (int i = 0; i < PER; i++) {
+    const int b = threadIdx.x * PER + i;
+    if (b == s_cut || (s_cut == STRATA_SHARE_BINS && b == STRATA_SHARE_BINS - 1)) {
+      const bool all = s_cut == STRATA_SHARE_BINS;
+      const unsigned long long dpin = all ? dtot : dbefore[i];
+      const long long pinned = nzero + (long long)(all ? pbefore[i] + cnt[i] : pbefore[i]);
       strata_share_cut c;
       c.cut = s_cut;
       c.dfree = dtot - dpin;
-      c.left = neval - 2 * pinned;
+      c.left = a.neval - 2 * pinned;
       c.per = c.dfree ? (double)c.left / (double)c.dfree : 0.0;
-      c.dtot = dtot;
       s_out = c;
     }
-    __syncthreads();
-  };
-  walk(0, 0, a.neval);
-  pairs = 0;
-  mcut = pairs_ok ? strata_share_merge_cut(&s_out, a.neval, step) : -1;
-  if (mcut >= 0) {
-    unsigned long long np = 0;
-#pragma unroll
-    for (int i = 0; i < PER; i++)
-      if (b0 + i <= mcut) np += npair[i];
-    if (threadIdx.x == 0 && mcut == STRATA_SHARE_BINS) np += npair_top;
-    pairs = (long long)block_sum<T>(np);
-    if (pairs) walk(mcut, 2 * pairs, a.neval - 2 * pairs);
   }
+  __syncthreads();
   const strata_share_cut out = s_out;
   __syncthreads(); /* every thread has read it: the next call may reuse it */
   return out;
 }
 
-/* A hypercube's bin and its part in a pair, from the histogram's pass to
- * the counts' in count[h]: bits 0-15 the bin + 1 (0: no share), 16-31 the
- * larger bin of its pair + 1, bits 32-33 its part (0 none, 1 the first,
- * 2 the second). */
-__device__ __forceinline__ long long pack_bins(int bin, int pmax, int part)
+__device__ __forceinline__ int free_bin(const AllocArgs &a, long long h, double tmax, int cut)
 {
-  return (long long)(bin + 1) | (long long)(pmax + 1) << 16 | (long long)part << 32;
-}
-
-__device__ __forceinline__ int packed_bin(long long v) { return (int)(v & 0xffff) - 1; }
-
-/* Its part in a pair that merges (mcut: strata_share_merge_cut), else 0. */
-__device__ __forceinline__ int packed_merged(long long v, int mcut)
-{
-  const int part = (int)(v >> 32);
-  return part && (int)((v >> 16) & 0xffff) - 1 < mcut ? part : 0;
+  const int b = strata_share_bin(a.level[h], tmax);
+  return b >= cut ? b : -1;
 }
 
 /* The inclusive prefix sums of value(h) over h in [lo, hi), each handed
@@ -343,6 +246,21 @@ __device__ unsigned long long block_range_scan(long long lo, long long hi, Value
     __syncthreads(); /* (before the storage serves the next tile) */
   }
   return carry;
+}
+
+/* The sum of v over a block of T threads, in every thread. */
+template <int T, typename V>
+__device__ V block_sum(V v)
+{
+  typedef cub::BlockReduce<V, T> Reduce;
+  __shared__ typename Reduce::TempStorage tr;
+  __shared__ V total;
+  const V s = Reduce(tr).Sum(v);
+  if (threadIdx.x == 0) total = s;
+  __syncthreads();
+  const V t = total;
+  __syncthreads(); /* every thread has read it: the next call may reuse both */
+  return t;
 }
 
 /* The sum of x[0..n) by one block. */
@@ -393,18 +311,17 @@ __device__ void finish_record(const AllocArgs &a, IterRecord *rec, long long tot
 
 /* The new allocation from the levels of every hypercube (and the
  * record's tmax), with_estimate after estimate_kernel's work, in one
- * cooperative kernel: the histograms of the levels and of the pairs, the
- * cut (again without the merged pairs), the free hypercubes' shares and
- * their prefix sums, the counts and theirs into start + 1, and their
- * total into the record.  As a chain of kernels each
+ * cooperative kernel: the histogram of the levels, the cut, the free
+ * hypercubes' shares and their prefix sums, the counts and theirs into
+ * start + 1, and their total into the record.  As a chain of kernels each
  * of these steps spent a few microseconds starting and draining the grid
  * for less work than that, most of an iteration's time beyond the
  * sampling at 1e6 samples (doc/design.md, "The allocation in one
  * kernel").  The grid waits for itself between the steps that read what
  * every block wrote; each block owns a contiguous range of hypercubes,
  * scans it, and adds the totals of the blocks before it (btot: 2 per
- * block); every block finds the same cut and the same merged pairs from
- * the histograms, which block 0 clears once all have read them.  Sums of integers: the counts are the
+ * block); every block finds the same cut from the histogram, which block
+ * 0 clears once all have read it.  Sums of integers: the counts are the
  * host's to the sample. */
 __global__ void __launch_bounds__(kReallocThreads, 2)
     reallocate_kernel(const EstimateArgs ea, const AllocArgs a, int with_estimate)
@@ -425,82 +342,35 @@ __global__ void __launch_bounds__(kReallocThreads, 2)
   const double tmax = (double)rec->tmax;
   __shared__ double step[STRATA_SHARE_STEPS];
   for (int i = threadIdx.x; i < STRATA_SHARE_STEPS; i += T) step[i] = a.step[i];
-  /* The block's histograms: of the levels, and of the pairs along the
-   * first axis by the larger level of the two (where pairs can merge: not
-   * with too few hypercubes per axis, where the pair's level would cost a
-   * short iteration a read for nothing).  Each hypercube's bin and its
-   * part in a pair go to count[h] for the passes below, which then read
-   * no level. */
-  const bool pairs_ok = a.M >= STRATA_HCUBE_PAIRS_MIN_M;
-  __shared__ unsigned int bins[STRATA_SHARE_BINS + 1], pbins[STRATA_SHARE_BINS + 1];
   {
-    for (int i = threadIdx.x; i <= STRATA_SHARE_BINS; i += T) {
-      bins[i] = 0u;
-      pbins[i] = 0u;
-    }
+    __shared__ unsigned int bins[STRATA_SHARE_BINS + 1];
+    for (int i = threadIdx.x; i <= STRATA_SHARE_BINS; i += T) bins[i] = 0u;
     __syncthreads();
     for (long long h = b * T + threadIdx.x; h < a.nhcube; h += G * T) {
-      int bin, pmax = -1, part = 0;
-      if (!pairs_ok) bin = strata_share_bin(a.level[h], tmax);
-      else {
-        const int k0 = hcube_k0(h, a.M);
-        part = strata_hcube_pairs_next(k0, a.M)                  ? 1
-               : k0 > 0 && strata_hcube_pairs_next(k0 - 1, a.M) ? 2
-                                                                 : 0;
-        /* strat.c's level_of: the empty second of a merged pair (in the
-         * old allocation, which start still holds) takes its first's
-         * level.  Every word read at once, none behind another. */
-        const long long first = part == 2 ? h - 1 : h, second = part == 1 ? h + 1 : h;
-        const double l1 = a.level[first], l2 = a.level[second];
-        const bool empty = part && __ldg(a.start + second + 1) == __ldg(a.start + second);
-        const int b1 = strata_share_bin(l1, tmax), b2 = empty ? b1 : strata_share_bin(l2, tmax);
-        bin = part == 2 ? b2 : b1;
-        if (part) {
-          pmax = b1 > b2 ? b1 : b2;
-          if (part == 1) atomicAdd(&pbins[pmax + 1], 1u);
-        }
-      }
+      const int bin = strata_share_bin(a.level[h], tmax);
       atomicAdd(&bins[bin < 0 ? STRATA_SHARE_BINS : bin], 1u);
-      a.count[h] = pack_bins(bin, pmax, part);
     }
     __syncthreads();
-    for (int i = threadIdx.x; i <= STRATA_SHARE_BINS; i += T) {
+    for (int i = threadIdx.x; i <= STRATA_SHARE_BINS; i += T)
       if (bins[i]) atomicAdd(&a.hist[i], (unsigned long long)bins[i]);
-      if (pbins[i]) atomicAdd(&a.mhist[i], (unsigned long long)pbins[i]);
-    }
   }
   grid.sync();
-  long long pairs;
-  int mcut;
-  const strata_share_cut c = share_cut<T>(a, step, pairs_ok, pairs, mcut);
+  const strata_share_cut c = share_cut<T>(a, step);
   const long long per = (a.nhcube + G - 1) / G, lo = b * per < a.nhcube ? b * per : a.nhcube,
                   hi = lo + per < a.nhcube ? lo + per : a.nhcube;
-  /* A free hypercube's bin (its share's), or -1: pinned or merged. */
-  auto free_bin = [&](long long v) {
-    const int bin = packed_bin(v);
-    return (pairs && packed_merged(v, mcut)) || bin < c.cut ? -1 : bin;
-  };
   const unsigned long long dsum = block_range_scan<T, IPT>(
       lo, hi,
-      [&](long long h) {
-        return (unsigned long long)strata_share_of_bin(free_bin(a.count[h]), step);
-      },
+      [&](long long h) { return strata_share_of_bin(free_bin(a, h, tmax, c.cut), step); },
       [&](long long h, unsigned long long v) { a.dshare[h] = v; });
   if (threadIdx.x == 0) btot[b] = dsum;
   grid.sync();
-  if (b == 0) /* every block has read the histograms */
-    for (int i = threadIdx.x; i <= STRATA_SHARE_BINS; i += T) {
-      a.hist[i] = 0ull;
-      a.mhist[i] = 0ull;
-    }
+  if (b == 0) /* every block has read the histogram */
+    for (int i = threadIdx.x; i <= STRATA_SHARE_BINS; i += T) a.hist[i] = 0ull;
   const unsigned long long doff = block_sum_of<T>(btot, b);
   const unsigned long long nsum = block_range_scan<T, IPT>(
       lo, hi,
       [&](long long h) {
-        const long long v = a.count[h];
-        const int m = pairs ? packed_merged(v, mcut) : 0;
-        if (m) return m == 1 ? 2ull : 0ull; /* a merged pair: 2 for the two */
-        const int bin = free_bin(v);
+        const int bin = free_bin(a, h, tmax, c.cut);
         return (unsigned long long)(bin < 0 ? 2
                                             : strata_share_count(doff + a.dshare[h],
                                                                  strata_share_of_bin(bin, step),

@@ -46,7 +46,6 @@ int queue_ahead(cuda_state *st, const strata_plan *plan, const Launch &l, const 
   n.a.nh_uniform = 0;
   n.a.even_q = 0;
   n.a.even_rem = 0;
-  n.a.spans = strata_strat_may_merge(plan->strat);
   n.a.first = 0;
   n.a.ahead = from;
   n.l = l;

@@ -102,12 +102,11 @@ int reserve_resident(cuda_state *st, const strata_strat *s, const strata_map *g,
   }
   if (ok && resident) ok = st->level.reserve(nhc);
   if (ok && realloc) {
-    /* The histograms (the levels', then the pairs') are cleared
-     * behind every use; the step table is the same for every ladder
-     * (2^(r/128)): both are set once. */
+    /* The histogram is cleared behind every use; the step table is the
+     * same for every ladder (2^(r/128)): both are set once. */
     if (!st->hist.p)
-      ok = st->hist.reserve(2 * (STRATA_SHARE_BINS + 1)) &&
-           cudaMemset(st->hist.p, 0, 2 * (STRATA_SHARE_BINS + 1) * sizeof(unsigned long long)) ==
+      ok = st->hist.reserve(STRATA_SHARE_BINS + 1) &&
+           cudaMemset(st->hist.p, 0, (STRATA_SHARE_BINS + 1) * sizeof(unsigned long long)) ==
                cudaSuccess;
     if (ok && !st->step.p)
       ok = st->step.reserve(STRATA_SHARE_STEPS) &&

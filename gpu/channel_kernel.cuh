@@ -31,7 +31,6 @@ __device__ __forceinline__ double map_density(const KernelArgs &a, const double 
   const int ninc = a.ninc, G = a.group, M = a.M;
   double jz = 1.0;
   long long h = 0, stride = 1;
-  int k0 = 0;
   for (int d = 0; d < a.dim; d++, stride *= M) {
     if (!(z[d] > 0.0 && z[d] < 1.0)) return 0.0;
     const double *e = a.edges + (size_t)d * a.axis_stride;
@@ -44,11 +43,11 @@ __device__ __forceinline__ double map_density(const KernelArgs &a, const double 
     const double e0 = __ldg(e + lo * G), du = __ldg(e + (lo + 1) * G) - e0;
     const double y = (lo + (z[d] - e0) / du) / ninc;
     jz *= ninc * du;
-    const int k = (int)(y * M) < M ? (int)(y * M) : M - 1;
-    if (d == 0) k0 = k;
-    h += (long long)k * stride;
+    const int k = (int)(y * M);
+    h += (long long)(k < M ? k : M - 1) * stride;
   }
-  return hcube_density(a, h, k0) * a.nhcube / (a.chN * jz);
+  const double nh = (double)(hcube_end(a, h) - hcube_begin(a, h));
+  return nh * a.nhcube / (a.chN * jz);
 }
 
 /* A block's sum of v over its threads, in shared memory s (kChannelThreads). */

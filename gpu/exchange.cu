@@ -104,8 +104,6 @@ int plan_exchange(cuda_state *st, const strata_plan *plan, const strata_strat *s
   xa->nshared = n;
   xa->seg = st->seg.p;
   xa->nhcube = s->nhcube;
-  xa->start = st->start.p;
-  xa->M = s->M;
   xa->V = 1.0 / (double)s->nhcube;
   xa->shift = plan->shift;
   xa->slope = s->ladder ? s->ladder->slope : 0.0;

@@ -108,14 +108,13 @@ __global__ void finish_kernel(const ExchangeArgs a)
     const SharedHcube &sh = a.shared[j];
     const double n = (double)sh.n, S1 = a.x[a.npart + 2 * sh.slot],
                  S2 = a.x[a.npart + 2 * sh.slot + 1];
-    const int span = start_span(a.start, 0, a.M, sh.h, n); /* (a shared one holds samples) */
-    const double m = S1 / n, v = (S2 - S1 * m) / (n * (n - 1.0)), Vh = span * a.V;
+    const double m = S1 / n, v = (S2 - S1 * m) / (n * (n - 1.0));
     if (!isfinite(m) || !isfinite(v)) {
       if (sh.h < a.rec->bad_h) a.rec->bad_h = sh.h;
       continue;
     }
-    part[0] += Vh * m + a.shift * a.V;
-    if (v > 0.0) part[1] += Vh * Vh * v;
+    part[0] += a.V * m + a.shift * a.V;
+    if (v > 0.0) part[1] += a.V * a.V * v;
     if (a.level) {
       const double t = strata_share_level(strata_share_var(S1, S2, n), a.slope);
       a.level[sh.h] = t;

@@ -1,6 +1,6 @@
 /* The module: every kernel of the CUDA backend, compiled here once.
  *
- * The sampling kernel, sample_kernel<F, D, ADAPT, PTS, NC, PAIRS> (sample_kernel.cuh),
+ * The sampling kernel, sample_kernel<F, D, ADAPT, PTS, NC> (sample_kernel.cuh),
  * is instantiated for every combination the built-in integrands can ask
  * for; each template parameter buys the kernel something a run-time
  * argument would cost it on every sample:
@@ -25,15 +25,9 @@
  *          Philox alone: 1 adapting and 3 frozen variants.
  *   NC     the components of a vector integrand: 1 for the built-ins
  *          (vector integrands are users' own, compiled by NVRTC).
- *   PAIRS  the allocation may hold merged pairs of hypercubes (hcube.h):
- *          the kernel steps past a pair's empty second and draws the
- *          first's points over both.  Without it the Philox kernels of
- *          runs that cannot merge keep the registers they had (f4 d=8's
- *          adapting kernel 64 against 82).  QMC, the search's and users'
- *          kernels have only the one with it.
  *
- * So 10 integrands x 5 dimensions x 6 (adapt, point set, pairs) = 300
- * sampling kernels, 20 generic ones that keep the peak search's weights, 10 of the
+ * So 10 integrands x 5 dimensions x 4 (adapt, point set) = 200 sampling
+ * kernels, 20 generic ones that keep the peak search's weights, 10 of the
  * search's evaluator (eval_kernel.cuh) and 10 of its channels
  * (channel_kernel.cuh), beside
  * estimate_vec_kernel for 2 .. STRATA_MAX_COMP components, the kernels of
@@ -74,29 +68,29 @@ STRATA_BUILTIN_FUNCTOR(MC, strata_mc_fn)
 
 /* Dimensions with a kernel of their own (registers instead of local memory);
  * others use the generic one.  Chosen for the benchmark suite: 5, 6, 8, 9. */
-template <class F, bool ADAPT, int PTS, bool PAIRS>
+template <class F, bool ADAPT, int PTS>
 kernel_fn pick_dim(int dim)
 {
   switch (dim) {
-  case 5: return sample_kernel<F, 5, ADAPT, PTS, 1, PAIRS>;
-  case 6: return sample_kernel<F, 6, ADAPT, PTS, 1, PAIRS>;
-  case 8: return sample_kernel<F, 8, ADAPT, PTS, 1, PAIRS>;
-  case 9: return sample_kernel<F, 9, ADAPT, PTS, 1, PAIRS>;
-  default: return sample_kernel<F, 0, ADAPT, PTS, 1, PAIRS>;
+  case 5: return sample_kernel<F, 5, ADAPT, PTS, 1>;
+  case 6: return sample_kernel<F, 6, ADAPT, PTS, 1>;
+  case 8: return sample_kernel<F, 8, ADAPT, PTS, 1>;
+  case 9: return sample_kernel<F, 9, ADAPT, PTS, 1>;
+  default: return sample_kernel<F, 0, ADAPT, PTS, 1>;
   }
 }
 
 /* Frozen iterations with packed uniforms (philox.h): their own kernels
  * where the dimension packs (5, 6 and 9 of pick_dim's), else the generic
  * one, which reads the width from its arguments. */
-template <class F, bool PAIRS>
+template <class F>
 kernel_fn pick_packed(int dim)
 {
   switch (dim) {
-  case 5: return sample_kernel<F, 5, false, kPhiloxPacked, 1, PAIRS>;
-  case 6: return sample_kernel<F, 6, false, kPhiloxPacked, 1, PAIRS>;
-  case 9: return sample_kernel<F, 9, false, kPhiloxPacked, 1, PAIRS>;
-  default: return sample_kernel<F, 0, false, kPhilox, 1, PAIRS>;
+  case 5: return sample_kernel<F, 5, false, kPhiloxPacked, 1>;
+  case 6: return sample_kernel<F, 6, false, kPhiloxPacked, 1>;
+  case 9: return sample_kernel<F, 9, false, kPhiloxPacked, 1>;
+  default: return sample_kernel<F, 0, false, kPhilox, 1>;
   }
 }
 
@@ -105,27 +99,17 @@ kernel_fn pick_packed(int dim)
  * every weight, are the generic ones: a run that searches spends its
  * time in the search and the integrand, and 100 more kernels here would
  * cost every build. */
-template <class F, bool PAIRS>
-kernel_fn pick_philox(int dim, bool adapt, int pts)
-{
-  if (adapt) return pick_dim<F, true, kPhilox, PAIRS>(dim);
-  if (pts == kPhiloxPacked) return pick_packed<F, PAIRS>(dim);
-  return pick_dim<F, false, kPhilox, PAIRS>(dim);
-}
-
-/* pairs: the allocation may hold merged pairs (strata_strat_may_merge);
- * the kernels without their span's code keep the registers they had.
- * QMC points and the search's kernels have only the one that spans. */
 template <class F>
-kernel_fn pick_points(int dim, bool adapt, int pts, bool pairs)
+kernel_fn pick_points(int dim, bool adapt, int pts)
 {
   if (pts == kPhiloxTop)
     return adapt ? sample_kernel<F, 0, true, kPhiloxTop, 1> : sample_kernel<F, 0, false, kPhiloxTop, 1>;
+  if (adapt) return pick_dim<F, true, kPhilox>(dim);
   switch (pts) {
-  case kSobol: return pick_dim<F, false, kSobol, true>(dim);
-  case kLattice: return pick_dim<F, false, kLattice, true>(dim);
-  default:
-    return pairs ? pick_philox<F, true>(dim, adapt, pts) : pick_philox<F, false>(dim, adapt, pts);
+  case kSobol: return pick_dim<F, false, kSobol>(dim);
+  case kLattice: return pick_dim<F, false, kLattice>(dim);
+  case kPhiloxPacked: return pick_packed<F>(dim);
+  default: return pick_dim<F, false, kPhilox>(dim);
   }
 }
 
@@ -157,11 +141,11 @@ R with_builtin(int id, Pick pick)
 
 namespace strata_k {
 
-kernel_fn builtin_kernel(int id, int dim, int generic, bool adapt, int pts, bool pairs)
+kernel_fn builtin_kernel(int id, int dim, int generic, bool adapt, int pts)
 {
   if (generic) dim = 0;
   return with_builtin<kernel_fn>(id, [&](auto f) {
-    return pick_points<typename decltype(f)::type>(dim, adapt, pts, pairs);
+    return pick_points<typename decltype(f)::type>(dim, adapt, pts);
   });
 }
 

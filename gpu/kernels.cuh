@@ -54,7 +54,6 @@ struct EstimateArgs {
   double *s1, *s2;             /* zeroed behind the read, for the next iteration */
   const long long *start;
   long long h0, h1, nh_uniform, nhcube;
-  int M;                       /* hypercubes per axis */
   double V, shift;             /* 1 / nhcube, the iteration's shift */
   double *level;               /* NULL: no shares this iteration */
   double slope;
@@ -69,16 +68,12 @@ struct EstimateArgs {
 struct AllocArgs {
   const double *level;
   long long *start;            /* nhcube + 1: start[0] = 0 stays */
-  long long *count;            /* nhcube: the new counts' prefix sums in each block's range
-                                * (before them each hypercube's bins, adapt.cuh's pack_bins) */
+  long long *count;            /* nhcube: the new counts' prefix sums in each block's range */
   unsigned long long *dshare;  /* nhcube: the free hypercubes' D, likewise */
   unsigned long long *btot;    /* 2 per block: the totals of its range */
   unsigned long long *hist;    /* STRATA_SHARE_BINS + 1: the last counts the none */
-  unsigned long long *mhist;   /* the same for the pairs along the first axis, by the
-                                * larger bin of the two: + 1, the none's first */
   const double *step;          /* 2^(r/128) (ladder.h) */
   long long nhcube, neval;
-  int M;                       /* hypercubes per axis */
   IterRecord *rec;
   IterRecord *post;            /* or NULL: where the finished record goes (adapt.cuh) */
   /* Or NULL: the record of the next iteration, queued ahead (ahead.cu),
@@ -126,8 +121,6 @@ struct ExchangeArgs {
   const long long *seg; /* each rank's whole hypercubes [seg[r], seg[R + r]) */
   long long whole0, whole1; /* the hypercubes this rank holds whole */
   long long nhcube;
-  const long long *start;   /* the allocation: a shared hypercube's span (hcube.h) */
-  int M;
 
   __host__ __device__ long long tmax_at() const { return npart + 2LL * nslot; }
   __host__ __device__ long long map_at() const { return tmax_at() + nrank; }
@@ -158,7 +151,7 @@ void launch_estimate_vec(unsigned blocks, cudaStream_t q, const EstimateArgs &a)
 
 /* The sampling kernel of a built-in integrand (kernels.cu), or NULL. */
 typedef void (*kernel_fn)(const KernelArgs);
-kernel_fn builtin_kernel(int id, int dim, int generic, bool adapt, int pts, bool pairs);
+kernel_fn builtin_kernel(int id, int dim, int generic, bool adapt, int pts);
 /* The peak search's evaluator of a built-in integrand (eval_kernel.cuh), or NULL. */
 typedef void (*eval_fn)(const EvalArgs);
 eval_fn builtin_eval_kernel(int id);

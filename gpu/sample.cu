@@ -53,8 +53,7 @@ int find_kernel(cuda_state *st, const strata_plan *plan, const void **k)
                   : plan->qmc->rule == STRATA_QMC_SOBOL ? kSobol : kLattice;
   const int id = pr->f ? builtin_id(pr->f) : -1;
   if (id >= 0) {
-    *k = (const void *)builtin_kernel(id, pr->dim, st->generic, plan->adapt, pts,
-                                      strata_strat_may_merge(plan->strat));
+    *k = (const void *)builtin_kernel(id, pr->dim, st->generic, plan->adapt, pts);
     return STRATA_OK;
   }
   if (pr->source) {
@@ -222,7 +221,6 @@ int fill_args(cuda_state *st, const strata_plan *plan, const Sizes &z,
     a.even_q = s->even_q;
     a.even_rem = s->even_rem;
   }
-  a.spans = strata_strat_may_merge(s) && !uniform && !s->even;
   if (!plan->adapt) {
     const double2 *had = st->xmap.p;
     if (!st->xmap.reserve((size_t)dim * ninc))

@@ -74,7 +74,6 @@ struct KernelArgs {
   long long h0, h1, first, total;
   long long nh_uniform;      /* > 0: every hypercube has this many samples */
   long long even_q, even_rem; /* even_q > 0: the even allocation (hcube.h), no search */
-  int spans;                 /* the allocation may hold merged pairs (hcube.h) */
   unsigned long long seed;
   uint32_t rk[20];           /* the seed's Philox round keys (strata_philox_round_keys) */
   unsigned int iteration;
@@ -153,24 +152,6 @@ __device__ __forceinline__ long long hcube_begin(const KernelArgs &a, long long 
 __device__ __forceinline__ long long hcube_end(const KernelArgs &a, long long h)
 {
   return hcube_begin(a, h + 1);
-}
-
-/* The span along the first axis (hcube.h) of hypercube h, k0 its first
- * coordinate and hend its end, where it holds samples: 2 for the first of
- * a merged pair, else 1. */
-__device__ __forceinline__ double hcube_span(const KernelArgs &a, long long h, int k0,
-                                             long long hend)
-{
-  return a.spans && strata_hcube_pairs_next(k0, a.M) && hcube_end(a, h + 1) == hend ? 2.0 : 1.0;
-}
-
-/* The allocation's samples per hypercube volume at hypercube h (strat.h's
- * strata_strat_density). */
-__device__ __forceinline__ double hcube_density(const KernelArgs &a, long long h, int k0)
-{
-  const long long hb = hcube_begin(a, h), he = hcube_end(a, h);
-  if (he == hb) return 0.5 * (double)(hb - hcube_begin(a, h - 1));
-  return (double)(he - hb) / hcube_span(a, h, k0, he);
 }
 
 /* y in (0,1) on axis d through the map, as strata_map_apply. */
@@ -275,7 +256,7 @@ __device__ __forceinline__ void flush(const KernelArgs &a, long long h, double *
  * kPhiloxTop, kPhiloxPacked).  F:
  * the integrand, a type with a static __device__ eval(x, dim, params,
  * tables, out) writing NC values. */
-template <class F, int D, bool ADAPT, int PTS, int NC, bool PAIRS = true>
+template <class F, int D, bool ADAPT, int PTS, int NC>
 __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
 {
   constexpr int NS = Sums<NC>::NS;
@@ -328,21 +309,13 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
      * units of increments (t = kt + v ninc / (M 2^ubits)). */
     constexpr bool FROZEN_PHILOX = !ADAPT && PHILOX;
     double kt[FROZEN_PHILOX ? MAXD : 1];
-    const double tscale = (double)ninc * a.invM, tstep = tscale * ustep;
-    /* The hypercube's width along the first axis in hypercubes: a merged
-     * pair's samples spread over both (hcube.h); and the frozen points'
-     * step on that axis, made once a hypercube. */
-    double span = 1.0, tstep0 = tstep;
+    const double tscale = (double)ninc * a.invM;
     if (valid) {
       strata_hcube_coords(h, dim, a.M, k);
-      if (PAIRS && a.spans) {
-        span = hcube_span(a, h, k[0], hend);
-        tstep0 = tstep * span;
-      }
       if constexpr (FROZEN_PHILOX)
 #pragma unroll
         for (int d = 0; d < MAXD; d++)
-          if (d < dim) kt[d] = (k[d] + (d ? 1.0 : span) * grid_shift(d) * ustep) * tscale;
+          if (d < dim) kt[d] = (k[d] + grid_shift(d) * ustep) * tscale;
     }
     double acc[NS];
 #pragma unroll
@@ -359,20 +332,10 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         if constexpr (TOP) hbeg = hend;
         hend = hcube_end(a, h);
         strata_hcube_next(k, dim, a.M);
-        if (PAIRS && a.spans) { /* past the empty second of a merged pair, and the span */
-          while (i >= hend) {
-            h++;
-            if constexpr (TOP) hbeg = hend;
-            hend = hcube_end(a, h);
-            strata_hcube_next(k, dim, a.M);
-          }
-          span = hcube_span(a, h, k[0], hend);
-          tstep0 = tstep * span;
-        }
         if constexpr (FROZEN_PHILOX)
 #pragma unroll
           for (int d = 0; d < MAXD; d++)
-            if (d < dim) kt[d] = (k[d] + (d ? 1.0 : span) * grid_shift(d) * ustep) * tscale;
+            if (d < dim) kt[d] = (k[d] + grid_shift(d) * ustep) * tscale;
       }
       double x[MAXD];
       int inc[MAXD];
@@ -381,10 +344,9 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
         /* Coordinate d of the point from its uniform's bits v. */
         auto place = [&](int d, uint32_t v) {
           if constexpr (FROZEN_PHILOX)
-            map_frozen(a, d, fma((double)v, d ? tstep : tstep0, kt[d]), x, jac);
+            map_frozen(a, d, fma((double)v, tscale * ustep, kt[d]), x, jac);
           else
-            map_axis(a, d, (k[d] + (d ? 1.0 : span) * ((double)v * ustep + 0.5 * ustep)) * a.invM,
-                     x, inc, jac);
+            map_axis(a, d, (k[d] + ((double)v * ustep + 0.5 * ustep)) * a.invM, x, inc, jac);
         };
         constexpr int NB = (MAXD + 3) / 4;
         if constexpr (PACKED) {
@@ -479,7 +441,7 @@ __global__ void __launch_bounds__(kThreads) sample_kernel(const KernelArgs a)
           for (int e = c; e < NC; e++) acc[p++] += dc[c] * dc[e];
       }
       if constexpr (TOP) {
-        const double nh = (double)(hend - hbeg) / span; /* per hypercube volume */
+        const double nh = (double)(hend - hbeg);
         if (nch) {
           double z[MAXD], part[STRATA_MAX_CHANNELS + 2];
 #pragma unroll

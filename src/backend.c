@@ -30,9 +30,8 @@ void strata_backend_point(const strata_plan *plan, int64_t i, double *y)
   }
   int k[STRATA_MAX_DIM];
   double u[STRATA_MAX_DIM];
-  const int64_t h = strata_strat_find(s, i);
-  strata_strat_coords(s, h, k);
-  strata_sample_point(plan, k, strata_strat_span(s, h), i, u, y);
+  strata_strat_coords(s, strata_strat_find(s, i), k);
+  strata_sample_point(plan, k, i, u, y);
 }
 
 double strata_backend_box_volume(const strata_plan *plan)
@@ -63,7 +62,8 @@ double strata_backend_map_density(const strata_plan *plan, const double *z)
     int k = (int)(y * M);
     h += (int64_t)(k < M ? k : M - 1) * stride;
   }
-  return strata_strat_density(s, h) * (double)s->nhcube / ((double)plan->channels->N * jz);
+  const double nh = (double)(s->start[h + 1] - s->start[h]);
+  return nh * (double)s->nhcube / ((double)plan->channels->N * jz);
 }
 
 int strata_backend_report_nonfinite(const strata_plan *plan, double fx,

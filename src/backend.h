@@ -74,17 +74,16 @@ typedef struct {
 int strata_backend_evaluate(void *ctx, int64_t n, const double *y, double *f);
 
 /* The pseudo-random point y of global sample i in the hypercube with
- * coordinates k and span (hcube.h) along the first axis: what every
- * backend draws, so that a reported point is the one that was evaluated. */
-static inline void strata_sample_point(const strata_plan *plan, const int *k, int span,
-                                       int64_t i, double *u, double *y)
+ * coordinates k: what every backend draws, so that a reported point is the
+ * one that was evaluated. */
+static inline void strata_sample_point(const strata_plan *plan, const int *k, int64_t i,
+                                       double *u, double *y)
 {
   const int dim = plan->problem->dim;
   const double invM = 1.0 / plan->strat->M;
   strata_sample_uniforms(plan->seed, plan->iteration, (uint64_t)i, dim, plan->ubits,
                          plan->ushift, u);
-  y[0] = (k[0] + (double)span * u[0]) * invM;
-  for (int d = 1; d < dim; d++) y[d] = (k[d] + u[d]) * invM;
+  for (int d = 0; d < dim; d++) y[d] = (k[d] + u[d]) * invM;
 }
 
 /* The point y in (0,1)^dim of global sample i, computed alone: for messages

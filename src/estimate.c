@@ -41,18 +41,15 @@ static int stratified(const strata_strat *c, int nc, const double *c1, const dou
      * per-cell loops over components that cost more than the arithmetic
      * at 1e5 and more hypercubes. */
     double sI = 0.0, sv = 0.0;
-    int k0 = (int)(h0 % c->M);
-    for (int64_t h = h0; h < h1; h++, k0 = strata_hcube_next_k0(k0, c->M)) {
-      const int span = strata_strat_span_at(c, h, k0);
-      if (!span) continue;
+    for (int64_t h = h0; h < h1; h++) {
       const double n = (double)c->nh[h], m = c1[h] / n,
-                   v = (c2[h] - c1[h] * m) / (n * (n - 1.0)), Vh = span * V;
+                   v = (c2[h] - c1[h] * m) / (n * (n - 1.0));
       if (!isfinite(m) || !isfinite(v)) {
         *bad = h;
         return -1;
       }
-      sI += Vh * m;
-      if (v > 0.0) sv += Vh * Vh * v;
+      sI += V * m;
+      if (v > 0.0) sv += V * V * v;
     }
     I[0] = sI + shift[0] * ((double)(h1 - h0) / (double)c->nhcube);
     cov[0] = sv;
@@ -62,17 +59,13 @@ static int stratified(const strata_strat *c, int nc, const double *c1, const dou
   double m[STRATA_EST_MAX_COMP], v[STRATA_EST_MAX_COMP * (STRATA_EST_MAX_COMP + 1) / 2];
   for (int a = 0; a < nc; a++) I[a] = 0.0;
   for (int a = 0; a < nc * nc; a++) cov[a] = 0.0;
-  int k0 = (int)(h0 % c->M);
-  for (int64_t h = h0; h < h1; h++, k0 = strata_hcube_next_k0(k0, c->M)) {
-    const int span = strata_strat_span_at(c, h, k0);
-    if (!span) continue;
+  for (int64_t h = h0; h < h1; h++) {
     if (!strata_cell_moments(nc, c1 + h * nc, c2 + h * np, (double)c->nh[h], m, v)) {
       *bad = h;
       return -1;
     }
-    const double Vh = span * V;
-    for (int a = 0; a < nc; a++) I[a] += Vh * m[a];
-    add_cov(nc, v, Vh * Vh, cov);
+    for (int a = 0; a < nc; a++) I[a] += V * m[a];
+    add_cov(nc, v, V * V, cov);
   }
   for (int a = 0; a < nc; a++) I[a] = I[a] + shift[a] * ((double)(h1 - h0) / (double)c->nhcube);
   return 0;

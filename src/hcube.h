@@ -28,32 +28,6 @@ STRATA_HD void strata_hcube_next(int *k, int dim, int M)
     }
 }
 
-/* Merged pairs.  Along the first axis hypercubes k_0 = 2j and 2j + 1
- * form a pair (the last of a row stays alone where M is odd); an
- * allocation may give a pair whose shares are both next to none its 2
- * samples together: the first hypercube holds them, drawn over the pair's
- * width, and the second holds none (strat.h).  Only with
- * STRATA_HCUBE_PAIRS_MIN_M hypercubes per axis or more: a merged region
- * then keeps 3 strata per axis, the fewest that find a peak the map has
- * lost (src/lostpeak.c, STRATA_GUARD_STRATA), where a pair of 2 or 4
- * would leave 1 or 2.  The span of hypercube h with n samples, whose
- * neighbour h + 1 along the first axis has n_next (read only where k_0 +
- * 1 < M): its width along the first axis in hypercubes, 2 for the first
- * of a merged pair, 1 for any other that holds samples, 0 for the empty
- * second of a pair. */
-#define STRATA_HCUBE_PAIRS_MIN_M 6
-
-STRATA_HD int strata_hcube_pairs_next(int k0, int M)
-{
-  return M >= STRATA_HCUBE_PAIRS_MIN_M && k0 % 2 == 0 && k0 + 1 < M;
-}
-
-STRATA_HD int strata_hcube_span(int k0, int M, long long n, long long n_next)
-{
-  if (n == 0) return 0;
-  return strata_hcube_pairs_next(k0, M) && n_next == 0 ? 2 : 1;
-}
-
 /* The even allocation (strat.h): q samples in every hypercube and one more
  * in the first rem.  Hypercube h's first sample, and the hypercube that
  * holds sample i: no search. */

@@ -239,11 +239,8 @@ void strata_plan_make(strata_run *r, strata_plan *p)
       .refine = prm->alpha != 0.0, .alpha = prm->alpha,
       .host_allocation = combine == STRATA_COMBINE_CELLS || host_keeps(r) || fine,
       .cshift = r->cshift, .next_cshift = r->next_cshift, .bad = -1};
-  /* (A merged pair's samples spread over two hypercubes along the first
-   * axis: an allocation that may merge holds cells of width 2 / M there.) */
-  const int Mw = strata_strat_may_merge(p->strat) ? p->strat->M / 2 : p->strat->M;
   p->ubits = !p->adapt && !p->qmc && r->packed_uniforms
-                 ? strata_uniform_bits(r->problem.dim, strata_map_res(p->map), Mw)
+                 ? strata_uniform_bits(r->problem.dim, strata_map_res(p->map), p->strat->M)
                  : 32;
   strata_uniform_shifts(p->seed, p->iteration, r->problem.dim, p->ubits, p->ushift);
   p->gather_levels = p->reallocate && where != STRATA_ADAPT_BACKEND &&

@@ -535,19 +535,16 @@ static int check_comp_state(const strata_run *r, const strata_run_state *st)
   return STRATA_OK;
 }
 
-/* A saved allocation of n hypercubes, M per axis: at least 2 samples each
- * but for the empty second of a merged pair, and no more in all than
- * budget and the floor of 2 per hypercube. */
-static int check_allocation(const int64_t *nh, int64_t n, int M, int64_t budget,
-                            const char *which)
+/* A saved allocation of n hypercubes: at least 2 samples each, and no
+ * more in all than budget and the floor of 2 per hypercube. */
+static int check_allocation(const int64_t *nh, int64_t n, int64_t budget, const char *which)
 {
-  const int64_t most = budget + 2 * n, bad = strata_strat_bad_count(nh, n, M);
-  if (bad >= 0)
-    return strata_error(STRATA_EINVAL, "saved%s allocation gives hypercube %lld %lld "
-                        "samples (at least 2, or 0 after a merged pair's first)", which,
-                        (long long)bad, (long long)nh[bad]);
+  const int64_t most = budget + 2 * n;
   int64_t sum = 0;
   for (int64_t h = 0; h < n; h++) {
+    if (nh[h] < 2)
+      return strata_error(STRATA_EINVAL, "saved%s allocation gives hypercube %lld %lld "
+                          "samples (at least 2)", which, (long long)h, (long long)nh[h]);
     if (nh[h] > most - sum) /* sum + nh[h] > most, without overflow */
       return strata_error(STRATA_EINVAL, "saved%s allocation gives hypercube %lld %lld "
                           "samples, beyond the %lld this job can allocate in all (%lld and "
@@ -583,14 +580,13 @@ static int check_state(const strata_run *r, const strata_run_state *st)
   const strata_params *p = &r->params;
   int64_t budget = p->neval > p->neval_frozen ? p->neval : p->neval_frozen;
   if (strata_strat_total(r->strat) > budget) budget = strata_strat_total(r->strat);
-  int rc = check_allocation(st->nh, st->nhcube, r->strat->M, budget, "");
+  int rc = check_allocation(st->nh, st->nhcube, budget, "");
   if (rc != STRATA_OK) return rc;
   if (st->nfine && (!r->fine || st->nfine != r->fine->nhcube))
     return strata_error(STRATA_EINVAL, "saved state has a finer stratification of %lld "
                         "hypercubes, this job %lld", (long long)st->nfine,
                         (long long)(r->fine ? r->fine->nhcube : 0));
-  if (st->nfine &&
-      (rc = check_allocation(st->fine_nh, st->nfine, r->fine->M, budget, " finer")) != STRATA_OK)
+  if (st->nfine && (rc = check_allocation(st->fine_nh, st->nfine, budget, " finer")) != STRATA_OK)
     return rc;
   int64_t total = 0;
   for (int k = 0; k < st->itn; k++) {

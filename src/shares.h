@@ -121,44 +121,4 @@ STRATA_HD int64_t strata_share_count(uint64_t cum, uint64_t D, uint64_t dfree, i
                     strata_share_upto(cum - D, dfree, left, per);
   return n < 2 ? 2 : n;
 }
-/* The water-filling's outcome: the first free bin, and what the free
- * hypercubes share. */
-typedef struct {
-  int cut;         /* bins below are pinned at 2 samples */
-  uint64_t dfree;  /* the free hypercubes' summed D */
-  int64_t left;    /* the samples they share */
-  double per;      /* left / dfree */
-  uint64_t dtot;   /* every hypercube's summed D */
-} strata_share_cut;
-
-/* Merged pairs (hcube.h): a pair of hypercubes along the first axis whose
- * shares of the neval samples, without the floor, are both below
- * STRATA_SHARE_MERGE_BELOW samples (D neval / dtot: a hypercube of next to
- * no variance) takes 2 samples over the two where the floor gave it 4;
- * the other hypercubes are then cut again with what the merged pairs
- * leave.  Such a hypercube holds a small part of the variance, which the
- * coarser stratum of the pair costs little of.  The share is the one
- * without the floor, not the cut's: where the floor takes nearly every
- * sample (a long run's finer stratification) the cut's few free
- * hypercubes set a level against which most of the others would merge,
- * on the noise of their 2 samples. */
-#define STRATA_SHARE_MERGE_BELOW 0.1
-/* The first bin whose hypercubes do not merge: bins below it hold shares
- * D neval / dtot < STRATA_SHARE_MERGE_BELOW (D grows with the bin), and
- * are pinned (below the cut); -1 with no free hypercube, when nothing
- * merges (the hypercubes with no share, bin -1, merge wherever anything
- * does). */
-STRATA_HD int strata_share_merge_cut(const strata_share_cut *c, int64_t neval,
-                                     const double *step)
-{
-  if (!c->dfree) return -1;
-  const double per = (double)neval / (double)c->dtot;
-  int lo = 0, hi = c->cut; /* the first b in [0, cut) with D_b per >= the bound, or cut */
-  while (lo < hi) {
-    const int mid = lo + (hi - lo) / 2;
-    if ((double)strata_share_of_bin(mid, step) * per >= STRATA_SHARE_MERGE_BELOW) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
-}
 #endif

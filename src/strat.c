@@ -196,21 +196,11 @@ void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2
 void strata_strat_cut(const uint64_t *hist, int64_t nzero, int64_t neval, const double *step,
                       strata_share_cut *out)
 {
-  strata_strat_cut_from(hist, nzero, neval, step, 0, 0, out);
-}
-
-void strata_strat_cut_from(const uint64_t *hist, int64_t nzero, int64_t neval,
-                           const double *step, int from, int64_t removed, strata_share_cut *out)
-{
   uint64_t dtot = 0;
   for (int b = 0; b < STRATA_SHARE_BINS; b++) dtot += hist[b] * strata_share_of_bin(b, step);
   uint64_t dpin = 0;
-  int64_t pinned = nzero - removed;
+  int64_t pinned = nzero;
   int b = 0;
-  for (; b < from; b++) {
-    pinned += (int64_t)hist[b];
-    dpin += hist[b] * strata_share_of_bin(b, step);
-  }
   for (; b < STRATA_SHARE_BINS; b++) {
     if (!hist[b]) continue;
     const uint64_t D = strata_share_of_bin(b, step);
@@ -222,30 +212,6 @@ void strata_strat_cut_from(const uint64_t *hist, int64_t nzero, int64_t neval,
   out->dfree = dtot - dpin;
   out->left = neval - 2 * pinned;
   out->per = out->dfree ? (double)out->left / (double)out->dfree : 0.0;
-  out->dtot = dtot;
-}
-
-/* The level a hypercube's share is read from: the empty second of a
- * merged pair takes its first's, the pair's.  Reads the old count of h
- * only, so that the counts can be rewritten in order behind it. */
-static double level_of(const strata_strat *s, const double *level, int64_t h)
-{
-  return !s->even && s->nh[h] == 0 ? level[h - 1] : level[h];
-}
-
-static int bin_of(const strata_strat *s, const double *level, int64_t h, double tmax)
-{
-  return strata_share_bin(level_of(s, level, h), tmax);
-}
-
-/* Whether hypercube h (k0 its first coordinate) and its neighbour along
- * the first axis are a pair whose shares are both in bins below mcut
- * (strata_share_merge_cut): they merge. */
-static int merges(const strata_strat *s, const double *level, int64_t h, int k0, double tmax,
-                  int mcut)
-{
-  return strata_hcube_pairs_next(k0, s->M) && bin_of(s, level, h, tmax) < mcut &&
-         bin_of(s, level, h + 1, tmax) < mcut;
 }
 
 void strata_strat_allocate(strata_strat *s, const double *level)
@@ -259,69 +225,41 @@ void strata_strat_allocate(strata_strat *s, const double *level)
   memset(s->hist, 0, sizeof(uint64_t) * STRATA_SHARE_BINS);
   int64_t nzero = 0;
   for (int64_t h = 0; h < nh; h++) {
-    const int b = bin_of(s, level, h, tmax);
+    const int b = strata_share_bin(level[h], tmax);
     if (b < 0) nzero++;
     else s->hist[b]++;
   }
   strata_share_cut c;
   strata_strat_cut(s->hist, nzero, s->neval, s->ladder->step, &c);
-  /* The pairs that merge leave the water-filling with their 2 samples,
-   * and the others are cut again. */
-  const int mcut = strata_share_merge_cut(&c, s->neval, s->ladder->step);
-  int64_t pairs = 0;
-  int k0 = 0;
-  for (int64_t h = 0; mcut >= 0 && h < nh; h++, k0 = strata_hcube_next_k0(k0, s->M))
-    pairs += merges(s, level, h, k0, tmax, mcut);
-  if (pairs)
-    strata_strat_cut_from(s->hist, nzero, s->neval - 2 * pairs, s->ladder->step, mcut, 2 * pairs,
-                          &c);
   uint64_t cum = 0;
-  int second = 0; /* h is the second of a pair that merges */
   s->start[0] = 0;
-  k0 = 0;
-  for (int64_t h = 0; h < nh; h++, k0 = strata_hcube_next_k0(k0, s->M)) {
-    const int b = bin_of(s, level, h, tmax);
-    const int first = pairs && !second && merges(s, level, h, k0, tmax, mcut);
-    int64_t n = second ? 0 : 2;
-    if (!first && !second && b >= c.cut) {
+  for (int64_t h = 0; h < nh; h++) {
+    const int b = strata_share_bin(level[h], tmax);
+    int64_t n = 2;
+    if (b >= c.cut) {
       const uint64_t D = strata_share_of_bin(b, s->ladder->step);
       cum += D;
       n = strata_share_count(cum, D, c.dfree, c.left, c.per);
     }
     s->nh[h] = n;
     s->start[h + 1] = s->start[h] + n;
-    second = first;
   }
   s->total = s->start[nh];
   s->even = 0;
   s->generation = strata_stamp_next();
 }
 
-int64_t strata_strat_bad_count(const int64_t *nh, int64_t n, int M)
-{
-  for (int64_t h = 0; h < n; h++) {
-    if (nh[h] >= 2) continue;
-    const int k0 = (int)(h % M);
-    if (nh[h] == 0 && k0 % 2 == 1 && strata_hcube_pairs_next(k0 - 1, M) && nh[h - 1] >= 2)
-      continue;
-    return h;
-  }
-  return -1;
-}
-
 /* Every hypercube's samples in proportion to its weight w[h] (NULL: its
- * current count, a merged pair's empty second keeping none), cumulatively
- * rounded so that they add up to neval, at least 2 each. */
+ * current count), cumulatively rounded so that they add up to neval, at
+ * least 2 each. */
 static void counts_in_proportion(strata_strat *s, const double *w, double wsum, int64_t neval)
 {
   const double per = (double)neval / wsum;
   double cum = 0.0;
-  int64_t given = 0, last = s->nhcube - 1;
-  while (!w && last > 0 && s->nh[last] == 0) last--;
+  int64_t given = 0;
   for (int64_t h = 0; h < s->nhcube; h++) {
-    if (!w && s->nh[h] == 0) continue;
     cum += (w ? w[h] : (double)s->nh[h]) * per;
-    int64_t upto = h == last ? neval : (int64_t)(cum + 0.5);
+    int64_t upto = h == s->nhcube - 1 ? neval : (int64_t)(cum + 0.5);
     int64_t n = upto - given;
     given = upto;
     s->nh[h] = n < 2 ? 2 : n;
@@ -381,7 +319,7 @@ int strata_strat_carry(strata_strat *s, const strata_strat *coarse, int64_t neva
       c = c * Mc + of[k[d]];
       shared *= sharing[k[d]];
     }
-    w[h] = strata_strat_density(coarse, c) / (double)shared;
+    w[h] = (double)coarse->nh[c] / (double)shared;
     wsum += w[h];
     strata_hcube_next(k, s->dim, s->M);
   }

@@ -9,7 +9,6 @@
 
 #include "hcube.h"
 #include "hostdev.h"
-#include "shares.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -84,20 +83,9 @@ static inline int strata_strat_moves(const strata_strat *s)
   return s->adaptive && s->beta > 0.0;
 }
 
-/* Whether an allocation may merge pairs of hypercubes (hcube.h): one that
- * moves, of STRATA_HCUBE_PAIRS_MIN_M hypercubes per axis or more. */
-static inline int strata_strat_may_merge(const strata_strat *s)
-{
-  return strata_strat_moves(s) && s->M >= STRATA_HCUBE_PAIRS_MIN_M;
-}
-
 /* VEGAS+ reallocation from one iteration's per-hypercube sums of J f and
- * (J f)^2: n_h proportional to sigma_h^beta, at least 2, summing to neval;
- * except that a pair of hypercubes along the first axis (hcube.h) whose
- * shares are both next to none merges: its first hypercube gets 2 samples
- * drawn over the pair, its second none, and the others share what the
- * merged pairs leave (shares.h, doc/algorithm.md, "Stratification").  Does
- * nothing unless strata_strat_moves. */
+ * (J f)^2: n_h proportional to sigma_h^beta, at least 2, summing to neval.
+ * Does nothing unless strata_strat_moves. */
 void strata_strat_reallocate(strata_strat *s, const double *s1, const double *s2);
 
 /* The same in two steps, so that ranks can split the first: the shares'
@@ -109,25 +97,17 @@ void strata_strat_levels(const strata_strat *s, const double *s1, const double *
                          int64_t h0, int64_t h1, double *level);
 void strata_strat_allocate(strata_strat *s, const double *level);
 
-/* The water-filling's outcome (shares.h's strata_share_cut) from the
- * histogram of levels (hist[b] hypercubes in bin b, nzero with no share).
- * Host and device both call it. */
+/* The water-filling's outcome from the histogram of levels (hist[b]
+ * hypercubes in bin b, nzero with no share): the first free bin, and what
+ * the free hypercubes share.  Host and device both call it. */
+typedef struct {
+  int cut;         /* bins below are pinned at 2 samples */
+  uint64_t dfree;  /* the free hypercubes' summed D */
+  int64_t left;    /* the samples they share */
+  double per;      /* left / dfree */
+} strata_share_cut;
 void strata_strat_cut(const uint64_t *hist, int64_t nzero, int64_t neval, const double *step,
                       strata_share_cut *out);
-
-/* The same with the bins below from pinned whatever their shares, and
- * removed of their hypercubes out of the water-filling: the cut again
- * once merged pairs (hcube.h), every one of whose hypercubes lies below
- * from = strata_share_merge_cut, leave with their 2 samples (neval less
- * them).  Their D stays in dtot and in the pinned sum, which dfree, the
- * difference, does not see.  Pinning bins below from changes nothing: a
- * share there is below STRATA_SHARE_MERGE_BELOW of neval / dtot samples,
- * and with at most neval / 2 hypercubes (each holds 2 samples at least)
- * the bins from upwards hold 0.95 dtot at least, so that such a bin takes
- * fewer than 0.11 of a sample and stays below the floor (test_strat
- * checks the cut against the walk over the remaining hypercubes). */
-void strata_strat_cut_from(const uint64_t *hist, int64_t nzero, int64_t neval,
-                           const double *step, int from, int64_t removed, strata_share_cut *out);
 
 /* A new total for the same hypercubes: vegas+ keeps the shares of the
  * current allocation (cumulative rounding, at least 2 each), classic gives
@@ -140,36 +120,6 @@ static inline int64_t strata_strat_total(const strata_strat *s) { return s->tota
  * While a backend holds a newer one (backend.h's pull), only start[0] = 0
  * and start[nhcube] = total are right. */
 int64_t strata_strat_start_at(const strata_strat *s, int64_t h);
-
-/* The span of hypercube h of an allocation the host holds (hcube.h): 2
- * for the first of a merged pair, 0 for its empty second, else 1; _at
- * with h's k_0 known (a loop over hypercubes counts it). */
-static inline int strata_strat_span_at(const strata_strat *s, int64_t h, int k0)
-{
-  if (s->even) return 1;
-  return strata_hcube_span(k0, s->M, s->nh[h], k0 + 1 < s->M ? s->nh[h + 1] : 1);
-}
-
-static inline int strata_strat_span(const strata_strat *s, int64_t h)
-{
-  return strata_strat_span_at(s, h, (int)(h % s->M));
-}
-
-/* The allocation's samples per hypercube volume at hypercube h: n_h, or
- * a merged pair's 2 spread over its two hypercubes. */
-static inline double strata_strat_density(const strata_strat *s, int64_t h)
-{
-  const int span = strata_strat_span(s, h);
-  return span ? (double)s->nh[h] / span : 0.5 * (double)s->nh[h - 1];
-}
-
-/* k_0 of hypercube h + 1 from k_0 of h. */
-static inline int strata_hcube_next_k0(int k0, int M) { return k0 + 1 == M ? 0 : k0 + 1; }
-
-/* The first of n counts of a layout of M hypercubes per axis that no
- * allocation gives (fewer than 2 samples, but for the empty second of a
- * merged pair), or -1: what a saved allocation is checked against. */
-int64_t strata_strat_bad_count(const int64_t *nh, int64_t n, int M);
 
 /* Takes a saved allocation (nhcube counts) as the current one: resuming. */
 void strata_strat_restore(strata_strat *s, const int64_t *nh);

@@ -52,8 +52,8 @@ int strata_run_start_from(strata_run *r, int naxes, int ninc, const double *edge
 
   strata_strat *s = r->strat;
   if (!nh || nhcube != s->nhcube || !strata_strat_moves(s)) return STRATA_OK;
-  if (strata_strat_bad_count(nh, nhcube, s->M) >= 0)
-    return STRATA_OK; /* not an allocation strata wrote: the even one stays */
+  for (int64_t h = 0; h < nhcube; h++)
+    if (nh[h] < 2) return STRATA_OK; /* not an allocation strata wrote: the even one stays */
   const int64_t budget = s->neval;
   strata_strat_restore(s, nh);
   strata_strat_rescale(s, budget);

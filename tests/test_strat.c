@@ -249,59 +249,26 @@ START_TEST(test_vegasplus_init)
 }
 END_TEST
 
-/* The water-filling of neval samples over the hypercubes h with
- * take[h], weights d: pins them at 2 in order of increasing d while their
- * share of what is left is below 2 (pinned[h] = 1), and returns what the
- * others share, with *dfree their summed d. */
-static int64_t water_fill(int64_t N, int64_t neval, const double *d, const int64_t *order,
-                          const unsigned char *take, unsigned char *pinned, long double *dfree)
-{
-  long double dsum = 0.0L;
-  for (int64_t h = 0; h < N; h++)
-    if (take[h]) dsum += d[h];
-  int64_t left = neval;
-  for (int64_t i = 0; i < N; i++) {
-    const int64_t h = order[i];
-    if (!take[h]) continue;
-    if ((long double)left * d[h] / dsum >= 2.0L) break;
-    pinned[h] = 1;
-    left -= 2;
-    dsum -= d[h];
-  }
-  *dfree = dsum;
-  return left;
-}
-
 /* Expected VEGAS+ allocation, computed independently: d_h = sigma_h^beta,
- * a water-filling (above); then each pair along the first axis (k_0 = 2j,
- * 2j + 1, M >= STRATA_HCUBE_PAIRS_MIN_M per axis) whose both are pinned with a share d neval / sum d
- * below STRATA_SHARE_MERGE_BELOW merges (pinned 2: the first, with 2
- * samples over the pair; 3: the second, with none), and the others are
- * filled again with neval less 2 per merged pair.  An empty hypercube of
- * nprev (a merged second) takes its first's d.  Fills pinned[] (1 for the
- * second filling's pinned), share[] (the real-valued target of every free
- * hypercube) and near[] (a decision that the weights' 6-bit rounding may
- * turn: a share within 1/8 of the merging bound, or of 2 at the first
- * filling). */
-static void expected_shares(int64_t N, int M, int64_t neval, double beta, const int64_t *nprev,
+ * pin hypercubes at 2 in order of increasing d while their share of what is
+ * left is below 2, then share the rest in proportion to d.  Fills pinned[]
+ * and share[] (the real-valued target of every free hypercube). */
+static void expected_shares(int64_t N, int64_t neval, double beta, const int64_t *nprev,
                             const double *s1, const double *s2, unsigned char *pinned,
-                            double *share, unsigned char *near)
+                            double *share)
 {
   double *d = malloc(sizeof(double) * (size_t)N);
   int64_t *order = malloc(sizeof(int64_t) * (size_t)N);
-  unsigned char *take = malloc((size_t)N), *first = malloc((size_t)N);
-  long double dall = 0.0L;
+  long double dsum = 0.0L;
   for (int64_t h = 0; h < N; h++) {
     long double n = (long double)nprev[h];
     long double mean = s1[h] / n;
     long double var = s2[h] / n - mean * mean; /* sigma_h^2 of the design */
     if (var < 0.0L) var = 0.0L;
     d[h] = beta == 0.0 ? 1.0 : (double)powl(sqrtl(var), (long double)beta);
-    if (nprev[h] == 0) d[h] = d[h - 1];
-    dall += d[h];
+    dsum += d[h];
     order[h] = h;
-    take[h] = 1;
-    first[h] = pinned[h] = 0;
+    pinned[h] = 0;
   }
   /* insertion sort of indices by d (N is small in these tests) */
   for (int64_t i = 1; i < N; i++) {
@@ -312,36 +279,18 @@ static void expected_shares(int64_t N, int M, int64_t neval, double beta, const 
     }
     order[j] = k;
   }
-  long double dfree;
-  int64_t left = water_fill(N, neval, d, order, take, first, &dfree);
-  for (int64_t h = 0; h < N; h++) {
-    const double free_share = (double)((long double)left * d[h] / dfree),
-                 bound = (double)((long double)neval * d[h] / dall) / STRATA_SHARE_MERGE_BELOW;
-    near[h] = fabs(bound - 1.0) <= 0.125 || fabs(free_share - 2.0) <= 0.125;
+  int64_t left = neval;
+  for (int64_t i = 0; i < N; i++) {
+    int64_t h = order[i];
+    if ((long double)left * d[h] / dsum >= 2.0L) break;
+    pinned[h] = 1;
+    left -= 2;
+    dsum -= d[h];
   }
-  int64_t pairs = 0;
-  if (dfree > 0.0L)
-    for (int64_t h = 0; h + 1 < N; h++) {
-      if (!(M >= STRATA_HCUBE_PAIRS_MIN_M && h % M % 2 == 0 && h % M + 1 < M)) continue;
-      int both = 1;
-      for (int j = 0; j < 2; j++)
-        both = both && first[h + j] &&
-               (long double)neval * d[h + j] / dall < (long double)STRATA_SHARE_MERGE_BELOW;
-      if (both) {
-        pinned[h] = 2;
-        pinned[h + 1] = 3;
-        take[h] = take[h + 1] = 0;
-        pairs++;
-      }
-    }
-  if (pairs) left = water_fill(N, neval - 2 * pairs, d, order, take, pinned, &dfree);
-  else memcpy(pinned, first, (size_t)N);
   for (int64_t h = 0; h < N; h++)
-    share[h] = pinned[h] ? 2.0 : (double)((long double)left * d[h] / dfree);
+    share[h] = pinned[h] ? 2.0 : (double)((long double)left * d[h] / dsum);
   free(d);
   free(order);
-  free(take);
-  free(first);
 }
 
 /* Per-hypercube sums for the current allocation, from a known sigma and mean
@@ -366,27 +315,12 @@ static void check_reallocation(strata_strat *s, const int64_t *nprev, const doub
                                const double *s2, const char *what)
 {
   const int64_t N = s->nhcube;
-  unsigned char *pinned = malloc((size_t)N), *near = malloc((size_t)N);
+  unsigned char *pinned = malloc((size_t)N);
   double *share = malloc(sizeof(double) * (size_t)N);
-  expected_shares(N, s->M, s->neval, s->beta, nprev, s1, s2, pinned, share, near);
+  expected_shares(N, s->neval, s->beta, nprev, s1, s2, pinned, share);
   int64_t tot = 0;
   for (int64_t h = 0; h < N; h++) {
     tot += s->nh[h];
-    const int k0 = (int)(h % s->M);
-    /* Whether the code merged h's pair (as its first or second) where the
-     * reference did not, or the other way: only on a rounded decision. */
-    const int code_merged = s->nh[h] == 0 || (strata_hcube_pairs_next(k0, s->M) && s->nh[h + 1] == 0);
-    const int ref_merged = pinned[h] >= 2;
-    if (code_merged != ref_merged) {
-      const int64_t f = k0 % 2 ? h - 1 : h;
-      REQUIRE(near[f] || near[f + 1], "%s: hypercube %lld %s merged (nh %lld)", what,
-              (long long)h, code_merged ? "is" : "is not", (long long)s->nh[h]);
-    }
-    if (code_merged || ref_merged) {
-      REQUIRE(s->nh[h] == (k0 % 2 ? 0 : 2) || (!code_merged && (s->nh[h] == 2 || s->nh[h] == 3)),
-              "%s: nh[%lld] = %lld in a merged pair", what, (long long)h, (long long)s->nh[h]);
-      continue;
-    }
     REQUIRE(s->nh[h] >= 2, "%s: nh[%lld] = %lld", what, (long long)h, (long long)s->nh[h]);
     if (pinned[h])
       /* Share below 2: pinned at 2, unless the 6-bit rounding of its weight
@@ -396,8 +330,7 @@ static void check_reallocation(strata_strat *s, const int64_t *nprev, const doub
     else
       /* Within one of its share, the share formed from sigma_h^beta rounded
        * to 6 significant bits (strat.c: quantize), i.e. good to 2^-6 of the
-       * weight, so to about 2^-5 of the share (numerator and total), and
-       * 2 samples for each pair merged where the reference did not. */
+       * weight, so to about 2^-5 of the share (numerator and total). */
       REQUIRE(fabs((double)s->nh[h] - share[h]) <= 1.0 + share[h] / 32.0 + 1e-9,
                     "%s: nh[%lld] = %lld, share %.6f", what, (long long)h,
                     (long long)s->nh[h], share[h]);
@@ -406,7 +339,6 @@ static void check_reallocation(strata_strat *s, const int64_t *nprev, const doub
                 (long long)s->neval);
   check_prefix(s);
   free(pinned);
-  free(near);
   free(share);
 }
 
@@ -471,9 +403,7 @@ START_TEST(test_reallocate_hand_case)
   /* beta = 0.5: d = sigma^0.5; sigma = {1, 1, 16, 16}, dim 1, neval 40
    * (M = 10: 10 hypercubes of 4).  Use sigma = 1 for h < 5 and 16 for h >= 5:
    * d = {1 x5, 4 x5}, sum 25; shares 40*1/25 = 1.6 (< 2: pinned) for h < 5,
-   * then 40 - 10 = 30 for d = 4 x5: 6 each.  Result {2 x5, 6 x5}: the
-   * pinned ones' shares without the floor, 40 * 1/25 = 1.6, are far above
-   * the merging bound. */
+   * then 40 - 10 = 30 for d = 4 x5: 6 each.  Result {2 x5, 6 x5}. */
   s = make(1, 40, 1000000, 0.5, 1);
   ck_assert_int_eq(s->nhcube, 10);
   double u1[10], u2[10];
@@ -484,23 +414,6 @@ START_TEST(test_reallocate_hand_case)
   }
   strata_strat_reallocate(s, u1, u2);
   for (int h = 0; h < 10; h++) ck_assert_int_eq(s->nh[h], h < 5 ? 2 : 6);
-  strata_strat_free(s);
-
-  /* The same with sigma = 1e-4 for h < 4 and 16 for h >= 4: d = {0.01 x4,
-   * 4 x6}, sum 24.04.  The first four are pinned (shares 40 * 0.01 / 24.04
-   * = 0.017 without the floor, below the merging bound), so the pairs
-   * (0, 1) and (2, 3) merge, 2 samples each, and the other six share 40 - 4
-   * = 36: 6 each.  Result {2, 0, 2, 0, 6 x6}. */
-  s = make(1, 40, 1000000, 0.5, 1);
-  for (int h = 0; h < 10; h++) {
-    double sig = h < 4 ? 1e-4 : 16.0;
-    u1[h] = 4.0 * 0.5 * sig;
-    u2[h] = 4.0 * (sig * sig + 0.25 * sig * sig);
-  }
-  strata_strat_reallocate(s, u1, u2);
-  const int64_t merged[10] = {2, 0, 2, 0, 6, 6, 6, 6, 6, 6};
-  for (int h = 0; h < 10; h++) ck_assert_int_eq(s->nh[h], merged[h]);
-  check_prefix(s);
   strata_strat_free(s);
 }
 END_TEST
@@ -524,10 +437,8 @@ START_TEST(test_rescale)
     strata_strat_rescale(s, targets[t]);
     ck_assert_int_eq(s->neval, targets[t]);
     int64_t sum = 0;
-    ck_assert_int_eq(strata_strat_bad_count(s->nh, N, s->M), -1);
     for (int64_t h = 0; h < N; h++) {
-      /* a merged pair stays merged */
-      ck_assert_int_eq(s->nh[h] == 0, old[h] == 0);
+      ck_assert_int_ge(s->nh[h], 2);
       const double share = (double)old[h] * (double)targets[t] / (double)before;
       if (share >= 3.0) ck_assert_msg(fabs((double)s->nh[h] - share) <= 1.0,
                                       "hypercube %lld: %lld for a share of %g", (long long)h,
@@ -772,9 +683,7 @@ static double n_of(const strata_strat *s, int h) { return (double)s->nh[h]; }
 
 /* A hypercube whose variance is below 1e-6 of its second moment (all
  * cancellation: J f far below the shift) gets no share of its own, however
- * many samples there are to spread: it is pinned at 2, and with its
- * neighbour along the axis, pinned too, merged (2 for the pair: hypercube
- * 6's partner is 7). */
+ * many samples there are to spread: it is pinned at 2. */
 START_TEST(test_reallocate_cancellation_is_zero)
 {
   strata_strat *s = strata_strat_alloc(1, 4000000, 1000, 0.75, 1); /* 1000 hypercubes */
@@ -791,10 +700,8 @@ START_TEST(test_reallocate_cancellation_is_zero)
   s2[7] = n_of(s, 7) * 1.25;
   strata_strat_reallocate(s, s1, s2);
   for (int h = 0; h < 1000; h++)
-    if (h != 7)
-      ck_assert_msg(s->nh[h] == (h % 2 == 0 || h == 6 ? 2 : 0), "nh[%d] = %lld", h,
-                    (long long)s->nh[h]);
-  ck_assert_int_eq(s->nh[7], 4000000 - 2 * 500);
+    if (h != 7) ck_assert_msg(s->nh[h] == 2, "nh[%d] = %lld", h, (long long)s->nh[h]);
+  ck_assert_int_eq(s->nh[7], 4000000 - 2 * 999);
   free(s1);
   free(s2);
   strata_strat_free(s);
